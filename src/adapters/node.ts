@@ -1,0 +1,40 @@
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import { compose, type Middleware, type Next } from '../core/compose.js';
+import { notFound } from '../core/errors.js';
+import { type ErrorHandlerOptions, sendError } from '../core/problem.js';
+
+/** Options of {@link toNodeListener}. */
+export interface NodeListenerOptions extends ErrorHandlerOptions {}
+
+/**
+ * Turns portico middleware into a `node:http` / `node:https` request listener. A request
+ * that no middleware answers gets a 404 problem; anything thrown becomes a problem answer.
+ *
+ * @example
+ * ```ts
+ * import { createServer } from 'node:http';
+ * import { toNodeListener, requestId, securityHeaders, sendJson } from 'portico';
+ *
+ * createServer(toNodeListener([requestId(), securityHeaders(), (req, res) => sendJson(res, 200, { ok: true })]))
+ *   .listen(3000);
+ * ```
+ */
+export function toNodeListener(
+  app: Middleware | readonly Middleware[],
+  options: NodeListenerOptions = {},
+): RequestListener {
+  const handler = typeof app === 'function' ? app : compose(app);
+  return function porticoListener(req: IncomingMessage, res: ServerResponse) {
+    const fail = (err: unknown) => sendError(req, res, err, options);
+    const last: Next = () => {
+      if (!res.headersSent) fail(notFound('Nothing is served at this path.'));
+      return Promise.resolve();
+    };
+    try {
+      const result = handler(req, res, last);
+      if (result instanceof Promise) result.then(undefined, fail);
+    } catch (err) {
+      fail(err);
+    }
+  };
+}

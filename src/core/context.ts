@@ -1,0 +1,55 @@
+import type { IncomingMessage } from 'node:http';
+
+/**
+ * A typed slot for one per-request value (the authenticated principal, the request id,
+ * route parameters…). Values live on the request object itself, so they are shared by
+ * every framework that hands portico the same `IncomingMessage`.
+ *
+ * @example
+ * ```ts
+ * const tenantKey = createContextKey<string>('tenant');
+ * setContextValue(req, tenantKey, 'acme');
+ * getContextValue(req, tenantKey); // 'acme', typed string | undefined
+ * ```
+ */
+export interface ContextKey<T> {
+  /** Unique identity of the slot. */
+  readonly id: symbol;
+  /** A name for debugging. */
+  readonly name: string;
+  /** Phantom member carrying the value type; never set. */
+  readonly __type?: T;
+}
+
+const kContext = Symbol('portico.context');
+
+type WithContext = IncomingMessage & { [kContext]?: Map<symbol, unknown> };
+
+/** Creates a new typed per-request slot. */
+export function createContextKey<T>(name: string): ContextKey<T> {
+  return Object.freeze({ id: Symbol(name), name });
+}
+
+/** Stores `value` for this request under `key`. */
+export function setContextValue<T>(req: IncomingMessage, key: ContextKey<T>, value: T): void {
+  const holder = req as WithContext;
+  let map = holder[kContext];
+  if (map === undefined) {
+    map = new Map();
+    Object.defineProperty(holder, kContext, { value: map, enumerable: false });
+  }
+  map.set(key.id, value);
+}
+
+/** Reads the value stored for this request under `key`, if any. */
+export function getContextValue<T>(req: IncomingMessage, key: ContextKey<T>): T | undefined {
+  return (req as WithContext)[kContext]?.get(key.id) as T | undefined;
+}
+
+/** The slot holding the request id that {@link getRequestId} returns. */
+export const requestIdKey: ContextKey<string> = createContextKey<string>('requestId');
+
+/** The request id set by the `requestId()` middleware, if it ran. */
+export function getRequestId(req: IncomingMessage): string | undefined {
+  return getContextValue(req, requestIdKey);
+}

@@ -1,0 +1,221 @@
+import { STATUS_CODES } from 'node:http';
+
+/**
+ * One problem with one field of a request, as carried in the `errors` member of a
+ * validation problem.
+ */
+export interface FieldError {
+  /** The field, as a JSON Pointer (`/text`) or a parameter name (`channel`). */
+  field: string;
+  /** What is wrong with it, in words fit for the caller. */
+  message: string;
+}
+
+/**
+ * The base of every error portico throws. Each carries a stable, machine-readable `code`
+ * (`ERR_…`) that tests and callers can branch on; messages are for humans and never
+ * contain a token, secret or password.
+ *
+ * @example
+ * ```ts
+ * try { await readJson(req) } catch (err) {
+ *   if (err instanceof PorticoError && err.code === 'ERR_BODY_TOO_LARGE') { … }
+ * }
+ * ```
+ */
+export class PorticoError extends Error {
+  /** A stable code for this kind of failure. */
+  readonly code: string;
+
+  constructor(message: string, code: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+    this.code = code;
+  }
+}
+
+/** Options of {@link HttpError} beyond its status. */
+export interface HttpErrorOptions {
+  /** Stable code. @defaultValue `ERR_HTTP_<status>` */
+  code?: string;
+  /**
+   * Problem type URI (RFC 9457 §3.1.1).
+   * @defaultValue `"about:blank"`, whose title is the status phrase
+   */
+  type?: string;
+  /** Short summary of the problem type. @defaultValue the HTTP status phrase */
+  title?: string;
+  /** Headers the response must carry, e.g. `Retry-After`, `WWW-Authenticate`, `Allow`. */
+  headers?: Readonly<Record<string, string>>;
+  /** Per-field validation problems, rendered as `errors`. */
+  errors?: readonly FieldError[];
+  /** Further problem members (RFC 9457 §3.2 extensions). Never put secrets here. */
+  extensions?: Readonly<Record<string, unknown>>;
+  /** The underlying error; kept for logs, never rendered. */
+  cause?: unknown;
+}
+
+/** Base of the problem type URIs that portico itself defines. */
+export const PROBLEM_TYPE_BASE = 'urn:portico:problem:';
+
+/**
+ * An error that is an HTTP answer. It renders itself as an RFC 9457 Problem Details
+ * object and carries the headers its status demands (`WWW-Authenticate` on 401, `Allow` on
+ * 405, `Retry-After` on 429 and 503).
+ *
+ * @example
+ * ```ts
+ * throw new HttpError(409, 'A message with this id already exists.', { code: 'ERR_DUPLICATE' });
+ * ```
+ * @see https://www.rfc-editor.org/rfc/rfc9457
+ */
+export class HttpError extends PorticoError {
+  /** HTTP status code, 400–599. */
+  readonly status: number;
+  /** Problem type URI. */
+  readonly type: string;
+  /** Short, human-readable summary of the problem type. */
+  readonly title: string;
+  /** Explanation specific to this occurrence. */
+  readonly detail: string;
+  /** Headers the response must carry. */
+  readonly headers: Readonly<Record<string, string>>;
+  /** Per-field validation problems. */
+  readonly errors: readonly FieldError[] | undefined;
+  /** Extension members. */
+  readonly extensions: Readonly<Record<string, unknown>> | undefined;
+
+  constructor(status: number, detail?: string, options: HttpErrorOptions = {}) {
+    if (!Number.isInteger(status) || status < 400 || status > 599) {
+      throw new TypeError(`HttpError status must be an integer 400–599, got ${String(status)}`);
+    }
+    const title = options.title ?? STATUS_CODES[status] ?? 'Error';
+    super(detail ?? title, options.code ?? `ERR_HTTP_${status}`, { cause: options.cause });
+    this.status = status;
+    this.type = options.type ?? 'about:blank';
+    this.title = title;
+    this.detail = detail ?? title;
+    this.headers = options.headers ?? {};
+    this.errors = options.errors;
+    this.extensions = options.extensions;
+  }
+
+  /** Whether the caller may see `detail` as is (always, for 4xx built by portico or the app). */
+  get expose(): boolean {
+    return this.status < 500;
+  }
+}
+
+function problemType(slug: string | undefined): string | undefined {
+  return slug === undefined ? undefined : PROBLEM_TYPE_BASE + slug;
+}
+
+type Extra = Omit<HttpErrorOptions, 'type'> & {
+  /** Short name appended to {@link PROBLEM_TYPE_BASE} to form the problem `type`. */
+  typeSlug?: string;
+  /** Full problem type URI; wins over `typeSlug`. */
+  type?: string;
+};
+
+function make(status: number, code: string, detail: string | undefined, extra: Extra = {}) {
+  const { typeSlug, type, ...rest } = extra;
+  return new HttpError(status, detail, {
+    code,
+    ...rest,
+    type: type ?? problemType(typeSlug),
+  });
+}
+
+/** 400: the request is malformed (invalid JSON, a missing parameter). */
+export const badRequest = (detail?: string, extra?: Extra) =>
+  make(400, 'ERR_BAD_REQUEST', detail, extra);
+/**
+ * 401: not authenticated. Pass the challenge(s) for `WWW-Authenticate` (RFC 9110 §11.6.1).
+ * @example
+ * ```ts
+ * throw unauthorized('The access token expired.', { challenge: 'Bearer error="invalid_token"' });
+ * ```
+ */
+export const unauthorized = (detail?: string, extra: Extra & { challenge?: string } = {}) => {
+  const { challenge, headers, ...rest } = extra;
+  return make(401, 'ERR_UNAUTHORIZED', detail, {
+    ...rest,
+    headers: challenge ? { ...headers, 'WWW-Authenticate': challenge } : headers,
+  });
+};
+/** 403: authenticated, without the rights. */
+export const forbidden = (detail?: string, extra?: Extra) =>
+  make(403, 'ERR_FORBIDDEN', detail, extra);
+/** 404: no such resource. */
+export const notFound = (detail?: string, extra?: Extra) =>
+  make(404, 'ERR_NOT_FOUND', detail, extra);
+/** 405: the method is not supported here; `allow` lists those that are. */
+export const methodNotAllowed = (allow: readonly string[], detail?: string, extra?: Extra) =>
+  make(405, 'ERR_METHOD_NOT_ALLOWED', detail, {
+    ...extra,
+    headers: { ...extra?.headers, Allow: allow.join(', ') },
+  });
+/** 406: no representation the client accepts. */
+export const notAcceptable = (detail?: string, extra?: Extra) =>
+  make(406, 'ERR_NOT_ACCEPTABLE', detail, extra);
+/** 409: conflict with the resource's state (duplicate, obsolete version). */
+export const conflict = (detail?: string, extra?: Extra) =>
+  make(409, 'ERR_CONFLICT', detail, extra);
+/** 410: the resource existed and is gone. */
+export const gone = (detail?: string, extra?: Extra) => make(410, 'ERR_GONE', detail, extra);
+/** 412: a precondition (`If-Match`, `If-Unmodified-Since`) failed. */
+export const preconditionFailed = (detail?: string, extra?: Extra) =>
+  make(412, 'ERR_PRECONDITION_FAILED', detail, extra);
+/** 413: the request body is larger than allowed. */
+export const contentTooLarge = (detail?: string, extra?: Extra) =>
+  make(413, 'ERR_BODY_TOO_LARGE', detail, extra);
+/** 415: the body's media type is not one this handler takes. */
+export const unsupportedMediaType = (detail?: string, extra?: Extra) =>
+  make(415, 'ERR_UNSUPPORTED_MEDIA_TYPE', detail, extra);
+/**
+ * 422: the request is well-formed but fails validation; `errors` names each field.
+ * @example
+ * ```ts
+ * throw unprocessable([{ field: '/text', message: 'must be 1–1000 characters' }]);
+ * ```
+ */
+export const unprocessable = (errors: readonly FieldError[], detail?: string, extra?: Extra) =>
+  make(422, 'ERR_VALIDATION', detail ?? 'The request failed validation.', {
+    typeSlug: 'validation',
+    title: 'Validation failed',
+    ...extra,
+    errors,
+  });
+/** 428: the request must be conditional. */
+export const preconditionRequired = (detail?: string, extra?: Extra) =>
+  make(428, 'ERR_PRECONDITION_REQUIRED', detail, extra);
+/** 429: over a rate limit; `retryAfter` in seconds becomes `Retry-After`. */
+export const tooManyRequests = (retryAfter: number, detail?: string, extra?: Extra) =>
+  make(429, 'ERR_RATE_LIMITED', detail, {
+    ...extra,
+    headers: { ...extra?.headers, 'Retry-After': String(Math.max(0, Math.ceil(retryAfter))) },
+  });
+/** 500: an unexpected failure. The detail shown to callers never reveals internals. */
+export const internalError = (detail?: string, extra?: Extra) =>
+  make(500, 'ERR_INTERNAL', detail, extra);
+/** 501: not implemented. */
+export const notImplemented = (detail?: string, extra?: Extra) =>
+  make(501, 'ERR_NOT_IMPLEMENTED', detail, extra);
+/** 502: an upstream answered with something invalid. */
+export const badGateway = (detail?: string, extra?: Extra) =>
+  make(502, 'ERR_BAD_GATEWAY', detail, extra);
+/** 503: maintenance or overload; `retryAfter` in seconds becomes `Retry-After` when given. */
+export const serviceUnavailable = (retryAfter?: number, detail?: string, extra?: Extra) =>
+  make(503, 'ERR_UNAVAILABLE', detail, {
+    ...extra,
+    headers:
+      retryAfter === undefined
+        ? extra?.headers
+        : { ...extra?.headers, 'Retry-After': String(Math.max(0, Math.ceil(retryAfter))) },
+  });
+/** 504: an upstream was too slow. */
+export const gatewayTimeout = (detail?: string, extra?: Extra) =>
+  make(504, 'ERR_GATEWAY_TIMEOUT', detail, extra);
+
+/** The extra options every status helper takes. */
+export type HttpErrorExtra = Extra;

@@ -1,0 +1,54 @@
+/**
+ * The core of portico: the middleware model over node's `IncomingMessage` and
+ * `ServerResponse`, typed per-request values, the error hierarchy and RFC 9457 Problem
+ * Details.
+ *
+ * @module core
+ */
+export { compose, type Middleware, type Next } from './compose.js';
+export {
+  type ContextKey,
+  createContextKey,
+  getContextValue,
+  getRequestId,
+  requestIdKey,
+  setContextValue,
+} from './context.js';
+export {
+  badGateway,
+  badRequest,
+  conflict,
+  contentTooLarge,
+  type FieldError,
+  forbidden,
+  gatewayTimeout,
+  gone,
+  HttpError,
+  type HttpErrorExtra,
+  type HttpErrorOptions,
+  internalError,
+  methodNotAllowed,
+  notAcceptable,
+  notFound,
+  notImplemented,
+  PorticoError,
+  PROBLEM_TYPE_BASE,
+  preconditionFailed,
+  preconditionRequired,
+  serviceUnavailable,
+  tooManyRequests,
+  unauthorized,
+  unprocessable,
+  unsupportedMediaType,
+} from './errors.js';
+export {
+  type ErrorHandlerOptions,
+  PROBLEM_TYPE,
+  type ProblemDetails,
+  problemContentType,
+  requestPath,
+  sendError,
+  toHttpError,
+  toProblem,
+} from './problem.js';
+export { JSON_TYPE, send, sendJson, sendNoContent, sendRedirect } from './send.js';

@@ -1,0 +1,173 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { getRequestId } from './context.js';
+import { type FieldError, HttpError, internalError } from './errors.js';
+import { send } from './send.js';
+
+/** The Problem Details media type (RFC 9457 §3). */
+export const PROBLEM_TYPE = 'application/problem+json';
+
+/**
+ * A Problem Details object (RFC 9457) as portico renders it.
+ * @see https://www.rfc-editor.org/rfc/rfc9457#section-3
+ */
+export interface ProblemDetails {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  instance: string;
+  /** The request id to quote when reporting the problem. */
+  requestId?: string;
+  errors?: FieldError[];
+  [extension: string]: unknown;
+}
+
+/** Options of {@link sendError} and the adapters' error handling. */
+export interface ErrorHandlerOptions {
+  /**
+   * Called with every error that becomes a 5xx, with its request, before the answer is
+   * written: the place to log. The error may hold anything; the request's headers are not
+   * passed on purpose (they carry credentials).
+   * @defaultValue logs method, path, request id and stack to `console.error`
+   */
+  onError?: (error: unknown, req: IncomingMessage) => void;
+}
+
+const defaultOnError = (error: unknown, req: IncomingMessage) => {
+  const id = getRequestId(req);
+  const stack = error instanceof Error ? (error.stack ?? error.message) : String(error);
+  console.error(`[portico] ${req.method} ${requestPath(req)}${id ? ` (${id})` : ''}: ${stack}`);
+};
+
+/** The request's path without its query, which may hold credentials (`api_key`). */
+export function requestPath(req: IncomingMessage): string {
+  const url = ((req as { originalUrl?: string }).originalUrl ?? req.url ?? '/') as string;
+  const q = url.indexOf('?');
+  return q === -1 ? url : url.slice(0, q);
+}
+
+function statusOf(value: unknown): number | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const v = value as { status?: unknown; statusCode?: unknown };
+  const status = typeof v.status === 'number' ? v.status : v.statusCode;
+  return typeof status === 'number' && Number.isInteger(status) && status >= 400 && status <= 599
+    ? status
+    : undefined;
+}
+
+/**
+ * Turns any thrown value into an {@link HttpError}: portico's own errors as they are, errors
+ * of the `http-errors` kind (Express, Koa's `ctx.throw`) by their `status` and `expose`,
+ * anything else into a 500 whose detail reveals nothing.
+ */
+export function toHttpError(error: unknown): HttpError {
+  if (error instanceof HttpError) return error;
+  const status = statusOf(error);
+  if (status !== undefined) {
+    const e = error as { expose?: boolean; message?: string; headers?: Record<string, unknown> };
+    const expose = e.expose ?? status < 500;
+    const headers: Record<string, string> = {};
+    if (e.headers && typeof e.headers === 'object') {
+      for (const [k, v] of Object.entries(e.headers)) if (typeof v === 'string') headers[k] = v;
+    }
+    return new HttpError(status, expose && typeof e.message === 'string' ? e.message : undefined, {
+      headers,
+      cause: error,
+    });
+  }
+  return internalError(undefined, { cause: error });
+}
+
+/**
+ * Picks the JSON media type for a problem answer: `application/problem+json` unless the
+ * client accepts `application/json` but not the problem type (RFC 9457 §3).
+ */
+export function problemContentType(accept: string | undefined): string {
+  if (!accept || accept.includes('application/problem+json')) return PROBLEM_TYPE;
+  let json = false;
+  for (const part of accept.split(',')) {
+    const semi = part.indexOf(';');
+    const range = (semi === -1 ? part : part.slice(0, semi)).trim().toLowerCase();
+    if (semi !== -1 && /;\s*q\s*=\s*0(?:\.0{0,3})?\s*(?:;|$)/i.test(part.slice(semi))) continue;
+    if (range === '*/*' || range === 'application/*' || range === PROBLEM_TYPE) return PROBLEM_TYPE;
+    if (range === 'application/json') json = true;
+  }
+  return json ? 'application/json' : PROBLEM_TYPE;
+}
+
+/** Builds the Problem Details object of an error for this request. */
+export function toProblem(error: HttpError, req: IncomingMessage): ProblemDetails {
+  const requestId = getRequestId(req);
+  const problem: ProblemDetails = {
+    ...error.extensions,
+    type: error.type,
+    title: error.title,
+    status: error.status,
+    detail: error.detail,
+    instance: requestPath(req),
+  };
+  if (requestId !== undefined) problem.requestId = requestId;
+  if (error.errors !== undefined) problem.errors = error.errors.map((e) => ({ ...e }));
+  return problem;
+}
+
+/** Headers describing a representation that an error answer must not inherit. */
+const REPRESENTATION_HEADERS = [
+  'content-type',
+  'content-length',
+  'content-encoding',
+  'content-language',
+  'content-disposition',
+  'content-range',
+  'etag',
+  'last-modified',
+  'location',
+];
+
+/**
+ * Answers with the problem for `error`: portico errors as they are, anything unexpected as
+ * a 500 quoting the request id (the details go to `onError`, never to the caller). Headers
+ * already set by earlier middleware (CORS, request id, rate limits) are kept; representation
+ * headers are dropped. When the headers have already gone out, the connection is ended.
+ *
+ * @example
+ * ```ts
+ * try { await handler(req, res) } catch (err) { sendError(req, res, err) }
+ * ```
+ */
+export function sendError(
+  req: IncomingMessage,
+  res: ServerResponse,
+  error: unknown,
+  options: ErrorHandlerOptions = {},
+): void {
+  const httpError = toHttpError(error);
+  if (httpError.status >= 500) {
+    try {
+      (options.onError ?? defaultOnError)(httpError.cause ?? httpError, req);
+    } catch {
+      // a failing logger must not take the answer down with it
+    }
+  }
+  if (res.headersSent) {
+    if (!res.writableEnded) res.destroy();
+    return;
+  }
+  let problemError = httpError;
+  if (httpError.status === 500 && !(error instanceof HttpError)) {
+    const id = getRequestId(req);
+    problemError = internalError(
+      id
+        ? `An unexpected error occurred. Quote request id ${id} when reporting it.`
+        : 'An unexpected error occurred.',
+    );
+  }
+  for (const name of REPRESENTATION_HEADERS) res.removeHeader(name);
+  const problem = toProblem(problemError, req);
+  const headers: Record<string, string> = {
+    ...httpError.headers,
+    'Content-Type': problemContentType(req.headers.accept),
+    'Cache-Control': 'no-store',
+  };
+  send(res, problem.status, JSON.stringify(problem), headers);
+}

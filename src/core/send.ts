@@ -1,0 +1,77 @@
+import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
+
+/** The JSON media type portico answers with. */
+export const JSON_TYPE = 'application/json; charset=utf-8';
+
+function isHead(res: ServerResponse): boolean {
+  return res.req?.method === 'HEAD';
+}
+
+/**
+ * Writes a complete response. `Content-Length` is always set from the body, so a HEAD
+ * request gets the same `Content-Length` (and `ETag`) as the GET it mirrors, without the body.
+ *
+ * @example
+ * ```ts
+ * send(res, 200, 'hello', { 'Content-Type': 'text/plain; charset=utf-8' });
+ * ```
+ */
+export function send(
+  res: ServerResponse,
+  status: number,
+  body?: string | Uint8Array,
+  headers?: OutgoingHttpHeaders,
+): void {
+  if (headers !== undefined) {
+    for (const name in headers) {
+      const value = headers[name];
+      if (value !== undefined) res.setHeader(name, value);
+    }
+  }
+  res.statusCode = status;
+  if (body === undefined || status === 204 || status === 304) {
+    if (status !== 204 && status !== 304) res.setHeader('Content-Length', 0);
+    res.end();
+    return;
+  }
+  const length = typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
+  res.setHeader('Content-Length', length);
+  if (isHead(res)) res.end();
+  else res.end(body);
+}
+
+/**
+ * Writes `body` as JSON (`application/json; charset=utf-8`) with the given status.
+ *
+ * @example
+ * ```ts
+ * sendJson(res, 201, message, { Location: `/api/messages/${message.id}` });
+ * ```
+ */
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers?: OutgoingHttpHeaders,
+): void {
+  if (!res.hasHeader('Content-Type')) res.setHeader('Content-Type', JSON_TYPE);
+  send(res, status, JSON.stringify(body), headers);
+}
+
+/** Answers `204 No Content`. */
+export function sendNoContent(res: ServerResponse, headers?: OutgoingHttpHeaders): void {
+  send(res, 204, undefined, headers);
+}
+
+/**
+ * Answers a redirect with `Location`. 307/308 keep the method and are preferred over
+ * 302/301 (RFC 9110 §15.4).
+ */
+export function sendRedirect(
+  res: ServerResponse,
+  status: 301 | 302 | 303 | 307 | 308,
+  location: string,
+): void {
+  if (/[\r\n]/.test(location)) throw new TypeError('Location must not contain CR or LF');
+  send(res, status, undefined, { Location: location });
+}

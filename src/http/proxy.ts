@@ -1,0 +1,149 @@
+import type { IncomingMessage } from 'node:http';
+import { BlockList, isIP } from 'node:net';
+import type { TLSSocket } from 'node:tls';
+import { invalidOption } from '../internal/options.js';
+
+/**
+ * Which reverse proxies are trusted to say who the client is (`X-Forwarded-For`) and which
+ * scheme it used (`X-Forwarded-Proto`).
+ *
+ * - `false` (default): no proxy; the socket's peer is the client.
+ * - a number `n`: the last `n` hops are trusted proxies; the client is the `n`-th address
+ *   from the right of `X-Forwarded-For` (the socket peer counting as the rightmost).
+ * - CIDR ranges (`'10.0.0.0/8'`, `'::1/128'`), as an array or a comma-separated string:
+ *   addresses are walked from the right and skipped while they lie in these ranges.
+ *   `'loopback'` and `'private'` name the usual ranges.
+ *
+ * The spoofable leftmost entry is never taken on trust.
+ */
+export type TrustProxy = false | number | string | readonly string[];
+
+/** The client address and scheme of a request, as the trusted proxies report them. */
+export interface ProxyTrust {
+  /** The client's IP address (IPv4-mapped IPv6 forms unwrapped). */
+  clientIp(req: IncomingMessage): string;
+  /** Whether the client reached us over HTTPS (own TLS, or a trusted proxy's word). */
+  isSecure(req: IncomingMessage): boolean;
+  /** True unless this trust is `false`. */
+  readonly trustsProxies: boolean;
+}
+
+const NAMED_RANGES: Record<string, readonly string[]> = {
+  loopback: ['127.0.0.0/8', '::1/128'],
+  private: ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', 'fc00::/7'],
+  linklocal: ['169.254.0.0/16', 'fe80::/10'],
+};
+
+/** Strips brackets, ports and the `::ffff:` prefix of IPv4-mapped addresses. */
+export function normalizeIp(raw: string): string {
+  let ip = raw.trim();
+  if (ip.startsWith('[')) {
+    const end = ip.indexOf(']');
+    ip = end === -1 ? ip.slice(1) : ip.slice(1, end);
+  } else if (ip.indexOf(':') !== -1 && ip.indexOf(':') === ip.lastIndexOf(':')) {
+    ip = ip.slice(0, ip.indexOf(':')); // IPv4 with a port
+  }
+  const zone = ip.indexOf('%');
+  if (zone !== -1) ip = ip.slice(0, zone);
+  if (/^::ffff:/i.test(ip) && isIP(ip.slice(7)) === 4) ip = ip.slice(7);
+  return ip;
+}
+
+function buildBlockList(ranges: readonly string[]): BlockList {
+  const list = new BlockList();
+  for (const entry of ranges) {
+    const named = NAMED_RANGES[entry.trim().toLowerCase()];
+    if (named) {
+      for (const r of named) addRange(list, r);
+    } else {
+      addRange(list, entry.trim());
+    }
+  }
+  return list;
+}
+
+function addRange(list: BlockList, range: string): void {
+  const [address = '', prefixText] = range.split('/');
+  const family = isIP(address);
+  if (family === 0) throw invalidOption(`trustProxy: \`${range}\` is not an IP address or CIDR`);
+  const type = family === 4 ? 'ipv4' : 'ipv6';
+  const max = family === 4 ? 32 : 128;
+  const prefix = prefixText === undefined ? max : Number(prefixText);
+  if (!Number.isInteger(prefix) || prefix < 0 || prefix > max) {
+    throw invalidOption(`trustProxy: \`${range}\` has an invalid prefix length`);
+  }
+  list.addSubnet(address, prefix, type);
+}
+
+function forwardedList(value: string | string[] | undefined): string[] {
+  if (value === undefined) return [];
+  const joined = Array.isArray(value) ? value.join(',') : value;
+  return joined
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+}
+
+/**
+ * Builds the trust decision once, from the setting.
+ *
+ * @example
+ * ```ts
+ * const trust = createProxyTrust(1); // one proxy (a load balancer) in front
+ * trust.clientIp(req); // the address the load balancer saw
+ * ```
+ */
+export function createProxyTrust(setting: TrustProxy = false): ProxyTrust {
+  const peer = (req: IncomingMessage) => normalizeIp(req.socket.remoteAddress ?? '');
+  const ownTls = (req: IncomingMessage) => (req.socket as TLSSocket).encrypted === true;
+  if (setting === false || setting === 0) {
+    return { clientIp: peer, isSecure: ownTls, trustsProxies: false };
+  }
+  let trustedHops: (chain: string[]) => number;
+  if (typeof setting === 'number') {
+    if (!Number.isInteger(setting) || setting < 0) {
+      throw invalidOption('trustProxy: a hop count must be a non-negative integer');
+    }
+    trustedHops = (chain) => Math.min(setting, chain.length - 1);
+  } else if (typeof setting === 'string' || Array.isArray(setting)) {
+    const ranges = typeof setting === 'string' ? setting.split(',') : setting;
+    const list = buildBlockList(ranges);
+    trustedHops = (chain) => {
+      let hops = 0;
+      for (let i = chain.length - 1; i > 0; i--) {
+        const ip = chain[i]!;
+        const family = isIP(ip);
+        if (family === 0 || !list.check(ip, family === 4 ? 'ipv4' : 'ipv6')) break;
+        hops++;
+      }
+      return hops;
+    };
+  } else {
+    throw invalidOption('trustProxy: expected false, a hop count or CIDR ranges');
+  }
+  const chainOf = (req: IncomingMessage) => {
+    const chain = forwardedList(req.headers['x-forwarded-for']).map(normalizeIp);
+    chain.push(peer(req));
+    return chain;
+  };
+  return {
+    trustsProxies: true,
+    clientIp(req) {
+      const chain = chainOf(req);
+      for (let i = chain.length - 1 - trustedHops(chain); i < chain.length; i++) {
+        if (isIP(chain[i]!) !== 0) return chain[i]!;
+      }
+      return chain[chain.length - 1]!;
+    },
+    isSecure(req) {
+      if (ownTls(req)) return true;
+      const chain = chainOf(req);
+      const hops = trustedHops(chain);
+      if (hops === 0) return false;
+      const protos = forwardedList(req.headers['x-forwarded-proto']);
+      if (protos.length === 0) return false;
+      const proto = protos[Math.max(0, protos.length - hops)]!;
+      return proto.toLowerCase() === 'https';
+    },
+  };
+}

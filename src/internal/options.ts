@@ -1,0 +1,50 @@
+/** Levenshtein distance, for typo hints in option errors. */
+function distance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    let prev = row[0]!;
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const tmp = row[j]!;
+      row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
+      prev = tmp;
+    }
+  }
+  return row[b.length]!;
+}
+
+/**
+ * Throws a `TypeError` naming the first unknown option, with a hint when a known one is
+ * close ("Did you mean `maxAge`?"). Called once, when a factory builds its middleware.
+ */
+export function assertKnownOptions(
+  owner: string,
+  options: object | undefined,
+  known: readonly string[],
+): void {
+  if (options === undefined || options === null) return;
+  if (typeof options !== 'object') throw new TypeError(`${owner}: options must be an object`);
+  for (const key of Object.keys(options)) {
+    if (known.includes(key)) continue;
+    let best: string | undefined;
+    let bestDistance = Number.POSITIVE_INFINITY;
+    for (const candidate of known) {
+      const d = distance(key.toLowerCase(), candidate.toLowerCase());
+      if (d < bestDistance) {
+        best = candidate;
+        bestDistance = d;
+      }
+    }
+    const hint = best !== undefined && bestDistance <= 3 ? ` Did you mean \`${best}\`?` : '';
+    const error = new TypeError(`${owner}: unknown option \`${key}\`.${hint}`);
+    (error as TypeError & { code: string }).code = 'ERR_INVALID_OPTION';
+    throw error;
+  }
+}
+
+/** A `TypeError` with a Node-style `code`, for invalid arguments. */
+export function invalidOption(message: string): TypeError {
+  const error = new TypeError(message);
+  (error as TypeError & { code: string }).code = 'ERR_INVALID_OPTION';
+  return error;
+}
