@@ -45,7 +45,8 @@ export function compose(middleware: readonly Middleware[]): Middleware {
       const fn = i === stack.length ? next : stack[i];
       if (fn === undefined) return Promise.resolve();
       try {
-        const result = i === stack.length ? (fn as Next)() : (fn as Middleware)(req, res, () => dispatch(i + 1));
+        const result =
+          i === stack.length ? (fn as Next)() : (fn as Middleware)(req, res, () => dispatch(i + 1));
         return result instanceof Promise ? result : Promise.resolve();
       } catch (err) {
         return Promise.reject(err);

@@ -138,6 +138,8 @@ export function createProxyTrust(setting: TrustProxy = false): ProxyTrust {
     isSecure(req) {
       if (ownTls(req)) return true;
       const chain = chainOf(req);
+      // Without X-Forwarded-For, the peer alone may still be a trusted proxy setting the proto.
+      if (chain.length === 1) chain.unshift('');
       const hops = trustedHops(chain);
       if (hops === 0) return false;
       const protos = forwardedList(req.headers['x-forwarded-proto']);

@@ -1,0 +1,88 @@
+import { readFileSync } from 'node:fs';
+import type { TrustProxy } from 'portico';
+
+/** Everything the reference server reads from its environment. */
+export interface ServerConfig {
+  port: number;
+  host: string;
+  /** Set from `BASE_URL`; when absent the listening address is used once known. */
+  baseUrl: string | undefined;
+  tls: { cert: Buffer; key: Buffer; ca: Buffer | undefined } | undefined;
+  production: boolean;
+  trustProxy: TrustProxy;
+  corsOrigins: string[];
+  rateLimit: number;
+  rateLimitWindowSeconds: number;
+}
+
+/** Thrown for a setting the server cannot start with; main prints it and exits 1. */
+export class ConfigError extends Error {}
+
+function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min) {
+    throw new ConfigError(`${name} must be an integer ≥ ${min}, got "${raw}"`);
+  }
+  return value;
+}
+
+function trustProxyFrom(raw: string | undefined): TrustProxy {
+  if (raw === undefined || raw === '' || raw === '0' || raw === 'false') return false;
+  if (/^\d+$/.test(raw)) return Number(raw);
+  return raw;
+}
+
+function pem(env: NodeJS.ProcessEnv, name: string): Buffer | undefined {
+  const path = env[name];
+  if (!path) return undefined;
+  try {
+    return readFileSync(path);
+  } catch (err) {
+    throw new ConfigError(`${name}: cannot read ${path} (${(err as Error).message})`);
+  }
+}
+
+/** Reads and checks the environment. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
+  const cert = pem(env, 'TLS_CERT');
+  const key = pem(env, 'TLS_KEY');
+  if ((cert === undefined) !== (key === undefined)) {
+    throw new ConfigError('TLS_CERT and TLS_KEY must be set together');
+  }
+  const ca = pem(env, 'TLS_CA');
+  if (ca !== undefined && cert === undefined) {
+    throw new ConfigError('TLS_CA needs TLS_CERT and TLS_KEY (client certificates need TLS)');
+  }
+  const tls = cert && key ? { cert, key, ca } : undefined;
+  const production = env.NODE_ENV === 'production';
+  const trustProxy = trustProxyFrom(env.TRUST_PROXY);
+  if (production && tls === undefined && trustProxy === false) {
+    throw new ConfigError(
+      'NODE_ENV=production needs TLS: set TLS_CERT and TLS_KEY, or TRUST_PROXY=1 when TLS ends at a proxy',
+    );
+  }
+  const baseUrl = env.BASE_URL ? env.BASE_URL.replace(/\/+$/, '') : undefined;
+  if (baseUrl !== undefined) {
+    try {
+      new URL(baseUrl);
+    } catch {
+      throw new ConfigError(`BASE_URL is not a URL: "${env.BASE_URL}"`);
+    }
+  }
+  return {
+    port: integer(env, 'PORT', 3000, 0),
+    host: env.HOST || '127.0.0.1',
+    baseUrl,
+    tls,
+    production,
+    trustProxy,
+    corsOrigins: (env.CORS_ORIGINS ?? 'http://localhost:5173,http://127.0.0.1:5173')
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s !== ''),
+    rateLimit: integer(env, 'RATE_LIMIT', 100, 1),
+    rateLimitWindowSeconds: integer(env, 'RATE_LIMIT_WINDOW', 60, 1),
+  };
+}

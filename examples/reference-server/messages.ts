@@ -1,0 +1,184 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import {
+  checkConditional,
+  createETag,
+  type FieldError,
+  getParams,
+  gone,
+  type MethodTable,
+  notFound,
+  readJson,
+  sendJson,
+  sendNoContent,
+  unprocessable,
+} from 'portico';
+
+/** A message as the API shows it. */
+export interface Message {
+  id: string;
+  text: string;
+  channel: string;
+  from: string;
+  createdAt: string;
+}
+
+interface Stored {
+  message: Message;
+  /** Last change, in whole seconds (HTTP dates have no finer precision). */
+  modified: Date;
+  etag: string;
+  deleted: boolean;
+}
+
+const MAX_TEXT = 1000;
+const MAX_CHANNEL = 100;
+const DEFAULT_CHANNEL = 'general';
+
+type Fields = { text?: string; channel?: string };
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Checks the fields of a message body; `required` lists the ones that must be present. */
+function validate(body: unknown, required: readonly (keyof Fields)[]): Fields {
+  if (!isObject(body)) {
+    throw unprocessable([{ field: '', message: 'The body must be a JSON object.' }]);
+  }
+  const errors: FieldError[] = [];
+  const fields: Fields = {};
+  const { text, channel } = body;
+  if (text === undefined) {
+    if (required.includes('text')) errors.push({ field: 'text', message: 'is required' });
+  } else if (typeof text !== 'string') {
+    errors.push({ field: 'text', message: 'must be a string' });
+  } else {
+    const length = [...text].length;
+    if (length < 1 || length > MAX_TEXT) {
+      errors.push({ field: 'text', message: `must be 1–${MAX_TEXT} characters long` });
+    } else fields.text = text;
+  }
+  if (channel === undefined) {
+    if (required.includes('channel')) errors.push({ field: 'channel', message: 'is required' });
+  } else if (typeof channel !== 'string') {
+    errors.push({ field: 'channel', message: 'must be a string' });
+  } else {
+    const length = [...channel].length;
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses
+    if (length < 1 || length > MAX_CHANNEL || /[\u0000-\u001f\u007f]/.test(channel)) {
+      errors.push({
+        field: 'channel',
+        message: `must be 1–${MAX_CHANNEL} characters without control characters`,
+      });
+    } else fields.channel = channel;
+  }
+  if (errors.length > 0) throw unprocessable(errors);
+  return fields;
+}
+
+/** Called with each message created, e.g. to fan it out to live subscribers. */
+export type MessageListener = (message: Message) => void;
+
+/**
+ * The `/api/messages` resource: an in-memory store (deleted messages are remembered so
+ * that they answer 410) and its handlers.
+ */
+export function createMessages(options: { onCreate?: MessageListener } = {}) {
+  const messages = new Map<string, Stored>();
+
+  function store(message: Message): Stored {
+    const stored: Stored = {
+      message,
+      modified: new Date(Math.floor(Date.now() / 1000) * 1000),
+      etag: createETag(JSON.stringify(message)),
+      deleted: false,
+    };
+    messages.set(message.id, stored);
+    return stored;
+  }
+
+  function find(req: IncomingMessage): Stored {
+    const id = getParams(req).id ?? '';
+    const stored = messages.get(id);
+    if (stored === undefined) throw notFound(`No message has the id ${JSON.stringify(id)}.`);
+    if (stored.deleted) throw gone(`The message ${id} was deleted.`);
+    return stored;
+  }
+
+  function validators(stored: Stored) {
+    return { etag: stored.etag, lastModified: stored.modified };
+  }
+
+  function answer(res: ServerResponse, status: number, stored: Stored, location?: string) {
+    sendJson(res, status, stored.message, {
+      ETag: stored.etag,
+      'Last-Modified': stored.modified.toUTCString(),
+      ...(location === undefined ? {} : { Location: location }),
+    });
+  }
+
+  const collection: MethodTable = {
+    GET(req, res) {
+      const channel = new URL(req.url ?? '/', 'http://x').searchParams.get('channel');
+      const list: Message[] = [];
+      for (const stored of messages.values()) {
+        if (!stored.deleted && (channel === null || stored.message.channel === channel)) {
+          list.push(stored.message);
+        }
+      }
+      sendJson(res, 200, list);
+    },
+    async POST(req, res) {
+      const fields = validate(await readJson(req), ['text']);
+      const message: Message = {
+        id: randomUUID(),
+        text: fields.text!,
+        channel: fields.channel ?? DEFAULT_CHANNEL,
+        from: 'anonymous',
+        createdAt: new Date().toISOString(),
+      };
+      const stored = store(message);
+      answer(res, 201, stored, `/api/messages/${message.id}`);
+      options.onCreate?.(message);
+    },
+  };
+
+  const item: MethodTable = {
+    GET(req, res) {
+      const stored = find(req);
+      if (checkConditional(req, res, validators(stored))) return;
+      answer(res, 200, stored);
+    },
+    async PUT(req, res) {
+      const stored = find(req);
+      if (checkConditional(req, res, validators(stored))) return;
+      const fields = validate(await readJson(req), ['text', 'channel']);
+      answer(res, 200, store({ ...stored.message, text: fields.text!, channel: fields.channel! }));
+    },
+    async PATCH(req, res) {
+      const stored = find(req);
+      if (checkConditional(req, res, validators(stored))) return;
+      const body = await readJson(req);
+      const fields = validate(body, []);
+      if (fields.text === undefined && fields.channel === undefined) {
+        throw unprocessable([{ field: '', message: 'Send at least one of text, channel.' }]);
+      }
+      answer(res, 200, store({ ...stored.message, ...fields }));
+    },
+    DELETE(req, res) {
+      const stored = find(req);
+      if (checkConditional(req, res, validators(stored))) return;
+      stored.deleted = true;
+      sendNoContent(res);
+    },
+  };
+
+  return {
+    routes: { '/api/messages': collection, '/api/messages/:id': item },
+    /** Number of messages kept, deleted ones included. */
+    get size() {
+      return messages.size;
+    },
+  };
+}

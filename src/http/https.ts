@@ -1,0 +1,170 @@
+import type { ServerOptions } from 'node:https';
+import type { SecureContextOptions } from 'node:tls';
+import type { Middleware } from '../core/compose.js';
+import { badRequest, forbidden } from '../core/errors.js';
+import { sendRedirect } from '../core/send.js';
+import { assertKnownOptions, invalidOption } from '../internal/options.js';
+import { createProxyTrust, type TrustProxy } from './proxy.js';
+
+/**
+ * The cipher suites {@link tlsServerOptions} allows: node's TLS 1.3 suites, and for TLS 1.2
+ * only forward-secret AEAD suites (ECDHE with AES-GCM or ChaCha20-Poly1305), as BCP 195
+ * recommends.
+ *
+ * @example
+ * ```ts
+ * tls.connect({ host, port, ciphers: MODERN_CIPHERS, minVersion: 'TLSv1.2' });
+ * ```
+ * @see https://www.rfc-editor.org/rfc/rfc9325#section-4.2
+ */
+export const MODERN_CIPHERS: string = [
+  'TLS_AES_256_GCM_SHA384',
+  'TLS_CHACHA20_POLY1305_SHA256',
+  'TLS_AES_128_GCM_SHA256',
+  'ECDHE-ECDSA-AES128-GCM-SHA256',
+  'ECDHE-RSA-AES128-GCM-SHA256',
+  'ECDHE-ECDSA-AES256-GCM-SHA384',
+  'ECDHE-RSA-AES256-GCM-SHA384',
+  'ECDHE-ECDSA-CHACHA20-POLY1305',
+  'ECDHE-RSA-CHACHA20-POLY1305',
+].join(':');
+
+/** Options of {@link tlsServerOptions}. */
+export interface TlsServerInput {
+  /** The server's certificate chain, PEM. */
+  cert: SecureContextOptions['cert'];
+  /** The server's private key, PEM. */
+  key: SecureContextOptions['key'];
+  /** Passphrase of an encrypted `key`. */
+  passphrase?: string;
+  /**
+   * CAs whose client certificates the server accepts (mutual TLS). Giving them turns
+   * `requestCert` on.
+   */
+  ca?: SecureContextOptions['ca'];
+  /**
+   * Ask clients for a certificate. The handshake never fails for want of a valid one
+   * (`rejectUnauthorized: false`): each route decides, from `req.socket.authorized`.
+   * @defaultValue `true` when `ca` is given, else `false`
+   */
+  requestCert?: boolean;
+}
+
+/**
+ * Builds `https.createServer` options with TLS 1.2 as the minimum, forward-secret AEAD
+ * ciphers and the server's cipher order. With `ca`, client certificates are requested but
+ * not required, so one server can serve both mutual-TLS routes and the rest. Returns a new
+ * object; spread it to add other options.
+ *
+ * @example
+ * ```ts
+ * const server = https.createServer(
+ *   tlsServerOptions({ cert: readFileSync('server.pem'), key: readFileSync('server.key') }),
+ *   toNodeListener(app),
+ * );
+ * ```
+ * @see https://www.rfc-editor.org/rfc/rfc8446 (TLS 1.3)
+ * @see https://www.rfc-editor.org/info/bcp195 (RFC 9325, secure use of TLS)
+ */
+export function tlsServerOptions(input: TlsServerInput): ServerOptions {
+  assertKnownOptions('tlsServerOptions', input, ['cert', 'key', 'passphrase', 'ca', 'requestCert']);
+  if (input === undefined || input === null)
+    throw invalidOption('tlsServerOptions: options are required');
+  if (input.cert === undefined || input.key === undefined) {
+    throw invalidOption('tlsServerOptions: `cert` and `key` are required');
+  }
+  if (input.requestCert !== undefined && typeof input.requestCert !== 'boolean') {
+    throw invalidOption('tlsServerOptions: `requestCert` must be a boolean');
+  }
+  const options: ServerOptions = {
+    cert: input.cert,
+    key: input.key,
+    minVersion: 'TLSv1.2',
+    ciphers: MODERN_CIPHERS,
+    honorCipherOrder: true,
+  };
+  if (input.passphrase !== undefined) options.passphrase = input.passphrase;
+  if (input.ca !== undefined) options.ca = input.ca;
+  if (input.requestCert ?? input.ca !== undefined) {
+    options.requestCert = true;
+    options.rejectUnauthorized = false;
+  }
+  return options;
+}
+
+/** Options of {@link requireHttps}. */
+export interface RequireHttpsOptions {
+  /**
+   * Which proxies may say the request came over HTTPS (`X-Forwarded-Proto`).
+   * @defaultValue `false` (only the server's own TLS counts)
+   */
+  trustProxy?: TrustProxy;
+  /**
+   * The HTTPS port to redirect to. The port of the `Host` header belongs to plain HTTP and
+   * is dropped.
+   * @defaultValue `443`
+   */
+  port?: number;
+}
+
+/** A host name, IPv4 address or bracketed IPv6 address, with an optional port. */
+const HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
+
+/** The request target's path and query, from origin form (`/a?b`) or absolute form. */
+function pathOf(url: string): string | undefined {
+  if (url.startsWith('/')) return url;
+  if (url === '*') return '/';
+  try {
+    const parsed = new URL(url);
+    return parsed.pathname + parsed.search;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Lets requests that came over HTTPS (own TLS, or a trusted proxy's
+ * `X-Forwarded-Proto: https`) through. Others get a `308` to the same URL over https for
+ * GET and HEAD, and a 403 problem for every other method (redirecting a POST would send its
+ * body in the clear a second time). A `Host` header that is not a plain host name, IPv4
+ * or bracketed IPv6 address (with an optional port) gets a 400, so the redirect never
+ * points elsewhere.
+ *
+ * @example
+ * ```ts
+ * // behind one load balancer that terminates TLS
+ * const app = compose([requireHttps({ trustProxy: 1 }), securityHeaders({ trustProxy: 1 }), routes]);
+ * ```
+ * @see https://www.rfc-editor.org/rfc/rfc9110#section-15.4.9 (308)
+ * @see https://www.rfc-editor.org/rfc/rfc6797#section-7.2
+ */
+export function requireHttps(options: RequireHttpsOptions = {}): Middleware {
+  assertKnownOptions('requireHttps', options, ['trustProxy', 'port']);
+  const trust = createProxyTrust(options?.trustProxy ?? false);
+  const port = options?.port ?? 443;
+  if (!Number.isInteger(port) || port < 1 || port > 65_535) {
+    throw invalidOption('requireHttps: `port` must be an integer 1–65535');
+  }
+  const portSuffix = port === 443 ? '' : `:${port}`;
+
+  return function requireHttpsMiddleware(req, res, next) {
+    if (trust.isSecure(req)) return next();
+    const method = req.method ?? 'GET';
+    if (method !== 'GET' && method !== 'HEAD') {
+      throw forbidden('This resource must be accessed over HTTPS.', {
+        code: 'ERR_HTTPS_REQUIRED',
+        typeSlug: 'https-required',
+        title: 'HTTPS required',
+      });
+    }
+    const host = req.headers.host ?? '';
+    const path = pathOf(req.url ?? '/');
+    if (!HOST.test(host) || path === undefined) {
+      throw badRequest('The Host header or request target is invalid.', {
+        code: 'ERR_INVALID_HOST',
+      });
+    }
+    const name = host.startsWith('[') ? host.slice(0, host.indexOf(']') + 1) : host.split(':')[0]!;
+    sendRedirect(res, 308, `https://${name}${portSuffix}${path}`);
+  };
+}

@@ -1,0 +1,54 @@
+/**
+ * HTTP conventions: request bodies, method tables and routing, request ids, conditional
+ * requests, security headers, HTTPS and trusted proxies.
+ *
+ * @module http
+ */
+export {
+  type BodyOptions,
+  DEFAULT_BODY_LIMIT,
+  readBody,
+  readForm,
+  readJson,
+  readText,
+} from './body.js';
+export { handleClientError } from './client-error.js';
+export {
+  type CreateETagOptions,
+  checkConditional,
+  compareETags,
+  createETag,
+  type ETagComparison,
+  evaluatePreconditions,
+  formatHttpDate,
+  isETag,
+  matchesETag,
+  type PreconditionOutcome,
+  parseETagList,
+  parseHttpDate,
+  type RepresentationValidators,
+} from './conditional.js';
+export {
+  MODERN_CIPHERS,
+  type RequireHttpsOptions,
+  requireHttps,
+  type TlsServerInput,
+  tlsServerOptions,
+} from './https.js';
+export { createProxyTrust, normalizeIp, type ProxyTrust, type TrustProxy } from './proxy.js';
+export { REQUEST_ID_PATTERN, type RequestIdOptions, requestId } from './request-id.js';
+export {
+  createRouter,
+  getParams,
+  getPathname,
+  type MethodTable,
+  methods,
+  mount,
+  notFoundHandler,
+} from './router.js';
+export {
+  API_CONTENT_SECURITY_POLICY,
+  type SecurityHeadersOptions,
+  type StrictTransportSecurityOptions,
+  securityHeaders,
+} from './security-headers.js';

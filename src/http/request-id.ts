@@ -1,0 +1,56 @@
+import { randomUUID } from 'node:crypto';
+import type { Middleware } from '../core/compose.js';
+import { requestIdKey, setContextValue } from '../core/context.js';
+import { assertKnownOptions, invalidOption } from '../internal/options.js';
+
+/** Options of {@link requestId}. */
+export interface RequestIdOptions {
+  /**
+   * The header read from the request and set on the response.
+   * @defaultValue `"X-Request-ID"`
+   */
+  header?: string;
+  /**
+   * Whether a caller's id is kept when it is a sane token (`[A-Za-z0-9._:-]`, 1–200
+   * characters). Turn off when callers are untrusted and ids must be yours.
+   * @defaultValue `true`
+   */
+  trustIncoming?: boolean;
+  /**
+   * Makes a new id.
+   * @defaultValue `crypto.randomUUID`
+   */
+  generate?: () => string;
+}
+
+/** The shape a caller's request id must have to be kept. */
+export const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,200}$/;
+
+/**
+ * Gives every request an id for tracing: the caller's `X-Request-ID` when it is a sane
+ * token, otherwise a new UUID. The id is set on the response, returned by
+ * `getRequestId(req)` and quoted in every problem body.
+ *
+ * @example
+ * ```ts
+ * const app = compose([requestId(), routes]);
+ * // later: getRequestId(req)
+ * ```
+ */
+export function requestId(options: RequestIdOptions = {}): Middleware {
+  assertKnownOptions('requestId()', options, ['header', 'trustIncoming', 'generate']);
+  const header = options.header ?? 'X-Request-ID';
+  if (!/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/.test(header)) {
+    throw invalidOption(`requestId(): \`${header}\` is not a valid header name`);
+  }
+  const incoming = header.toLowerCase();
+  const trust = options.trustIncoming ?? true;
+  const generate = options.generate ?? randomUUID;
+  return function requestIdMiddleware(req, res, next) {
+    const given = trust ? req.headers[incoming] : undefined;
+    const id = typeof given === 'string' && REQUEST_ID_PATTERN.test(given) ? given : generate();
+    setContextValue(req, requestIdKey, id);
+    res.setHeader(header, id);
+    return next();
+  };
+}

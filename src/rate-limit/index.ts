@@ -1,0 +1,11 @@
+/**
+ * Rate limits: a fixed-window limiter keyed by client (by IP address through trusted
+ * proxies, an IPv6 client by its /64), its `X-RateLimit-*` and IETF `RateLimit` fields,
+ * `429` problems with `Retry-After`, and the store interface with its in-memory store.
+ *
+ * @module rate-limit
+ */
+export { defaultRateLimitKey, ipKey, type RateLimitKey } from './key.js';
+export { MemoryStore, type MemoryStoreOptions } from './memory-store.js';
+export { type RateLimitOptions, rateLimit } from './rate-limit.js';
+export type { RateLimitHit, RateLimitStore } from './store.js';

@@ -1,0 +1,99 @@
+import type { IncomingMessage } from 'node:http';
+import { isIP } from 'node:net';
+import { createProxyTrust, type ProxyTrust, type TrustProxy } from '../http/proxy.js';
+
+/**
+ * What a rate limit counts by: a key per client, or `undefined` to fall back to the
+ * client's IP address.
+ */
+export type RateLimitKey = (
+  req: IncomingMessage,
+) => string | undefined | Promise<string | undefined>;
+
+/** Parses a valid IPv6 address (no zone, no brackets) into its eight 16-bit groups. */
+function ipv6Groups(address: string): number[] {
+  const groups: number[] = [];
+  const gap = address.indexOf('::');
+  const head = gap === -1 ? address : address.slice(0, gap);
+  const tail = gap === -1 ? '' : address.slice(gap + 2);
+  const push = (part: string) => {
+    if (part === '') return;
+    for (const piece of part.split(':')) {
+      if (piece.indexOf('.') === -1) {
+        groups.push(Number.parseInt(piece, 16));
+      } else {
+        const [a = 0, b = 0, c = 0, d = 0] = piece.split('.').map(Number);
+        groups.push((a << 8) | b, (c << 8) | d);
+      }
+    }
+  };
+  push(head);
+  const headLength = groups.length;
+  push(tail);
+  if (gap !== -1) groups.splice(headLength, 0, ...new Array<number>(8 - groups.length).fill(0));
+  return groups;
+}
+
+/**
+ * The rate-limit key of a client address: an IPv4 address as it is, an IPv6 address as
+ * its /64 network in canonical form (RFC 5952), since one subscriber usually holds a whole
+ * /64 and could otherwise rotate through its addresses. Brackets and zone ids are dropped,
+ * and IPv4-mapped addresses (`::ffff:192.0.2.1`) count as their IPv4 address. Anything that
+ * is not an IP address is returned as it is.
+ *
+ * @example
+ * ```ts
+ * ipKey('203.0.113.7');              // '203.0.113.7'
+ * ipKey('2001:DB8:1:2:aa:bb:cc:dd'); // '2001:db8:1:2::/64'
+ * ipKey('::ffff:203.0.113.7');       // '203.0.113.7'
+ * ```
+ * @see https://www.rfc-editor.org/rfc/rfc5952
+ */
+export function ipKey(ip: string): string {
+  let address = ip;
+  if (address.charCodeAt(0) === 91 /* [ */) {
+    const end = address.indexOf(']');
+    address = address.slice(1, end === -1 ? undefined : end);
+  }
+  const zone = address.indexOf('%');
+  if (zone !== -1) address = address.slice(0, zone);
+  const family = isIP(address);
+  if (family === 4) return address;
+  if (family !== 6) return ip;
+  const g = ipv6Groups(address);
+  if (g[0] === 0 && g[1] === 0 && g[2] === 0 && g[3] === 0 && g[4] === 0 && g[5] === 0xffff) {
+    const high = g[6]!;
+    const low = g[7]!;
+    return `${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`;
+  }
+  // The low 64 bits are zero, so the longest run of zero groups is the one that ends the
+  // address: only trailing zeros of the prefix join it (RFC 5952 §4.2).
+  let end = 4;
+  while (end > 0 && g[end - 1] === 0) end--;
+  let prefix = '';
+  for (let i = 0; i < end; i++) prefix += (i === 0 ? '' : ':') + g[i]!.toString(16);
+  return `${prefix}::/64`;
+}
+
+/**
+ * Builds the key a rate limit counts by when none is given: the client's IP address
+ * (through the trusted proxies, see {@link TrustProxy}), as {@link ipKey} shapes it, after
+ * an `ip:` prefix that keeps it apart from the API key and user keys to come.
+ *
+ * @example
+ * ```ts
+ * const byIp = defaultRateLimitKey(1); // one load balancer in front
+ * rateLimit({ key: (req) => req.headers['x-tenant'] as string | undefined ?? byIp(req) });
+ * ```
+ */
+export function defaultRateLimitKey(
+  trustProxy: TrustProxy | ProxyTrust = false,
+): (req: IncomingMessage) => string {
+  const trust =
+    typeof trustProxy === 'object' && 'clientIp' in trustProxy
+      ? trustProxy
+      : createProxyTrust(trustProxy as TrustProxy);
+  return function clientIpKey(req: IncomingMessage): string {
+    return `ip:${ipKey(trust.clientIp(req))}`;
+  };
+}

@@ -1,0 +1,203 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Middleware, Next } from '../core/compose.js';
+import { serviceUnavailable, tooManyRequests } from '../core/errors.js';
+import type { TrustProxy } from '../http/proxy.js';
+import { assertKnownOptions, invalidOption } from '../internal/options.js';
+import { defaultRateLimitKey, type RateLimitKey } from './key.js';
+import { MemoryStore } from './memory-store.js';
+import type { RateLimitHit, RateLimitStore } from './store.js';
+
+/** Options of {@link rateLimit}. */
+export interface RateLimitOptions {
+  /**
+   * Requests allowed per key and window; the next ones get `429 Too Many Requests`.
+   * @defaultValue `100`
+   */
+  limit?: number;
+  /**
+   * The length of a window, in milliseconds. Windows are fixed: a key's window starts with
+   * its first request and its count starts again from zero when the window ends.
+   * @defaultValue `60_000`
+   */
+  windowMs?: number;
+  /**
+   * What to count by: a key per client (an API key, a user id, a tenant). Returning
+   * `undefined` (or `''`) counts the request by client IP address instead.
+   * @defaultValue the client IP address, see {@link defaultRateLimitKey}
+   */
+  key?: RateLimitKey;
+  /**
+   * Which proxies to believe about the client's address, when counting by IP address.
+   * @defaultValue `false`: the socket's peer is the client
+   */
+  trustProxy?: TrustProxy;
+  /**
+   * Where counts are kept. Share one store across instances of the service (Redis) to
+   * count across them.
+   * @defaultValue a new {@link MemoryStore}
+   */
+  store?: RateLimitStore;
+  /**
+   * Whether every limited response carries `X-RateLimit-Limit` and `X-RateLimit-Remaining`.
+   * @defaultValue `true`
+   */
+  headers?: boolean;
+  /**
+   * Whether every limited response also carries the IETF draft fields `RateLimit-Policy`
+   * (`"default";q=100;w=60`) and `RateLimit` (`"default";r=42;t=17`).
+   * @defaultValue `false`
+   * @see https://datatracker.ietf.org/doc/draft-ietf-httpapi-ratelimit-headers/
+   */
+  standardHeaders?: boolean;
+  /**
+   * Requests for which this returns `true` are neither counted nor limited (health checks,
+   * internal callers).
+   */
+  skip?: (req: IncomingMessage) => boolean;
+  /**
+   * What to do when the store fails: `false` answers `503 Service Unavailable` (with
+   * `Retry-After`), `true` lets the request through unlimited.
+   * @defaultValue `false`
+   */
+  failOpen?: boolean;
+}
+
+const KNOWN_OPTIONS = [
+  'limit',
+  'windowMs',
+  'key',
+  'trustProxy',
+  'store',
+  'headers',
+  'standardHeaders',
+  'skip',
+  'failOpen',
+] as const;
+
+/** Seconds a client is told to wait when the store fails (capped by the window). */
+const STORE_RETRY_SECONDS = 5;
+
+function positiveInteger(name: string, value: unknown, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
+    throw invalidOption(`rateLimit: \`${name}\` must be a positive integer`);
+  }
+  return value;
+}
+
+function boolean(name: string, value: unknown, fallback: boolean): boolean {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'boolean') throw invalidOption(`rateLimit: \`${name}\` must be a boolean`);
+  return value;
+}
+
+function optionalFunction<T>(name: string, value: T | undefined): T | undefined {
+  if (value !== undefined && typeof value !== 'function') {
+    throw invalidOption(`rateLimit: \`${name}\` must be a function`);
+  }
+  return value;
+}
+
+function isPromiseLike<T>(value: T | Promise<T>): value is Promise<T> {
+  return typeof (value as { then?: unknown } | null)?.then === 'function';
+}
+
+function windowText(windowMs: number): string {
+  if (windowMs % 1000 !== 0) return `${windowMs} ms`;
+  const seconds = windowMs / 1000;
+  return seconds === 1 ? 'second' : `${seconds} seconds`;
+}
+
+/**
+ * Limits how many requests each client makes per window: by the key that `key` returns,
+ * else by client IP address (an IPv6 client by its /64). Every limited response carries
+ * `X-RateLimit-Limit` and `X-RateLimit-Remaining` (and, as an option, the IETF
+ * `RateLimit-Policy` and `RateLimit` fields); a request over the limit is answered
+ * `429 Too Many Requests` as a problem, with `Retry-After` in seconds.
+ *
+ * @example
+ * ```ts
+ * const app = compose([
+ *   rateLimit({ limit: 100, windowMs: 60_000, trustProxy: 'loopback' }),
+ *   routes,
+ * ]);
+ * ```
+ * @see https://www.rfc-editor.org/rfc/rfc6585#section-4
+ * @see https://datatracker.ietf.org/doc/draft-ietf-httpapi-ratelimit-headers/
+ */
+export function rateLimit(options: RateLimitOptions = {}): Middleware {
+  assertKnownOptions('rateLimit', options, KNOWN_OPTIONS);
+  const limit = positiveInteger('limit', options.limit, 100);
+  const windowMs = positiveInteger('windowMs', options.windowMs, 60_000);
+  const customKey = optionalFunction('key', options.key);
+  const skip = optionalFunction('skip', options.skip);
+  const legacyHeaders = boolean('headers', options.headers, true);
+  const standardHeaders = boolean('standardHeaders', options.standardHeaders, false);
+  const failOpen = boolean('failOpen', options.failOpen, false);
+  const store = options.store ?? new MemoryStore();
+  if (typeof store !== 'object' || store === null || typeof store.increment !== 'function') {
+    throw invalidOption('rateLimit: `store` must have an `increment(key, windowMs)` method');
+  }
+  const ipKeyOf = defaultRateLimitKey(options.trustProxy ?? false);
+
+  const limitValue = String(limit);
+  const windowSeconds = Math.max(1, Math.ceil(windowMs / 1000));
+  const policyValue = `"default";q=${limit};w=${windowSeconds}`;
+  const requests = limit === 1 ? 'request' : 'requests';
+  const detail = `Rate limit exceeded: at most ${limit} ${requests} per ${windowText(windowMs)}.`;
+  const storeRetrySeconds = Math.min(STORE_RETRY_SECONDS, windowSeconds);
+
+  const storeFailed = (error: unknown, next: Next): Promise<void> => {
+    if (failOpen) return next();
+    throw serviceUnavailable(storeRetrySeconds, 'Rate limiting is unavailable for now.', {
+      cause: error,
+    });
+  };
+
+  const answer = (hit: RateLimitHit, res: ServerResponse, next: Next): Promise<void> => {
+    const count = hit.count;
+    const remaining = count < limit ? limit - count : 0;
+    if (legacyHeaders) {
+      res.setHeader('X-RateLimit-Limit', limitValue);
+      res.setHeader('X-RateLimit-Remaining', remaining);
+    }
+    if (count <= limit && !standardHeaders) return next();
+    const resetSeconds = Math.max(0, Math.ceil((hit.resetAt - Date.now()) / 1000));
+    if (standardHeaders) {
+      res.setHeader('RateLimit-Policy', policyValue);
+      res.setHeader('RateLimit', `"default";r=${remaining};t=${resetSeconds}`);
+    }
+    if (count <= limit) return next();
+    throw tooManyRequests(Math.max(1, resetSeconds), detail);
+  };
+
+  const limitBy = (
+    key: string | undefined,
+    req: IncomingMessage,
+    res: ServerResponse,
+    next: Next,
+  ): Promise<void> => {
+    const storeKey = key === undefined || key === '' ? ipKeyOf(req) : key;
+    let hit: RateLimitHit | Promise<RateLimitHit>;
+    try {
+      hit = store.increment(storeKey, windowMs);
+    } catch (error) {
+      return storeFailed(error, next);
+    }
+    if (isPromiseLike(hit)) {
+      return hit.then(
+        (h) => answer(h, res, next),
+        (error: unknown) => storeFailed(error, next),
+      );
+    }
+    return answer(hit, res, next);
+  };
+
+  return function rateLimitMiddleware(req, res, next) {
+    if (skip?.(req)) return next();
+    if (customKey === undefined) return limitBy(undefined, req, res, next);
+    const key = customKey(req);
+    if (isPromiseLike(key)) return key.then((k) => limitBy(k, req, res, next));
+    return limitBy(key, req, res, next);
+  };
+}

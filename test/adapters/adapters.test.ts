@@ -1,0 +1,312 @@
+import { createHash } from 'node:crypto';
+import { createServer, type IncomingMessage, request, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import express4 from 'express4';
+import Koa from 'koa';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  conflict,
+  cors,
+  createRouter,
+  expressErrorHandler,
+  expressNotFound,
+  getRequestId,
+  type Middleware,
+  mount,
+  notFoundHandler,
+  rateLimit,
+  readJson,
+  requestId,
+  securityHeaders,
+  sendJson,
+  toExpress,
+  toKoa,
+  toNodeListener,
+} from '../../src/index.js';
+
+const ORIGIN = 'http://app.example.test';
+
+function hello(): Middleware {
+  return (req, res) => {
+    const body = JSON.stringify({ hello: 'world', id: getRequestId(req) ?? null });
+    const etag = `"${createHash('sha1').update('hello').digest('base64url')}"`;
+    res.statusCode = 200; // Koa starts every response at 404
+    res.setHeader('ETag', etag);
+    res.setHeader('Content-Type', 'application/json; charset=utf-8');
+    res.setHeader('Content-Length', Buffer.byteLength(body));
+    res.end(req.method === 'HEAD' ? undefined : body);
+  };
+}
+
+/** The same portico chain, whatever the host. */
+function porticoChain(): Middleware[] {
+  return [
+    requestId(),
+    securityHeaders(),
+    cors({ origins: [ORIGIN], credentials: true }),
+    mount('/api', rateLimit({ limit: 1000, windowMs: 60_000 })),
+    createRouter({
+      '/api/hello': { GET: hello() },
+      '/api/echo': {
+        async POST(req, res) {
+          sendJson(res, 201, await readJson(req));
+        },
+      },
+      '/api/boom': () => {
+        throw new Error('secret internals: db password is hunter2');
+      },
+      '/api/async-boom': {
+        async GET() {
+          await new Promise((r) => setTimeout(r, 5));
+          throw new Error('async secret internals');
+        },
+      },
+      '/api/conflict': () => {
+        throw conflict('Already there.');
+      },
+    }),
+  ];
+}
+
+interface Host {
+  name: string;
+  server: Server;
+  /** Path of a framework-native route that fails with a 409. */
+  nativeError: string;
+}
+
+function nodeHost(): Host {
+  const chain = porticoChain();
+  chain.push((req, _res, next) => {
+    if (req.url === '/native/conflict') throw conflict('native');
+    return next();
+  });
+  return {
+    name: 'node:http',
+    server: createServer(toNodeListener(chain)),
+    nativeError: '/native/conflict',
+  };
+}
+
+function expressHost(name: string, factory: typeof express): Host {
+  const app = factory();
+  app.disable('x-powered-by');
+  app.use(toExpress(porticoChain()));
+  app.get('/native/conflict', (_req, _res, next) => {
+    next(Object.assign(new Error('native'), { status: 409, expose: true }));
+  });
+  app.use(expressNotFound());
+  app.use(expressErrorHandler({ onError: () => {} }));
+  return { name, server: createServer(app), nativeError: '/native/conflict' };
+}
+
+function koaHost(): Host {
+  const app = new Koa();
+  app.silent = true;
+  app.use(toKoa(porticoChain(), { onError: () => {} }));
+  app.use(async (ctx, next) => {
+    if (ctx.path === '/native/conflict') ctx.throw(409, 'native');
+    await next();
+  });
+  app.use(toKoa(notFoundHandler()));
+  return { name: 'koa 3', server: createServer(app.callback()), nativeError: '/native/conflict' };
+}
+
+interface Reply {
+  status: number;
+  headers: IncomingMessage['headers'];
+  body: string;
+}
+
+function call(
+  server: Server,
+  method: string,
+  path: string,
+  headers: Record<string, string> = {},
+  body?: string | Buffer,
+): Promise<Reply> {
+  const { port } = server.address() as AddressInfo;
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, method, path, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () =>
+        resolve({
+          status: res.statusCode ?? 0,
+          headers: res.headers,
+          body: Buffer.concat(chunks).toString(),
+        }),
+      );
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+const hosts: Host[] = [];
+const silence = console.error;
+
+beforeAll(async () => {
+  console.error = () => {};
+  hosts.push(
+    nodeHost(),
+    expressHost('express 5', express),
+    expressHost('express 4', express4 as unknown as typeof express),
+    koaHost(),
+  );
+  await Promise.all(hosts.map((h) => new Promise<void>((r) => h.server.listen(0, '127.0.0.1', r))));
+});
+
+afterAll(async () => {
+  console.error = silence;
+  await Promise.all(hosts.map((h) => new Promise((r) => h.server.close(r))));
+});
+
+describe.each(['node:http', 'express 5', 'express 4', 'koa 3'])('through %s', (name) => {
+  const host = () => hosts.find((h) => h.name === name)!;
+
+  it('answers with request id, security, CORS and rate-limit headers', async () => {
+    const res = await call(host().server, 'GET', '/api/hello', { Origin: ORIGIN });
+    expect(res.status).toBe(200);
+    expect(res.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    expect(JSON.parse(res.body)).toEqual({ hello: 'world', id: res.headers['x-request-id'] });
+    expect(res.headers['x-content-type-options']).toBe('nosniff');
+    expect(res.headers['x-frame-options']).toBe('DENY');
+    expect(res.headers['content-security-policy']).toBe(
+      "default-src 'none'; frame-ancestors 'none'",
+    );
+    expect(res.headers['access-control-allow-origin']).toBe(ORIGIN);
+    expect(res.headers['access-control-allow-credentials']).toBe('true');
+    expect(res.headers['x-ratelimit-limit']).toBe('1000');
+    expect(Number(res.headers['x-ratelimit-remaining'])).toBeLessThan(1000);
+  });
+
+  it('keeps a sane caller request id and replaces an unsafe one', async () => {
+    const kept = await call(host().server, 'GET', '/api/hello', {
+      'X-Request-ID': 'abc.DEF:123-_',
+    });
+    expect(kept.headers['x-request-id']).toBe('abc.DEF:123-_');
+    const replaced = await call(host().server, 'GET', '/api/hello', {
+      'X-Request-ID': 'a b<script>',
+    });
+    expect(replaced.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    const long = await call(host().server, 'GET', '/api/hello', {
+      'X-Request-ID': 'a'.repeat(201),
+    });
+    expect(long.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('serves HEAD with the same Content-Length and ETag as GET, without a body', async () => {
+    const get = await call(host().server, 'GET', '/api/hello', { 'X-Request-ID': 'same' });
+    const head = await call(host().server, 'HEAD', '/api/hello', { 'X-Request-ID': 'same' });
+    expect(head.status).toBe(200);
+    expect(head.body).toBe('');
+    expect(head.headers['content-length']).toBe(get.headers['content-length']);
+    expect(head.headers.etag).toBe(get.headers.etag);
+  });
+
+  it('hides internals of an unexpected error and keeps the earlier headers', async () => {
+    for (const path of ['/api/boom', '/api/async-boom']) {
+      const res = await call(host().server, 'GET', path, { Origin: ORIGIN });
+      expect(res.status).toBe(500);
+      expect(res.headers['content-type']).toBe('application/problem+json');
+      const problem = JSON.parse(res.body);
+      expect(problem).toMatchObject({
+        type: 'about:blank',
+        title: 'Internal Server Error',
+        status: 500,
+        instance: path,
+      });
+      expect(problem.requestId).toBe(res.headers['x-request-id']);
+      expect(problem.detail).toContain(problem.requestId);
+      expect(res.body).not.toMatch(/secret|hunter2/);
+      expect(res.headers['access-control-allow-origin']).toBe(ORIGIN);
+      expect(res.headers['access-control-expose-headers']).toContain('X-Request-ID');
+      expect(res.headers['x-ratelimit-limit']).toBe('1000');
+      expect(res.headers['x-content-type-options']).toBe('nosniff');
+    }
+  });
+
+  it('renders portico and framework-native errors as problems without dropping headers', async () => {
+    for (const path of ['/api/conflict', host().nativeError]) {
+      const res = await call(host().server, 'GET', path, { Origin: ORIGIN });
+      expect(res.status).toBe(409);
+      expect(res.headers['content-type']).toBe('application/problem+json');
+      expect(JSON.parse(res.body)).toMatchObject({
+        status: 409,
+        title: 'Conflict',
+        instance: path,
+      });
+      expect(res.headers['access-control-allow-origin']).toBe(ORIGIN);
+      expect(res.headers['x-request-id']).toBeTruthy();
+      expect(res.headers['x-frame-options']).toBe('DENY');
+    }
+  });
+
+  it('answers an unknown path with a 404 problem', async () => {
+    const res = await call(host().server, 'GET', '/nowhere?api_key=secret');
+    expect(res.status).toBe(404);
+    expect(res.headers['content-type']).toBe('application/problem+json');
+    const problem = JSON.parse(res.body);
+    expect(problem).toMatchObject({ status: 404, instance: '/nowhere' });
+    expect(res.body).not.toContain('secret');
+  });
+
+  it('answers 405 with Allow and a bare OPTIONS with 204 and Allow', async () => {
+    const res = await call(host().server, 'DELETE', '/api/hello');
+    expect(res.status).toBe(405);
+    expect(res.headers.allow).toBe('GET, HEAD, OPTIONS');
+    expect(JSON.parse(res.body).status).toBe(405);
+    const options = await call(host().server, 'OPTIONS', '/api/hello');
+    expect(options.status).toBe(204);
+    expect(options.headers.allow).toBe('GET, HEAD, OPTIONS');
+  });
+
+  it('answers a CORS preflight from an allowed origin', async () => {
+    const res = await call(host().server, 'OPTIONS', '/api/echo', {
+      Origin: ORIGIN,
+      'Access-Control-Request-Method': 'POST',
+      'Access-Control-Request-Headers': 'content-type',
+    });
+    expect(res.status).toBe(204);
+    expect(res.headers['access-control-allow-origin']).toBe(ORIGIN);
+    expect(res.headers['access-control-allow-methods']).toContain('POST');
+    expect(res.headers['access-control-max-age']).toBe('86400');
+    expect(res.headers.vary).toContain('Origin');
+  });
+
+  it('reads JSON bodies and refuses bad ones with the right problem', async () => {
+    const json = { 'Content-Type': 'application/json' };
+    const ok = await call(host().server, 'POST', '/api/echo', json, '{"a":[1,2]}');
+    expect(ok.status).toBe(201);
+    expect(JSON.parse(ok.body)).toEqual({ a: [1, 2] });
+    const bad = await call(host().server, 'POST', '/api/echo', json, '{"a":1,}');
+    expect(bad.status).toBe(400);
+    expect(JSON.parse(bad.body).detail).toMatch(/line 1, column 8/);
+    const wrongType = await call(
+      host().server,
+      'POST',
+      '/api/echo',
+      { 'Content-Type': 'text/plain' },
+      'hi',
+    );
+    expect(wrongType.status).toBe(415);
+    const big = await call(
+      host().server,
+      'POST',
+      '/api/echo',
+      json,
+      Buffer.alloc(1024 * 1024 + 10, 0x20),
+    );
+    expect(big.status).toBe(413);
+    expect(big.headers['content-type']).toBe('application/problem+json');
+  });
+
+  it('answers application/json to clients that accept only that', async () => {
+    const res = await call(host().server, 'GET', '/api/conflict', { Accept: 'application/json' });
+    expect(res.status).toBe(409);
+    expect(res.headers['content-type']).toBe('application/json');
+    expect(JSON.parse(res.body).status).toBe(409);
+  });
+});

@@ -1,0 +1,427 @@
+import { once } from 'node:events';
+import { createServer, type IncomingHttpHeaders, request, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { toNodeListener } from '../../src/adapters/node.js';
+import type { Middleware } from '../../src/core/compose.js';
+import { notFound } from '../../src/core/errors.js';
+import { sendJson } from '../../src/core/send.js';
+import {
+  cors,
+  DEFAULT_CORS_ALLOWED_HEADERS,
+  DEFAULT_CORS_EXPOSED_HEADERS,
+  DEFAULT_CORS_METHODS,
+  isPreflightRequest,
+} from '../../src/cors/index.js';
+
+interface Reply {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+const servers: Server[] = [];
+
+afterEach(async () => {
+  for (const server of servers.splice(0)) {
+    server.closeAllConnections();
+    server.close();
+    await once(server, 'close');
+  }
+});
+
+const ok: Middleware = (_req, res) => sendJson(res, 200, { ok: true });
+
+async function serve(stack: Middleware[]): Promise<string> {
+  const server = createServer(toNodeListener(stack, { onError: () => {} }));
+  servers.push(server);
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+function call(
+  base: string,
+  method: string,
+  headers: Record<string, string> = {},
+  path = '/things',
+): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const req = request(`${base}${path}`, { method, headers, agent: false }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        body += chunk;
+      });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+const preflight = (origin: string, extra: Record<string, string> = {}) => ({
+  Origin: origin,
+  'Access-Control-Request-Method': 'PUT',
+  'Access-Control-Request-Headers': 'authorization, content-type',
+  ...extra,
+});
+
+function corsHeaders(headers: IncomingHttpHeaders): string[] {
+  return Object.keys(headers).filter((name) => name.startsWith('access-control-'));
+}
+
+const APP = 'https://app.example.com';
+
+describe('cors preflight', () => {
+  it('answers an allowed origin with 204 and every header', async () => {
+    const base = await serve([cors({ origins: [APP], credentials: true }), ok]);
+    const res = await call(base, 'OPTIONS', preflight(APP));
+    expect(res.status).toBe(204);
+    expect(res.body).toBe('');
+    expect(res.headers['content-length']).toBeUndefined();
+    expect(res.headers['access-control-allow-origin']).toBe(APP);
+    expect(res.headers['access-control-allow-credentials']).toBe('true');
+    expect(res.headers['access-control-allow-methods']).toBe('GET, HEAD, PUT, PATCH, POST, DELETE');
+    expect(res.headers['access-control-allow-headers']).toBe(
+      'Authorization, Content-Type, X-API-Key, X-Request-ID, If-Match, If-None-Match, If-Modified-Since, If-Unmodified-Since, Last-Event-ID',
+    );
+    expect(res.headers['access-control-max-age']).toBe('86400');
+    expect(res.headers.vary).toBe(
+      'Origin, Access-Control-Request-Method, Access-Control-Request-Headers',
+    );
+    expect(res.headers['access-control-expose-headers']).toBeUndefined();
+  });
+
+  it('answers before the routes run', async () => {
+    let reached = false;
+    const base = await serve([
+      cors({ origins: [APP] }),
+      () => {
+        reached = true;
+        throw notFound();
+      },
+    ]);
+    const res = await call(base, 'OPTIONS', preflight(APP), '/nowhere');
+    expect(res.status).toBe(204);
+    expect(reached).toBe(false);
+    expect(res.headers['access-control-allow-credentials']).toBeUndefined();
+  });
+
+  it('gives a disallowed origin 204 with Vary and no CORS headers', async () => {
+    const base = await serve([cors({ origins: [APP], credentials: true }), ok]);
+    const res = await call(base, 'OPTIONS', preflight('https://evil.test'));
+    expect(res.status).toBe(204);
+    expect(res.body).toBe('');
+    expect(corsHeaders(res.headers)).toEqual([]);
+    expect(res.headers.vary).toContain('Origin');
+  });
+
+  it('uses the configured lists and max age', async () => {
+    const base = await serve([
+      cors({
+        origins: [APP],
+        methods: ['GET', 'POST'],
+        allowedHeaders: ['X-Custom'],
+        maxAge: 600,
+      }),
+      ok,
+    ]);
+    const res = await call(base, 'OPTIONS', preflight(APP));
+    expect(res.headers['access-control-allow-methods']).toBe('GET, POST');
+    expect(res.headers['access-control-allow-headers']).toBe('X-Custom');
+    expect(res.headers['access-control-max-age']).toBe('600');
+  });
+
+  it('leaves an OPTIONS request without Access-Control-Request-Method to the routes', async () => {
+    const base = await serve([cors({ origins: [APP] }), ok]);
+    const res = await call(base, 'OPTIONS', { Origin: APP });
+    expect(res.status).toBe(200);
+    expect(res.headers['access-control-allow-origin']).toBe(APP);
+  });
+});
+
+describe('cors actual requests', () => {
+  it('marks answers to an allowed origin', async () => {
+    const base = await serve([cors({ origins: [APP], credentials: true }), ok]);
+    const res = await call(base, 'GET', { Origin: APP });
+    expect(res.status).toBe(200);
+    expect(JSON.parse(res.body)).toEqual({ ok: true });
+    expect(res.headers['access-control-allow-origin']).toBe(APP);
+    expect(res.headers['access-control-allow-credentials']).toBe('true');
+    expect(res.headers['access-control-expose-headers']).toBe(
+      DEFAULT_CORS_EXPOSED_HEADERS.join(', '),
+    );
+    expect(res.headers['access-control-expose-headers']).toContain('X-Request-ID');
+    expect(res.headers['access-control-expose-headers']).toContain('Retry-After');
+    expect(res.headers.vary).toBe('Origin');
+    expect(res.headers['access-control-allow-methods']).toBeUndefined();
+  });
+
+  it('omits Allow-Credentials unless enabled', async () => {
+    const base = await serve([cors({ origins: [APP] }), ok]);
+    const res = await call(base, 'GET', { Origin: APP });
+    expect(res.headers['access-control-allow-origin']).toBe(APP);
+    expect(res.headers['access-control-allow-credentials']).toBeUndefined();
+  });
+
+  it('serves a disallowed origin without CORS headers', async () => {
+    const base = await serve([cors({ origins: [APP], credentials: true }), ok]);
+    const res = await call(base, 'POST', { Origin: 'https://evil.test' });
+    expect(res.status).toBe(200);
+    expect(corsHeaders(res.headers)).toEqual([]);
+    expect(res.headers.vary).toBe('Origin');
+  });
+
+  it('varies on Origin even when the request has none', async () => {
+    const base = await serve([cors({ origins: [APP] }), ok]);
+    const res = await call(base, 'GET');
+    expect(res.status).toBe(200);
+    expect(corsHeaders(res.headers)).toEqual([]);
+    expect(res.headers.vary).toBe('Origin');
+  });
+
+  it('keeps the headers on a thrown HttpError', async () => {
+    const base = await serve([
+      cors({ origins: [APP], credentials: true }),
+      () => {
+        throw notFound('No such thing.');
+      },
+    ]);
+    const res = await call(base, 'GET', { Origin: APP });
+    expect(res.status).toBe(404);
+    expect(res.headers['content-type']).toBe('application/problem+json');
+    expect(JSON.parse(res.body)).toMatchObject({ status: 404, detail: 'No such thing.' });
+    expect(res.headers['access-control-allow-origin']).toBe(APP);
+    expect(res.headers['access-control-allow-credentials']).toBe('true');
+    expect(res.headers['access-control-expose-headers']).toContain('X-Request-ID');
+  });
+
+  it('keeps the headers on an unexpected error (500)', async () => {
+    const base = await serve([
+      cors({ origins: [APP] }),
+      async () => {
+        throw new Error('database down');
+      },
+    ]);
+    const res = await call(base, 'PUT', { Origin: APP });
+    expect(res.status).toBe(500);
+    expect(res.body).not.toContain('database down');
+    expect(res.headers['access-control-allow-origin']).toBe(APP);
+    expect(res.headers['access-control-expose-headers']).toContain('Retry-After');
+    expect(res.headers.vary).toBe('Origin');
+  });
+
+  it('keeps the headers on the 404 of an unrouted path', async () => {
+    const base = await serve([cors({ origins: [APP] })]);
+    const res = await call(base, 'GET', { Origin: APP });
+    expect(res.status).toBe(404);
+    expect(res.headers['access-control-allow-origin']).toBe(APP);
+  });
+
+  it('appends to Vary instead of replacing it', async () => {
+    const base = await serve([
+      (_req, res, next) => {
+        res.setHeader('Vary', 'Accept-Encoding');
+        return next();
+      },
+      cors({ origins: [APP] }),
+      (_req, res, next) => {
+        res.setHeader('Vary', `${res.getHeader('Vary')}, Accept`);
+        return next();
+      },
+      ok,
+    ]);
+    const res = await call(base, 'GET', { Origin: APP });
+    expect(res.headers.vary).toBe('Accept-Encoding, Origin, Accept');
+    const pre = await call(base, 'OPTIONS', preflight(APP));
+    expect(pre.headers.vary).toBe(
+      'Accept-Encoding, Origin, Access-Control-Request-Method, Access-Control-Request-Headers',
+    );
+  });
+});
+
+describe('cors origins', () => {
+  it.each([
+    'https://app.example.com.evil.net',
+    'http://app.example.com',
+    'https://app.example.com:8443',
+    'HTTPS://APP.EXAMPLE.COM',
+    'https://app.example.com/',
+    'null',
+  ])('refuses the look-alike %s', async (origin) => {
+    const base = await serve([cors({ origins: [APP], credentials: true }), ok]);
+    const actual = await call(base, 'GET', { Origin: origin });
+    expect(actual.status).toBe(200);
+    expect(corsHeaders(actual.headers)).toEqual([]);
+    const pre = await call(base, 'OPTIONS', preflight(origin));
+    expect(pre.status).toBe(204);
+    expect(corsHeaders(pre.headers)).toEqual([]);
+  });
+
+  it('allows the null origin when named', async () => {
+    const base = await serve([cors({ origins: ['null'] }), ok]);
+    const res = await call(base, 'GET', { Origin: 'null' });
+    expect(res.headers['access-control-allow-origin']).toBe('null');
+  });
+
+  it('matches patterns against the whole origin', async () => {
+    const base = await serve([cors({ origins: [/https:\/\/[a-z0-9-]+\.example\.com/] }), ok]);
+    const good = await call(base, 'GET', { Origin: 'https://beta.example.com' });
+    expect(good.headers['access-control-allow-origin']).toBe('https://beta.example.com');
+    const bad = await call(base, 'GET', { Origin: 'https://beta.example.com.evil.net' });
+    expect(bad.headers['access-control-allow-origin']).toBeUndefined();
+  });
+
+  it('waits for an async origin function', async () => {
+    const asked: string[] = [];
+    const base = await serve([
+      cors({
+        origins: async (origin) => {
+          asked.push(origin);
+          await new Promise((r) => setTimeout(r, 5));
+          return origin === 'https://tenant.test';
+        },
+        credentials: true,
+      }),
+      ok,
+    ]);
+    const res = await call(base, 'GET', { Origin: 'https://tenant.test' });
+    expect(res.headers['access-control-allow-origin']).toBe('https://tenant.test');
+    expect(res.headers['access-control-allow-credentials']).toBe('true');
+    const pre = await call(base, 'OPTIONS', preflight('https://tenant.test'));
+    expect(pre.status).toBe(204);
+    expect(pre.headers['access-control-allow-origin']).toBe('https://tenant.test');
+    const no = await call(base, 'GET', { Origin: 'https://other.test' });
+    expect(no.headers['access-control-allow-origin']).toBeUndefined();
+    const nul = await call(base, 'GET', { Origin: 'null' });
+    expect(nul.headers['access-control-allow-origin']).toBeUndefined();
+    expect(asked).toEqual(['https://tenant.test', 'https://tenant.test', 'https://other.test']);
+  });
+
+  it('answers 500 when the origin function fails', async () => {
+    const base = await serve([
+      cors({
+        origins: async () => {
+          throw new Error('lookup failed');
+        },
+      }),
+      ok,
+    ]);
+    const res = await call(base, 'GET', { Origin: APP });
+    expect(res.status).toBe(500);
+    expect(res.headers['access-control-allow-origin']).toBeUndefined();
+  });
+});
+
+describe("cors with origins: '*'", () => {
+  it('answers every origin with * and no Vary', async () => {
+    const base = await serve([cors({ origins: '*' }), ok]);
+    for (const origin of ['https://anyone.test', 'null']) {
+      const res = await call(base, 'GET', { Origin: origin });
+      expect(res.headers['access-control-allow-origin']).toBe('*');
+      expect(res.headers['access-control-expose-headers']).toBe(
+        DEFAULT_CORS_EXPOSED_HEADERS.join(', '),
+      );
+      expect(res.headers['access-control-allow-credentials']).toBeUndefined();
+      expect(res.headers.vary).toBeUndefined();
+    }
+    const none = await call(base, 'GET');
+    expect(none.headers['access-control-allow-origin']).toBe('*');
+  });
+
+  it('answers a preflight with *', async () => {
+    const base = await serve([cors({ origins: '*' }), ok]);
+    const res = await call(base, 'OPTIONS', preflight('https://anyone.test'));
+    expect(res.status).toBe(204);
+    expect(res.headers['access-control-allow-origin']).toBe('*');
+    expect(res.headers['access-control-allow-methods']).toBe(DEFAULT_CORS_METHODS.join(', '));
+    expect(res.headers['access-control-allow-headers']).toBe(
+      DEFAULT_CORS_ALLOWED_HEADERS.join(', '),
+    );
+    expect(res.headers['access-control-max-age']).toBe('86400');
+    expect(res.headers.vary).toBeUndefined();
+  });
+
+  it('refuses credentials when the factory runs', () => {
+    expect(() => cors({ origins: '*', credentials: true })).toThrow(TypeError);
+    expect(() => cors({ origins: '*', credentials: true })).toThrow(/credentials/);
+  });
+});
+
+describe('cors options', () => {
+  function thrown(fn: () => unknown): TypeError & { code?: string } {
+    try {
+      fn();
+    } catch (err) {
+      expect(err).toBeInstanceOf(TypeError);
+      return err as TypeError & { code?: string };
+    }
+    throw new Error('expected a TypeError');
+  }
+
+  it('hints at misspelt option names', () => {
+    const err = thrown(() => cors({ origins: [APP], maxage: 5 } as never));
+    expect(err.code).toBe('ERR_INVALID_OPTION');
+    expect(err.message).toContain('`maxage`');
+    expect(err.message).toContain('Did you mean `maxAge`?');
+  });
+
+  it('rejects misspelt origins with a hint', () => {
+    const err = thrown(() => cors({ origins: ['http://localhost:5173/'] }));
+    expect(err.code).toBe('ERR_INVALID_OPTION');
+    expect(err.message).toMatch(/^cors: origins\[0\]/);
+    expect(err.message).toContain('Did you mean `http://localhost:5173`?');
+  });
+
+  it('requires origins', () => {
+    expect(thrown(() => cors({} as never)).message).toContain('`origins` is required');
+    expect(thrown(() => cors(undefined as never)).message).toContain('`origins` is required');
+  });
+
+  it('validates the other options', () => {
+    expect(thrown(() => cors({ origins: [APP], maxAge: -1 })).message).toContain('maxAge');
+    expect(thrown(() => cors({ origins: [APP], maxAge: 1.5 })).message).toContain('maxAge');
+    expect(thrown(() => cors({ origins: [APP], credentials: 'yes' as never })).message).toContain(
+      'credentials',
+    );
+    expect(thrown(() => cors({ origins: [APP], methods: 'GET' as never })).message).toContain(
+      'methods',
+    );
+    expect(thrown(() => cors({ origins: [APP], allowedHeaders: ['X Bad'] })).message).toContain(
+      'allowedHeaders',
+    );
+    expect(
+      thrown(() => cors({ origins: [APP], credentials: true, exposedHeaders: ['*'] })).message,
+    ).toContain("'*'");
+  });
+
+  it('does not mutate the caller’s options', () => {
+    const options = Object.freeze({ origins: Object.freeze([APP]) });
+    expect(typeof cors(options)).toBe('function');
+    expect(options).toEqual({ origins: [APP] });
+  });
+
+  it('omits a header whose list is empty', async () => {
+    const base = await serve([cors({ origins: [APP], exposedHeaders: [] }), ok]);
+    const res = await call(base, 'GET', { Origin: APP });
+    expect(res.headers['access-control-allow-origin']).toBe(APP);
+    expect(res.headers['access-control-expose-headers']).toBeUndefined();
+  });
+});
+
+describe('isPreflightRequest', () => {
+  it('needs OPTIONS, Origin and Access-Control-Request-Method', () => {
+    const req = (method: string, headers: Record<string, string>) => ({ method, headers }) as never;
+    expect(
+      isPreflightRequest(req('OPTIONS', { origin: APP, 'access-control-request-method': 'PUT' })),
+    ).toBe(true);
+    expect(isPreflightRequest(req('OPTIONS', { origin: APP }))).toBe(false);
+    expect(isPreflightRequest(req('OPTIONS', { 'access-control-request-method': 'PUT' }))).toBe(
+      false,
+    );
+    expect(
+      isPreflightRequest(req('GET', { origin: APP, 'access-control-request-method': 'PUT' })),
+    ).toBe(false);
+  });
+});

@@ -1,0 +1,345 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { toNodeListener } from '../../src/adapters/node.js';
+import type { Middleware } from '../../src/core/compose.js';
+import type { ProblemDetails } from '../../src/core/problem.js';
+import { sendJson } from '../../src/core/send.js';
+import { MemoryStore } from '../../src/rate-limit/memory-store.js';
+import { type RateLimitOptions, rateLimit } from '../../src/rate-limit/rate-limit.js';
+import type { RateLimitHit, RateLimitStore } from '../../src/rate-limit/store.js';
+
+const ok: Middleware = (_req, res) => sendJson(res, 200, { ok: true });
+const closers: (() => Promise<void>)[] = [];
+
+afterEach(async () => {
+  for (const close of closers.splice(0)) await close();
+});
+
+/** Serves `rateLimit(options)` then `ok` on 127.0.0.1; answers a `get` function. */
+async function serve(options: RateLimitOptions, errors: unknown[] = []) {
+  const server = createServer(
+    toNodeListener([rateLimit(options), ok], { onError: (error) => errors.push(error) }),
+  );
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  closers.push(async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  });
+  const { port } = server.address() as AddressInfo;
+  return (path = '/', headers: Record<string, string> = {}) =>
+    fetch(`http://127.0.0.1:${port}${path}`, { headers });
+}
+
+/** A memory store that records the keys it counts. */
+function recordingStore() {
+  const inner = new MemoryStore();
+  const keys: string[] = [];
+  const store: RateLimitStore = {
+    increment(key, windowMs) {
+      keys.push(key);
+      return inner.increment(key, windowMs);
+    },
+  };
+  closers.push(async () => inner.close());
+  return { store, keys };
+}
+
+describe('rateLimit', () => {
+  it('counts down X-RateLimit-Remaining and then answers a 429 problem', async () => {
+    const get = await serve({ limit: 3 });
+    const remaining: (string | null)[] = [];
+    for (let i = 0; i < 3; i++) {
+      const res = await get();
+      expect(res.status).toBe(200);
+      expect(res.headers.get('x-ratelimit-limit')).toBe('3');
+      remaining.push(res.headers.get('x-ratelimit-remaining'));
+      await res.body?.cancel();
+    }
+    expect(remaining).toEqual(['2', '1', '0']);
+
+    const limited = await get('/things?api_key=secret');
+    expect(limited.status).toBe(429);
+    expect(limited.headers.get('content-type')).toBe('application/problem+json');
+    expect(limited.headers.get('x-ratelimit-limit')).toBe('3');
+    expect(limited.headers.get('x-ratelimit-remaining')).toBe('0');
+    const retryAfter = Number(limited.headers.get('retry-after'));
+    expect(Number.isInteger(retryAfter)).toBe(true);
+    expect(retryAfter).toBeGreaterThanOrEqual(59);
+    expect(retryAfter).toBeLessThanOrEqual(60);
+    const problem = (await limited.json()) as ProblemDetails;
+    expect(problem).toMatchObject({
+      type: 'about:blank',
+      title: 'Too Many Requests',
+      status: 429,
+      instance: '/things',
+    });
+    expect(problem.detail).toBe('Rate limit exceeded: at most 3 requests per 60 seconds.');
+
+    const again = await get();
+    expect(again.status).toBe(429);
+    expect(again.headers.get('x-ratelimit-remaining')).toBe('0');
+    await again.body?.cancel();
+  });
+
+  it('lets exactly 5 of 20 concurrent requests through a limit of 5', async () => {
+    const get = await serve({ limit: 5 });
+    const responses = await Promise.all(Array.from({ length: 20 }, () => get()));
+    const statuses = responses.map((res) => res.status);
+    await Promise.all(responses.map((res) => res.body?.cancel()));
+    expect(statuses.filter((s) => s === 200)).toHaveLength(5);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(15);
+  });
+
+  it('is exact with an asynchronous store too', async () => {
+    const inner = new MemoryStore();
+    closers.push(async () => inner.close());
+    const store: RateLimitStore = {
+      increment: (key, windowMs) =>
+        new Promise<RateLimitHit>((resolve) =>
+          setImmediate(() => resolve(inner.increment(key, windowMs))),
+        ),
+    };
+    const get = await serve({ limit: 5, store });
+    const responses = await Promise.all(Array.from({ length: 20 }, () => get()));
+    await Promise.all(responses.map((res) => res.body?.cancel()));
+    expect(responses.filter((res) => res.status === 200)).toHaveLength(5);
+    expect(responses.filter((res) => res.status === 429)).toHaveLength(15);
+    const remaining = responses.map((res) => res.headers.get('x-ratelimit-remaining')).sort();
+    expect(remaining).toEqual([...Array(16).fill('0'), '1', '2', '3', '4']);
+  });
+
+  it('starts counting again when the window ends', async () => {
+    const clock = { offset: 0 };
+    const store = new MemoryStore({ now: () => Date.now() + clock.offset });
+    closers.push(async () => store.close());
+    const get = await serve({ limit: 2, windowMs: 10_000, store });
+    expect((await get()).status).toBe(200);
+    expect((await get()).status).toBe(200);
+    const limited = await get();
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers.get('retry-after'))).toBeLessThanOrEqual(10);
+    clock.offset = 10_001;
+    const fresh = await get();
+    expect(fresh.status).toBe(200);
+    expect(fresh.headers.get('x-ratelimit-remaining')).toBe('1');
+  });
+
+  it('starts again with a short real window', async () => {
+    const get = await serve({ limit: 1, windowMs: 150 });
+    expect((await get()).status).toBe(200);
+    expect((await get()).status).toBe(429);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect((await get()).status).toBe(200);
+  });
+
+  it('writes the IETF RateLimit-Policy and RateLimit fields when asked', async () => {
+    const get = await serve({ limit: 2, windowMs: 60_000, standardHeaders: true, headers: false });
+    const first = await get();
+    expect(first.headers.get('ratelimit-policy')).toBe('"default";q=2;w=60');
+    expect(first.headers.get('ratelimit')).toMatch(/^"default";r=1;t=(59|60)$/);
+    expect(first.headers.has('x-ratelimit-limit')).toBe(false);
+    expect(first.headers.has('x-ratelimit-remaining')).toBe(false);
+    await get();
+    const limited = await get();
+    expect(limited.status).toBe(429);
+    expect(limited.headers.get('ratelimit')).toMatch(/^"default";r=0;t=(59|60)$/);
+    expect(limited.headers.get('ratelimit-policy')).toBe('"default";q=2;w=60');
+  });
+
+  it('rounds a window under a second up in RateLimit-Policy', async () => {
+    const get = await serve({ limit: 1, windowMs: 1_500, standardHeaders: true });
+    const res = await get();
+    expect(res.headers.get('ratelimit-policy')).toBe('"default";q=1;w=2');
+    const limited = await get();
+    expect(limited.status).toBe(429);
+    expect(((await limited.json()) as ProblemDetails).detail).toBe(
+      'Rate limit exceeded: at most 1 request per 1500 ms.',
+    );
+  });
+
+  it('neither counts nor limits what `skip` leaves out', async () => {
+    const get = await serve({ limit: 1, skip: (req) => req.url === '/health' });
+    for (let i = 0; i < 3; i++) {
+      const health = await get('/health');
+      expect(health.status).toBe(200);
+      expect(health.headers.has('x-ratelimit-limit')).toBe(false);
+    }
+    expect((await get('/')).status).toBe(200);
+    expect((await get('/')).status).toBe(429);
+    expect((await get('/health')).status).toBe(200);
+  });
+
+  it('counts by the key function, falling back to the client IP', async () => {
+    const { store, keys } = recordingStore();
+    const get = await serve({
+      limit: 1,
+      store,
+      key: (req) => req.headers['x-api-key'] as string | undefined,
+    });
+    expect((await get('/', { 'X-API-Key': 'alpha' })).status).toBe(200);
+    expect((await get('/', { 'X-API-Key': 'beta' })).status).toBe(200);
+    expect((await get('/', { 'X-API-Key': 'alpha' })).status).toBe(429);
+    expect((await get('/')).status).toBe(200);
+    expect((await get('/', { 'X-API-Key': '' })).status).toBe(429);
+    expect(keys).toEqual(['alpha', 'beta', 'alpha', 'ip:127.0.0.1', 'ip:127.0.0.1']);
+  });
+
+  it('takes an asynchronous key function', async () => {
+    const { store, keys } = recordingStore();
+    const get = await serve({ limit: 1, store, key: async (req) => `user:${req.url}` });
+    expect((await get('/a')).status).toBe(200);
+    expect((await get('/a')).status).toBe(429);
+    expect((await get('/b')).status).toBe(200);
+    expect(keys).toEqual(['user:/a', 'user:/a', 'user:/b']);
+  });
+
+  it('ignores X-Forwarded-For unless proxies are trusted', async () => {
+    const { store, keys } = recordingStore();
+    const get = await serve({ limit: 1, store });
+    expect((await get('/', { 'X-Forwarded-For': '203.0.113.1' })).status).toBe(200);
+    expect((await get('/', { 'X-Forwarded-For': '203.0.113.2' })).status).toBe(429);
+    expect(keys).toEqual(['ip:127.0.0.1', 'ip:127.0.0.1']);
+  });
+
+  it('trusts proxies by hop count, reading X-Forwarded-For from the right', async () => {
+    const { store, keys } = recordingStore();
+    const get = await serve({ limit: 1, store, trustProxy: 1 });
+    const xff = (value: string) => ({ 'X-Forwarded-For': value });
+    expect((await get('/', xff('6.6.6.6, 198.51.100.1'))).status).toBe(200);
+    // A new spoofed leftmost entry does not make a new client.
+    expect((await get('/', xff('7.7.7.7, 198.51.100.1'))).status).toBe(429);
+    expect((await get('/', xff('198.51.100.1, 198.51.100.2'))).status).toBe(200);
+    expect(keys).toEqual(['ip:198.51.100.1', 'ip:198.51.100.1', 'ip:198.51.100.2']);
+  });
+
+  it('trusts proxies by CIDR list, skipping trusted hops from the right', async () => {
+    const { store, keys } = recordingStore();
+    const get = await serve({ limit: 1, store, trustProxy: ['loopback', '10.0.0.0/8'] });
+    const xff = (value: string) => ({ 'X-Forwarded-For': value });
+    expect((await get('/', xff('6.6.6.6, 203.0.113.9, 10.1.2.3'))).status).toBe(200);
+    expect((await get('/', xff('10.9.9.9, 203.0.113.9, 10.0.0.1'))).status).toBe(429);
+    expect((await get('/', xff('2001:db8:1:2::1'))).status).toBe(200);
+    // Another address of the same /64 is the same client.
+    expect((await get('/', xff('6.6.6.6, 2001:db8:1:2:ffff::9'))).status).toBe(429);
+    expect(keys).toEqual([
+      'ip:203.0.113.9',
+      'ip:203.0.113.9',
+      'ip:2001:db8:1:2::/64',
+      'ip:2001:db8:1:2::/64',
+    ]);
+  });
+
+  it('answers 503 with Retry-After when the store fails', async () => {
+    const errors: unknown[] = [];
+    const failure = new Error('store down');
+    const throwing: RateLimitStore = {
+      increment() {
+        throw failure;
+      },
+    };
+    const get = await serve({ store: throwing }, errors);
+    const res = await get();
+    expect(res.status).toBe(503);
+    expect(res.headers.get('content-type')).toBe('application/problem+json');
+    expect(res.headers.get('retry-after')).toBe('5');
+    expect(res.headers.has('x-ratelimit-limit')).toBe(false);
+    const problem = (await res.json()) as ProblemDetails;
+    expect(problem.status).toBe(503);
+    expect(JSON.stringify(problem)).not.toContain('store down');
+    expect(errors).toEqual([failure]);
+  });
+
+  it('answers 503 when an asynchronous store rejects', async () => {
+    const errors: unknown[] = [];
+    const rejecting: RateLimitStore = { increment: () => Promise.reject(new Error('timeout')) };
+    const get = await serve({ store: rejecting, windowMs: 2_000 }, errors);
+    const res = await get();
+    expect(res.status).toBe(503);
+    expect(res.headers.get('retry-after')).toBe('2');
+    expect(errors).toHaveLength(1);
+  });
+
+  it('lets requests through a failing store with failOpen', async () => {
+    const throwing: RateLimitStore = {
+      increment() {
+        throw new Error('store down');
+      },
+    };
+    const rejecting: RateLimitStore = { increment: () => Promise.reject(new Error('timeout')) };
+    for (const store of [throwing, rejecting]) {
+      const get = await serve({ store, failOpen: true, limit: 1 });
+      for (let i = 0; i < 2; i++) {
+        const res = await get();
+        expect(res.status).toBe(200);
+        expect(res.headers.has('x-ratelimit-limit')).toBe(false);
+      }
+    }
+  });
+
+  it('keeps X-RateLimit-Remaining at zero however far over the limit', async () => {
+    const store: RateLimitStore = { increment: () => ({ count: 50, resetAt: Date.now() + 2_500 }) };
+    const get = await serve({ limit: 10, store });
+    const res = await get();
+    expect(res.status).toBe(429);
+    expect(res.headers.get('x-ratelimit-remaining')).toBe('0');
+    expect(res.headers.get('retry-after')).toBe('3');
+  });
+
+  it('never tells a client to retry in less than a second', async () => {
+    const store: RateLimitStore = { increment: () => ({ count: 2, resetAt: Date.now() - 10 }) };
+    const get = await serve({ limit: 1, store });
+    const res = await get();
+    expect(res.status).toBe(429);
+    expect(res.headers.get('retry-after')).toBe('1');
+  });
+});
+
+describe('rateLimit options', () => {
+  const invalid = (options: unknown) => () => rateLimit(options as RateLimitOptions);
+
+  it('names the option meant by a typo', () => {
+    expect(invalid({ limt: 5 })).toThrow(TypeError);
+    expect(invalid({ limt: 5 })).toThrow(/unknown option `limt`.*Did you mean `limit`\?/);
+    expect(invalid({ windowMS: 5 })).toThrow(/`windowMs`/);
+    expect(invalid({ standardHeader: true })).toThrow(/`standardHeaders`/);
+  });
+
+  it('rejects invalid values with ERR_INVALID_OPTION', () => {
+    const cases = [
+      { limit: 0 },
+      { limit: 2.5 },
+      { limit: '10' },
+      { windowMs: -1 },
+      { windowMs: Number.POSITIVE_INFINITY },
+      { key: 'ip' },
+      { skip: true },
+      { headers: 'yes' },
+      { standardHeaders: 1 },
+      { failOpen: 'no' },
+      { store: {} },
+      { trustProxy: 'not-a-range' },
+      { trustProxy: -1 },
+    ];
+    for (const options of cases) {
+      let caught: unknown;
+      try {
+        rateLimit(options as RateLimitOptions);
+      } catch (error) {
+        caught = error;
+      }
+      expect(caught, JSON.stringify(options)).toBeInstanceOf(TypeError);
+      expect((caught as { code?: string }).code).toBe('ERR_INVALID_OPTION');
+    }
+  });
+
+  it('does not touch the caller’s options', () => {
+    const options = Object.freeze({ limit: 5, windowMs: 1_000, headers: true });
+    expect(typeof rateLimit(options)).toBe('function');
+    expect(options).toEqual({ limit: 5, windowMs: 1_000, headers: true });
+  });
+
+  it('returns a named middleware', () => {
+    expect(rateLimit().name).toBe('rateLimitMiddleware');
+  });
+});

@@ -1,0 +1,25 @@
+import { defineConfig } from 'tsup';
+
+/** One entry per public subpath; shared code lands in shared chunks (one HttpError class). */
+export const entries = {
+  index: 'src/index.ts',
+  core: 'src/core/index.ts',
+  http: 'src/http/index.ts',
+  cors: 'src/cors/index.ts',
+  'rate-limit': 'src/rate-limit/index.ts',
+  node: 'src/adapters/node.ts',
+  express: 'src/adapters/express.ts',
+  koa: 'src/adapters/koa.ts',
+};
+
+export default defineConfig({
+  entry: entries,
+  format: ['esm', 'cjs'],
+  dts: true,
+  splitting: true,
+  sourcemap: true,
+  clean: true,
+  target: 'node20',
+  platform: 'node',
+  treeshake: true,
+});
