@@ -106,18 +106,32 @@ export class HttpError extends PorticoError {
   }
 }
 
+/** `Retry-After` as whole seconds (RFC 9110 §10.2.3); a non-finite value is a programming error. */
+function retryAfterSeconds(seconds: number): string {
+  if (typeof seconds !== 'number' || !Number.isFinite(seconds)) {
+    throw new TypeError(`Retry-After needs a finite number of seconds, got ${String(seconds)}`);
+  }
+  return String(Math.max(0, Math.ceil(seconds)));
+}
+
 function problemType(slug: string | undefined): string | undefined {
   return slug === undefined ? undefined : PROBLEM_TYPE_BASE + slug;
 }
 
-type Extra = Omit<HttpErrorOptions, 'type'> & {
+/** The extra options every status helper takes. */
+export type HttpErrorExtra = Omit<HttpErrorOptions, 'type'> & {
   /** Short name appended to {@link PROBLEM_TYPE_BASE} to form the problem `type`. */
   typeSlug?: string;
   /** Full problem type URI; wins over `typeSlug`. */
   type?: string;
 };
 
-function make(status: number, code: string, detail: string | undefined, extra: Extra = {}) {
+function make(
+  status: number,
+  code: string,
+  detail: string | undefined,
+  extra: HttpErrorExtra = {},
+) {
   const { typeSlug, type, ...rest } = extra;
   return new HttpError(status, detail, {
     code,
@@ -127,7 +141,7 @@ function make(status: number, code: string, detail: string | undefined, extra: E
 }
 
 /** 400: the request is malformed (invalid JSON, a missing parameter). */
-export const badRequest = (detail?: string, extra?: Extra) =>
+export const badRequest = (detail?: string, extra?: HttpErrorExtra) =>
   make(400, 'ERR_BAD_REQUEST', detail, extra);
 /**
  * 401: not authenticated. Pass the challenge(s) for `WWW-Authenticate` (RFC 9110 §11.6.1).
@@ -136,7 +150,10 @@ export const badRequest = (detail?: string, extra?: Extra) =>
  * throw unauthorized('The access token expired.', { challenge: 'Bearer error="invalid_token"' });
  * ```
  */
-export const unauthorized = (detail?: string, extra: Extra & { challenge?: string } = {}) => {
+export const unauthorized = (
+  detail?: string,
+  extra: HttpErrorExtra & { challenge?: string } = {},
+) => {
   const { challenge, headers, ...rest } = extra;
   return make(401, 'ERR_UNAUTHORIZED', detail, {
     ...rest,
@@ -144,33 +161,38 @@ export const unauthorized = (detail?: string, extra: Extra & { challenge?: strin
   });
 };
 /** 403: authenticated, without the rights. */
-export const forbidden = (detail?: string, extra?: Extra) =>
+export const forbidden = (detail?: string, extra?: HttpErrorExtra) =>
   make(403, 'ERR_FORBIDDEN', detail, extra);
 /** 404: no such resource. */
-export const notFound = (detail?: string, extra?: Extra) =>
+export const notFound = (detail?: string, extra?: HttpErrorExtra) =>
   make(404, 'ERR_NOT_FOUND', detail, extra);
 /** 405: the method is not supported here; `allow` lists those that are. */
-export const methodNotAllowed = (allow: readonly string[], detail?: string, extra?: Extra) =>
+export const methodNotAllowed = (
+  allow: readonly string[],
+  detail?: string,
+  extra?: HttpErrorExtra,
+) =>
   make(405, 'ERR_METHOD_NOT_ALLOWED', detail, {
     ...extra,
     headers: { ...extra?.headers, Allow: allow.join(', ') },
   });
 /** 406: no representation the client accepts. */
-export const notAcceptable = (detail?: string, extra?: Extra) =>
+export const notAcceptable = (detail?: string, extra?: HttpErrorExtra) =>
   make(406, 'ERR_NOT_ACCEPTABLE', detail, extra);
 /** 409: conflict with the resource's state (duplicate, obsolete version). */
-export const conflict = (detail?: string, extra?: Extra) =>
+export const conflict = (detail?: string, extra?: HttpErrorExtra) =>
   make(409, 'ERR_CONFLICT', detail, extra);
 /** 410: the resource existed and is gone. */
-export const gone = (detail?: string, extra?: Extra) => make(410, 'ERR_GONE', detail, extra);
+export const gone = (detail?: string, extra?: HttpErrorExtra) =>
+  make(410, 'ERR_GONE', detail, extra);
 /** 412: a precondition (`If-Match`, `If-Unmodified-Since`) failed. */
-export const preconditionFailed = (detail?: string, extra?: Extra) =>
+export const preconditionFailed = (detail?: string, extra?: HttpErrorExtra) =>
   make(412, 'ERR_PRECONDITION_FAILED', detail, extra);
 /** 413: the request body is larger than allowed. */
-export const contentTooLarge = (detail?: string, extra?: Extra) =>
+export const contentTooLarge = (detail?: string, extra?: HttpErrorExtra) =>
   make(413, 'ERR_BODY_TOO_LARGE', detail, extra);
 /** 415: the body's media type is not one this handler takes. */
-export const unsupportedMediaType = (detail?: string, extra?: Extra) =>
+export const unsupportedMediaType = (detail?: string, extra?: HttpErrorExtra) =>
   make(415, 'ERR_UNSUPPORTED_MEDIA_TYPE', detail, extra);
 /**
  * 422: the request is well-formed but fails validation; `errors` names each field.
@@ -179,7 +201,11 @@ export const unsupportedMediaType = (detail?: string, extra?: Extra) =>
  * throw unprocessable([{ field: '/text', message: 'must be 1–1000 characters' }]);
  * ```
  */
-export const unprocessable = (errors: readonly FieldError[], detail?: string, extra?: Extra) =>
+export const unprocessable = (
+  errors: readonly FieldError[],
+  detail?: string,
+  extra?: HttpErrorExtra,
+) =>
   make(422, 'ERR_VALIDATION', detail ?? 'The request failed validation.', {
     typeSlug: 'validation',
     title: 'Validation failed',
@@ -187,35 +213,32 @@ export const unprocessable = (errors: readonly FieldError[], detail?: string, ex
     errors,
   });
 /** 428: the request must be conditional. */
-export const preconditionRequired = (detail?: string, extra?: Extra) =>
+export const preconditionRequired = (detail?: string, extra?: HttpErrorExtra) =>
   make(428, 'ERR_PRECONDITION_REQUIRED', detail, extra);
 /** 429: over a rate limit; `retryAfter` in seconds becomes `Retry-After`. */
-export const tooManyRequests = (retryAfter: number, detail?: string, extra?: Extra) =>
+export const tooManyRequests = (retryAfter: number, detail?: string, extra?: HttpErrorExtra) =>
   make(429, 'ERR_RATE_LIMITED', detail, {
     ...extra,
-    headers: { ...extra?.headers, 'Retry-After': String(Math.max(0, Math.ceil(retryAfter))) },
+    headers: { ...extra?.headers, 'Retry-After': retryAfterSeconds(retryAfter) },
   });
 /** 500: an unexpected failure. The detail shown to callers never reveals internals. */
-export const internalError = (detail?: string, extra?: Extra) =>
+export const internalError = (detail?: string, extra?: HttpErrorExtra) =>
   make(500, 'ERR_INTERNAL', detail, extra);
 /** 501: not implemented. */
-export const notImplemented = (detail?: string, extra?: Extra) =>
+export const notImplemented = (detail?: string, extra?: HttpErrorExtra) =>
   make(501, 'ERR_NOT_IMPLEMENTED', detail, extra);
 /** 502: an upstream answered with something invalid. */
-export const badGateway = (detail?: string, extra?: Extra) =>
+export const badGateway = (detail?: string, extra?: HttpErrorExtra) =>
   make(502, 'ERR_BAD_GATEWAY', detail, extra);
 /** 503: maintenance or overload; `retryAfter` in seconds becomes `Retry-After` when given. */
-export const serviceUnavailable = (retryAfter?: number, detail?: string, extra?: Extra) =>
+export const serviceUnavailable = (retryAfter?: number, detail?: string, extra?: HttpErrorExtra) =>
   make(503, 'ERR_UNAVAILABLE', detail, {
     ...extra,
     headers:
       retryAfter === undefined
         ? extra?.headers
-        : { ...extra?.headers, 'Retry-After': String(Math.max(0, Math.ceil(retryAfter))) },
+        : { ...extra?.headers, 'Retry-After': retryAfterSeconds(retryAfter) },
   });
 /** 504: an upstream was too slow. */
-export const gatewayTimeout = (detail?: string, extra?: Extra) =>
+export const gatewayTimeout = (detail?: string, extra?: HttpErrorExtra) =>
   make(504, 'ERR_GATEWAY_TIMEOUT', detail, extra);
-
-/** The extra options every status helper takes. */
-export type HttpErrorExtra = Extra;

@@ -83,16 +83,25 @@ export function toHttpError(error: unknown): HttpError {
  * client accepts `application/json` but not the problem type (RFC 9457 §3).
  */
 export function problemContentType(accept: string | undefined): string {
-  if (!accept || accept.includes('application/problem+json')) return PROBLEM_TYPE;
-  let json = false;
+  if (!accept) return PROBLEM_TYPE;
+  let problemQ: number | undefined;
+  let jsonQ = 0;
+  let wildcardQ = 0;
   for (const part of accept.split(',')) {
-    const semi = part.indexOf(';');
-    const range = (semi === -1 ? part : part.slice(0, semi)).trim().toLowerCase();
-    if (semi !== -1 && /;\s*q\s*=\s*0(?:\.0{0,3})?\s*(?:;|$)/i.test(part.slice(semi))) continue;
-    if (range === '*/*' || range === 'application/*' || range === PROBLEM_TYPE) return PROBLEM_TYPE;
-    if (range === 'application/json') json = true;
+    const [rangeText = '', ...params] = part.split(';');
+    const range = rangeText.trim().toLowerCase();
+    let q = 1;
+    for (const param of params) {
+      const [name, value] = param.split('=');
+      if (name?.trim().toLowerCase() === 'q') q = Number(value?.trim()) || 0;
+    }
+    if (range === PROBLEM_TYPE) problemQ = q;
+    else if (range === 'application/json') jsonQ = Math.max(jsonQ, q);
+    else if (range === '*/*' || range === 'application/*') wildcardQ = Math.max(wildcardQ, q);
   }
-  return json ? 'application/json' : PROBLEM_TYPE;
+  const problemAccepted = problemQ === undefined ? wildcardQ > 0 : problemQ > 0;
+  if (problemAccepted) return PROBLEM_TYPE;
+  return jsonQ > 0 ? 'application/json' : PROBLEM_TYPE;
 }
 
 /** Builds the Problem Details object of an error for this request. */

@@ -162,7 +162,8 @@ const JSON_TYPES = ['application/json', '+json'] as const;
 const FORM_TYPES = ['application/x-www-form-urlencoded'] as const;
 const TEXT_TYPES = ['text/plain'] as const;
 
-const POISON = /"(?:__proto__|constructor|prototype)"\s*:/;
+/** Texts that may hold a dangerous key: the names themselves, or any `\u` escape (`"\u005f_proto__"`). */
+const POISON = /__proto__|constructor|prototype|\\u/;
 
 function dropPoisonKeys(this: unknown, key: string, value: unknown): unknown {
   return key === '__proto__' || key === 'constructor' || key === 'prototype' ? undefined : value;

@@ -2,14 +2,15 @@ import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { PROBLEM_TYPE } from '../core/problem.js';
 
-function statusFor(error: NodeJS.ErrnoException): number {
+function statusFor(error: NodeJS.ErrnoException & { rawPacket?: Buffer }): number {
   switch (error.code) {
     case 'HPE_HEADER_OVERFLOW':
       return 431;
     case 'ERR_HTTP_REQUEST_TIMEOUT':
       return 408;
     case 'HPE_INVALID_METHOD':
-      return 501;
+      // an unknown method token is 501; binary bytes (a TLS hello on the plain port) are 400
+      return /^[A-Z][A-Z-]* /.test(error.rawPacket?.toString('latin1', 0, 32) ?? '') ? 501 : 400;
     default:
       return 400;
   }

@@ -171,8 +171,9 @@ function decodeSegment(part: string): string {
  * ```
  */
 export function mount(prefix: string, middleware: Middleware): Middleware {
+  if (!prefix.startsWith('/')) throw invalidOption('mount(): the prefix must start with /');
+  if (prefix === '/') return middleware;
   const base = prefix.endsWith('/') ? prefix.slice(0, -1) : prefix;
-  if (!base.startsWith('/')) throw invalidOption('mount(): the prefix must start with /');
   const withSlash = `${base}/`;
   return function mounted(req, res, next) {
     const pathname = getPathname(req);

@@ -1,0 +1,157 @@
+import { createServer, request, type Server } from 'node:http';
+import { type AddressInfo, connect } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PROBLEM_TYPE } from '../../src/core/problem.js';
+import { handleClientError } from '../../src/http/client-error.js';
+
+interface RawAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** Writes raw bytes, then reads everything until the server closes the connection. */
+function raw(port: number, data: string): Promise<RawAnswer> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => socket.write(data));
+    let text = '';
+    socket.setEncoding('latin1');
+    socket.on('data', (chunk: string) => {
+      text += chunk;
+    });
+    // the server may close while we are still writing a large request
+    socket.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code !== 'ECONNRESET' && err.code !== 'EPIPE') reject(err);
+    });
+    socket.on('close', () => {
+      const end = text.indexOf('\r\n\r\n');
+      const lines = text.slice(0, end === -1 ? text.length : end).split('\r\n');
+      const headers: Record<string, string> = {};
+      for (const line of lines.slice(1)) {
+        const colon = line.indexOf(':');
+        if (colon > 0) headers[line.slice(0, colon).toLowerCase()] = line.slice(colon + 1).trim();
+      }
+      resolve({
+        status: Number(/^HTTP\/1\.1 (\d{3}) /.exec(lines[0] ?? '')?.[1] ?? 0),
+        headers,
+        body: end === -1 ? '' : text.slice(end + 4),
+      });
+    });
+  });
+}
+
+function get(port: number): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path: '/', agent: false }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        body += chunk;
+      });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+function expectProblem(answer: RawAnswer, status: number): Record<string, unknown> {
+  expect(answer.status).toBe(status);
+  expect(answer.headers['content-type']).toBe(PROBLEM_TYPE);
+  expect(answer.headers.connection).toBe('close');
+  expect(Number(answer.headers['content-length'])).toBe(Buffer.byteLength(answer.body));
+  const body = JSON.parse(answer.body) as Record<string, unknown>;
+  expect(body.status).toBe(status);
+  expect(body.type).toBe('about:blank');
+  expect(typeof body.title).toBe('string');
+  expect(typeof body.detail).toBe('string');
+  return body;
+}
+
+const servers: Server[] = [];
+let port: number;
+let timeoutPort: number;
+
+async function start(server: Server): Promise<number> {
+  servers.push(server);
+  server.on('clientError', handleClientError);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return (server.address() as AddressInfo).port;
+}
+
+beforeAll(async () => {
+  port = await start(createServer((_req, res) => res.end('alive')));
+  timeoutPort = await start(
+    createServer(
+      { headersTimeout: 200, requestTimeout: 300, connectionsCheckingInterval: 50 },
+      (_req, res) => res.end('alive'),
+    ),
+  );
+});
+
+afterAll(async () => {
+  for (const server of servers) {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
+});
+
+describe('handleClientError', () => {
+  it('answers a malformed request line with a 400 problem', async () => {
+    const answer = await raw(port, 'GET /a b c\r\n\r\n');
+    const body = expectProblem(answer, 400);
+    expect(body.title).toBe('Bad Request');
+    expect(await get(port)).toEqual({ status: 200, body: 'alive' });
+  });
+
+  it.each([
+    ['an unknown HTTP version', 'GET / HTTP/9.9\r\n\r\n'],
+    ['a header without a colon', 'GET / HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n'],
+    ['a bare LF in a header value', 'GET / HTTP/1.1\r\nHost: x\r\nX-A: a\nb\r\n\r\n'],
+    ['a bare CR in a header value', 'GET / HTTP/1.1\r\nHost: x\r\nX-A: a\rb\r\n\r\n'],
+  ])('answers %s with a 400 problem', async (_name, data) => {
+    expectProblem(await raw(port, data), 400);
+  });
+
+  it('answers an unknown method with a 501 problem', async () => {
+    const body = expectProblem(await raw(port, 'FROB / HTTP/1.1\r\nHost: x\r\n\r\n'), 501);
+    expect(body.title).toBe('Not Implemented');
+  });
+
+  it('answers headers over 16 KiB with a 431 problem', async () => {
+    const answer = await raw(
+      port,
+      `GET / HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20 * 1024)}\r\n\r\n`,
+    );
+    const body = expectProblem(answer, 431);
+    expect(body.title).toBe('Request Header Fields Too Large');
+    expect(body.detail).toMatch(/too large/);
+  });
+
+  it('answers many headers adding up to over 16 KiB with a 431 problem', async () => {
+    let headers = '';
+    for (let i = 0; i < 100; i++) headers += `X-H${i}: ${'b'.repeat(200)}\r\n`;
+    expectProblem(await raw(port, `GET / HTTP/1.1\r\nHost: x\r\n${headers}\r\n`), 431);
+  });
+
+  it('answers a request whose headers never finish with a 408 problem', async () => {
+    const answer = await raw(timeoutPort, 'GET / HTTP/1.1\r\nHost: x\r\nX-Slow: 1\r\n');
+    const body = expectProblem(answer, 408);
+    expect(body.detail).toMatch(/too long/);
+  });
+
+  it('does not echo the offending request', async () => {
+    const answer = await raw(port, 'GET /secret-token-xyz b c\r\n\r\n');
+    expect(answer.status).toBe(400);
+    expect(answer.body).not.toContain('secret-token-xyz');
+  });
+
+  it('keeps the server alive for the next requests', async () => {
+    for (let i = 0; i < 3; i++) {
+      expect((await raw(port, '\x16\x03\x01garbage\r\n\r\n')).status).toBeGreaterThanOrEqual(400);
+      expect(await get(port)).toEqual({ status: 200, body: 'alive' });
+    }
+    expect(await get(timeoutPort)).toEqual({ status: 200, body: 'alive' });
+  });
+});

@@ -1,0 +1,331 @@
+import { createServer, type IncomingHttpHeaders, request, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { toNodeListener } from '../../src/adapters/node.js';
+import { compose, type Middleware } from '../../src/core/compose.js';
+import { PROBLEM_TYPE } from '../../src/core/problem.js';
+import { sendJson } from '../../src/core/send.js';
+import {
+  createRouter,
+  getParams,
+  getPathname,
+  methods,
+  mount,
+  notFoundHandler,
+} from '../../src/http/router.js';
+
+interface Answer {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+function call(port: number, path: string, method = 'GET'): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path, method, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () =>
+        resolve({
+          status: res.statusCode ?? 0,
+          headers: res.headers,
+          body: Buffer.concat(chunks).toString('utf8'),
+        }),
+      );
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+const json = (answer: Answer) => JSON.parse(answer.body) as Record<string, unknown>;
+
+const echo =
+  (name: string): Middleware =>
+  (req, res) =>
+    sendJson(res, 200, { route: name, method: req.method, params: getParams(req) });
+
+const mounted: string[] = [];
+
+const app = compose([
+  mount('/api', (req, _res, next) => {
+    mounted.push(getPathname(req));
+    return next();
+  }),
+  createRouter({
+    '/': echo('root'),
+    '/api': echo('api'),
+    '/api/messages': { GET: echo('list'), POST: echo('create') },
+    '/api/messages/:id': { GET: echo('read'), PUT: echo('replace'), DELETE: echo('remove') },
+    '/api/channels/:channel/messages/:id': { GET: echo('channel message') },
+    '/api/messages/special': echo('special-never-shadowed'),
+    '/files/:name': echo('file'),
+    '/only-post': { POST: echo('only post') },
+    '/custom-options': {
+      GET: echo('custom get'),
+      OPTIONS: (_req, res) => sendJson(res, 200, { custom: 'options' }),
+    },
+    '/explicit-head': {
+      GET: echo('get'),
+      HEAD: (_req, res) => {
+        res.setHeader('X-Head', 'explicit');
+        res.end();
+      },
+    },
+    '/any': echo('any method'),
+    '/doc': {
+      GET: (_req, res) => {
+        res.setHeader('ETag', '"v1"');
+        sendJson(res, 200, { title: 'A document', body: 'é'.repeat(10) });
+      },
+    },
+  }),
+]);
+
+let server: Server;
+let port: number;
+
+beforeAll(async () => {
+  server = createServer(toNodeListener(app, { onError: () => {} }));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  port = (server.address() as AddressInfo).port;
+});
+
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise((resolve) => server.close(resolve));
+});
+
+describe('createRouter', () => {
+  it('serves exact paths', async () => {
+    const root = await call(port, '/');
+    expect(root.status).toBe(200);
+    expect(json(root).route).toBe('root');
+    const list = await call(port, '/api/messages');
+    expect(json(list)).toEqual({ route: 'list', method: 'GET', params: {} });
+  });
+
+  it('ignores the query when matching', async () => {
+    const answer = await call(port, '/api/messages?limit=10&cursor=abc');
+    expect(answer.status).toBe(200);
+    expect(json(answer).route).toBe('list');
+  });
+
+  it('picks the handler by method', async () => {
+    expect(json(await call(port, '/api/messages', 'POST')).route).toBe('create');
+    expect(json(await call(port, '/api/messages/7', 'PUT')).route).toBe('replace');
+    expect(json(await call(port, '/api/messages/7', 'DELETE')).route).toBe('remove');
+  });
+
+  it('matches :param segments', async () => {
+    const answer = await call(port, '/api/messages/42');
+    expect(json(answer)).toEqual({ route: 'read', method: 'GET', params: { id: '42' } });
+    const nested = await call(port, '/api/channels/general/messages/9');
+    expect(json(nested).params).toEqual({ channel: 'general', id: '9' });
+  });
+
+  it('prefers an exact route over a :param route', async () => {
+    const answer = await call(port, '/api/messages/special');
+    expect(json(answer).route).toBe('special-never-shadowed');
+  });
+
+  it('percent-decodes parameters', async () => {
+    const answer = await call(port, '/files/caf%C3%A9%20menu%2Fv2.txt');
+    expect(json(answer).params).toEqual({ name: 'café menu/v2.txt' });
+    const plus = await call(port, '/files/a+b');
+    expect(json(plus).params).toEqual({ name: 'a+b' });
+  });
+
+  it('answers 400 with a problem for malformed percent-encoding', async () => {
+    const answer = await call(port, '/files/%E0%A4%A');
+    expect(answer.status).toBe(400);
+    expect(answer.headers['content-type']).toBe(PROBLEM_TYPE);
+    expect(json(answer)).toMatchObject({ status: 400, instance: '/files/%E0%A4%A' });
+    const lone = await call(port, '/api/messages/%');
+    expect(lone.status).toBe(400);
+  });
+
+  it('goes on to next for unmatched paths (404 from the listener)', async () => {
+    for (const path of [
+      '/nope',
+      '/api/messages/1/extra',
+      '/api/messages/',
+      '/files/',
+      '/API/messages',
+      '/api/channels//messages/1',
+    ]) {
+      const answer = await call(port, path);
+      expect(answer.status, path).toBe(404);
+      expect(answer.headers['content-type']).toBe(PROBLEM_TYPE);
+      expect(json(answer).instance).toBe(path);
+    }
+  });
+
+  it('calls the chain next for unmatched paths', async () => {
+    let nextCalled = 0;
+    const router = createRouter({ '/a': echo('a'), '/b/:id': echo('b') });
+    await router({ url: '/zzz', headers: {} } as never, {} as never, async () => {
+      nextCalled++;
+    });
+    await router({ url: '/b/1/2', headers: {} } as never, {} as never, async () => {
+      nextCalled++;
+    });
+    expect(nextCalled).toBe(2);
+  });
+
+  it('serves any method with a plain middleware', async () => {
+    const answer = await call(port, '/any', 'PATCH');
+    expect(answer.status).toBe(200);
+    expect(json(answer).method).toBe('PATCH');
+  });
+});
+
+describe('method tables', () => {
+  it('answers 405 with Allow listing the methods, HEAD (with GET) and OPTIONS', async () => {
+    const answer = await call(port, '/api/messages', 'DELETE');
+    expect(answer.status).toBe(405);
+    expect(answer.headers['content-type']).toBe(PROBLEM_TYPE);
+    const allow = String(answer.headers.allow).split(', ');
+    expect(allow.sort()).toEqual(['GET', 'HEAD', 'OPTIONS', 'POST']);
+    expect(json(answer).status).toBe(405);
+  });
+
+  it('lists no HEAD when there is no GET', async () => {
+    const answer = await call(port, '/only-post', 'GET');
+    expect(answer.status).toBe(405);
+    const allow = String(answer.headers.allow).split(', ');
+    expect(allow.sort()).toEqual(['OPTIONS', 'POST']);
+  });
+
+  it('answers OPTIONS with 204 and Allow', async () => {
+    const answer = await call(port, '/api/messages/3', 'OPTIONS');
+    expect(answer.status).toBe(204);
+    expect(answer.body).toBe('');
+    const allow = String(answer.headers.allow).split(', ');
+    expect(allow.sort()).toEqual(['DELETE', 'GET', 'HEAD', 'OPTIONS', 'PUT']);
+  });
+
+  it('lets an explicit OPTIONS handler win', async () => {
+    const answer = await call(port, '/custom-options', 'OPTIONS');
+    expect(answer.status).toBe(200);
+    expect(json(answer)).toEqual({ custom: 'options' });
+  });
+
+  it('serves HEAD by GET, without body but with the same Content-Length', async () => {
+    const get = await call(port, '/doc', 'GET');
+    const head = await call(port, '/doc', 'HEAD');
+    expect(get.status).toBe(200);
+    expect(head.status).toBe(200);
+    expect(head.body).toBe('');
+    expect(Number(get.headers['content-length'])).toBe(Buffer.byteLength(get.body));
+    expect(head.headers['content-length']).toBe(get.headers['content-length']);
+    expect(head.headers['content-type']).toBe(get.headers['content-type']);
+    expect(head.headers.etag).toBe('"v1"');
+    // the GET handler ran for HEAD
+    const echoed = await call(port, '/api/messages/42', 'HEAD');
+    expect(echoed.status).toBe(200);
+    expect(echoed.body).toBe('');
+    expect(Number(echoed.headers['content-length'])).toBe(
+      Buffer.byteLength(JSON.stringify({ route: 'read', method: 'HEAD', params: { id: '42' } })),
+    );
+  });
+
+  it('uses an explicit HEAD handler over GET', async () => {
+    const head = await call(port, '/explicit-head', 'HEAD');
+    expect(head.status).toBe(200);
+    expect(head.headers['x-head']).toBe('explicit');
+  });
+
+  it('throws TypeError for invalid tables', () => {
+    const fn: Middleware = () => {};
+    expect(() => methods({ get: fn })).toThrow(TypeError);
+    expect(() => methods({ 'GET ': fn })).toThrow(TypeError);
+    expect(() => methods({ GET: 'nope' as unknown as Middleware })).toThrow(TypeError);
+    expect(() => methods({ GET: undefined })).toThrow(TypeError);
+  });
+});
+
+describe('mount', () => {
+  it('runs for the prefix and paths under it, not for look-alikes', async () => {
+    mounted.length = 0;
+    for (const path of ['/api', '/api/messages', '/api/', '/apiary', '/', '/ap', '/x/api']) {
+      await call(port, path);
+    }
+    expect(mounted).toEqual(['/api', '/api/messages', '/api/']);
+  });
+
+  it('ignores the query when matching the prefix', async () => {
+    mounted.length = 0;
+    await call(port, '/api?x=1');
+    await call(port, '/apiary?x=/api/');
+    expect(mounted).toEqual(['/api']);
+  });
+
+  it('treats a trailing slash in the prefix like none', async () => {
+    const seen: string[] = [];
+    const mw = mount('/v1/', (req, _res, next) => {
+      seen.push(req.url ?? '');
+      return next();
+    });
+    for (const url of ['/v1', '/v1/x', '/v10']) {
+      await mw({ url, headers: {} } as never, {} as never, async () => {});
+    }
+    expect(seen).toEqual(['/v1', '/v1/x']);
+  });
+
+  it('throws TypeError for a prefix without a leading slash', () => {
+    expect(() => mount('api', () => {})).toThrow(TypeError);
+    expect(() => mount('', () => {})).toThrow(TypeError);
+  });
+
+  it('mount("/") covers every path', async () => {
+    const seen: string[] = [];
+    const mw = mount('/', (req, _res, next) => {
+      seen.push(req.url ?? '');
+      return next();
+    });
+    for (const url of ['/', '/a', '/a/b']) {
+      await mw({ url, headers: {} } as never, {} as never, async () => {});
+    }
+    expect(seen).toEqual(['/', '/a', '/a/b']);
+  });
+});
+
+describe('route definitions', () => {
+  it('throw TypeError when invalid', () => {
+    const fn: Middleware = () => {};
+    expect(() => createRouter({ 'no-slash': fn })).toThrow(TypeError);
+    expect(() => createRouter({ '': fn })).toThrow(TypeError);
+    expect(() => createRouter({ '/x': 42 as unknown as Middleware })).toThrow(TypeError);
+    expect(() => createRouter({ '/x': null as unknown as Middleware })).toThrow(TypeError);
+    expect(() => createRouter({ '/x/:id': { get: fn } })).toThrow(TypeError);
+    expect(() => createRouter({ '/x': { GET: 'nope' as unknown as Middleware } })).toThrow(
+      TypeError,
+    );
+  });
+
+  it('carry the ERR_INVALID_OPTION code', () => {
+    try {
+      createRouter({ 'no-slash': () => {} });
+      expect.unreachable();
+    } catch (err) {
+      expect((err as { code?: string }).code).toBe('ERR_INVALID_OPTION');
+    }
+  });
+});
+
+describe('notFoundHandler', () => {
+  it('answers every request with a 404 problem', async () => {
+    const s = createServer(toNodeListener([notFoundHandler('Nothing here.')]));
+    await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
+    try {
+      const answer = await call((s.address() as AddressInfo).port, '/whatever');
+      expect(answer.status).toBe(404);
+      expect(json(answer).detail).toBe('Nothing here.');
+    } finally {
+      s.closeAllConnections();
+      await new Promise((resolve) => s.close(resolve));
+    }
+  });
+});
