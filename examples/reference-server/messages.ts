@@ -41,6 +41,21 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+interface FieldRule {
+  max: number;
+  /** What the value may not contain, with the words for it. */
+  refuse?: { pattern: RegExp; words: string };
+}
+
+const RULES: Record<keyof Fields, FieldRule> = {
+  text: { max: MAX_TEXT },
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses
+  channel: {
+    max: MAX_CHANNEL,
+    refuse: { pattern: /[\u0000-\u001f\u007f]/, words: 'control characters' },
+  },
+};
+
 /** Checks the fields of a message body; `required` lists the ones that must be present. */
 function validate(body: unknown, required: readonly (keyof Fields)[]): Fields {
   if (!isObject(body)) {
@@ -48,30 +63,24 @@ function validate(body: unknown, required: readonly (keyof Fields)[]): Fields {
   }
   const errors: FieldError[] = [];
   const fields: Fields = {};
-  const { text, channel } = body;
-  if (text === undefined) {
-    if (required.includes('text')) errors.push({ field: 'text', message: 'is required' });
-  } else if (typeof text !== 'string') {
-    errors.push({ field: 'text', message: 'must be a string' });
-  } else {
-    const length = [...text].length;
-    if (length < 1 || length > MAX_TEXT) {
-      errors.push({ field: 'text', message: `must be 1–${MAX_TEXT} characters long` });
-    } else fields.text = text;
-  }
-  if (channel === undefined) {
-    if (required.includes('channel')) errors.push({ field: 'channel', message: 'is required' });
-  } else if (typeof channel !== 'string') {
-    errors.push({ field: 'channel', message: 'must be a string' });
-  } else {
-    const length = [...channel].length;
-    // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses
-    if (length < 1 || length > MAX_CHANNEL || /[\u0000-\u001f\u007f]/.test(channel)) {
-      errors.push({
-        field: 'channel',
-        message: `must be 1–${MAX_CHANNEL} characters without control characters`,
-      });
-    } else fields.channel = channel;
+  for (const field of Object.keys(RULES) as (keyof Fields)[]) {
+    const value = body[field];
+    const rule = RULES[field];
+    if (value === undefined) {
+      if (required.includes(field)) errors.push({ field, message: 'is required' });
+      continue;
+    }
+    if (typeof value !== 'string') {
+      errors.push({ field, message: 'must be a string' });
+      continue;
+    }
+    const length = [...value].length;
+    if (length < 1 || length > rule.max || rule.refuse?.pattern.test(value)) {
+      const without = rule.refuse ? ` without ${rule.refuse.words}` : '';
+      errors.push({ field, message: `must be 1–${rule.max} characters long${without}` });
+      continue;
+    }
+    fields[field] = value;
   }
   if (errors.length > 0) throw unprocessable(errors);
   return fields;
