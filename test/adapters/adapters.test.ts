@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
-import { createServer, type IncomingMessage, request, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer, globalAgent, type Server } from 'node:http';
 import express from 'express';
 import express4 from 'express4';
 import Koa from 'koa';
@@ -24,6 +23,7 @@ import {
   toKoa,
   toNodeListener,
 } from '../../src/index.js';
+import { closeAll, listen, request } from '../helpers/http.js';
 
 const ORIGIN = 'http://app.example.test';
 
@@ -113,36 +113,14 @@ function koaHost(): Host {
   return { name: 'koa 3', server: createServer(app.callback()), nativeError: '/native/conflict' };
 }
 
-interface Reply {
-  status: number;
-  headers: IncomingMessage['headers'];
-  body: string;
-}
-
-function call(
+/** One request through node's global agent, which keeps connections alive between requests. */
+const call = (
   server: Server,
   method: string,
   path: string,
   headers: Record<string, string> = {},
   body?: string | Buffer,
-): Promise<Reply> {
-  const { port } = server.address() as AddressInfo;
-  return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, method, path, headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () =>
-        resolve({
-          status: res.statusCode ?? 0,
-          headers: res.headers,
-          body: Buffer.concat(chunks).toString(),
-        }),
-      );
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
+) => request(server, path, { method, headers, body, agent: globalAgent });
 
 const hosts: Host[] = [];
 const silence = console.error;
@@ -155,12 +133,12 @@ beforeAll(async () => {
     expressHost('express 4', express4 as unknown as typeof express),
     koaHost(),
   );
-  await Promise.all(hosts.map((h) => new Promise<void>((r) => h.server.listen(0, '127.0.0.1', r))));
+  await Promise.all(hosts.map((h) => listen(h.server)));
 });
 
 afterAll(async () => {
   console.error = silence;
-  await Promise.all(hosts.map((h) => new Promise((r) => h.server.close(r))));
+  await closeAll();
 });
 
 describe.each(['node:http', 'express 5', 'express 4', 'koa 3'])('through %s', (name) => {

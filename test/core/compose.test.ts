@@ -1,13 +1,4 @@
-import {
-  createServer,
-  type IncomingHttpHeaders,
-  type IncomingMessage,
-  type RequestListener,
-  request,
-  type Server,
-  type ServerResponse,
-} from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { afterAll, describe, expect, expectTypeOf, it } from 'vitest';
 import { toNodeListener } from '../../src/adapters/node.js';
 import { compose, type Middleware } from '../../src/core/compose.js';
@@ -19,47 +10,9 @@ import {
 } from '../../src/core/context.js';
 import { conflict } from '../../src/core/errors.js';
 import { PROBLEM_TYPE } from '../../src/core/problem.js';
+import { closeAll, listen, request } from '../helpers/http.js';
 
-interface Answer {
-  status: number;
-  headers: IncomingHttpHeaders;
-  body: string;
-}
-
-function call(port: number, path: string, headers: Record<string, string> = {}): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path, headers, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () =>
-        resolve({
-          status: res.statusCode ?? 0,
-          headers: res.headers,
-          body: Buffer.concat(chunks).toString('utf8'),
-        }),
-      );
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
-
-const servers: Server[] = [];
-
-async function serve(listener: RequestListener): Promise<number> {
-  const server = createServer(listener);
-  servers.push(server);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return (server.address() as AddressInfo).port;
-}
-
-afterAll(async () => {
-  for (const server of servers) {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
-  }
-});
+afterAll(closeAll);
 
 const fakeReq = () => ({ url: '/', headers: {} }) as IncomingMessage;
 const fakeRes = () => ({}) as ServerResponse;
@@ -232,7 +185,7 @@ describe('compose', () => {
 
 describe('compose through toNodeListener', () => {
   it('answers a synchronous throw with a problem', async () => {
-    const port = await serve(
+    const { port } = await listen(
       toNodeListener(
         [
           (_req, _res, next) => next(),
@@ -243,14 +196,14 @@ describe('compose through toNodeListener', () => {
         silent,
       ),
     );
-    const answer = await call(port, '/x');
+    const answer = await request(port, '/x');
     expect(answer.status).toBe(409);
     expect(answer.headers['content-type']).toBe(PROBLEM_TYPE);
     expect(JSON.parse(answer.body)).toMatchObject({ status: 409, detail: 'sync conflict' });
   });
 
   it('answers an async rejection with a problem', async () => {
-    const port = await serve(
+    const { port } = await listen(
       toNodeListener(
         [
           async (_req, _res, next) => {
@@ -264,25 +217,25 @@ describe('compose through toNodeListener', () => {
         silent,
       ),
     );
-    const answer = await call(port, '/x');
+    const answer = await request(port, '/x');
     expect(answer.status).toBe(500);
     expect(answer.headers['content-type']).toBe(PROBLEM_TYPE);
     expect(answer.body).not.toContain('async secret');
   });
 
   it('answers a throw from a single middleware (not an array)', async () => {
-    const port = await serve(
+    const { port } = await listen(
       toNodeListener(() => {
         throw conflict('single');
       }, silent),
     );
-    const answer = await call(port, '/x');
+    const answer = await request(port, '/x');
     expect(answer.status).toBe(409);
   });
 
   it('answers an unanswered request with a 404 problem', async () => {
-    const port = await serve(toNodeListener([(_req, _res, next) => next()], silent));
-    const answer = await call(port, '/unknown?q=1');
+    const { port } = await listen(toNodeListener([(_req, _res, next) => next()], silent));
+    const answer = await request(port, '/unknown?q=1');
     expect(answer.status).toBe(404);
     expect(answer.headers['content-type']).toBe(PROBLEM_TYPE);
     expect(JSON.parse(answer.body)).toMatchObject({
@@ -294,13 +247,13 @@ describe('compose through toNodeListener', () => {
   });
 
   it('answers 404 for an empty chain', async () => {
-    const port = await serve(toNodeListener([], silent));
-    const answer = await call(port, '/');
+    const { port } = await listen(toNodeListener([], silent));
+    const answer = await request(port, '/');
     expect(answer.status).toBe(404);
   });
 
   it('does not add a 404 after a middleware that answered and then called next', async () => {
-    const port = await serve(
+    const { port } = await listen(
       toNodeListener(
         [
           (_req, res, next) => {
@@ -311,7 +264,7 @@ describe('compose through toNodeListener', () => {
         silent,
       ),
     );
-    const answer = await call(port, '/');
+    const answer = await request(port, '/');
     expect(answer.status).toBe(200);
     expect(answer.body).toBe('answered');
   });
@@ -353,7 +306,7 @@ describe('context values', () => {
   it('are per request over a real server', async () => {
     const user = createContextKey<{ name: string }>('user');
     const seen: Array<string | undefined> = [];
-    const port = await serve(
+    const { port } = await listen(
       toNodeListener(
         [
           (req, _res, next) => {
@@ -372,7 +325,7 @@ describe('context values', () => {
       ),
     );
     const answers = await Promise.all(
-      ['alice', 'bob', 'carol'].map((name) => call(port, `/?name=${name}`)),
+      ['alice', 'bob', 'carol'].map((name) => request(port, `/?name=${name}`)),
     );
     expect(answers.map((a) => a.body)).toEqual(['alice', 'bob', 'carol']);
     expect(seen).toEqual([undefined, undefined, undefined]);

@@ -1,16 +1,5 @@
-import {
-  createServer,
-  type IncomingHttpHeaders,
-  type IncomingMessage,
-  type OutgoingHttpHeaders,
-  type RequestListener,
-  request,
-  type Server,
-} from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { connect } from 'node:net';
+import type { IncomingMessage } from 'node:http';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { toNodeListener } from '../../src/adapters/node.js';
 import type { Middleware } from '../../src/core/compose.js';
 import { getRequestId } from '../../src/core/context.js';
 import {
@@ -33,67 +22,7 @@ import {
   toProblem,
 } from '../../src/core/problem.js';
 import { requestId } from '../../src/http/request-id.js';
-
-interface Answer {
-  status: number;
-  headers: IncomingHttpHeaders;
-  body: string;
-}
-
-function call(
-  port: number,
-  path: string,
-  init: { method?: string; headers?: OutgoingHttpHeaders; body?: string } = {},
-): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: '127.0.0.1',
-        port,
-        path,
-        method: init.method ?? 'GET',
-        headers: init.headers,
-        agent: false,
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () =>
-          resolve({
-            status: res.statusCode ?? 0,
-            headers: res.headers,
-            body: Buffer.concat(chunks).toString('utf8'),
-          }),
-        );
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(init.body);
-  });
-}
-
-/** Sends raw bytes and collects everything the server writes until it closes the socket. */
-function raw(port: number, data: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1', () => socket.write(data));
-    let text = '';
-    socket.setEncoding('latin1');
-    socket.on('data', (chunk: string) => {
-      text += chunk;
-    });
-    socket.on('close', () => resolve(text));
-    socket.on('error', reject);
-  });
-}
-
-async function listen(listener: RequestListener): Promise<Server> {
-  const server = createServer(listener);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return server;
-}
-
-const portOf = (server: Server) => (server.address() as AddressInfo).port;
+import { closeAll, json, type Listening, rawRequest, request, serve } from '../helpers/http.js';
 
 const SECRET = 'hunter2-db-password';
 
@@ -216,35 +145,26 @@ const dispatch: Middleware = (req, res, next) => {
   return handler ? handler(req, res, next) : next();
 };
 
-let plain: Server;
-let withId: Server;
-let defaultLogger: Server;
+let plain: Listening;
+let withId: Listening;
+let defaultLogger: Listening;
 
 beforeAll(async () => {
-  plain = await listen(toNodeListener(dispatch, { onError }));
-  withId = await listen(toNodeListener([requestId(), dispatch], { onError }));
-  defaultLogger = await listen(toNodeListener(dispatch));
+  plain = await serve(dispatch, { onError });
+  withId = await serve([requestId(), dispatch], { onError });
+  defaultLogger = await serve(dispatch);
 });
 
-afterAll(async () => {
-  for (const server of [plain, withId, defaultLogger]) {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
-  }
-});
+afterAll(closeAll);
 
 afterEach(() => {
   throwingLogger = false;
   vi.restoreAllMocks();
 });
 
-function json(answer: Answer): Record<string, unknown> {
-  return JSON.parse(answer.body) as Record<string, unknown>;
-}
-
 describe('problem body', () => {
   it('renders type, title, status, detail and instance', async () => {
-    const answer = await call(portOf(plain), '/not-found');
+    const answer = await request(plain, '/not-found');
     expect(answer.status).toBe(404);
     expect(answer.headers['content-type']).toBe(PROBLEM_TYPE);
     expect(json(answer)).toEqual({
@@ -257,7 +177,7 @@ describe('problem body', () => {
   });
 
   it('sets Content-Length to the body size and Cache-Control: no-store', async () => {
-    const answer = await call(portOf(plain), '/conflict');
+    const answer = await request(plain, '/conflict');
     expect(answer.status).toBe(409);
     expect(answer.headers['cache-control']).toBe('no-store');
     expect(Number(answer.headers['content-length'])).toBe(Buffer.byteLength(answer.body));
@@ -269,7 +189,7 @@ describe('problem body', () => {
       '/boom?api_key=secret-key-123',
       '/nowhere?api_key=secret-key-123',
     ]) {
-      const answer = await call(portOf(withId), path);
+      const answer = await request(withId, path);
       expect(answer.status).toBeGreaterThanOrEqual(400);
       expect(json(answer).instance).toBe(path.slice(0, path.indexOf('?')));
       expect(answer.body).not.toContain('secret-key-123');
@@ -278,20 +198,20 @@ describe('problem body', () => {
   });
 
   it('carries requestId when requestId() ran, equal to the X-Request-ID header', async () => {
-    const answer = await call(portOf(withId), '/not-found', {
+    const answer = await request(withId, '/not-found', {
       headers: { 'X-Request-ID': 'trace-abc.123' },
     });
     expect(answer.headers['x-request-id']).toBe('trace-abc.123');
     expect(json(answer).requestId).toBe('trace-abc.123');
 
-    const generated = await call(portOf(withId), '/conflict');
+    const generated = await request(withId, '/conflict');
     const id = generated.headers['x-request-id'];
     expect(id).toMatch(/^[0-9a-f-]{36}$/);
     expect(json(generated).requestId).toBe(id);
   });
 
   it('has no requestId member when requestId() did not run', async () => {
-    const answer = await call(portOf(plain), '/not-found', {
+    const answer = await request(plain, '/not-found', {
       headers: { 'X-Request-ID': 'trace-abc' },
     });
     expect(answer.headers['x-request-id']).toBeUndefined();
@@ -299,7 +219,7 @@ describe('problem body', () => {
   });
 
   it('renders errors and the validation type on 422', async () => {
-    const answer = await call(portOf(plain), '/validation');
+    const answer = await request(plain, '/validation');
     expect(answer.status).toBe(422);
     const body = json(answer);
     expect(body.type).toBe(`${PROBLEM_TYPE_BASE}validation`);
@@ -311,7 +231,7 @@ describe('problem body', () => {
   });
 
   it('renders extensions without letting them override the standard members', async () => {
-    const answer = await call(portOf(plain), '/extensions');
+    const answer = await request(plain, '/extensions');
     expect(answer.status).toBe(409);
     const body = json(answer);
     expect(body.balance).toBe(30);
@@ -321,21 +241,21 @@ describe('problem body', () => {
   });
 
   it('sends the headers the status demands', async () => {
-    const allow = await call(portOf(plain), '/method');
+    const allow = await request(plain, '/method');
     expect(allow.status).toBe(405);
     expect(allow.headers.allow).toBe('GET, HEAD, OPTIONS');
 
-    const auth = await call(portOf(plain), '/unauthorized');
+    const auth = await request(plain, '/unauthorized');
     expect(auth.status).toBe(401);
     expect(auth.headers['www-authenticate']).toBe('Bearer error="invalid_token"');
 
-    const rate = await call(portOf(plain), '/rate');
+    const rate = await request(plain, '/rate');
     expect(rate.status).toBe(429);
     expect(rate.headers['retry-after']).toBe('13');
   });
 
   it('answers a HEAD request with the problem headers and no body', async () => {
-    const answer = await call(portOf(plain), '/not-found', { method: 'HEAD' });
+    const answer = await request(plain, '/not-found', { method: 'HEAD' });
     expect(answer.status).toBe(404);
     expect(answer.headers['content-type']).toBe(PROBLEM_TYPE);
     expect(answer.body).toBe('');
@@ -368,7 +288,7 @@ describe('content negotiation', () => {
   });
 
   it('answers application/json to a client that only accepts JSON', async () => {
-    const answer = await call(portOf(plain), '/not-found', {
+    const answer = await request(plain, '/not-found', {
       headers: { Accept: 'application/json' },
     });
     expect(answer.status).toBe(404);
@@ -377,14 +297,14 @@ describe('content negotiation', () => {
   });
 
   it('answers the problem type to a browser asking for HTML', async () => {
-    const answer = await call(portOf(plain), '/not-found', { headers: { Accept: 'text/html' } });
+    const answer = await request(plain, '/not-found', { headers: { Accept: 'text/html' } });
     expect(answer.headers['content-type']).toBe(PROBLEM_TYPE);
   });
 });
 
 describe('headers set before the error', () => {
   it('drops representation headers and keeps the others', async () => {
-    const answer = await call(portOf(plain), '/representation');
+    const answer = await request(plain, '/representation');
     expect(answer.status).toBe(409);
     expect(answer.headers.etag).toBeUndefined();
     expect(answer.headers.location).toBeUndefined();
@@ -398,7 +318,7 @@ describe('headers set before the error', () => {
   });
 
   it('does the same for unexpected errors', async () => {
-    const answer = await call(portOf(plain), '/representation-500');
+    const answer = await request(plain, '/representation-500');
     expect(answer.status).toBe(500);
     expect(answer.headers.etag).toBeUndefined();
     expect(answer.headers.location).toBeUndefined();
@@ -409,7 +329,7 @@ describe('headers set before the error', () => {
 describe('unexpected errors', () => {
   it('answers 500 without the thrown message and hands the original error to onError', async () => {
     logged.length = 0;
-    const answer = await call(portOf(plain), '/boom');
+    const answer = await request(plain, '/boom');
     expect(answer.status).toBe(500);
     expect(answer.body).not.toContain(SECRET);
     expect(answer.body).not.toContain('secret internals');
@@ -423,14 +343,14 @@ describe('unexpected errors', () => {
 
   it('does the same for an async rejection', async () => {
     logged.length = 0;
-    const answer = await call(portOf(plain), '/async-boom');
+    const answer = await request(plain, '/async-boom');
     expect(answer.status).toBe(500);
     expect(answer.body).not.toContain(SECRET);
     expect(logged[0]!.error).toBe(thrown.get('/async-boom'));
   });
 
   it('quotes the request id in the 500 detail when there is one', async () => {
-    const answer = await call(portOf(withId), '/boom', { headers: { 'X-Request-ID': 'rid-500' } });
+    const answer = await request(withId, '/boom', { headers: { 'X-Request-ID': 'rid-500' } });
     expect(answer.status).toBe(500);
     const body = json(answer);
     expect(body.requestId).toBe('rid-500');
@@ -440,7 +360,7 @@ describe('unexpected errors', () => {
 
   it('turns thrown plain values into 500 without echoing them', async () => {
     for (const path of ['/throw-string', '/throw-null', '/throw-undefined', '/throw-number']) {
-      const answer = await call(portOf(plain), path);
+      const answer = await request(plain, path);
       expect(answer.status, path).toBe(500);
       expect(answer.headers['content-type']).toBe(PROBLEM_TYPE);
       expect(answer.body).not.toContain(SECRET);
@@ -450,25 +370,25 @@ describe('unexpected errors', () => {
 
   it('hands a thrown string to onError as it is', async () => {
     logged.length = 0;
-    await call(portOf(plain), '/throw-string');
+    await request(plain, '/throw-string');
     expect(logged[0]!.error).toBe(`plain string with ${SECRET}`);
   });
 
   it('still answers when onError throws', async () => {
     throwingLogger = true;
     logged.length = 0;
-    const answer = await call(portOf(plain), '/boom');
+    const answer = await request(plain, '/boom');
     expect(logged).toHaveLength(1);
     expect(answer.status).toBe(500);
     expect(json(answer).status).toBe(500);
     // and the server lives on
-    const next = await call(portOf(plain), '/ok');
+    const next = await request(plain, '/ok');
     expect(next.status).toBe(200);
   });
 
   it('logs through console.error by default, without the query', async () => {
     const spy = vi.spyOn(console, 'error').mockImplementation(() => {});
-    const answer = await call(portOf(defaultLogger), '/boom?api_key=secret-key-123');
+    const answer = await request(defaultLogger, '/boom?api_key=secret-key-123');
     expect(answer.status).toBe(500);
     expect(spy).toHaveBeenCalledTimes(1);
     const line = String(spy.mock.calls[0]![0]);
@@ -478,24 +398,24 @@ describe('unexpected errors', () => {
 
   it('does not call onError for 4xx', async () => {
     logged.length = 0;
-    await call(portOf(plain), '/not-found');
-    await call(portOf(plain), '/validation');
+    await request(plain, '/not-found');
+    await request(plain, '/validation');
     expect(logged).toHaveLength(0);
   });
 
   it('never answers 200 for an error, whatever status the handler had set', async () => {
-    const a = await call(portOf(plain), '/status-200-then-throw');
+    const a = await request(plain, '/status-200-then-throw');
     expect(a.status).toBe(500);
     expect(json(a).status).toBe(500);
-    const b = await call(portOf(plain), '/status-201-then-bad-request');
+    const b = await request(plain, '/status-201-then-bad-request');
     expect(b.status).toBe(400);
     expect(json(b).detail).toBe('Bad input.');
   });
 
   it('ends the connection without a second response when headers were already sent', async () => {
     logged.length = 0;
-    const text = await raw(
-      portOf(plain),
+    const text = await rawRequest(
+      plain.port,
       'GET /after-headers HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n',
     );
     expect(text.startsWith('HTTP/1.1 200 OK')).toBe(true);
@@ -505,13 +425,13 @@ describe('unexpected errors', () => {
     // the chunked body was cut off: no terminating zero-length chunk
     expect(text.endsWith('0\r\n\r\n')).toBe(false);
     expect(logged).toHaveLength(1);
-    const next = await call(portOf(plain), '/ok');
+    const next = await request(plain, '/ok');
     expect(next.status).toBe(200);
     expect(next.body).toBe('ok none');
   });
 
   it('answers a request nothing handled with a 404 problem', async () => {
-    const answer = await call(portOf(plain), '/nothing/here');
+    const answer = await request(plain, '/nothing/here');
     expect(answer.status).toBe(404);
     expect(json(answer)).toMatchObject({ status: 404, instance: '/nothing/here' });
   });
@@ -519,14 +439,14 @@ describe('unexpected errors', () => {
 
 describe('errors of the http-errors kind', () => {
   it('uses status and message when expose is true', async () => {
-    const answer = await call(portOf(plain), '/http-errors-404');
+    const answer = await request(plain, '/http-errors-404');
     expect(answer.status).toBe(404);
     expect(json(answer).detail).toBe('No such user');
   });
 
   it('uses statusCode and hides the message of a 5xx', async () => {
     logged.length = 0;
-    const answer = await call(portOf(plain), '/http-errors-502');
+    const answer = await request(plain, '/http-errors-502');
     expect(answer.status).toBe(502);
     expect(answer.body).not.toContain(SECRET);
     expect(json(answer).detail).toBe('Bad Gateway');
@@ -535,16 +455,16 @@ describe('errors of the http-errors kind', () => {
   });
 
   it('never shows the message of a 500, even marked expose', async () => {
-    const answer = await call(portOf(plain), '/http-errors-500-exposed');
+    const answer = await request(plain, '/http-errors-500-exposed');
     expect(answer.status).toBe(500);
     expect(answer.body).not.toContain(SECRET);
   });
 
   it('keeps the detail of a 5xx HttpError the app built on purpose', async () => {
-    const answer = await call(portOf(plain), '/bad-gateway');
+    const answer = await request(plain, '/bad-gateway');
     expect(answer.status).toBe(502);
     expect(json(answer).detail).toBe('The payment service answered garbage.');
-    const app500 = await call(portOf(plain), '/app-500');
+    const app500 = await request(plain, '/app-500');
     expect(app500.status).toBe(500);
     expect(json(app500).detail).toBe('Internal Server Error');
   });

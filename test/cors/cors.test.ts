@@ -1,8 +1,5 @@
-import { once } from 'node:events';
-import { createServer, type IncomingHttpHeaders, request, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingHttpHeaders } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { toNodeListener } from '../../src/adapters/node.js';
 import type { Middleware } from '../../src/core/compose.js';
 import { notFound } from '../../src/core/errors.js';
 import { sendJson } from '../../src/core/send.js';
@@ -13,52 +10,24 @@ import {
   DEFAULT_CORS_METHODS,
   isPreflightRequest,
 } from '../../src/cors/index.js';
+import { closeAll, serve as listenOn, request } from '../helpers/http.js';
 
-interface Reply {
-  status: number;
-  headers: IncomingHttpHeaders;
-  body: string;
-}
-
-const servers: Server[] = [];
-
-afterEach(async () => {
-  for (const server of servers.splice(0)) {
-    server.closeAllConnections();
-    server.close();
-    await once(server, 'close');
-  }
-});
+afterEach(closeAll);
 
 const ok: Middleware = (_req, res) => sendJson(res, 200, { ok: true });
 
+/** Serves `stack` until the end of the test; answers its base URL. */
 async function serve(stack: Middleware[]): Promise<string> {
-  const server = createServer(toNodeListener(stack, { onError: () => {} }));
-  servers.push(server);
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return (await listenOn(stack, { onError: () => {} })).url;
 }
 
-function call(
+/** Sends `method` to `base` + `path` with `headers`. */
+const call = (
   base: string,
   method: string,
   headers: Record<string, string> = {},
   path = '/things',
-): Promise<Reply> {
-  return new Promise((resolve, reject) => {
-    const req = request(`${base}${path}`, { method, headers, agent: false }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => {
-        body += chunk;
-      });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
+) => request(base, path, { method, headers });
 
 const preflight = (origin: string, extra: Record<string, string> = {}) => ({
   Origin: origin,

@@ -1,81 +1,31 @@
-import {
-  createServer,
-  type IncomingHttpHeaders,
-  type OutgoingHttpHeaders,
-  request,
-  type Server,
-} from 'node:http';
-import { type AddressInfo, connect } from 'node:net';
+import type { OutgoingHttpHeaders } from 'node:http';
+import { connect } from 'node:net';
 import { isDeepStrictEqual } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { toNodeListener } from '../../src/adapters/node.js';
 import type { Middleware } from '../../src/core/compose.js';
 import { HttpError } from '../../src/core/errors.js';
 import { PROBLEM_TYPE, requestPath } from '../../src/core/problem.js';
 import { sendJson } from '../../src/core/send.js';
 import { DEFAULT_BODY_LIMIT, readBody, readForm, readJson, readText } from '../../src/http/body.js';
-
-interface Answer {
-  status: number;
-  headers: IncomingHttpHeaders;
-  body: string;
-}
-
-function collect(
-  resolve: (answer: Answer) => void,
-  reject: (err: unknown) => void,
-): (res: import('node:http').IncomingMessage) => void {
-  return (res) => {
-    const chunks: Buffer[] = [];
-    res.on('data', (chunk: Buffer) => chunks.push(chunk));
-    res.on('end', () =>
-      resolve({
-        status: res.statusCode ?? 0,
-        headers: res.headers,
-        body: Buffer.concat(chunks).toString('utf8'),
-      }),
-    );
-    res.on('error', reject);
-  };
-}
+import { closeAll, json, request, serve } from '../helpers/http.js';
 
 /** POSTs `body` in one piece: node sets Content-Length from it. */
-function post(
-  path: string,
-  body: string | Buffer | undefined,
-  headers: OutgoingHttpHeaders = {},
-  method = 'POST',
-): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      { host: '127.0.0.1', port, path, method, headers, agent: false },
-      collect(resolve, reject),
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
+const post = (path: string, body: string | Buffer, headers: OutgoingHttpHeaders = {}) =>
+  request(port, path, { method: 'POST', headers, body });
 
 /** POSTs `count` chunks of `size` bytes with chunked transfer coding (no Content-Length). */
-function postChunked(
+const postChunked = (
   path: string,
   count: number,
   size: number,
   headers: OutgoingHttpHeaders = { 'Content-Type': 'application/json' },
-): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      { host: '127.0.0.1', port, path, method: 'POST', headers, agent: false },
-      collect(resolve, reject),
-    );
-    req.on('error', reject);
-    const chunk = Buffer.alloc(size, 0x20);
-    for (let i = 0; i < count; i++) req.write(chunk);
-    req.end();
+) =>
+  request(port, path, {
+    method: 'POST',
+    headers,
+    body: Array<Buffer>(count).fill(Buffer.alloc(size, 0x20)),
   });
-}
 
-const json = (answer: Answer) => JSON.parse(answer.body) as Record<string, unknown>;
 const JSON_HEADERS = { 'Content-Type': 'application/json' };
 
 let aborted: { entered: () => void; settled: (outcome: unknown) => void } | undefined;
@@ -147,27 +97,19 @@ const routes: Record<string, Middleware> = {
 };
 
 const logged: unknown[] = [];
-let server: Server;
 let port: number;
 
 beforeAll(async () => {
-  server = createServer(
-    toNodeListener(
-      (req, res, next) => {
-        const handler = routes[requestPath(req)];
-        return handler ? handler(req, res, next) : next();
-      },
-      { onError: (error) => logged.push(error) },
-    ),
-  );
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  port = (server.address() as AddressInfo).port;
+  ({ port } = await serve(
+    (req, res, next) => {
+      const handler = routes[requestPath(req)];
+      return handler ? handler(req, res, next) : next();
+    },
+    { onError: (error) => logged.push(error) },
+  ));
 });
 
-afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise((resolve) => server.close(resolve));
-});
+afterAll(closeAll);
 
 describe('readJson', () => {
   it('reads a JSON body', async () => {

@@ -1,62 +1,27 @@
-import { createServer, request, type Server } from 'node:http';
-import { type AddressInfo, connect } from 'node:net';
+import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROBLEM_TYPE } from '../../src/core/problem.js';
 import { handleClientError } from '../../src/http/client-error.js';
-
-interface RawAnswer {
-  status: number;
-  headers: Record<string, string>;
-  body: string;
-}
+import {
+  closeAll,
+  listen,
+  parseReply,
+  type RawReply,
+  rawRequest,
+  request,
+} from '../helpers/http.js';
 
 /** Writes raw bytes, then reads everything until the server closes the connection. */
-function raw(port: number, data: string): Promise<RawAnswer> {
-  return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1', () => socket.write(data));
-    let text = '';
-    socket.setEncoding('latin1');
-    socket.on('data', (chunk: string) => {
-      text += chunk;
-    });
-    // the server may close while we are still writing a large request
-    socket.on('error', (err: NodeJS.ErrnoException) => {
-      if (err.code !== 'ECONNRESET' && err.code !== 'EPIPE') reject(err);
-    });
-    socket.on('close', () => {
-      const end = text.indexOf('\r\n\r\n');
-      const lines = text.slice(0, end === -1 ? text.length : end).split('\r\n');
-      const headers: Record<string, string> = {};
-      for (const line of lines.slice(1)) {
-        const colon = line.indexOf(':');
-        if (colon > 0) headers[line.slice(0, colon).toLowerCase()] = line.slice(colon + 1).trim();
-      }
-      resolve({
-        status: Number(/^HTTP\/1\.1 (\d{3}) /.exec(lines[0] ?? '')?.[1] ?? 0),
-        headers,
-        body: end === -1 ? '' : text.slice(end + 4),
-      });
-    });
-  });
+const raw = async (port: number, data: string) =>
+  // the server may close while we are still writing a large request
+  parseReply(await rawRequest(port, data, { tolerateReset: true }));
+
+async function get(port: number): Promise<{ status: number; body: string }> {
+  const { status, body } = await request(port, '/');
+  return { status, body };
 }
 
-function get(port: number): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path: '/', agent: false }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => {
-        body += chunk;
-      });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
-
-function expectProblem(answer: RawAnswer, status: number): Record<string, unknown> {
+function expectProblem(answer: RawReply, status: number): Record<string, unknown> {
   expect(answer.status).toBe(status);
   expect(answer.headers['content-type']).toBe(PROBLEM_TYPE);
   expect(answer.headers.connection).toBe('close');
@@ -69,15 +34,12 @@ function expectProblem(answer: RawAnswer, status: number): Record<string, unknow
   return body;
 }
 
-const servers: Server[] = [];
 let port: number;
 let timeoutPort: number;
 
 async function start(server: Server): Promise<number> {
-  servers.push(server);
   server.on('clientError', handleClientError);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return (server.address() as AddressInfo).port;
+  return (await listen(server)).port;
 }
 
 beforeAll(async () => {
@@ -90,12 +52,7 @@ beforeAll(async () => {
   );
 });
 
-afterAll(async () => {
-  for (const server of servers) {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
-  }
-});
+afterAll(closeAll);
 
 describe('handleClientError', () => {
   it('answers a malformed request line with a 400 problem', async () => {

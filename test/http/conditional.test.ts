@@ -1,7 +1,5 @@
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { toNodeListener } from '../../src/adapters/node.ts';
 import type { Middleware } from '../../src/core/compose.ts';
 import { send, sendJson } from '../../src/core/send.ts';
 import {
@@ -14,6 +12,7 @@ import {
   parseETagList,
   parseHttpDate,
 } from '../../src/http/conditional.ts';
+import { closeAll, serve } from '../helpers/http.ts';
 
 const BODY = JSON.stringify({ id: 1, text: 'hello' });
 const ETAG = createETag(BODY);
@@ -45,19 +44,13 @@ const app: Middleware = (req, res) => {
   }
 };
 
-let server: Server;
 let base: string;
 
 beforeAll(async () => {
-  server = createServer(toNodeListener(app));
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  base = (await serve(app)).url;
 });
 
-afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise((resolve) => server.close(resolve));
-});
+afterAll(closeAll);
 
 function request(path: string, method = 'GET', headers: Record<string, string> = {}) {
   const init: RequestInit = { method, headers };

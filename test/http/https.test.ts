@@ -1,28 +1,20 @@
 import { readFileSync } from 'node:fs';
-import { createServer, type RequestListener, type Server } from 'node:http';
-import { createServer as createHttpsServer, request as httpsRequest } from 'node:https';
-import { type AddressInfo, connect as netConnect } from 'node:net';
+import type { RequestListener } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import { type ConnectionOptions, type TLSSocket, connect as tlsConnect } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toNodeListener } from '../../src/adapters/node.ts';
 import type { Middleware } from '../../src/core/compose.ts';
 import { sendJson } from '../../src/core/send.ts';
 import { MODERN_CIPHERS, requireHttps, tlsServerOptions } from '../../src/http/https.ts';
+import { closeAll, json, listen, parseReply, rawRequest, request, serve } from '../helpers/http.ts';
+
+afterAll(closeAll);
 
 const fixture = (name: string) => readFileSync(new URL(`../fixtures/tls/${name}`, import.meta.url));
 const ca = fixture('ca.pem');
 const cert = fixture('server.pem');
 const key = fixture('server.key');
-
-async function listen(server: Server): Promise<number> {
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return (server.address() as AddressInfo).port;
-}
-
-async function close(server: Server): Promise<void> {
-  server.closeAllConnections();
-  await new Promise((resolve) => server.close(resolve));
-}
 
 /** Opens a TLS connection; resolves with the negotiated protocol and cipher, or the error. */
 function handshake(
@@ -84,7 +76,6 @@ describe('tlsServerOptions', () => {
 });
 
 describe('a server built from tlsServerOptions', () => {
-  let server: Server;
   let port: number;
   const clientErrors: string[] = [];
   const whoIs: RequestListener = (req, res) => {
@@ -101,35 +92,14 @@ describe('a server built from tlsServerOptions', () => {
   };
 
   beforeAll(async () => {
-    server = createHttpsServer(tlsServerOptions({ cert, key, ca }), whoIs);
+    const server = createHttpsServer(tlsServerOptions({ cert, key, ca }), whoIs);
     server.on('tlsClientError', (err: NodeJS.ErrnoException) => clientErrors.push(err.code ?? ''));
-    port = await listen(server);
+    ({ port } = await listen(server));
   });
-  afterAll(() => close(server));
 
-  function whoAmI(client: { cert?: Buffer; key?: Buffer }) {
-    return new Promise<{ authorized: boolean; error: string | null; cn: string | null }>(
-      (resolve, reject) => {
-        httpsRequest(
-          {
-            host: '127.0.0.1',
-            port,
-            servername: 'localhost',
-            path: '/',
-            ca,
-            agent: false,
-            ...client,
-          },
-          (res) => {
-            let body = '';
-            res.setEncoding('utf8');
-            res.on('data', (chunk: string) => (body += chunk));
-            res.on('end', () => resolve(JSON.parse(body)));
-          },
-        )
-          .on('error', reject)
-          .end();
-      },
+  async function whoAmI(client: { cert?: Buffer; key?: Buffer }) {
+    return json<{ authorized: boolean; error: string | null; cn: string | null }>(
+      await request(port, '/', { tls: { ca, ...client } }),
     );
   }
 
@@ -201,60 +171,26 @@ describe('a server built from tlsServerOptions', () => {
   });
 });
 
-interface RawAnswer {
-  status: number;
-  headers: Record<string, string>;
-  body: string;
-}
-
 /** Sends `head` as written (so the Host header can be anything) and reads the answer. */
-function raw(port: number, head: string, body = ''): Promise<RawAnswer> {
-  return new Promise((resolve, reject) => {
-    const socket = netConnect(port, '127.0.0.1');
-    let text = '';
-    socket.setEncoding('latin1');
-    socket.on('data', (chunk: string) => (text += chunk));
-    socket.on('error', reject);
-    socket.on('end', () => {
-      const split = text.indexOf('\r\n\r\n');
-      const [statusLine = '', ...lines] = text.slice(0, split).split('\r\n');
-      const headers: Record<string, string> = {};
-      for (const line of lines) {
-        const colon = line.indexOf(':');
-        headers[line.slice(0, colon).toLowerCase()] = line.slice(colon + 1).trim();
-      }
-      resolve({ status: Number(statusLine.split(' ')[1]), headers, body: text.slice(split + 4) });
-    });
-    socket.write(`${head}\r\nConnection: close\r\n\r\n${body}`);
-  });
-}
+const raw = async (port: number, head: string, body = '') =>
+  parseReply(await rawRequest(port, `${head}\r\nConnection: close\r\n\r\n${body}`));
 
 const hello: Middleware = (_req, res) => sendJson(res, 200, { hello: 'world' });
 
 describe('requireHttps', () => {
-  let direct: Server;
-  let proxied: Server;
-  let otherPort: Server;
-  let tls: Server;
   let ports: { direct: number; proxied: number; otherPort: number; tls: number };
 
   beforeAll(async () => {
-    direct = createServer(toNodeListener([requireHttps(), hello]));
-    proxied = createServer(toNodeListener([requireHttps({ trustProxy: 'loopback' }), hello]));
-    otherPort = createServer(toNodeListener([requireHttps({ port: 8443 }), hello]));
-    tls = createHttpsServer(
+    const tls = createHttpsServer(
       tlsServerOptions({ cert, key }),
       toNodeListener([requireHttps(), hello]),
     );
     ports = {
-      direct: await listen(direct),
-      proxied: await listen(proxied),
-      otherPort: await listen(otherPort),
-      tls: await listen(tls),
+      direct: (await serve([requireHttps(), hello])).port,
+      proxied: (await serve([requireHttps({ trustProxy: 'loopback' }), hello])).port,
+      otherPort: (await serve([requireHttps({ port: 8443 }), hello])).port,
+      tls: (await listen(tls)).port,
     };
-  });
-  afterAll(async () => {
-    await Promise.all([direct, proxied, otherPort, tls].map(close));
   });
 
   it('redirects GET with 308 to the same URL over https', async () => {
@@ -354,26 +290,8 @@ describe('requireHttps', () => {
   });
 
   it('passes requests over its own TLS', async () => {
-    const body = await new Promise<string>((resolve, reject) => {
-      httpsRequest(
-        {
-          host: '127.0.0.1',
-          servername: 'localhost',
-          port: ports.tls,
-          method: 'POST',
-          path: '/',
-          ca,
-        },
-        (res) => {
-          let text = '';
-          res.setEncoding('utf8');
-          res.on('data', (chunk: string) => (text += chunk));
-          res.on('end', () => resolve(`${res.statusCode} ${text}`));
-        },
-      )
-        .on('error', reject)
-        .end();
-    });
+    const res = await request(ports.tls, '/', { method: 'POST', tls: { ca } });
+    const body = `${res.status} ${res.body}`;
     expect(body).toBe('200 {"hello":"world"}');
   });
 

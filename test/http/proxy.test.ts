@@ -1,10 +1,8 @@
 import type { IncomingMessage } from 'node:http';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { toNodeListener } from '../../src/adapters/node.js';
 import { sendJson } from '../../src/core/send.js';
 import { createProxyTrust, normalizeIp, type TrustProxy } from '../../src/http/proxy.js';
+import { json, request, serve } from '../helpers/http.js';
 
 interface FakeRequest {
   peer?: string;
@@ -192,23 +190,18 @@ describe('isSecure', () => {
 describe('over a real socket', () => {
   it('reports the client the loopback proxy saw', async () => {
     const trust = createProxyTrust('loopback');
-    const server = createServer(
-      toNodeListener((req, res) =>
-        sendJson(res, 200, { ip: trust.clientIp(req), secure: trust.isSecure(req) }),
-      ),
+    const server = await serve((req, res) =>
+      sendJson(res, 200, { ip: trust.clientIp(req), secure: trust.isSecure(req) }),
     );
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     try {
-      const { port } = server.address() as AddressInfo;
-      const res = await fetch(`http://127.0.0.1:${port}/`, {
+      const res = await request(server, '/', {
         headers: { 'X-Forwarded-For': '6.6.6.6, 203.0.113.9', 'X-Forwarded-Proto': 'https' },
       });
-      expect(await res.json()).toEqual({ ip: '203.0.113.9', secure: true });
-      const direct = await fetch(`http://127.0.0.1:${port}/`);
-      expect(await direct.json()).toEqual({ ip: '127.0.0.1', secure: false });
+      expect(json(res)).toEqual({ ip: '203.0.113.9', secure: true });
+      const direct = await request(server, '/');
+      expect(json(direct)).toEqual({ ip: '127.0.0.1', secure: false });
     } finally {
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
+      await server.close();
     }
   });
 });

@@ -1,65 +1,18 @@
-import {
-  createServer,
-  type IncomingHttpHeaders,
-  type OutgoingHttpHeaders,
-  request,
-  type Server,
-} from 'node:http';
-import { type AddressInfo, connect } from 'node:net';
+import type { OutgoingHttpHeaders } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { toNodeListener } from '../../src/adapters/node.js';
 import type { Middleware } from '../../src/core/compose.js';
 import { getRequestId } from '../../src/core/context.js';
 import { REQUEST_ID_PATTERN, requestId } from '../../src/http/request-id.js';
+import { closeAll, parseReply, rawRequest, request, serve } from '../helpers/http.js';
 
-interface Answer {
-  status: number;
-  headers: IncomingHttpHeaders;
-  body: string;
-}
-
-function call(port: number, headers: OutgoingHttpHeaders = {}, path = '/'): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path, headers, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () =>
-        resolve({
-          status: res.statusCode ?? 0,
-          headers: res.headers,
-          body: Buffer.concat(chunks).toString('utf8'),
-        }),
-      );
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
+/** GETs `path` from `port` with `headers`. */
+const call = (port: number, headers: OutgoingHttpHeaders = {}, path = '/') =>
+  request(port, path, { headers });
 
 /** Sends raw bytes and parses the one answer the server writes before it closes. */
-function raw(
-  port: number,
-  head: string,
-): Promise<{ statusLine: string; headers: string[]; body: string }> {
-  return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1', () => socket.write(Buffer.from(head, 'utf8')));
-    let text = '';
-    socket.setEncoding('latin1');
-    socket.on('data', (chunk: string) => {
-      text += chunk;
-    });
-    socket.on('error', reject);
-    socket.on('close', () => {
-      const end = text.indexOf('\r\n\r\n');
-      const lines = text.slice(0, end === -1 ? text.length : end).split('\r\n');
-      resolve({
-        statusLine: lines[0] ?? '',
-        headers: lines.slice(1).map((l) => l.toLowerCase()),
-        body: end === -1 ? '' : text.slice(end + 4),
-      });
-    });
-  });
+async function raw(port: number, head: string) {
+  const { statusLine, lines, body } = parseReply(await rawRequest(port, head));
+  return { statusLine, headers: lines.map((l) => l.toLowerCase()), body };
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -70,13 +23,8 @@ const showId: Middleware = (req, res) => {
   res.end(getRequestId(req) ?? '(none)');
 };
 
-const servers: Server[] = [];
-async function serve(mw: Middleware): Promise<number> {
-  const server = createServer(toNodeListener([mw, showId], { onError: () => {} }));
-  servers.push(server);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return (server.address() as AddressInfo).port;
-}
+/** Serves `mw` then `showId`; answers the port. */
+const start = async (mw: Middleware) => (await serve([mw, showId], { onError: () => {} })).port;
 
 let defaults: number;
 let untrusting: number;
@@ -85,10 +33,10 @@ let customGenerator: number;
 let generated = 0;
 
 beforeAll(async () => {
-  defaults = await serve(requestId());
-  untrusting = await serve(requestId({ trustIncoming: false }));
-  customHeader = await serve(requestId({ header: 'X-Correlation-ID' }));
-  customGenerator = await serve(
+  defaults = await start(requestId());
+  untrusting = await start(requestId({ trustIncoming: false }));
+  customHeader = await start(requestId({ header: 'X-Correlation-ID' }));
+  customGenerator = await start(
     requestId({
       generate: () => {
         generated++;
@@ -98,12 +46,7 @@ beforeAll(async () => {
   );
 });
 
-afterAll(async () => {
-  for (const server of servers) {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
-  }
-});
+afterAll(closeAll);
 
 describe('requestId()', () => {
   it('generates a UUID when the caller sends none, and the handler sees it', async () => {

@@ -1,7 +1,4 @@
-import { createServer, type IncomingHttpHeaders, request, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { toNodeListener } from '../../src/adapters/node.js';
 import { compose, type Middleware } from '../../src/core/compose.js';
 import { PROBLEM_TYPE } from '../../src/core/problem.js';
 import { sendJson } from '../../src/core/send.js';
@@ -13,33 +10,7 @@ import {
   mount,
   notFoundHandler,
 } from '../../src/http/router.js';
-
-interface Answer {
-  status: number;
-  headers: IncomingHttpHeaders;
-  body: string;
-}
-
-function call(port: number, path: string, method = 'GET'): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path, method, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () =>
-        resolve({
-          status: res.statusCode ?? 0,
-          headers: res.headers,
-          body: Buffer.concat(chunks).toString('utf8'),
-        }),
-      );
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
-
-const json = (answer: Answer) => JSON.parse(answer.body) as Record<string, unknown>;
+import { closeAll, json, request, serve } from '../helpers/http.js';
 
 const echo =
   (name: string): Middleware =>
@@ -83,66 +54,60 @@ const app = compose([
   }),
 ]);
 
-let server: Server;
 let port: number;
 
 beforeAll(async () => {
-  server = createServer(toNodeListener(app, { onError: () => {} }));
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  port = (server.address() as AddressInfo).port;
+  ({ port } = await serve(app, { onError: () => {} }));
 });
 
-afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise((resolve) => server.close(resolve));
-});
+afterAll(closeAll);
 
 describe('createRouter', () => {
   it('serves exact paths', async () => {
-    const root = await call(port, '/');
+    const root = await request(port, '/');
     expect(root.status).toBe(200);
     expect(json(root).route).toBe('root');
-    const list = await call(port, '/api/messages');
+    const list = await request(port, '/api/messages');
     expect(json(list)).toEqual({ route: 'list', method: 'GET', params: {} });
   });
 
   it('ignores the query when matching', async () => {
-    const answer = await call(port, '/api/messages?limit=10&cursor=abc');
+    const answer = await request(port, '/api/messages?limit=10&cursor=abc');
     expect(answer.status).toBe(200);
     expect(json(answer).route).toBe('list');
   });
 
   it('picks the handler by method', async () => {
-    expect(json(await call(port, '/api/messages', 'POST')).route).toBe('create');
-    expect(json(await call(port, '/api/messages/7', 'PUT')).route).toBe('replace');
-    expect(json(await call(port, '/api/messages/7', 'DELETE')).route).toBe('remove');
+    expect(json(await request(port, '/api/messages', { method: 'POST' })).route).toBe('create');
+    expect(json(await request(port, '/api/messages/7', { method: 'PUT' })).route).toBe('replace');
+    expect(json(await request(port, '/api/messages/7', { method: 'DELETE' })).route).toBe('remove');
   });
 
   it('matches :param segments', async () => {
-    const answer = await call(port, '/api/messages/42');
+    const answer = await request(port, '/api/messages/42');
     expect(json(answer)).toEqual({ route: 'read', method: 'GET', params: { id: '42' } });
-    const nested = await call(port, '/api/channels/general/messages/9');
+    const nested = await request(port, '/api/channels/general/messages/9');
     expect(json(nested).params).toEqual({ channel: 'general', id: '9' });
   });
 
   it('prefers an exact route over a :param route', async () => {
-    const answer = await call(port, '/api/messages/special');
+    const answer = await request(port, '/api/messages/special');
     expect(json(answer).route).toBe('special-never-shadowed');
   });
 
   it('percent-decodes parameters', async () => {
-    const answer = await call(port, '/files/caf%C3%A9%20menu%2Fv2.txt');
+    const answer = await request(port, '/files/caf%C3%A9%20menu%2Fv2.txt');
     expect(json(answer).params).toEqual({ name: 'café menu/v2.txt' });
-    const plus = await call(port, '/files/a+b');
+    const plus = await request(port, '/files/a+b');
     expect(json(plus).params).toEqual({ name: 'a+b' });
   });
 
   it('answers 400 with a problem for malformed percent-encoding', async () => {
-    const answer = await call(port, '/files/%E0%A4%A');
+    const answer = await request(port, '/files/%E0%A4%A');
     expect(answer.status).toBe(400);
     expect(answer.headers['content-type']).toBe(PROBLEM_TYPE);
     expect(json(answer)).toMatchObject({ status: 400, instance: '/files/%E0%A4%A' });
-    const lone = await call(port, '/api/messages/%');
+    const lone = await request(port, '/api/messages/%');
     expect(lone.status).toBe(400);
   });
 
@@ -155,7 +120,7 @@ describe('createRouter', () => {
       '/API/messages',
       '/api/channels//messages/1',
     ]) {
-      const answer = await call(port, path);
+      const answer = await request(port, path);
       expect(answer.status, path).toBe(404);
       expect(answer.headers['content-type']).toBe(PROBLEM_TYPE);
       expect(json(answer).instance).toBe(path);
@@ -175,7 +140,7 @@ describe('createRouter', () => {
   });
 
   it('serves any method with a plain middleware', async () => {
-    const answer = await call(port, '/any', 'PATCH');
+    const answer = await request(port, '/any', { method: 'PATCH' });
     expect(answer.status).toBe(200);
     expect(json(answer).method).toBe('PATCH');
   });
@@ -183,7 +148,7 @@ describe('createRouter', () => {
 
 describe('method tables', () => {
   it('answers 405 with Allow listing the methods, HEAD (with GET) and OPTIONS', async () => {
-    const answer = await call(port, '/api/messages', 'DELETE');
+    const answer = await request(port, '/api/messages', { method: 'DELETE' });
     expect(answer.status).toBe(405);
     expect(answer.headers['content-type']).toBe(PROBLEM_TYPE);
     const allow = String(answer.headers.allow).split(', ');
@@ -192,14 +157,14 @@ describe('method tables', () => {
   });
 
   it('lists no HEAD when there is no GET', async () => {
-    const answer = await call(port, '/only-post', 'GET');
+    const answer = await request(port, '/only-post', { method: 'GET' });
     expect(answer.status).toBe(405);
     const allow = String(answer.headers.allow).split(', ');
     expect(allow.sort()).toEqual(['OPTIONS', 'POST']);
   });
 
   it('answers OPTIONS with 204 and Allow', async () => {
-    const answer = await call(port, '/api/messages/3', 'OPTIONS');
+    const answer = await request(port, '/api/messages/3', { method: 'OPTIONS' });
     expect(answer.status).toBe(204);
     expect(answer.body).toBe('');
     const allow = String(answer.headers.allow).split(', ');
@@ -207,14 +172,14 @@ describe('method tables', () => {
   });
 
   it('lets an explicit OPTIONS handler win', async () => {
-    const answer = await call(port, '/custom-options', 'OPTIONS');
+    const answer = await request(port, '/custom-options', { method: 'OPTIONS' });
     expect(answer.status).toBe(200);
     expect(json(answer)).toEqual({ custom: 'options' });
   });
 
   it('serves HEAD by GET, without body but with the same Content-Length', async () => {
-    const get = await call(port, '/doc', 'GET');
-    const head = await call(port, '/doc', 'HEAD');
+    const get = await request(port, '/doc', { method: 'GET' });
+    const head = await request(port, '/doc', { method: 'HEAD' });
     expect(get.status).toBe(200);
     expect(head.status).toBe(200);
     expect(head.body).toBe('');
@@ -223,7 +188,7 @@ describe('method tables', () => {
     expect(head.headers['content-type']).toBe(get.headers['content-type']);
     expect(head.headers.etag).toBe('"v1"');
     // the GET handler ran for HEAD
-    const echoed = await call(port, '/api/messages/42', 'HEAD');
+    const echoed = await request(port, '/api/messages/42', { method: 'HEAD' });
     expect(echoed.status).toBe(200);
     expect(echoed.body).toBe('');
     expect(Number(echoed.headers['content-length'])).toBe(
@@ -232,7 +197,7 @@ describe('method tables', () => {
   });
 
   it('uses an explicit HEAD handler over GET', async () => {
-    const head = await call(port, '/explicit-head', 'HEAD');
+    const head = await request(port, '/explicit-head', { method: 'HEAD' });
     expect(head.status).toBe(200);
     expect(head.headers['x-head']).toBe('explicit');
   });
@@ -250,15 +215,15 @@ describe('mount', () => {
   it('runs for the prefix and paths under it, not for look-alikes', async () => {
     mounted.length = 0;
     for (const path of ['/api', '/api/messages', '/api/', '/apiary', '/', '/ap', '/x/api']) {
-      await call(port, path);
+      await request(port, path);
     }
     expect(mounted).toEqual(['/api', '/api/messages', '/api/']);
   });
 
   it('ignores the query when matching the prefix', async () => {
     mounted.length = 0;
-    await call(port, '/api?x=1');
-    await call(port, '/apiary?x=/api/');
+    await request(port, '/api?x=1');
+    await request(port, '/apiary?x=/api/');
     expect(mounted).toEqual(['/api']);
   });
 
@@ -317,15 +282,13 @@ describe('route definitions', () => {
 
 describe('notFoundHandler', () => {
   it('answers every request with a 404 problem', async () => {
-    const s = createServer(toNodeListener([notFoundHandler('Nothing here.')]));
-    await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
+    const s = await serve([notFoundHandler('Nothing here.')]);
     try {
-      const answer = await call((s.address() as AddressInfo).port, '/whatever');
+      const answer = await request(s, '/whatever');
       expect(answer.status).toBe(404);
       expect(json(answer).detail).toBe('Nothing here.');
     } finally {
-      s.closeAllConnections();
-      await new Promise((resolve) => s.close(resolve));
+      await s.close();
     }
   });
 });

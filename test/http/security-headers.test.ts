@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import { createServer as createHttpsServer, request as httpsRequest } from 'node:https';
-import type { AddressInfo } from 'node:net';
+import { createServer } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import { describe, expect, it } from 'vitest';
 import { toNodeListener } from '../../src/adapters/node.ts';
 import type { Middleware } from '../../src/core/compose.ts';
@@ -12,6 +11,7 @@ import {
   type SecurityHeadersOptions,
   securityHeaders,
 } from '../../src/http/security-headers.ts';
+import { listen, type Reply, request } from '../helpers/http.ts';
 
 const fixture = (name: string) => readFileSync(new URL(`../fixtures/tls/${name}`, import.meta.url));
 const ca = fixture('ca.pem');
@@ -22,47 +22,27 @@ const ok: Middleware = (req, res, next) => {
   sendJson(res, 200, { ok: true });
 };
 
-interface Answer {
-  status: number;
-  headers: IncomingHttpHeaders;
-}
-
 /** Serves `securityHeaders(options)` over http (or https), makes one request, closes. */
 async function fetchWith(
   options: SecurityHeadersOptions | undefined,
-  request: { tls?: boolean; path?: string; headers?: Record<string, string> } = {},
-): Promise<Answer> {
+  via: { tls?: boolean; path?: string; headers?: Record<string, string> } = {},
+): Promise<Reply> {
   const listener = toNodeListener([securityHeaders(options), ok]);
-  const server: Server = request.tls
-    ? createHttpsServer(
-        tlsServerOptions({ cert: fixture('server.pem'), key: fixture('server.key') }),
-        listener,
-      )
-    : createServer(listener);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const server = await listen(
+    via.tls
+      ? createHttpsServer(
+          tlsServerOptions({ cert: fixture('server.pem'), key: fixture('server.key') }),
+          listener,
+        )
+      : createServer(listener),
+  );
   try {
-    if (!request.tls) {
-      const res = await fetch(`http://127.0.0.1:${port}${request.path ?? '/'}`, {
-        headers: request.headers ?? {},
-      });
-      await res.arrayBuffer();
-      return { status: res.status, headers: Object.fromEntries(res.headers) };
-    }
-    return await new Promise<Answer>((resolve, reject) => {
-      httpsRequest(
-        { host: '127.0.0.1', servername: 'localhost', port, path: request.path ?? '/', ca },
-        (res) => {
-          res.resume();
-          res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers }));
-        },
-      )
-        .on('error', reject)
-        .end();
+    return await request(server, via.path ?? '/', {
+      headers: via.headers ?? {},
+      tls: via.tls ? { ca } : undefined,
     });
   } finally {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
+    await server.close();
   }
 }
 

@@ -1,13 +1,11 @@
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { toNodeListener } from '../../src/adapters/node.js';
 import type { Middleware } from '../../src/core/compose.js';
 import type { ProblemDetails } from '../../src/core/problem.js';
 import { sendJson } from '../../src/core/send.js';
 import { MemoryStore } from '../../src/rate-limit/memory-store.js';
 import { type RateLimitOptions, rateLimit } from '../../src/rate-limit/rate-limit.js';
 import type { RateLimitHit, RateLimitStore } from '../../src/rate-limit/store.js';
+import { serve as listenOn } from '../helpers/http.js';
 
 const ok: Middleware = (_req, res) => sendJson(res, 200, { ok: true });
 const closers: (() => Promise<void>)[] = [];
@@ -18,17 +16,11 @@ afterEach(async () => {
 
 /** Serves `rateLimit(options)` then `ok` on 127.0.0.1; answers a `get` function. */
 async function serve(options: RateLimitOptions, errors: unknown[] = []) {
-  const server = createServer(
-    toNodeListener([rateLimit(options), ok], { onError: (error) => errors.push(error) }),
-  );
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  closers.push(async () => {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
+  const { url, close } = await listenOn([rateLimit(options), ok], {
+    onError: (error) => errors.push(error),
   });
-  const { port } = server.address() as AddressInfo;
-  return (path = '/', headers: Record<string, string> = {}) =>
-    fetch(`http://127.0.0.1:${port}${path}`, { headers });
+  closers.push(close);
+  return (path = '/', headers: Record<string, string> = {}) => fetch(`${url}${path}`, { headers });
 }
 
 /** A memory store that records the keys it counts. */
