@@ -30,6 +30,7 @@ export const DEFAULT_CORS_ALLOWED_HEADERS: readonly string[] = Object.freeze([
 /**
  * The response headers {@link cors} exposes by default: the request id, the rate-limit
  * headers and those that creation, caching, throttling and authentication answers carry.
+ * CORS-safelisted ones (`Content-Type`, `Last-Modified`, …) are readable without it.
  */
 export const DEFAULT_CORS_EXPOSED_HEADERS: readonly string[] = Object.freeze([
   'X-Request-ID',
@@ -40,7 +41,6 @@ export const DEFAULT_CORS_EXPOSED_HEADERS: readonly string[] = Object.freeze([
   'Retry-After',
   'Location',
   'ETag',
-  'Last-Modified',
   'WWW-Authenticate',
 ]);
 

@@ -41,7 +41,11 @@ export interface SecurityHeadersOptions {
   permissionsPolicy?: string | false;
   /** `Referrer-Policy`: one policy or a comma-separated fallback list. @defaultValue `'no-referrer'` */
   referrerPolicy?: string | false;
-  /** `Cross-Origin-Opener-Policy`. @defaultValue `'same-origin'` */
+  /**
+   * `Cross-Origin-Opener-Policy`, e.g. `'same-origin'`. It isolates *documents* from
+   * cross-origin openers, so it is off for APIs and worth turning on for HTML pages.
+   * @defaultValue `false`
+   */
   crossOriginOpenerPolicy?: string | false;
   /**
    * Which proxies may say the request came over HTTPS (`X-Forwarded-Proto`), for HSTS.
@@ -222,7 +226,7 @@ export function securityHeaders(options: SecurityHeadersOptions = {}): Middlewar
     'Cross-Origin-Opener-Policy',
     policyValue(
       'crossOriginOpenerPolicy',
-      options.crossOriginOpenerPolicy ?? 'same-origin',
+      options.crossOriginOpenerPolicy ?? false,
       OPENER_POLICIES,
       false,
     ),

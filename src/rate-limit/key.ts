@@ -93,6 +93,18 @@ export function defaultRateLimitKey(
     typeof trustProxy === 'object' && 'clientIp' in trustProxy
       ? trustProxy
       : createProxyTrust(trustProxy as TrustProxy);
+  if (!trust.trustsProxies) {
+    // The peer is the client: one key per connection, however many requests it carries.
+    const bySocket = new WeakMap<object, string>();
+    return function socketIpKey(req: IncomingMessage): string {
+      let key = bySocket.get(req.socket);
+      if (key === undefined) {
+        key = `ip:${ipKey(trust.clientIp(req))}`;
+        bySocket.set(req.socket, key);
+      }
+      return key;
+    };
+  }
   return function clientIpKey(req: IncomingMessage): string {
     return `ip:${ipKey(trust.clientIp(req))}`;
   };

@@ -52,7 +52,6 @@ const DEFAULTS: Record<string, string> = {
   'x-frame-options': 'DENY',
   'permissions-policy': 'camera=(), microphone=(), geolocation=(), payment=(), usb=()',
   'referrer-policy': 'no-referrer',
-  'cross-origin-opener-policy': 'same-origin',
 };
 const HSTS = 'max-age=31536000; includeSubDomains';
 
@@ -62,6 +61,7 @@ describe('securityHeaders defaults', () => {
     expect(status).toBe(200);
     for (const [name, value] of Object.entries(DEFAULTS)) expect(headers[name], name).toBe(value);
     expect(headers['strict-transport-security']).toBeUndefined();
+    expect(headers['cross-origin-opener-policy'], 'COOP is for documents: opt-in').toBeUndefined();
     expect(API_CONTENT_SECURITY_POLICY).toBe(DEFAULTS['content-security-policy']);
   });
 

@@ -1,0 +1,5 @@
+/** Every comparison `npm run bench` knows, in the order BENCHMARKS.md lists them. */
+import { httpComparison } from './http/comparison.js';
+import type { Comparison } from './lib/types.js';
+
+export const comparisons: readonly Comparison[] = [httpComparison];

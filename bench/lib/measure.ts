@@ -1,0 +1,133 @@
+/**
+ * Runs one comparison: starts every server in its own process, checks each answers the
+ * request as expected, warms each up, then measures them round-robin (the order rotating
+ * every round) with one load-generator process per measurement.
+ */
+import { processCpuSeconds } from './cpu.js';
+import { nodeCommand, type RunningServer, runLoad, startServer } from './processes.js';
+import { spread } from './stats.js';
+import type {
+  Comparison,
+  LoadOptions,
+  LoadResult,
+  Measurement,
+  RunSettings,
+  ServerSummary,
+} from './types.js';
+import { verifyServer } from './verify.js';
+
+const log = (line: string) => process.stderr.write(`${line}\n`);
+
+/** Rejects a measurement with any non-2xx answer or connection error. */
+function assertClean(server: string, result: LoadResult): void {
+  if (result.non2xx === 0 && result.errors === 0 && result.timeouts === 0 && result.requests > 0) {
+    return;
+  }
+  throw new Error(
+    `${server}: ${result.requests} requests, ${result.non2xx} non-2xx, ${result.errors} errors, ` +
+      `${result.timeouts} timeouts (status codes ${JSON.stringify(result.statusCodes)}); ` +
+      'the servers do not answer the same way, so the numbers would not compare',
+  );
+}
+
+function loadOptions(
+  comparison: Comparison,
+  port: number,
+  settings: RunSettings,
+  seconds: number,
+): LoadOptions {
+  return {
+    url: `http://127.0.0.1:${port}${comparison.request.path}`,
+    method: comparison.request.method,
+    headers: { ...comparison.request.headers },
+    connections: settings.connections,
+    pipelining: settings.pipelining,
+    durationSeconds: seconds,
+  };
+}
+
+/** The load generator's command line as run (its port varies). */
+export function loadCommandLine(comparison: Comparison, settings: RunSettings): string {
+  const example = loadOptions(comparison, 0, settings, settings.durationSeconds);
+  return nodeCommand('bench/lib/load.ts', [
+    `'${JSON.stringify(example).replace(':0/', ':<port>/')}'`,
+  ]);
+}
+
+export function summarize(
+  comparison: Comparison,
+  measurements: readonly Measurement[],
+): ServerSummary[] {
+  const baseline = new Map<number, number>();
+  for (const m of measurements)
+    if (m.server === comparison.baseline) baseline.set(m.round, m.reqPerSec);
+  return comparison.servers.map((spec) => {
+    const own = measurements.filter((m) => m.server === spec.name);
+    const ratios = own.map((m) => m.reqPerSec / (baseline.get(m.round) ?? Number.NaN));
+    return {
+      name: spec.name,
+      label: spec.label,
+      reqPerSec: spread(own.map((m) => m.reqPerSec)),
+      latencyP50Ms: spread(own.map((m) => m.latencyP50Ms)).median,
+      latencyP99Ms: spread(own.map((m) => m.latencyP99Ms)).median,
+      serverCpuUsPerRequest: own.every((m) => m.serverCpuUsPerRequest !== null)
+        ? spread(own.map((m) => m.serverCpuUsPerRequest ?? 0)).median
+        : null,
+      ratio: spread(ratios),
+    };
+  });
+}
+
+export async function measureComparison(
+  comparison: Comparison,
+  settings: RunSettings,
+): Promise<Measurement[]> {
+  const running: RunningServer[] = [];
+  try {
+    for (const spec of comparison.servers) {
+      const server = await startServer(spec);
+      running.push(server);
+      const problems = await verifyServer(server.port, spec, comparison);
+      if (problems.length > 0) {
+        throw new Error(
+          `${spec.name} does not answer as expected:\n  - ${problems.join('\n  - ')}`,
+        );
+      }
+      log(`  ${spec.name}: listening on 127.0.0.1:${server.port}, answer checked`);
+    }
+    if (settings.warmupSeconds > 0) {
+      for (const server of running) {
+        const opts = loadOptions(comparison, server.port, settings, settings.warmupSeconds);
+        const result = await runLoad(opts);
+        assertClean(server.spec.name, result);
+        log(`  warm-up ${server.spec.name}: ${Math.round(result.reqPerSec)} req/s (discarded)`);
+      }
+    }
+    const measurements: Measurement[] = [];
+    for (let round = 0; round < settings.rounds; round++) {
+      for (let i = 0; i < running.length; i++) {
+        const server = running[(i + round) % running.length]!;
+        const opts = loadOptions(comparison, server.port, settings, settings.durationSeconds);
+        const cpuBefore = processCpuSeconds(server.pid);
+        const result = await runLoad(opts);
+        const cpuAfter = processCpuSeconds(server.pid);
+        assertClean(server.spec.name, result);
+        const serverCpuUsPerRequest =
+          cpuBefore === undefined || cpuAfter === undefined
+            ? null
+            : ((cpuAfter - cpuBefore) * 1e6) / result.requests;
+        measurements.push({ server: server.spec.name, round, ...result, serverCpuUsPerRequest });
+        log(
+          `  round ${round + 1}/${settings.rounds} ${server.spec.name}: ` +
+            `${Math.round(result.reqPerSec)} req/s, p50 ${result.latencyP50Ms} ms, p99 ${result.latencyP99Ms} ms` +
+            (serverCpuUsPerRequest === null
+              ? ''
+              : `, server CPU ${serverCpuUsPerRequest.toFixed(1)} µs/req`),
+        );
+      }
+    }
+    return measurements;
+  } finally {
+    await Promise.all(running.map((server) => server.stop()));
+  }
+}

@@ -1,0 +1,121 @@
+/** Shapes shared by the orchestrator, the load generator and the report. */
+
+/** One server under test: a script that listens on 127.0.0.1, port 0, and prints its port. */
+export interface ServerSpec {
+  /** Short id, used in results and command lines. */
+  name: string;
+  /** What the table calls it. */
+  label: string;
+  /** The server script, relative to the repository root. */
+  entry: string;
+  /** Response headers (lower-case names) that prove the stack did its work. */
+  expectHeaders?: Readonly<Record<string, string>>;
+}
+
+/** The request every server in a comparison is loaded with. */
+export interface RequestSpec {
+  method: string;
+  path: string;
+  headers: Readonly<Record<string, string>>;
+}
+
+/** A set of servers answering the same request, measured against a baseline. */
+export interface Comparison {
+  name: string;
+  title: string;
+  /** One paragraph for BENCHMARKS.md. */
+  description: string;
+  /** The `name` of the server the ratios are taken against. */
+  baseline: string;
+  servers: readonly ServerSpec[];
+  request: RequestSpec;
+  expect: { status: number; body: string };
+  /** Choices worth stating next to the table. */
+  notes?: readonly string[];
+}
+
+/** What `bench/lib/load.ts` is given (as one JSON argument). */
+export interface LoadOptions {
+  url: string;
+  method: string;
+  headers: Record<string, string>;
+  connections: number;
+  pipelining: number;
+  durationSeconds: number;
+}
+
+/** What `bench/lib/load.ts` prints (one JSON line). */
+export interface LoadResult {
+  requests: number;
+  durationSeconds: number;
+  reqPerSec: number;
+  latencyP50Ms: number;
+  latencyP99Ms: number;
+  latencyAvgMs: number;
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+  statusCodes: Record<string, number>;
+}
+
+/** One measured round of one server. */
+export interface Measurement extends LoadResult {
+  server: string;
+  round: number;
+  /** The server process's CPU time (user + system) per completed request; null without procfs. */
+  serverCpuUsPerRequest: number | null;
+}
+
+export interface Spread {
+  median: number;
+  min: number;
+  max: number;
+}
+
+export interface ServerSummary {
+  name: string;
+  label: string;
+  reqPerSec: Spread;
+  latencyP50Ms: number;
+  latencyP99Ms: number;
+  /** Median over rounds of the server's CPU time per request; null without procfs. */
+  serverCpuUsPerRequest: number | null;
+  /** Per round, this server's req/s over the baseline's in the same round. */
+  ratio: Spread;
+}
+
+export interface MachineInfo {
+  cpus: number;
+  cpuModel: string;
+  totalMemoryGiB: number;
+  node: string;
+  platform: string;
+  loadAverage: readonly number[];
+}
+
+export interface RunSettings {
+  quick: boolean;
+  rounds: number;
+  durationSeconds: number;
+  warmupSeconds: number;
+  connections: number;
+  pipelining: number;
+}
+
+/** `bench/results/<name>.json`. */
+export interface ComparisonResult {
+  name: string;
+  title: string;
+  description: string;
+  baseline: string;
+  date: string;
+  command: string;
+  serverCommands: Record<string, string>;
+  loadCommand: string;
+  machine: MachineInfo;
+  settings: RunSettings;
+  request: RequestSpec;
+  notes: readonly string[];
+  servers: ServerSummary[];
+  measurements: Measurement[];
+}

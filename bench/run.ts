@@ -1,0 +1,119 @@
+import { execFileSync } from 'node:child_process';
+/**
+ * `npm run bench -- [names…] [--quick] [--rounds N] [--duration S] [--report]`: runs the comparisons,
+ * writes `bench/results/<name>.json` and `.svg`, and regenerates BENCHMARKS.md from every
+ * result on disk.
+ */
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { comparisons } from './comparisons.js';
+import { parseCli, USAGE } from './lib/args.js';
+import { renderChart } from './lib/chart.js';
+import { machineInfo } from './lib/machine.js';
+import { loadCommandLine, measureComparison, summarize } from './lib/measure.js';
+import { BENCHMARKS_FILE, RESULTS_DIR } from './lib/paths.js';
+import { nodeCommand } from './lib/processes.js';
+import { renderBenchmarks, renderTable } from './lib/report.js';
+import type { Comparison, ComparisonResult, RunSettings } from './lib/types.js';
+
+function commandLine(args: readonly string[]): string {
+  const quoted = args.map((a) => (/^[\w./:=-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`));
+  if (process.env.npm_lifecycle_event === 'bench') {
+    return ['npm run bench', ...(quoted.length > 0 ? ['--', ...quoted] : [])].join(' ');
+  }
+  return nodeCommand('bench/run.ts', quoted);
+}
+
+function select(names: readonly string[]): Comparison[] {
+  if (names.length === 0) return [...comparisons];
+  return names.map((name) => {
+    const found = comparisons.find((c) => c.name === name);
+    if (found === undefined) {
+      throw new Error(
+        `unknown comparison ${JSON.stringify(name)}; known: ${comparisons.map((c) => c.name).join(', ')}`,
+      );
+    }
+    return found;
+  });
+}
+
+/** Every stored result, in registry order (unknown names last). */
+function storedResults(): ComparisonResult[] {
+  const order = (name: string) => {
+    const i = comparisons.findIndex((c) => c.name === name);
+    return i === -1 ? comparisons.length : i;
+  };
+  return readdirSync(RESULTS_DIR)
+    .filter((file) => file.endsWith('.json'))
+    .map((file) => JSON.parse(readFileSync(join(RESULTS_DIR, file), 'utf8')) as ComparisonResult)
+    .sort((a, b) => order(a.name) - order(b.name) || a.name.localeCompare(b.name));
+}
+
+async function main(): Promise<void> {
+  const args = process.argv.slice(2);
+  const cli = parseCli(args);
+  if (cli.help) {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
+  if (cli.report) {
+    const results = storedResults();
+    for (const result of results) {
+      writeFileSync(join(RESULTS_DIR, `${result.name}.svg`), renderChart(result));
+    }
+    writeFileSync(BENCHMARKS_FILE, renderBenchmarks(results));
+    process.stderr.write(`rebuilt ${BENCHMARKS_FILE} from ${results.length} result(s)\n`);
+    return;
+  }
+  const selected = select(cli.names);
+  // Servers under test import portico's build, as its users do: build it first.
+  process.stderr.write('building portico (npm run build)\n');
+  execFileSync('npm', ['run', '--silent', 'build'], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const settings: RunSettings = {
+    quick: cli.quick,
+    rounds: cli.rounds,
+    durationSeconds: cli.durationSeconds,
+    warmupSeconds: cli.warmupSeconds,
+    connections: cli.connections,
+    pipelining: 1,
+  };
+  const command = commandLine(args);
+  mkdirSync(RESULTS_DIR, { recursive: true });
+  for (const comparison of selected) {
+    process.stderr.write(`${comparison.name}: ${comparison.title}\n`);
+    const machine = machineInfo();
+    const date = new Date().toISOString();
+    const measurements = await measureComparison(comparison, settings);
+    const result: ComparisonResult = {
+      name: comparison.name,
+      title: comparison.title,
+      description: comparison.description,
+      baseline: comparison.baseline,
+      date,
+      command,
+      serverCommands: Object.fromEntries(
+        comparison.servers.map((s) => [s.name, nodeCommand(s.entry)]),
+      ),
+      loadCommand: loadCommandLine(comparison, settings),
+      machine,
+      settings,
+      request: comparison.request,
+      notes: comparison.notes ?? [],
+      servers: summarize(comparison, measurements),
+      measurements,
+    };
+    writeFileSync(
+      join(RESULTS_DIR, `${comparison.name}.json`),
+      `${JSON.stringify(result, null, 2)}\n`,
+    );
+    writeFileSync(join(RESULTS_DIR, `${comparison.name}.svg`), renderChart(result));
+    process.stdout.write(`\n${comparison.name}: ${comparison.title}\n\n${renderTable(result)}\n\n`);
+  }
+  writeFileSync(BENCHMARKS_FILE, renderBenchmarks(storedResults()));
+  process.stderr.write(`wrote ${BENCHMARKS_FILE}\n`);
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`\nbench: ABORTED: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exitCode = 1;
+});
