@@ -121,6 +121,7 @@ describe('reference server: /api/messages', () => {
       { text: 'x'.repeat(1001) },
       { text: 5 },
       { text: 'ok', channel: 7 },
+      { text: 'ok', channel: 'a\u0001b' },
       [],
     ]) {
       const res = await api('/api/messages', {
