@@ -45,8 +45,11 @@ export interface HttpErrorOptions {
   type?: string;
   /** Short summary of the problem type. @defaultValue the HTTP status phrase */
   title?: string;
-  /** Headers the response must carry, e.g. `Retry-After`, `WWW-Authenticate`, `Allow`. */
-  headers?: Readonly<Record<string, string>>;
+  /**
+   * Headers the response must carry, e.g. `Retry-After`, `WWW-Authenticate`, `Allow`. An
+   * array value becomes one header line per element (several challenges, RFC 9110 §11.6.1).
+   */
+  headers?: Readonly<Record<string, string | readonly string[]>>;
   /** Per-field validation problems, rendered as `errors`. */
   errors?: readonly FieldError[];
   /** Further problem members (RFC 9457 §3.2 extensions). Never put secrets here. */
@@ -79,7 +82,7 @@ export class HttpError extends PorticoError {
   /** Explanation specific to this occurrence. */
   readonly detail: string;
   /** Headers the response must carry. */
-  readonly headers: Readonly<Record<string, string>>;
+  readonly headers: Readonly<Record<string, string | readonly string[]>>;
   /** Per-field validation problems. */
   readonly errors: readonly FieldError[] | undefined;
   /** Extension members. */
@@ -152,12 +155,13 @@ export const badRequest = (detail?: string, extra?: HttpErrorExtra) =>
  */
 export const unauthorized = (
   detail?: string,
-  extra: HttpErrorExtra & { challenge?: string } = {},
+  extra: HttpErrorExtra & { challenge?: string | readonly string[] } = {},
 ) => {
   const { challenge, headers, ...rest } = extra;
   return make(401, 'ERR_UNAUTHORIZED', detail, {
     ...rest,
-    headers: challenge ? { ...headers, 'WWW-Authenticate': challenge } : headers,
+    headers:
+      challenge && challenge.length > 0 ? { ...headers, 'WWW-Authenticate': challenge } : headers,
   });
 };
 /** 403: authenticated, without the rights. */

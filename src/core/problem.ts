@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { getRequestId } from './context.js';
 import { type FieldError, HttpError, internalError } from './errors.js';
 import { send } from './send.js';
@@ -173,8 +173,8 @@ export function sendError(
   }
   for (const name of REPRESENTATION_HEADERS) res.removeHeader(name);
   const problem = toProblem(problemError, req);
-  const headers: Record<string, string> = {
-    ...httpError.headers,
+  const headers: OutgoingHttpHeaders = {
+    ...(httpError.headers as OutgoingHttpHeaders),
     'Content-Type': problemContentType(req.headers.accept),
     'Cache-Control': 'no-store',
   };

@@ -207,7 +207,7 @@ describe('Retry-After', () => {
 
   it('never produces a non-numeric Retry-After (NaN, Infinity)', () => {
     for (const value of [Number.NaN, Number.POSITIVE_INFINITY]) {
-      let header: string | undefined;
+      let header: string | readonly string[] | undefined;
       try {
         header = tooManyRequests(value).headers['Retry-After'];
       } catch (err) {

@@ -1,0 +1,146 @@
+import type { Middleware } from '../core/compose.js';
+import { invalidOption } from '../internal/options.js';
+import type { Authenticator } from './authenticator.js';
+import { challenge as buildChallenge } from './authenticator.js';
+import { authenticationRequired, forbiddenRole, insufficientScope } from './errors.js';
+import { getPrincipal, type Principal, setPrincipal } from './principal.js';
+import { assertScopes } from './scopes.js';
+
+/** Options of {@link authenticate}. */
+export interface AuthenticateOptions {
+  /**
+   * Let requests without any credential through without a principal (handlers then use
+   * `getPrincipal(req)` or `requirePrincipal(req)`). A credential that is present but bad is
+   * still a 401.
+   * @defaultValue `false`
+   */
+  optional?: boolean;
+}
+
+/**
+ * Authenticates each request with the first mechanism whose credential is present, in the
+ * order given, and stores the {@link Principal} for later handlers (`getPrincipal(req)`). A
+ * credential that is present but bad is a 401 at once (the next mechanism is not tried); no
+ * credential at all is a 401 whose `WWW-Authenticate` lists every configured scheme
+ * (RFC 9110 §11.6.1).
+ *
+ * @example
+ * ```ts
+ * const auth = authenticate([jwtBearer({ issuer, audience, jwksUrl }), apiKeyAuth({ store })]);
+ * const app = compose([requestId(), auth, createRouter({ '/api/me': { GET: me } })]);
+ * ```
+ * @see https://www.rfc-editor.org/rfc/rfc9110#section-11.6.1
+ */
+export function authenticate(
+  authenticators: readonly Authenticator[],
+  options: AuthenticateOptions = {},
+): Middleware {
+  if (!Array.isArray(authenticators) || authenticators.length === 0) {
+    throw invalidOption('authenticate(): give at least one authenticator');
+  }
+  for (const a of authenticators) {
+    if (typeof a?.authenticate !== 'function') {
+      throw invalidOption('authenticate(): every entry needs an authenticate(req) method');
+    }
+  }
+  const list = authenticators.slice();
+  const challenges = list.flatMap((a) => (a.challenge === undefined ? [] : [a.challenge]));
+  const optional = options.optional ?? false;
+  return async function authenticateMiddleware(req, res, next) {
+    for (const authenticator of list) {
+      const principal = await authenticator.authenticate(req);
+      if (principal !== undefined) {
+        setPrincipal(req, principal);
+        return next();
+      }
+    }
+    if (optional) return next();
+    throw authenticationRequired(challenges);
+  };
+}
+
+function principalOrFail(req: Parameters<Middleware>[0]): Principal {
+  const principal = getPrincipal(req);
+  if (principal === undefined) throw authenticationRequired([]);
+  return principal;
+}
+
+/** Options of {@link requireScopes}. */
+export interface RequireScopesOptions {
+  /**
+   * Which principals the check applies to, by `method`. Others pass: the reference service,
+   * for one, limits bearer tokens by their scopes while a session carries the user's full
+   * rights.
+   * @defaultValue every method
+   */
+  methods?: readonly string[];
+  /**
+   * The realm quoted in the bearer `insufficient_scope` challenge.
+   * @defaultValue none
+   */
+  realm?: string;
+}
+
+/**
+ * Lets a request through only when its principal holds every one of `scopes`; otherwise a
+ * 403 problem, with `WWW-Authenticate: Bearer error="insufficient_scope", scope="…"` for
+ * bearer tokens (RFC 6750 §3.1). No principal at all is a 401.
+ *
+ * @example
+ * ```ts
+ * createRouter({ '/api/messages': { GET: compose([requireScopes(['read:messages']), list]) } });
+ * ```
+ * @see https://www.rfc-editor.org/rfc/rfc6750#section-3.1
+ */
+export function requireScopes(
+  scopes: readonly string[],
+  options: RequireScopesOptions = {},
+): Middleware {
+  if (!Array.isArray(scopes) || scopes.length === 0) {
+    throw invalidOption('requireScopes(): give at least one scope');
+  }
+  assertScopes('requireScopes()', scopes);
+  const required = scopes.slice();
+  const methods = options.methods === undefined ? undefined : new Set(options.methods);
+  const bearerChallenge = buildChallenge('Bearer', {
+    realm: options.realm,
+    error: 'insufficient_scope',
+    error_description: 'The access token lacks a required scope.',
+    scope: required.join(' '),
+  });
+  return function requireScopesMiddleware(req, _res, next) {
+    const principal = principalOrFail(req);
+    if (methods !== undefined && !methods.has(principal.method)) return next();
+    const missing = required.filter((s) => !principal.scopes.includes(s));
+    if (missing.length > 0) {
+      throw insufficientScope(missing, principal.method === 'bearer' ? bearerChallenge : undefined);
+    }
+    return next();
+  };
+}
+
+/**
+ * Lets a request through only when its principal's `role` is one of `roles`; otherwise a
+ * 403 problem. No principal at all is a 401.
+ *
+ * @example
+ * ```ts
+ * createRouter({ '/api/keys': { POST: compose([requireRole(['admin']), createKey]) } });
+ * ```
+ */
+export function requireRole(roles: readonly string[]): Middleware {
+  if (
+    !Array.isArray(roles) ||
+    roles.length === 0 ||
+    roles.some((r) => typeof r !== 'string' || r === '')
+  ) {
+    throw invalidOption('requireRole(): give at least one role name');
+  }
+  const allowed = new Set(roles);
+  const list = roles.slice();
+  return function requireRoleMiddleware(req, _res, next) {
+    const principal = principalOrFail(req);
+    if (principal.role === undefined || !allowed.has(principal.role)) throw forbiddenRole(list);
+    return next();
+  };
+}

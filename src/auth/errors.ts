@@ -1,0 +1,82 @@
+import { badRequest, forbidden, type HttpError, unauthorized } from '../core/errors.js';
+
+/** Problem type slugs of authentication and authorization failures. */
+export const AUTH_PROBLEM = {
+  required: 'authentication-required',
+  invalid: 'invalid-credentials',
+  expired: 'credentials-expired',
+  insufficientScope: 'insufficient-scope',
+  forbiddenRole: 'forbidden-role',
+} as const;
+
+/**
+ * 401 for a credential that was presented and is not valid (rule 4 of the specification:
+ * "invalid"). The detail must say what is wrong in general terms only: never a key, a
+ * secret, a token or which part of a signature failed.
+ */
+export function invalidCredentials(
+  challenge: string | readonly string[],
+  detail = 'The credentials are not valid.',
+  code = 'ERR_AUTH_INVALID',
+): HttpError {
+  return unauthorized(detail, {
+    challenge,
+    code,
+    typeSlug: AUTH_PROBLEM.invalid,
+    title: 'Invalid credentials',
+  });
+}
+
+/** 401 for a credential that was valid and has expired (rule 4 of the specification: "expired"). */
+export function expiredCredentials(
+  challenge: string | readonly string[],
+  detail = 'The credentials have expired.',
+  code = 'ERR_AUTH_EXPIRED',
+): HttpError {
+  return unauthorized(detail, {
+    challenge,
+    code,
+    typeSlug: AUTH_PROBLEM.expired,
+    title: 'Credentials expired',
+  });
+}
+
+/** 401 when no credential of any accepted kind was presented; one challenge per scheme. */
+export function authenticationRequired(challenges: readonly string[]): HttpError {
+  return unauthorized('Authentication is required.', {
+    challenge: challenges.length > 0 ? challenges : undefined,
+    code: 'ERR_AUTH_REQUIRED',
+    typeSlug: AUTH_PROBLEM.required,
+    title: 'Authentication required',
+  });
+}
+
+/** 400 for a request malformed in RFC 6750's sense (a token in two places, say). */
+export function invalidAuthRequest(detail: string, challenge?: string): HttpError {
+  return badRequest(detail, {
+    code: 'ERR_AUTH_INVALID_REQUEST',
+    typeSlug: 'invalid-request',
+    title: 'Invalid request',
+    headers: challenge === undefined ? undefined : { 'WWW-Authenticate': challenge },
+  });
+}
+
+/** 403 for a principal that lacks scopes; bearer callers also get the RFC 6750 challenge. */
+export function insufficientScope(missing: readonly string[], challenge?: string): HttpError {
+  return forbidden(`This needs the scope${missing.length > 1 ? 's' : ''} ${missing.join(' ')}.`, {
+    code: 'ERR_INSUFFICIENT_SCOPE',
+    typeSlug: AUTH_PROBLEM.insufficientScope,
+    title: 'Insufficient scope',
+    headers: challenge === undefined ? undefined : { 'WWW-Authenticate': challenge },
+    extensions: { requiredScopes: [...missing] },
+  });
+}
+
+/** 403 for a principal whose role is not among those allowed. */
+export function forbiddenRole(roles: readonly string[]): HttpError {
+  return forbidden(`This needs the role ${roles.join(' or ')}.`, {
+    code: 'ERR_FORBIDDEN_ROLE',
+    typeSlug: AUTH_PROBLEM.forbiddenRole,
+    title: 'Forbidden',
+  });
+}
