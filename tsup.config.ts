@@ -7,6 +7,7 @@ export const entries = {
   http: 'src/http/index.ts',
   cors: 'src/cors/index.ts',
   'rate-limit': 'src/rate-limit/index.ts',
+  auth: 'src/auth/index.ts',
   node: 'src/adapters/node.ts',
   express: 'src/adapters/express.ts',
   koa: 'src/adapters/koa.ts',

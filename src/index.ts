@@ -124,6 +124,7 @@ export {
   defaultRateLimitKey,
   ipKey,
   MemoryStore,
+  principalRateLimitKey,
   type MemoryStoreOptions,
   type RateLimitHit,
   type RateLimitKey,

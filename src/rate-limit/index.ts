@@ -5,7 +5,7 @@
  *
  * @module rate-limit
  */
-export { defaultRateLimitKey, ipKey, type RateLimitKey } from './key.js';
+export { defaultRateLimitKey, ipKey, principalRateLimitKey, type RateLimitKey } from './key.js';
 export { MemoryStore, type MemoryStoreOptions } from './memory-store.js';
 export { type RateLimitOptions, rateLimit } from './rate-limit.js';
 export type { RateLimitHit, RateLimitStore } from './store.js';

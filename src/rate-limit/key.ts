@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { isIP } from 'node:net';
+import { getPrincipal } from '../auth/principal.js';
 import { createProxyTrust, type ProxyTrust, type TrustProxy } from '../http/proxy.js';
 
 /**
@@ -108,4 +109,21 @@ export function defaultRateLimitKey(
   return function clientIpKey(req: IncomingMessage): string {
     return `ip:${ipKey(trust.clientIp(req))}`;
   };
+}
+
+/**
+ * The rate-limit key of an authenticated request, as the specification asks ("per key or
+ * per user"): `key:<id>` for an API key (each key its own budget), else `user:<sub>`;
+ * `undefined` when no authenticator has run or none found a principal, so the request
+ * counts by client IP. `rateLimit()` uses it by default; run it after `authenticate()`.
+ *
+ * @example
+ * ```ts
+ * rateLimit({ key: (req) => principalRateLimitKey(req) ?? `tenant:${tenantOf(req)}` });
+ * ```
+ */
+export function principalRateLimitKey(req: IncomingMessage): string | undefined {
+  const principal = getPrincipal(req);
+  if (principal === undefined) return undefined;
+  return principal.keyId !== undefined ? `key:${principal.keyId}` : `user:${principal.sub}`;
 }

@@ -3,7 +3,7 @@ import type { Middleware, Next } from '../core/compose.js';
 import { serviceUnavailable, tooManyRequests } from '../core/errors.js';
 import type { TrustProxy } from '../http/proxy.js';
 import { assertKnownOptions, invalidOption } from '../internal/options.js';
-import { defaultRateLimitKey, type RateLimitKey } from './key.js';
+import { defaultRateLimitKey, principalRateLimitKey, type RateLimitKey } from './key.js';
 import { MemoryStore } from './memory-store.js';
 import type { RateLimitHit, RateLimitStore } from './store.js';
 
@@ -23,7 +23,8 @@ export interface RateLimitOptions {
   /**
    * What to count by: a key per client (an API key, a user id, a tenant). Returning
    * `undefined` (or `''`) counts the request by client IP address instead.
-   * @defaultValue the client IP address, see {@link defaultRateLimitKey}
+   * @defaultValue the API key, else the user, of the principal `authenticate()` found
+   * ({@link principalRateLimitKey}), else the client IP address ({@link defaultRateLimitKey})
    */
   key?: RateLimitKey;
   /**
@@ -195,7 +196,7 @@ export function rateLimit(options: RateLimitOptions = {}): Middleware {
 
   return function rateLimitMiddleware(req, res, next) {
     if (skip?.(req)) return next();
-    if (customKey === undefined) return limitBy(undefined, req, res, next);
+    if (customKey === undefined) return limitBy(principalRateLimitKey(req), req, res, next);
     const key = customKey(req);
     if (isPromiseLike(key)) return key.then((k) => limitBy(k, req, res, next));
     return limitBy(key, req, res, next);
