@@ -1,7 +1,11 @@
 import type { RequestListener } from 'node:http';
 import {
+  authenticate,
+  authenticationRequired,
+  compose,
   cors,
   createRouter,
+  getPrincipal,
   type Middleware,
   mount,
   rateLimit,
@@ -10,18 +14,41 @@ import {
   securityHeaders,
   toNodeListener,
 } from 'portico';
+import { accountRoutes } from './account.js';
+import { createAuth, loadSigningKey } from './auth.js';
 import type { ServerConfig } from './config.js';
+import { keyRoutes } from './keys.js';
 import { createMessages } from './messages.js';
+import { createUsers } from './users.js';
 
 /** The reference service: its request listener and what it holds. */
 export interface ReferenceApp {
   listener: RequestListener;
   messages: ReturnType<typeof createMessages>;
+  /** The demo API key, when this process generated it: printed once at start. */
+  generatedDemoKey: string | undefined;
 }
 
-/** Builds the service from portico's public API only. */
-export function createApp(config: ServerConfig): ReferenceApp {
+/** Builds the service from portico's public API only, for the public address `baseUrl`. */
+export async function createApp(config: ServerConfig, baseUrl: string): Promise<ReferenceApp> {
+  const users = await createUsers();
+  const signingKey = await loadSigningKey(config.signingKeyPath);
+  const auth = await createAuth({
+    users,
+    baseUrl,
+    signingKey,
+    allowedOrigins: [...new Set([new URL(baseUrl).origin, ...config.corsOrigins])],
+    secureCookies: true,
+    demoApiKey: config.demoApiKey,
+    mtls: config.tls?.ca !== undefined,
+  });
   const messages = createMessages();
+  const challenges = auth.authenticators.flatMap((a) => (a.challenge ? [a.challenge] : []));
+  const requireAuthenticated: Middleware = (req, _res, next) => {
+    if (getPrincipal(req) === undefined) throw authenticationRequired(challenges);
+    return next();
+  };
+
   const chain: Middleware[] = [requestId(), securityHeaders({ trustProxy: config.trustProxy })];
   if (config.production && config.tls === undefined) {
     chain.push(requireHttps({ trustProxy: config.trustProxy }));
@@ -30,13 +57,23 @@ export function createApp(config: ServerConfig): ReferenceApp {
     cors({ origins: config.corsOrigins, credentials: true }),
     mount(
       '/api',
-      rateLimit({
-        limit: config.rateLimit,
-        windowMs: config.rateLimitWindowSeconds * 1000,
-        trustProxy: config.trustProxy,
-      }),
+      compose([
+        // who is calling, then count the call by API key, else user, else client IP
+        authenticate(auth.authenticators, { optional: true }),
+        rateLimit({
+          limit: config.rateLimit,
+          windowMs: config.rateLimitWindowSeconds * 1000,
+          trustProxy: config.trustProxy,
+        }),
+        requireAuthenticated,
+      ]),
     ),
-    createRouter({ ...messages.routes }),
+    // /login and /logout read the session cookie themselves; nothing else is open
+    createRouter({
+      ...messages.routes,
+      ...keyRoutes(auth.apiKeys),
+      ...accountRoutes(users, auth, signingKey),
+    }),
   );
-  return { listener: toNodeListener(chain), messages };
+  return { listener: toNodeListener(chain), messages, generatedDemoKey: auth.generatedDemoKey };
 }

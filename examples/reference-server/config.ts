@@ -13,6 +13,10 @@ export interface ServerConfig {
   corsOrigins: string[];
   rateLimit: number;
   rateLimitWindowSeconds: number;
+  /** `DEMO_API_KEY`: the demo key owned by alice; unset, one is generated and printed once. */
+  demoApiKey: string | undefined;
+  /** `SIGNING_KEY`: a PEM file with the RS256 token signing key; unset, one is made at start. */
+  signingKeyPath: string | undefined;
 }
 
 /** Thrown for a setting the server cannot start with; main prints it and exits 1. */
@@ -84,5 +88,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
       .filter((s) => s !== ''),
     rateLimit: integer(env, 'RATE_LIMIT', 100, 1),
     rateLimitWindowSeconds: integer(env, 'RATE_LIMIT_WINDOW', 60, 1),
+    demoApiKey: env.DEMO_API_KEY || undefined,
+    signingKeyPath: env.SIGNING_KEY || undefined,
   };
 }

@@ -1,10 +1,10 @@
 /**
  * The portico reference server: `npm start`. Its contract is ../shared/reference-server.md.
  */
-import { createServer as createHttpServer, type Server } from 'node:http';
+import { createServer as createHttpServer, type RequestListener, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { handleClientError, tlsServerOptions } from 'portico';
+import { handleClientError, serviceUnavailable, tlsServerOptions, toNodeListener } from 'portico';
 import { createApp } from './app.js';
 import { ConfigError, loadConfig, type ServerConfig } from './config.js';
 
@@ -17,13 +17,17 @@ function listeningUrl(server: Server, tls: boolean): string {
 }
 
 function start(config: ServerConfig): void {
-  const { listener } = createApp(config);
+  // Until the app is built (it needs the real address when BASE_URL is unset), answer 503.
+  let listener: RequestListener = toNodeListener(() => {
+    throw serviceUnavailable(1, 'The service is starting.');
+  });
+  const dispatch: RequestListener = (req, res) => listener(req, res);
   const server = config.tls
     ? createHttpsServer(
         tlsServerOptions({ cert: config.tls.cert, key: config.tls.key, ca: config.tls.ca }),
-        listener,
+        dispatch,
       )
-    : createHttpServer(listener);
+    : createHttpServer(dispatch);
   // Slow clients must not hold connections: bounded header and request times.
   server.headersTimeout = 20_000;
   server.requestTimeout = 30_000;
@@ -31,9 +35,19 @@ function start(config: ServerConfig): void {
 
   server.on('clientError', handleClientError);
 
-  server.listen(config.port, config.host, () => {
+  server.listen(config.port, config.host, async () => {
     const url = listeningUrl(server, config.tls !== undefined);
-    console.log(`portico reference server listening on ${url}`);
+    try {
+      const app = await createApp(config, config.baseUrl ?? url);
+      listener = app.listener;
+      if (app.generatedDemoKey !== undefined) {
+        console.log(`demo API key (owner alice, shown once): ${app.generatedDemoKey}`);
+      }
+      console.log(`portico reference server listening on ${url}`);
+    } catch (err) {
+      console.error('portico reference server: could not start', err);
+      process.exit(1);
+    }
   });
 
   let stopping = false;

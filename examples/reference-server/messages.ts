@@ -2,13 +2,17 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   checkConditional,
+  compose,
   createETag,
   type FieldError,
   getParams,
   gone,
   type MethodTable,
+  type Middleware,
   notFound,
   readJson,
+  requirePrincipal,
+  requireScopes,
   sendJson,
   sendNoContent,
   unprocessable,
@@ -91,6 +95,18 @@ function validate(body: unknown, required: readonly (keyof Fields)[]): Fields {
   return fields;
 }
 
+const READ = requireScopes(['read:messages']);
+const WRITE = requireScopes(['write:messages']);
+
+/** Reading needs `read:messages`, changing needs `write:messages` (full-rights principals hold both). */
+function withScopes(table: MethodTable): MethodTable {
+  const guarded: Record<string, Middleware> = {};
+  for (const [method, handler] of Object.entries(table)) {
+    if (handler) guarded[method] = compose([method === 'GET' ? READ : WRITE, handler]);
+  }
+  return guarded;
+}
+
 /** Called with each message created, e.g. to fan it out to live subscribers. */
 export type MessageListener = (message: Message) => void;
 
@@ -149,7 +165,7 @@ export function createMessages(options: { onCreate?: MessageListener } = {}) {
         id: randomUUID(),
         text: fields.text!,
         channel: fields.channel ?? DEFAULT_CHANNEL,
-        from: 'anonymous',
+        from: requirePrincipal(req).sub,
         createdAt: new Date().toISOString(),
       };
       const stored = store(message);
@@ -189,7 +205,10 @@ export function createMessages(options: { onCreate?: MessageListener } = {}) {
   };
 
   return {
-    routes: { '/api/messages': collection, '/api/messages/:id': item },
+    routes: {
+      '/api/messages': withScopes(collection),
+      '/api/messages/:id': withScopes(item),
+    },
     /** Number of messages kept, deleted ones included. */
     get size() {
       return messages.size;

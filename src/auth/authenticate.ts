@@ -46,7 +46,7 @@ export function authenticate(
   const list = authenticators.slice();
   const challenges = list.flatMap((a) => (a.challenge === undefined ? [] : [a.challenge]));
   const optional = options.optional ?? false;
-  return async function authenticateMiddleware(req, res, next) {
+  return async function authenticateMiddleware(req, _res, next) {
     for (const authenticator of list) {
       const principal = await authenticator.authenticate(req);
       if (principal !== undefined) {

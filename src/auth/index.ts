@@ -5,6 +5,27 @@
  *
  * @module auth
  */
+
+export {
+  API_KEY_PATTERN,
+  type ApiKeyFormatOptions,
+  apiKeyPattern,
+  DEFAULT_API_KEY_PREFIX,
+  generateApiKey,
+  hashApiKey,
+  isWellFormedApiKey,
+} from './api-key.js';
+export { type ApiKeyAuthOptions, apiKeyAuth } from './api-key-auth.js';
+export {
+  type ApiKeyRecord,
+  type ApiKeyStore,
+  type CreateApiKeyOptions,
+  createApiKey,
+  type ImportApiKeyOptions,
+  importApiKey,
+  MAX_API_KEY_LENGTH,
+  MemoryApiKeyStore,
+} from './api-key-store.js';
 export {
   type AuthenticateOptions,
   authenticate,
@@ -13,7 +34,9 @@ export {
   requireScopes,
 } from './authenticate.js';
 export { type Authenticator, challenge, quoteParam } from './authenticator.js';
+export { type BasicAuthOptions, basicAuth, parseBasicCredentials } from './basic.js';
 export { certificateThumbprint, getClientCertificate } from './certificate.js';
+export { createOriginGuard } from './csrf.js';
 export {
   AUTH_PROBLEM,
   authenticationRequired,
@@ -23,6 +46,26 @@ export {
   invalidAuthRequest,
   invalidCredentials,
 } from './errors.js';
+export type { KeySourceOptions, RemoteJwksOptions } from './jwks.js';
+export {
+  createJwtVerifier,
+  type JwtVerifier,
+  type JwtVerifierOptions,
+  type JwtVerifyContext,
+  type VerifiedJwt,
+} from './jwt.js';
+export { type JwtBearerOptions, jwtBearer, principalFromClaims } from './jwt-bearer.js';
+export type { JwtCacheOptions } from './jwt-cache.js';
+export { isJwtError, JWT_ERROR_CODES, JwtError, type JwtErrorKind } from './jwt-error.js';
+export { type MtlsOptions, mtlsAuth } from './mtls.js';
+export {
+  createIdTokenVerifier,
+  type IdTokenClaims,
+  type IdTokenVerifier,
+  type IdTokenVerifierOptions,
+  type IdTokenVerifyOptions,
+} from './oidc.js';
+export { hashPassword, needsRehash, type PasswordHashOptions, verifyPassword } from './password.js';
 export {
   type AuthMethod,
   getPrincipal,
@@ -38,3 +81,17 @@ export {
   parseScopes,
   scopesFromClaim,
 } from './scopes.js';
+export {
+  createSessions,
+  type SessionOptions,
+  type Sessions,
+  type SessionUpdate,
+  type SessionUser,
+} from './session.js';
+export type { SessionCookieOptions } from './session-cookie.js';
+export {
+  MemorySessionStore,
+  type MemorySessionStoreOptions,
+  type SessionRecord,
+  type SessionStore,
+} from './session-store.js';

@@ -120,6 +120,24 @@ export function toProblem(error: HttpError, req: IncomingMessage): ProblemDetail
   return problem;
 }
 
+/** An error's `Set-Cookie` (clearing a session, say) joins the cookies already set, never replaces them. */
+function withEarlierCookies(
+  res: ServerResponse,
+  headers: HttpError['headers'],
+): OutgoingHttpHeaders | undefined {
+  const name = Object.keys(headers).find((key) => key.toLowerCase() === 'set-cookie');
+  if (name === undefined) return undefined;
+  const earlier = res.getHeader('Set-Cookie');
+  if (earlier === undefined) return undefined;
+  const added = headers[name]!;
+  return {
+    [name]: [
+      ...(Array.isArray(earlier) ? earlier : [String(earlier)]),
+      ...(typeof added === 'string' ? [added] : added),
+    ],
+  };
+}
+
 /** Headers describing a representation that an error answer must not inherit. */
 const REPRESENTATION_HEADERS = [
   'content-type',
@@ -175,6 +193,7 @@ export function sendError(
   const problem = toProblem(problemError, req);
   const headers: OutgoingHttpHeaders = {
     ...(httpError.headers as OutgoingHttpHeaders),
+    ...withEarlierCookies(res, httpError.headers),
     'Content-Type': problemContentType(req.headers.accept),
     'Cache-Control': 'no-store',
   };

@@ -317,6 +317,21 @@ describe('headers set before the error', () => {
     expect(json(answer).detail).toBe('Changed meanwhile.');
   });
 
+  it("adds an error's Set-Cookie to the cookies already set instead of replacing them", async () => {
+    const server = await serve((_req, res) => {
+      res.setHeader('Set-Cookie', ['theme=dark; Path=/']);
+      throw new HttpError(401, 'Signed out.', {
+        headers: { 'Set-Cookie': 'session=; Max-Age=0; Path=/' },
+      });
+    });
+    const answer = await request(server, '/');
+    expect(answer.status).toBe(401);
+    expect(answer.headers['set-cookie']).toEqual([
+      'theme=dark; Path=/',
+      'session=; Max-Age=0; Path=/',
+    ]);
+  });
+
   it('does the same for unexpected errors', async () => {
     const answer = await request(plain, '/representation-500');
     expect(answer.status).toBe(500);

@@ -7,16 +7,24 @@ const fixtures = new URL('../fixtures/tls/', import.meta.url);
 
 let server: RunningServer;
 const json = { 'Content-Type': 'application/json' };
+/** An operator-supplied demo key (any string works): `/api/*` needs a credential. */
+const DEMO_KEY = 'demo-key-of-the-reference-suite-0123456789';
+const auth = { 'X-API-Key': DEMO_KEY };
 
 beforeAll(async () => {
-  server = await startReferenceServer();
+  server = await startReferenceServer({ DEMO_API_KEY: DEMO_KEY });
 });
 
 afterAll(async () => {
   await server?.stop();
 });
 
-const api = (path: string, init?: RequestInit) => fetch(`${server.url}${path}`, init);
+/** A request with the demo API key unless the caller sets `X-API-Key` itself. */
+const api = (path: string, init: RequestInit = {}) =>
+  fetch(`${server.url}${path}`, {
+    ...init,
+    headers: { ...auth, ...(init.headers as Record<string, string>) },
+  });
 
 interface Problem {
   type: string;
@@ -84,7 +92,7 @@ describe('reference server: /api/messages', () => {
     expect(res.headers.get('location')).toBe(`/api/messages/${message.id}`);
     expect(res.headers.get('etag')).toMatch(/^"[^"]+"$/);
     expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
-    expect(message).toMatchObject({ text: 'first', channel: 'random', from: expect.any(String) });
+    expect(message).toMatchObject({ text: 'first', channel: 'random', from: 'alice' });
     expect(Object.keys(message).sort()).toEqual(['channel', 'createdAt', 'from', 'id', 'text']);
     expect(new Date(message.createdAt!).toISOString()).toBe(message.createdAt);
     const { message: defaulted } = await create('second');
@@ -288,12 +296,16 @@ describe('reference server: CORS', () => {
 
 describe('reference server: settings', () => {
   it('limits /api/* per client with RATE_LIMIT and RATE_LIMIT_WINDOW: 429 with Retry-After', async () => {
-    const limited = await startReferenceServer({ RATE_LIMIT: '3', RATE_LIMIT_WINDOW: '30' });
+    const limited = await startReferenceServer({
+      RATE_LIMIT: '3',
+      RATE_LIMIT_WINDOW: '30',
+      DEMO_API_KEY: DEMO_KEY,
+    });
     try {
       const statuses: number[] = [];
       let last: Response | undefined;
       for (let i = 0; i < 5; i++) {
-        last = await fetch(`${limited.url}/api/messages`);
+        last = await fetch(`${limited.url}/api/messages`, { headers: auth });
         statuses.push(last.status);
       }
       expect(statuses).toEqual([200, 200, 200, 429, 429]);
@@ -314,7 +326,11 @@ describe('reference server: settings', () => {
   });
 
   it('behind a trusted proxy in production: 308 to https for GET/HEAD, 403 for others, HSTS on https', async () => {
-    const proxied = await startReferenceServer({ NODE_ENV: 'production', TRUST_PROXY: '1' });
+    const proxied = await startReferenceServer({
+      NODE_ENV: 'production',
+      TRUST_PROXY: '1',
+      DEMO_API_KEY: DEMO_KEY,
+    });
     try {
       const get = await fetch(`${proxied.url}/api/messages?x=1`, {
         redirect: 'manual',
@@ -330,7 +346,7 @@ describe('reference server: settings', () => {
       expect(post.status).toBe(403);
       expect(post.headers.get('content-type')).toBe('application/problem+json');
       const secure = await fetch(`${proxied.url}/api/messages`, {
-        headers: { 'X-Forwarded-Proto': 'https' },
+        headers: { 'X-Forwarded-Proto': 'https', ...auth },
       });
       expect(secure.status).toBe(200);
       expect(secure.headers.get('strict-transport-security')).toMatch(/max-age=\d+/);
@@ -343,19 +359,24 @@ describe('reference server: settings', () => {
     const tls = await startReferenceServer({
       TLS_CERT: new URL('server.pem', fixtures).pathname,
       TLS_KEY: new URL('server.key', fixtures).pathname,
+      DEMO_API_KEY: DEMO_KEY,
     });
     try {
       expect(tls.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
       const ca = readFileSync(new URL('ca.pem', fixtures));
       const res = await new Promise<{ status: number; hsts: string | undefined }>(
         (resolve, reject) => {
-          httpsRequest(`${tls.url}/api/messages`, { ca, servername: 'localhost' }, (r) => {
-            r.resume();
-            resolve({
-              status: r.statusCode ?? 0,
-              hsts: r.headers['strict-transport-security'] as string | undefined,
-            });
-          })
+          httpsRequest(
+            `${tls.url}/api/messages`,
+            { ca, servername: 'localhost', headers: auth },
+            (r) => {
+              r.resume();
+              resolve({
+                status: r.statusCode ?? 0,
+                hsts: r.headers['strict-transport-security'] as string | undefined,
+              });
+            },
+          )
             .on('error', reject)
             .end();
         },

@@ -1,0 +1,96 @@
+import type { IncomingMessage } from 'node:http';
+import {
+  challenge,
+  invalidCredentials,
+  type MethodTable,
+  readForm,
+  readJson,
+  requirePrincipal,
+  sendJson,
+  sendNoContent,
+  unprocessable,
+  unsupportedMediaType,
+} from 'portico';
+import type { AuthSetup, SigningKey } from './auth.js';
+import { USER_SCOPES, type Users } from './users.js';
+
+/** Non-prompting challenge for the sign-in form: browsers must not pop up a Basic dialog. */
+const LOGIN_CHALLENGE = challenge('Cookie', {
+  realm: 'api',
+  'form-action': '/login',
+  'cookie-name': 'session',
+});
+
+async function readCredentials(
+  req: IncomingMessage,
+): Promise<{ username: string; password: string }> {
+  const type = req.headers['content-type'] ?? '';
+  let username: unknown;
+  let password: unknown;
+  if (/^application\/x-www-form-urlencoded/i.test(type)) {
+    const form = await readForm(req);
+    username = form.get('username');
+    password = form.get('password');
+  } else if (/^application\/(?:[\w.+-]+\+)?json/i.test(type)) {
+    const body = await readJson<Record<string, unknown> | null>(req);
+    username = body?.username;
+    password = body?.password;
+  } else {
+    throw unsupportedMediaType('Send the credentials as a form or as JSON.');
+  }
+  const errors = [];
+  if (typeof username !== 'string' || username === '')
+    errors.push({ field: 'username', message: 'is required' });
+  if (typeof password !== 'string' || password === '')
+    errors.push({ field: 'password', message: 'is required' });
+  if (errors.length > 0) throw unprocessable(errors);
+  return { username: username as string, password: password as string };
+}
+
+/** `/api/me`, `/login`, `/logout` and the public signing keys. */
+export function accountRoutes(
+  users: Users,
+  auth: AuthSetup,
+  signingKey: SigningKey,
+): Record<string, MethodTable> {
+  return {
+    '/api/me': {
+      GET(req, res) {
+        const { sub, name, role, scopes, method } = requirePrincipal(req);
+        sendJson(res, 200, { sub, name: name ?? null, role: role ?? null, scopes, method });
+      },
+    },
+    '/login': {
+      async POST(req, res) {
+        const { username, password } = await readCredentials(req);
+        const user = await users.verify(username, password);
+        if (user === undefined) {
+          throw invalidCredentials(LOGIN_CHALLENGE, 'The user name or password is not right.');
+        }
+        await auth.sessions.signIn(req, res, {
+          sub: user.sub,
+          name: user.name,
+          role: user.role,
+          scopes: USER_SCOPES,
+        });
+        sendNoContent(res);
+      },
+    },
+    '/logout': {
+      async POST(req, res) {
+        await auth.sessions.signOut(req, res);
+        sendNoContent(res);
+      },
+    },
+    '/.well-known/jwks.json': {
+      GET(_req, res) {
+        sendJson(
+          res,
+          200,
+          { keys: [signingKey.publicJwk] },
+          { 'Cache-Control': 'public, max-age=300' },
+        );
+      },
+    },
+  };
+}

@@ -1,0 +1,95 @@
+import {
+  type ApiKeyRecord,
+  type ApiKeyStore,
+  compose,
+  createApiKey,
+  getParams,
+  type MethodTable,
+  notFound,
+  parseScopes,
+  readJson,
+  requirePrincipal,
+  requireRole,
+  sendJson,
+  sendNoContent,
+  unprocessable,
+} from 'portico';
+import { USER_SCOPES } from './users.js';
+
+const MAX_NAME = 100;
+
+function view(record: ApiKeyRecord) {
+  return {
+    id: record.id,
+    name: record.name ?? null,
+    owner: record.owner,
+    scopes: record.scopes ?? USER_SCOPES,
+    createdAt: record.createdAt,
+  };
+}
+
+/** `/api/keys`: admins create, list and revoke API keys; the secret is shown once. */
+export function keyRoutes(store: ApiKeyStore): Record<string, MethodTable> {
+  const admin = requireRole(['admin']);
+  return {
+    '/api/keys': {
+      POST: compose([
+        admin,
+        async (req, res) => {
+          const body = await readJson<unknown>(req);
+          if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+            throw unprocessable([{ field: '', message: 'The body must be a JSON object.' }]);
+          }
+          const { name, scopes } = body as Record<string, unknown>;
+          if (
+            name !== undefined &&
+            (typeof name !== 'string' || name.length === 0 || name.length > MAX_NAME)
+          ) {
+            throw unprocessable([
+              { field: 'name', message: `must be 1–${MAX_NAME} characters long` },
+            ]);
+          }
+          if (scopes !== undefined && !Array.isArray(scopes)) {
+            throw unprocessable([{ field: 'scopes', message: 'must be an array of scopes' }]);
+          }
+          const granted = scopes === undefined ? undefined : parseScopes(scopes, 'scopes');
+          const beyond = granted?.filter((s) => !USER_SCOPES.includes(s)) ?? [];
+          if (beyond.length > 0) {
+            throw unprocessable([
+              { field: 'scopes', message: `beyond the owner's rights: ${beyond.join(' ')}` },
+            ]);
+          }
+          const owner = requirePrincipal(req).sub;
+          const { key, record } = await createApiKey(store, {
+            owner,
+            name: name as string | undefined,
+            scopes: granted,
+          });
+          sendJson(
+            res,
+            201,
+            { ...view(record), key },
+            { Location: `/api/keys/${record.id}`, 'Cache-Control': 'no-store' },
+          );
+        },
+      ]),
+      GET: compose([
+        admin,
+        async (_req, res) => {
+          const records = await store.list();
+          sendJson(res, 200, records.map(view));
+        },
+      ]),
+    },
+    '/api/keys/:id': {
+      DELETE: compose([
+        admin,
+        async (req, res) => {
+          const deleted = await store.delete(getParams(req).id ?? '');
+          if (!deleted) throw notFound('No API key has this id.');
+          sendNoContent(res);
+        },
+      ]),
+    },
+  };
+}

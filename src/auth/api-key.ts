@@ -1,0 +1,179 @@
+import { createHash, randomBytes } from 'node:crypto';
+import * as zlib from 'node:zlib';
+import { assertKnownOptions, invalidOption } from '../internal/options.js';
+
+/** The prefix of the API keys portico generates when none is given. */
+export const DEFAULT_API_KEY_PREFIX = 'ptk';
+
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+const PREFIX = /^[a-z][a-z0-9]{1,9}$/;
+/** 32 base62 characters: 32 · log2(62) ≈ 190.5 bits. */
+const SECRET_LENGTH = 32;
+/** The CRC32 (< 2^32 < 62^6) in 6 base62 characters. */
+const CHECKSUM_LENGTH = 6;
+
+/**
+ * The source of a regular expression matching portico API keys with the default prefix
+ * (`ptk_` then 38 base62 characters), for secret scanners (GitHub secret scanning custom
+ * patterns, gitleaks, trufflehog). The checksum lets a scanner confirm a match offline with
+ * {@link isWellFormedApiKey}, so false positives stay rare.
+ *
+ * @example
+ * ```ts
+ * new RegExp(API_KEY_PATTERN, 'g').test(logLine);
+ * ```
+ */
+export const API_KEY_PATTERN = '\\bptk_[0-9A-Za-z]{38}\\b';
+
+/** Options of {@link generateApiKey}, {@link isWellFormedApiKey} and {@link apiKeyPattern}. */
+export interface ApiKeyFormatOptions {
+  /**
+   * The recognisable prefix before the `_`: 2 to 10 characters, a lower-case letter then
+   * lower-case letters or digits. Pick one per product (and per environment, say `ptk` and
+   * `ptkt`) so that a leaked key tells at once where it belongs.
+   * @defaultValue `'ptk'`
+   */
+  prefix?: string;
+}
+
+const FORMAT_OPTIONS = ['prefix'] as const;
+
+function prefixOf(owner: string, options: ApiKeyFormatOptions | undefined): string {
+  assertKnownOptions(owner, options, FORMAT_OPTIONS);
+  const prefix = options?.prefix ?? DEFAULT_API_KEY_PREFIX;
+  if (typeof prefix !== 'string' || !PREFIX.test(prefix)) {
+    throw invalidOption(
+      `${owner}: \`prefix\` must be 2–10 characters, a lower-case letter then lower-case letters or digits`,
+    );
+  }
+  return prefix;
+}
+
+/**
+ * `length` random base62 characters, without modulo bias: bytes of 248 or more (62 · 4) are
+ * drawn again, so each character is uniform over the 62.
+ *
+ * @example
+ * ```ts
+ * const id = `key_${randomBase62(16)}`;
+ * ```
+ * @internal
+ */
+export function randomBase62(length: number): string {
+  let out = '';
+  while (out.length < length) {
+    for (const byte of randomBytes(length + 8)) {
+      if (byte >= 248) continue;
+      out += BASE62[byte % 62];
+      if (out.length === length) break;
+    }
+  }
+  return out;
+}
+
+let crcTable: Uint32Array | undefined;
+
+/** CRC-32 (ISO-HDLC, as zlib) in JavaScript, for Node versions before 20.15. */
+function crc32Js(data: Uint8Array): number {
+  if (crcTable === undefined) {
+    crcTable = new Uint32Array(256);
+    for (let n = 0; n < 256; n++) {
+      let c = n;
+      for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+      crcTable[n] = c >>> 0;
+    }
+  }
+  let crc = 0xffffffff;
+  for (const byte of data) crc = crcTable[(crc ^ byte) & 0xff]! ^ (crc >>> 8);
+  return (crc ^ 0xffffffff) >>> 0;
+}
+
+// `zlib.crc32` arrived in Node 20.15; read it off the namespace so that older Node 20
+// releases still load this module (a named import would fail to link there).
+const nativeCrc32 = (zlib as { crc32?: (data: Uint8Array) => number }).crc32;
+
+function checksum(body: string): string {
+  const bytes = Buffer.from(body, 'latin1');
+  let crc = typeof nativeCrc32 === 'function' ? nativeCrc32(bytes) : crc32Js(bytes);
+  let out = '';
+  for (let i = 0; i < CHECKSUM_LENGTH; i++) {
+    out = BASE62[crc % 62] + out;
+    crc = Math.floor(crc / 62);
+  }
+  return out;
+}
+
+/**
+ * Generates a new API key: `<prefix>_<secret><checksum>`, like GitHub's tokens. The secret is
+ * 32 base62 characters from `crypto.randomBytes` (≈ 190 bits); the checksum is the CRC32 of
+ * `<prefix>_<secret>` in 6 base62 characters, so scanners and `apiKeyAuth` can tell a
+ * key from a typo or a random string without a lookup. The key is shown once; store only
+ * {@link hashApiKey} of it (or use `createApiKey`, which does).
+ *
+ * @example
+ * ```ts
+ * const key = generateApiKey(); // 'ptk_…' (42 characters)
+ * const staging = generateApiKey({ prefix: 'ptks' });
+ * ```
+ * @see https://github.blog/engineering/platform-security/behind-githubs-new-authentication-token-formats/
+ */
+export function generateApiKey(options?: ApiKeyFormatOptions): string {
+  const prefix = prefixOf('generateApiKey()', options);
+  const body = `${prefix}_${randomBase62(SECRET_LENGTH)}`;
+  return body + checksum(body);
+}
+
+/**
+ * Whether `key` has the shape of a portico API key with this prefix and a correct checksum.
+ * Cheap and offline: it says nothing about whether the key exists (the store does). The
+ * checksum is not a secret (anyone holding the key can compute it), so a plain compare is
+ * right here.
+ *
+ * @example
+ * ```ts
+ * isWellFormedApiKey(generateApiKey()); // true
+ * isWellFormedApiKey('ptk_not-a-key');  // false
+ * ```
+ */
+export function isWellFormedApiKey(key: unknown, options?: ApiKeyFormatOptions): boolean {
+  const prefix = prefixOf('isWellFormedApiKey()', options);
+  if (typeof key !== 'string') return false;
+  const length = prefix.length + 1 + SECRET_LENGTH + CHECKSUM_LENGTH;
+  if (key.length !== length || !key.startsWith(`${prefix}_`)) return false;
+  const rest = key.slice(prefix.length + 1);
+  if (!/^[0-9A-Za-z]+$/.test(rest)) return false;
+  const body = key.slice(0, length - CHECKSUM_LENGTH);
+  return checksum(body) === key.slice(length - CHECKSUM_LENGTH);
+}
+
+/**
+ * A new global regular expression matching API keys with this prefix, for scanning text
+ * (logs, repositories) for leaked keys. Confirm each match with {@link isWellFormedApiKey}.
+ *
+ * @example
+ * ```ts
+ * const leaked = [...text.matchAll(apiKeyPattern())]
+ *   .map((m) => m[0])
+ *   .filter((k) => isWellFormedApiKey(k));
+ * ```
+ */
+export function apiKeyPattern(options?: ApiKeyFormatOptions): RegExp {
+  const prefix = prefixOf('apiKeyPattern()', options);
+  return new RegExp(`\\b${prefix}_[0-9A-Za-z]{${SECRET_LENGTH + CHECKSUM_LENGTH}}\\b`, 'g');
+}
+
+/**
+ * The hash under which an API key is stored and looked up: SHA-256, base64url. A fast hash
+ * is the right one for generated keys: with ≈ 190 random bits there is nothing to guess,
+ * so a slow password hash (scrypt) would only cost CPU on every request. Keys chosen by
+ * people are another matter: import only high-entropy keys (see `importApiKey`).
+ *
+ * @example
+ * ```ts
+ * await store.findByHash(hashApiKey(presented));
+ * ```
+ */
+export function hashApiKey(key: string): string {
+  if (typeof key !== 'string') throw invalidOption('hashApiKey(): the key must be a string');
+  return createHash('sha256').update(key, 'utf8').digest('base64url');
+}

@@ -1,0 +1,65 @@
+import { PorticoError } from '../core/errors.js';
+
+/**
+ * Why a JWT was refused: `expired` (it was good and its time is up: `exp`, `maxTokenAge`,
+ * an ID token's `max_age`), `invalid` (anything else: signature, algorithm, key, format,
+ * claims, binding), or `unavailable` (the keys to check it could not be fetched and none
+ * were ever known, so nothing can be said about the token).
+ */
+export type JwtErrorKind = 'expired' | 'invalid' | 'unavailable';
+
+/** The stable codes of {@link JwtError}, one per {@link JwtErrorKind}. */
+export const JWT_ERROR_CODES = {
+  expired: 'ERR_JWT_EXPIRED',
+  invalid: 'ERR_JWT_INVALID',
+  unavailable: 'ERR_JWT_KEYS_UNAVAILABLE',
+} as const satisfies Record<JwtErrorKind, string>;
+
+/**
+ * A refused JWT (access token or ID token). The message says what failed in general terms
+ * only ("The access token expired."), never the token, a key, a `kid` or a signature detail;
+ * the underlying `jose` error, if any, is the non-enumerable `cause`, for debugging.
+ *
+ * @example
+ * ```ts
+ * try {
+ *   await verifier.verify(token);
+ * } catch (err) {
+ *   if (err instanceof JwtError && err.kind === 'expired') refresh();
+ * }
+ * ```
+ */
+export class JwtError extends PorticoError {
+  /** Why the token was refused. */
+  readonly kind: JwtErrorKind;
+  declare readonly code: (typeof JWT_ERROR_CODES)[JwtErrorKind];
+
+  constructor(kind: JwtErrorKind, message: string, cause?: unknown) {
+    super(message, JWT_ERROR_CODES[kind], cause === undefined ? undefined : { cause });
+    this.kind = kind;
+  }
+}
+
+/** Whether `error` is a {@link JwtError} of this kind. */
+export function isJwtError(error: unknown, kind?: JwtErrorKind): error is JwtError {
+  return error instanceof JwtError && (kind === undefined || error.kind === kind);
+}
+
+/** `The access token expired.` */
+export function jwtExpired(subject: string, cause?: unknown): JwtError {
+  return new JwtError('expired', `The ${subject} expired.`, cause);
+}
+
+/** `The access token is not valid.` */
+export function jwtInvalid(subject: string, cause?: unknown): JwtError {
+  return new JwtError('invalid', `The ${subject} is not valid.`, cause);
+}
+
+/** The keys could not be fetched and none are known. */
+export function keysUnavailable(cause?: unknown): JwtError {
+  return new JwtError(
+    'unavailable',
+    'The keys to verify the token are unavailable; try again later.',
+    cause,
+  );
+}

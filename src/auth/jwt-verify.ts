@@ -1,0 +1,128 @@
+// The verification steps shared by access tokens and ID tokens (internal to portico/auth).
+import { createHash, timingSafeEqual } from 'node:crypto';
+import {
+  errors,
+  type JWTHeaderParameters,
+  type JWTPayload,
+  type JWTVerifyOptions,
+  jwtVerify,
+} from 'jose';
+import type { KeySource } from './jwks.js';
+import { JwtError, jwtExpired, jwtInvalid } from './jwt-error.js';
+
+/** A verified JWT: its claims and its protected header. */
+export interface VerifiedJwt {
+  /** The verified claims. */
+  payload: JWTPayload;
+  /** The verified protected header (`alg`, `kid`, `typ`, …). */
+  protectedHeader: JWTHeaderParameters;
+}
+
+/** What {@link verifyCompactJwt} needs beyond the token. */
+export interface CoreVerifyOptions {
+  /** Named in error messages: `access token`, `ID token`. */
+  subject: string;
+  /** Longer tokens are refused before any parsing. */
+  maxTokenLength: number;
+  /** Seconds of leeway for `exp`, `nbf` and `iat`. */
+  clockTolerance: number;
+  /** Passed to `jose`'s `jwtVerify` (algorithms, issuer, audience, typ, required claims…). */
+  jose: JWTVerifyOptions;
+}
+
+/** Three non-empty base64url segments: the only shape a signed compact JWT can have. */
+const COMPACT = /^[\w-]+\.[\w-]+\.[\w-]+$/;
+/** At most this many keys are tried when several in a JWKS match a token without `kid`. */
+const MAX_CANDIDATES = 4;
+
+/**
+ * Compares two strings in constant time (for their content; their SHA-256 digests are
+ * compared, so the length of neither leaks).
+ */
+export function safeEqual(a: string, b: string): boolean {
+  const x = createHash('sha256').update(a, 'utf8').digest();
+  const y = createHash('sha256').update(b, 'utf8').digest();
+  return timingSafeEqual(x, y);
+}
+
+/** Maps whatever verification threw to a {@link JwtError} that reveals nothing. */
+function toJwtError(error: unknown, subject: string): JwtError {
+  if (error instanceof JwtError) return error;
+  if (error instanceof errors.JWTExpired) return jwtExpired(subject, error);
+  return jwtInvalid(subject, error);
+}
+
+async function runJose(token: string, key: KeySource['key'], options: JWTVerifyOptions) {
+  try {
+    return await jwtVerify(token, key as Parameters<typeof jwtVerify>[1], options);
+  } catch (error) {
+    if (!(error instanceof errors.JWKSMultipleMatchingKeys)) throw error;
+    // Several keys of the set fit a token without `kid`: try each (jose's documented way).
+    let tried = 0;
+    for await (const candidate of error) {
+      if (++tried > MAX_CANDIDATES) break;
+      try {
+        return await jwtVerify(token, candidate, options);
+      } catch (inner) {
+        if (!(inner instanceof errors.JWSSignatureVerificationFailed)) throw inner;
+      }
+    }
+    throw error;
+  }
+}
+
+/**
+ * Verifies a compact JWS JWT with `jose` and the rules `jose` leaves out: a length cap and a
+ * shape check before any parsing, and `iat` not in the future. Every failure becomes a
+ * {@link JwtError}: `expired` only for a token whose signature and claims were otherwise good.
+ */
+export async function verifyCompactJwt(
+  token: unknown,
+  key: KeySource['key'],
+  options: CoreVerifyOptions,
+): Promise<VerifiedJwt> {
+  const { subject } = options;
+  if (typeof token !== 'string' || token.length > options.maxTokenLength || !COMPACT.test(token)) {
+    throw jwtInvalid(subject);
+  }
+  try {
+    const { payload, protectedHeader } = await runJose(token, key, options.jose);
+    const now = Math.floor(Date.now() / 1000);
+    if (typeof payload.iat === 'number' && payload.iat > now + options.clockTolerance) {
+      throw jwtInvalid(subject);
+    }
+    return { payload, protectedHeader };
+  } catch (error) {
+    throw toJwtError(error, subject);
+  }
+}
+
+/**
+ * Enforces a certificate binding (RFC 8705 §3): a token whose `cnf` holds `x5t#S256` is
+ * accepted only with the same certificate thumbprint; a `cnf` of any other kind (a DPoP
+ * `jkt`, a raw key) cannot be checked here and is refused.
+ *
+ * @see https://www.rfc-editor.org/rfc/rfc8705#section-3
+ */
+export function checkCertificateBinding(
+  payload: JWTPayload,
+  thumbprint: string | undefined,
+  subject: string,
+): void {
+  const { cnf } = payload;
+  if (cnf === undefined) return;
+  const bound =
+    typeof cnf === 'object' && cnf !== null ? (cnf as Record<string, unknown>)['x5t#S256'] : null;
+  if (typeof bound !== 'string' || thumbprint === undefined || !safeEqual(bound, thumbprint)) {
+    throw jwtInvalid(subject);
+  }
+}
+
+/** Freezes a verified payload (it is shared through the cache), objects within included. */
+export function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const member of Object.values(value)) deepFreeze(member);
+  }
+  return value;
+}

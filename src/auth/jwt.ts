@@ -1,0 +1,204 @@
+import { assertKnownOptions, invalidOption } from '../internal/options.js';
+import { type KeySourceOptions, resolveKeySource } from './jwks.js';
+import { cacheDeadline, type JwtCacheOptions, VerifiedTokenCache } from './jwt-cache.js';
+import { jwtInvalid } from './jwt-error.js';
+import {
+  type CoreVerifyOptions,
+  checkCertificateBinding,
+  deepFreeze,
+  type VerifiedJwt,
+  verifyCompactJwt,
+} from './jwt-verify.js';
+
+export type { VerifiedJwt } from './jwt-verify.js';
+
+/**
+ * Options of {@link createJwtVerifier}: exactly one key source (`secret`, `publicKey`,
+ * `jwks` or `jwksUrl`, see {@link KeySourceOptions}), the expected issuer and audience, and
+ * the rules of RFC 8725.
+ */
+export interface JwtVerifierOptions extends KeySourceOptions {
+  /** The accepted `iss` value(s), compared exactly. Required. */
+  issuer: string | readonly string[];
+  /** The accepted `aud` value(s): the token's `aud` must hold one of them. Required. */
+  audience: string | readonly string[];
+  /**
+   * The algorithm allowlist, always in force. `none` is refused at construction, HMAC
+   * algorithms only go with a `secret` and the others only with public keys, so a token can
+   * never make a public key act as an HMAC secret.
+   * @defaultValue `['RS256']`; `['HS256']` with a `secret`; the key's own algorithm for an
+   * EC, Ed25519 or RSA-PSS `publicKey`
+   */
+  algorithms?: readonly string[];
+  /** Seconds of leeway for `exp`, `nbf` and `iat` (clock skew). @defaultValue `5` */
+  clockTolerance?: number;
+  /**
+   * The required `typ` header, e.g. `'at+jwt'` for RFC 9068 access tokens, compared
+   * case-insensitively with or without the `application/` prefix. An ID token (`typ: JWT`)
+   * offered as an access token is then refused.
+   * @defaultValue none (any `typ`)
+   */
+  typ?: string;
+  /** Claims that must be present. `exp` is always required. @defaultValue `['exp']` */
+  requiredClaims?: readonly string[];
+  /** Seconds after `iat` beyond which a token counts as expired (`iat` becomes required). @defaultValue none */
+  maxTokenAge?: number;
+  /** Tokens longer than this (bytes) are refused before any parsing. @defaultValue `8192` */
+  maxTokenLength?: number;
+  /**
+   * Keep verified tokens (by SHA-256 of the token) so that verifying one again is nearly
+   * free; never past `exp`, emptied when the key set changes. `false` turns it off.
+   * @defaultValue `{ max: 10_000 }`
+   */
+  cache?: JwtCacheOptions | false;
+}
+
+/** Per-request facts a verification may need. */
+export interface JwtVerifyContext {
+  /**
+   * The SHA-256 thumbprint (base64url) of the client certificate the TLS connection showed
+   * and the server verified, for certificate-bound tokens (RFC 8705).
+   */
+  certificateThumbprint?: string;
+}
+
+/** Verifies JWTs: see {@link createJwtVerifier}. */
+export interface JwtVerifier {
+  /**
+   * Resolves with the verified claims and header, or rejects with a {@link JwtError}
+   * (`ERR_JWT_EXPIRED`, `ERR_JWT_INVALID`, or `ERR_JWT_KEYS_UNAVAILABLE` when a remote key
+   * set was never reachable).
+   */
+  verify(token: string, context?: JwtVerifyContext): Promise<VerifiedJwt>;
+}
+
+/** The option names of {@link JwtVerifierOptions} (for factories that extend them). @internal */
+export const JWT_VERIFIER_OPTIONS: readonly string[] = Object.freeze([
+  'secret',
+  'publicKey',
+  'jwks',
+  'jwksUrl',
+  'jwksOptions',
+  'issuer',
+  'audience',
+  'algorithms',
+  'clockTolerance',
+  'typ',
+  'requiredClaims',
+  'maxTokenAge',
+  'maxTokenLength',
+  'cache',
+]);
+
+function stringList(owner: string, name: string, value: unknown): string | string[] {
+  const list = typeof value === 'string' ? [value] : Array.isArray(value) ? value : [];
+  if (list.length === 0 || list.some((v) => typeof v !== 'string' || v === '')) {
+    throw invalidOption(`${owner}: \`${name}\` is required (a non-empty string or array of them)`);
+  }
+  return typeof value === 'string' ? value : [...(list as string[])];
+}
+
+function seconds(owner: string, name: string, value: unknown, fallback?: number) {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+    throw invalidOption(`${owner}: \`${name}\` must be a number of seconds ≥ 0`);
+  }
+  return value;
+}
+
+/**
+ * Builds a verifier without checking for unknown options (for factories that add their own).
+ * `subject` names the token in error messages.
+ * @internal
+ */
+export function buildJwtVerifier(
+  owner: string,
+  options: JwtVerifierOptions,
+  subject = 'access token',
+): JwtVerifier {
+  if (typeof options !== 'object' || options === null) {
+    throw invalidOption(`${owner}: options are required`);
+  }
+  const { source, algorithms } = resolveKeySource(owner, options, options.algorithms);
+  const clockTolerance = seconds(owner, 'clockTolerance', options.clockTolerance, 5)!;
+  const maxTokenAge = seconds(owner, 'maxTokenAge', options.maxTokenAge);
+  const maxTokenLength = options.maxTokenLength ?? 8192;
+  if (!Number.isInteger(maxTokenLength) || maxTokenLength < 16) {
+    throw invalidOption(`${owner}: \`maxTokenLength\` must be an integer ≥ 16`);
+  }
+  if (options.typ !== undefined && (typeof options.typ !== 'string' || options.typ === '')) {
+    throw invalidOption(`${owner}: \`typ\` must be a non-empty string`);
+  }
+  const required = options.requiredClaims ?? [];
+  if (!Array.isArray(required) || required.some((c) => typeof c !== 'string' || c === '')) {
+    throw invalidOption(`${owner}: \`requiredClaims\` must be an array of claim names`);
+  }
+  const cacheOption = options.cache ?? {};
+  const max = cacheOption === false ? 0 : (cacheOption.max ?? 10_000);
+  if (!Number.isInteger(max) || max < 0) {
+    throw invalidOption(`${owner}: \`cache.max\` must be an integer ≥ 0`);
+  }
+  const core: CoreVerifyOptions = {
+    subject,
+    maxTokenLength,
+    clockTolerance,
+    jose: {
+      algorithms,
+      issuer: stringList(owner, 'issuer', options.issuer),
+      audience: stringList(owner, 'audience', options.audience),
+      clockTolerance,
+      typ: options.typ,
+      requiredClaims: [...new Set(['exp', ...required])],
+      maxTokenAge,
+    },
+  };
+  const cache = max > 0 ? new VerifiedTokenCache(max) : undefined;
+
+  return {
+    async verify(token, context) {
+      if (typeof token !== 'string' || token.length > maxTokenLength) throw jwtInvalid(subject);
+      const thumbprint = context?.certificateThumbprint;
+      const generation = source.generation();
+      const cacheKey = cache === undefined ? undefined : VerifiedTokenCache.keyOf(token);
+      if (cache !== undefined && cacheKey !== undefined && source.isFresh()) {
+        const hit = cache.get(cacheKey, generation, Date.now());
+        if (hit !== undefined) {
+          checkCertificateBinding(hit.payload, thumbprint, subject);
+          return hit;
+        }
+      }
+      const verified = deepFreeze(await verifyCompactJwt(token, source.key, core));
+      if (cache !== undefined && cacheKey !== undefined) {
+        const deadline = cacheDeadline(verified.payload, maxTokenAge);
+        cache.set(cacheKey, verified, deadline, generation, Date.now());
+      }
+      checkCertificateBinding(verified.payload, thumbprint, subject);
+      return verified;
+    },
+  };
+}
+
+/**
+ * Creates a JWT verifier following RFC 8725: an explicit algorithm allowlist, `exp`
+ * required, `nbf` and `iat` checked with a small clock tolerance, `iss` and `aud` always
+ * checked, optional `typ`, required claims and maximum age, oversized tokens refused before
+ * parsing, and certificate-bound tokens (RFC 8705) accepted only with their certificate.
+ * Options are validated once (a `TypeError` with code `ERR_INVALID_OPTION` otherwise).
+ *
+ * @example
+ * ```ts
+ * const verifier = createJwtVerifier({
+ *   jwksUrl: 'https://id.example.com/.well-known/jwks.json',
+ *   issuer: 'https://id.example.com',
+ *   audience: 'https://api.example.com',
+ *   typ: 'at+jwt',
+ * });
+ * const { payload } = await verifier.verify(token);
+ * ```
+ * @see https://www.rfc-editor.org/rfc/rfc8725
+ * @see https://www.rfc-editor.org/rfc/rfc9068
+ */
+export function createJwtVerifier(options: JwtVerifierOptions): JwtVerifier {
+  assertKnownOptions('createJwtVerifier', options, JWT_VERIFIER_OPTIONS);
+  return buildJwtVerifier('createJwtVerifier', options);
+}

@@ -1,0 +1,262 @@
+import type { JSONWebKeySet, JWTPayload } from 'jose';
+import { assertKnownOptions, invalidOption } from '../internal/options.js';
+import {
+  checkAlgorithms,
+  type KeySource,
+  parseHttpUrl,
+  type RemoteJwksOptions,
+  resolveKeySource,
+} from './jwks.js';
+import { JwtError, jwtInvalid, keysUnavailable } from './jwt-error.js';
+import { type CoreVerifyOptions, safeEqual, verifyCompactJwt } from './jwt-verify.js';
+
+/** Options of {@link createIdTokenVerifier}. */
+export interface IdTokenVerifierOptions {
+  /** The provider's issuer identifier, compared exactly with `iss`. Required. */
+  issuer: string;
+  /** This application's client id: the audience ID tokens must be issued to. Required. */
+  clientId: string;
+  /** The provider's keys, when known in advance. @defaultValue found through discovery */
+  jwks?: JSONWebKeySet;
+  /** The provider's JWKS URL. @defaultValue found through discovery */
+  jwksUrl?: string | URL;
+  /**
+   * Find the JWKS through `<issuer>/.well-known/openid-configuration`, fetched once, on the
+   * first verification; its `issuer` must equal {@link IdTokenVerifierOptions.issuer}.
+   * @defaultValue `true` unless `jwks` or `jwksUrl` is given
+   */
+  discovery?: boolean;
+  /** How the remote JWKS (and the discovery document) is fetched. @defaultValue see its members */
+  jwksOptions?: RemoteJwksOptions;
+  /** The algorithm allowlist (public-key algorithms only). @defaultValue `['RS256']` */
+  algorithms?: readonly string[];
+  /** Seconds of leeway for `exp`, `iat` and `auth_time`. @defaultValue `5` */
+  clockTolerance?: number;
+  /**
+   * Audiences besides `clientId` that an ID token may also name (OpenID Connect Core
+   * §3.1.3.7: a token with untrusted extra audiences is refused).
+   * @defaultValue none
+   */
+  trustedAudiences?: readonly string[];
+  /** Longer tokens are refused before any parsing. @defaultValue `8192` */
+  maxTokenLength?: number;
+}
+
+/** What a verification checks beyond the token itself. */
+export interface IdTokenVerifyOptions {
+  /** The `nonce` sent in the authentication request; the token must carry the same. */
+  nonce?: string;
+  /** The `max_age` sent (seconds): `auth_time` is then required and must be recent enough. */
+  maxAge?: number;
+}
+
+/** The claims of a verified ID token (OpenID Connect Core §2, §5.1), typed. */
+export interface IdTokenClaims extends JWTPayload {
+  iss: string;
+  sub: string;
+  aud: string | string[];
+  exp: number;
+  iat: number;
+  auth_time?: number;
+  nonce?: string;
+  azp?: string;
+  acr?: string;
+  amr?: string[];
+  email?: string;
+  email_verified?: boolean;
+  name?: string;
+  given_name?: string;
+  family_name?: string;
+  preferred_username?: string;
+  picture?: string;
+  locale?: string;
+}
+
+/** Verifies ID tokens: see {@link createIdTokenVerifier}. */
+export interface IdTokenVerifier {
+  /** Resolves with the typed claims, or rejects with a {@link JwtError}. */
+  verify(idToken: string, options?: IdTokenVerifyOptions): Promise<IdTokenClaims>;
+}
+
+const KNOWN = [
+  'issuer',
+  'clientId',
+  'jwks',
+  'jwksUrl',
+  'discovery',
+  'jwksOptions',
+  'algorithms',
+  'clockTolerance',
+  'trustedAudiences',
+  'maxTokenLength',
+];
+const STRING_CLAIMS = ['acr', 'email', 'name', 'given_name', 'family_name', 'picture', 'locale'];
+const SUBJECT = 'ID token';
+
+/** Keeps the typed claims only when they have their type (some providers send odd ones). */
+function typed(payload: JWTPayload): IdTokenClaims {
+  const claims: Record<string, unknown> = { ...payload };
+  for (const name of [...STRING_CLAIMS, 'preferred_username', 'nonce', 'azp']) {
+    if (name in claims && typeof claims[name] !== 'string') delete claims[name];
+  }
+  const verified = claims.email_verified;
+  if (verified === 'true' || verified === 'false') claims.email_verified = verified === 'true';
+  else if (verified !== undefined && typeof verified !== 'boolean') delete claims.email_verified;
+  const { amr } = claims;
+  if (amr !== undefined && !(Array.isArray(amr) && amr.every((m) => typeof m === 'string'))) {
+    delete claims.amr;
+  }
+  return claims as IdTokenClaims;
+}
+
+/** Fetches the discovery document and returns the key source of its `jwks_uri`. */
+async function discover(
+  issuer: string,
+  algorithms: readonly string[],
+  jwksOptions: RemoteJwksOptions | undefined,
+): Promise<KeySource> {
+  const base = issuer.replace(/\/+$/, '');
+  const response = await fetch(`${base}/.well-known/openid-configuration`, {
+    headers: { accept: 'application/json' },
+    redirect: 'manual',
+    signal: AbortSignal.timeout(jwksOptions?.timeoutDuration ?? 5_000),
+  });
+  if (response.status !== 200) throw new Error('The discovery document could not be fetched');
+  const document = (await response.json()) as { issuer?: unknown; jwks_uri?: unknown } | null;
+  if (document?.issuer !== issuer) {
+    throw new Error('The discovery document names another issuer');
+  }
+  if (typeof document.jwks_uri !== 'string')
+    throw new Error('The discovery document has no jwks_uri');
+  const options = { jwksUrl: document.jwks_uri, jwksOptions };
+  return resolveKeySource('createIdTokenVerifier', options, algorithms).source;
+}
+
+/**
+ * Creates a verifier of OpenID Connect ID tokens, checked as OpenID Connect Core §3.1.3.7
+ * says: signature with the provider's keys (RS256 unless told), `iss` exactly, `aud`
+ * holding the client id (and, with several audiences, `azp` equal to it), `exp`, `iat`,
+ * `sub`, and when asked `nonce` (compared in constant time) and `max_age` against
+ * `auth_time`. The provider's JWKS is found through discovery unless given.
+ *
+ * @example
+ * ```ts
+ * const idTokens = createIdTokenVerifier({ issuer: 'https://accounts.example.com', clientId });
+ * const claims = await idTokens.verify(tokens.id_token, { nonce: session.nonce });
+ * console.log(claims.email, claims.email_verified);
+ * ```
+ * @see https://openid.net/specs/openid-connect-core-1_0.html#IDTokenValidation
+ */
+export function createIdTokenVerifier(options: IdTokenVerifierOptions): IdTokenVerifier {
+  const owner = 'createIdTokenVerifier';
+  assertKnownOptions(owner, options, KNOWN);
+  if (options === undefined || options === null)
+    throw invalidOption(`${owner}: options are required`);
+  const { issuer, clientId } = options;
+  if (typeof issuer !== 'string' || issuer === '') {
+    throw invalidOption(`${owner}: \`issuer\` is required`);
+  }
+  if (typeof clientId !== 'string' || clientId === '') {
+    throw invalidOption(`${owner}: \`clientId\` is required`);
+  }
+  const extra = options.trustedAudiences ?? [];
+  if (!Array.isArray(extra) || extra.some((a) => typeof a !== 'string' || a === '')) {
+    throw invalidOption(`${owner}: \`trustedAudiences\` must be an array of strings`);
+  }
+  const trusted = new Set([clientId, ...extra]);
+  const algorithms = checkAlgorithms(owner, options.algorithms ?? ['RS256'], false);
+  const clockTolerance = options.clockTolerance ?? 5;
+  if (
+    typeof clockTolerance !== 'number' ||
+    !Number.isFinite(clockTolerance) ||
+    clockTolerance < 0
+  ) {
+    throw invalidOption(`${owner}: \`clockTolerance\` must be a number of seconds ≥ 0`);
+  }
+  const maxTokenLength = options.maxTokenLength ?? 8192;
+  if (!Number.isInteger(maxTokenLength) || maxTokenLength < 16) {
+    throw invalidOption(`${owner}: \`maxTokenLength\` must be an integer ≥ 16`);
+  }
+  const given = options.jwks !== undefined || options.jwksUrl !== undefined;
+  const discovery = options.discovery ?? !given;
+  if (discovery && given) {
+    throw invalidOption(`${owner}: give \`jwks\` or \`jwksUrl\`, or use \`discovery\`, not both`);
+  }
+  if (!discovery && !given) {
+    throw invalidOption(`${owner}: without \`discovery\`, give \`jwks\` or \`jwksUrl\``);
+  }
+  const core: CoreVerifyOptions = {
+    subject: SUBJECT,
+    maxTokenLength,
+    clockTolerance,
+    jose: {
+      algorithms,
+      issuer,
+      audience: clientId,
+      clockTolerance,
+      requiredClaims: ['exp', 'iat', 'sub'],
+    },
+  };
+
+  let source: KeySource | undefined;
+  let pending: Promise<KeySource> | undefined;
+  let failedAt = Number.NEGATIVE_INFINITY;
+  const cooldown = options.jwksOptions?.cooldownDuration ?? 30_000;
+  if (discovery) {
+    parseHttpUrl(owner, 'issuer', issuer);
+  } else {
+    const keyOptions = {
+      jwks: options.jwks,
+      jwksUrl: options.jwksUrl,
+      jwksOptions: options.jwksOptions,
+    };
+    source = resolveKeySource(owner, keyOptions, algorithms).source;
+  }
+  const keySource = async (): Promise<KeySource> => {
+    if (source !== undefined) return source;
+    if (Date.now() < failedAt + cooldown) throw keysUnavailable();
+    pending ??= discover(issuer, algorithms, options.jwksOptions).then(
+      (found) => {
+        source = found;
+        return found;
+      },
+      (error: unknown) => {
+        failedAt = Date.now();
+        pending = undefined;
+        throw keysUnavailable(error);
+      },
+    );
+    return pending;
+  };
+
+  return {
+    async verify(idToken, checks = {}) {
+      if (typeof idToken !== 'string' || idToken.length > maxTokenLength) throw jwtInvalid(SUBJECT);
+      const { payload } = await verifyCompactJwt(idToken, (await keySource()).key, core);
+      const { aud, azp } = payload;
+      const audiences = Array.isArray(aud) ? aud : [aud];
+      if (typeof payload.sub !== 'string' || audiences.some((a) => !trusted.has(a as string))) {
+        throw jwtInvalid(SUBJECT);
+      }
+      if ((audiences.length > 1 || azp !== undefined) && azp !== clientId) {
+        throw jwtInvalid(SUBJECT);
+      }
+      if (checks.nonce !== undefined) {
+        const { nonce } = payload;
+        if (typeof nonce !== 'string' || !safeEqual(nonce, checks.nonce)) throw jwtInvalid(SUBJECT);
+      }
+      if (checks.maxAge !== undefined) {
+        if (typeof checks.maxAge !== 'number' || !(checks.maxAge >= 0)) {
+          throw new TypeError('verify(): `maxAge` must be a number of seconds ≥ 0');
+        }
+        const authTime = payload.auth_time;
+        if (typeof authTime !== 'number') throw jwtInvalid(SUBJECT);
+        const now = Math.floor(Date.now() / 1000);
+        if (authTime + checks.maxAge + clockTolerance < now) {
+          throw new JwtError('expired', 'The authentication is older than max_age allows.');
+        }
+      }
+      return typed(payload);
+    },
+  };
+}

@@ -1,0 +1,229 @@
+import { assertKnownOptions, invalidOption } from '../internal/options.js';
+
+/**
+ * One server-side session, as {@link createSessions} keeps it. Times are epoch
+ * milliseconds. The record never holds the session id: the store key is its SHA-256.
+ *
+ * @example
+ * ```ts
+ * const record = await sessions.read(req);
+ * if (record) console.log(`${record.sub} signed in at ${new Date(record.createdAt).toISOString()}`);
+ * ```
+ */
+export interface SessionRecord {
+  /** The signed-in user. */
+  sub: string;
+  /** Display name, when known. */
+  name?: string;
+  /** Role, when known. */
+  role?: string;
+  /** Scopes granted to the session. */
+  scopes: readonly string[];
+  /** When the user signed in. */
+  createdAt: number;
+  /** When the session was last used (the idle timeout runs from here). */
+  lastSeenAt: number;
+  /** The absolute expiry: the session ends then, however active. */
+  expiresAt: number;
+  /** Application data kept with the session (never put secrets here). */
+  data?: Record<string, unknown>;
+}
+
+/**
+ * Where sessions live. Keys are the SHA-256 of session ids (base64url), never the ids
+ * themselves, so a leaked store yields no usable cookie. `ttlMs` is how long the record
+ * is worth keeping (until the nearer of its idle and absolute expiry, plus one idle period
+ * in which a late request is told the session expired): a store may drop it then, as a
+ * Redis store does with `PX`. Every method may answer synchronously or with a promise.
+ *
+ * @example
+ * ```ts
+ * const redisStore: SessionStore = {
+ *   async get(hash) {
+ *     const text = await redis.get(`session:${hash}`);
+ *     return text === null ? undefined : JSON.parse(text);
+ *   },
+ *   async set(hash, record, ttlMs) {
+ *     await redis.set(`session:${hash}`, JSON.stringify(record), 'PX', ttlMs);
+ *   },
+ *   async delete(hash) {
+ *     await redis.del(`session:${hash}`);
+ *   },
+ * };
+ * ```
+ */
+export interface SessionStore {
+  /** The record stored under `hash`, or `undefined` when there is none (or it expired). */
+  get(hash: string): SessionRecord | undefined | Promise<SessionRecord | undefined>;
+  /** Stores `record` under `hash` for `ttlMs` milliseconds, replacing any record there. */
+  set(hash: string, record: SessionRecord, ttlMs: number): void | Promise<void>;
+  /** Forgets the record under `hash`, if any. */
+  delete(hash: string): void | Promise<void>;
+  /**
+   * Records activity: sets `lastSeenAt` and extends the record's life to `ttlMs`. Without
+   * it, {@link createSessions} rewrites the whole record with `set`.
+   */
+  touch?(hash: string, lastSeenAt: number, ttlMs: number): void | Promise<void>;
+}
+
+/**
+ * Options of {@link MemorySessionStore}.
+ *
+ * @example
+ * ```ts
+ * new MemorySessionStore({ maxSessions: 10_000, sweepIntervalMs: 30_000 });
+ * ```
+ */
+export interface MemorySessionStoreOptions {
+  /**
+   * The most sessions held at once. A new session beyond it evicts the one used least
+   * recently (that user has to sign in again), so memory stays bounded.
+   * @defaultValue `100_000`
+   */
+  maxSessions?: number;
+  /**
+   * How often, at most, expired sessions are swept out, in milliseconds. Sweeping is lazy:
+   * it happens on a store call once the interval has passed (no timer).
+   * @defaultValue `60_000`
+   */
+  sweepIntervalMs?: number;
+  /**
+   * The clock, in epoch milliseconds; inject one to test expiry without waiting.
+   * @defaultValue `Date.now`
+   */
+  now?: () => number;
+}
+
+interface Entry {
+  record: SessionRecord;
+  /** When the entry may be dropped, epoch ms. */
+  until: number;
+}
+
+function positiveInteger(name: string, value: unknown, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
+    throw invalidOption(`MemorySessionStore: \`${name}\` must be a positive integer`);
+  }
+  return value;
+}
+
+/** A shallow copy, so callers never share a record with the store. */
+function copy(record: SessionRecord): SessionRecord {
+  const out: SessionRecord = { ...record, scopes: [...record.scopes] };
+  if (record.data !== undefined) out.data = { ...record.data };
+  return out;
+}
+
+/**
+ * A {@link SessionStore} in this process's memory: a `Map` from id hash to record, ordered
+ * by last use. Expired records are dropped when read and swept lazily, and `maxSessions`
+ * caps the count, so memory stays bounded. Sessions are per process and lost on restart:
+ * behind several instances, use a shared store.
+ *
+ * @example
+ * ```ts
+ * const sessions = createSessions({
+ *   store: new MemorySessionStore({ maxSessions: 10_000 }),
+ *   allowedOrigins: ['https://app.example.com'],
+ * });
+ * ```
+ */
+export class MemorySessionStore implements SessionStore {
+  readonly #entries = new Map<string, Entry>();
+  readonly #now: () => number;
+  readonly #maxSessions: number;
+  readonly #sweepIntervalMs: number;
+  #nextSweep: number;
+
+  constructor(options: MemorySessionStoreOptions = {}) {
+    assertKnownOptions('MemorySessionStore', options, ['maxSessions', 'sweepIntervalMs', 'now']);
+    if (options.now !== undefined && typeof options.now !== 'function') {
+      throw invalidOption(
+        'MemorySessionStore: `now` must be a function returning epoch milliseconds',
+      );
+    }
+    this.#now = options.now ?? Date.now;
+    this.#maxSessions = positiveInteger('maxSessions', options.maxSessions, 100_000);
+    this.#sweepIntervalMs = positiveInteger('sweepIntervalMs', options.sweepIntervalMs, 60_000);
+    this.#nextSweep = this.#now() + this.#sweepIntervalMs;
+  }
+
+  /** The number of sessions held, expired ones not swept yet included. */
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  /** The stored keys (id hashes), least recently used first: for tests and diagnostics. */
+  keys(): string[] {
+    return [...this.#entries.keys()];
+  }
+
+  get(hash: string): SessionRecord | undefined {
+    const now = this.#maybeSweep();
+    const entry = this.#entries.get(hash);
+    if (entry === undefined) return undefined;
+    if (entry.until <= now) {
+      this.#entries.delete(hash);
+      return undefined;
+    }
+    return copy(entry.record);
+  }
+
+  set(hash: string, record: SessionRecord, ttlMs: number): void {
+    const now = this.#maybeSweep();
+    if (!(ttlMs > 0)) {
+      this.#entries.delete(hash);
+      return;
+    }
+    // Deleting first re-inserts at the end: the map stays ordered by last use.
+    if (!this.#entries.delete(hash)) {
+      while (this.#entries.size >= this.#maxSessions) this.#evictLeastRecent();
+    }
+    this.#entries.set(hash, { record: copy(record), until: now + ttlMs });
+  }
+
+  delete(hash: string): void {
+    this.#entries.delete(hash);
+  }
+
+  touch(hash: string, lastSeenAt: number, ttlMs: number): void {
+    const now = this.#maybeSweep();
+    const entry = this.#entries.get(hash);
+    if (entry === undefined || entry.until <= now) {
+      this.#entries.delete(hash);
+      return;
+    }
+    this.#entries.delete(hash);
+    if (!(ttlMs > 0)) return;
+    entry.record = { ...entry.record, lastSeenAt };
+    entry.until = now + ttlMs;
+    this.#entries.set(hash, entry);
+  }
+
+  /** Drops every expired session now. */
+  sweep(): void {
+    const now = this.#now();
+    this.#nextSweep = now + this.#sweepIntervalMs;
+    for (const [hash, entry] of this.#entries) {
+      if (entry.until <= now) this.#entries.delete(hash);
+    }
+  }
+
+  /** Drops every session. */
+  clear(): void {
+    this.#entries.clear();
+  }
+
+  #maybeSweep(): number {
+    if (this.#now() >= this.#nextSweep) this.sweep();
+    return this.#now();
+  }
+
+  #evictLeastRecent(): void {
+    for (const hash of this.#entries.keys()) {
+      this.#entries.delete(hash);
+      return;
+    }
+  }
+}
