@@ -45,7 +45,10 @@ export async function createApp(config: ServerConfig, baseUrl: string): Promise<
   const messages = createMessages();
   const challenges = auth.authenticators.flatMap((a) => (a.challenge ? [a.challenge] : []));
   const requireAuthenticated: Middleware = (req, _res, next) => {
-    if (getPrincipal(req) === undefined) throw authenticationRequired(challenges);
+    // OPTIONS asks what a path supports (204 with Allow): no credential needed
+    if (req.method !== 'OPTIONS' && getPrincipal(req) === undefined) {
+      throw authenticationRequired(challenges);
+    }
     return next();
   };
 

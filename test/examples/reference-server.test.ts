@@ -257,6 +257,9 @@ describe('reference server: /api/messages', () => {
     expect(item.headers.get('allow')).toBe('GET, PUT, PATCH, DELETE, HEAD, OPTIONS');
     const options = await api('/api/messages', { method: 'OPTIONS' });
     expect(options.status).toBe(204);
+    const anonymous = await fetch(`${server.url}/api/messages`, { method: 'OPTIONS' });
+    expect(anonymous.status).toBe(204);
+    expect(anonymous.headers.get('allow')).toBe('GET, POST, HEAD, OPTIONS');
     expect(options.headers.get('allow')).toBe('GET, POST, HEAD, OPTIONS');
   });
 });
