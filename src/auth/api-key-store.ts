@@ -226,15 +226,25 @@ export async function createApiKey(
   checkOwner(options?.owner, 'createApiKey()');
   const fields = checkRequestFields(options.name, options.scopes);
   const key = generateApiKey(options.prefix === undefined ? {} : { prefix: options.prefix });
+  return { key, record: await saveRecord(store, key, options.owner, fields) };
+}
+
+/** Stores a new record for `key`: only its hash, with a fresh public id. */
+async function saveRecord(
+  store: ApiKeyStore,
+  key: string,
+  owner: string,
+  fields: ReturnType<typeof checkRequestFields>,
+): Promise<ApiKeyRecord> {
   const record = freezeRecord({
     id: recordId(),
     hash: hashApiKey(key),
-    owner: options.owner,
+    owner,
     ...fields,
     createdAt: new Date().toISOString(),
   });
   await store.save(record);
-  return { key, record };
+  return record;
 }
 
 /**
@@ -269,14 +279,5 @@ export async function importApiKey(
     );
   }
   checkOwner(options?.owner, 'importApiKey()');
-  const fields = checkRequestFields(options.name, options.scopes);
-  const record = freezeRecord({
-    id: recordId(),
-    hash: hashApiKey(key),
-    owner: options.owner,
-    ...fields,
-    createdAt: new Date().toISOString(),
-  });
-  await store.save(record);
-  return record;
+  return saveRecord(store, key, options.owner, checkRequestFields(options.name, options.scopes));
 }

@@ -1,4 +1,5 @@
-import { assertKnownOptions, invalidOption } from '../internal/options.js';
+import { ExpiringMap } from '../internal/expiring-map.js';
+import { assertKnownOptions } from '../internal/options.js';
 
 /**
  * One server-side session, as {@link createSessions} keeps it. Times are epoch
@@ -94,20 +95,6 @@ export interface MemorySessionStoreOptions {
   now?: () => number;
 }
 
-interface Entry {
-  record: SessionRecord;
-  /** When the entry may be dropped, epoch ms. */
-  until: number;
-}
-
-function positiveInteger(name: string, value: unknown, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
-    throw invalidOption(`MemorySessionStore: \`${name}\` must be a positive integer`);
-  }
-  return value;
-}
-
 /** A shallow copy, so callers never share a record with the store. */
 function copy(record: SessionRecord): SessionRecord {
   const out: SessionRecord = { ...record, scopes: [...record.scopes] };
@@ -130,23 +117,19 @@ function copy(record: SessionRecord): SessionRecord {
  * ```
  */
 export class MemorySessionStore implements SessionStore {
-  readonly #entries = new Map<string, Entry>();
-  readonly #now: () => number;
-  readonly #maxSessions: number;
-  readonly #sweepIntervalMs: number;
-  #nextSweep: number;
+  readonly #entries: ExpiringMap<SessionRecord>;
 
   constructor(options: MemorySessionStoreOptions = {}) {
     assertKnownOptions('MemorySessionStore', options, ['maxSessions', 'sweepIntervalMs', 'now']);
-    if (options.now !== undefined && typeof options.now !== 'function') {
-      throw invalidOption(
-        'MemorySessionStore: `now` must be a function returning epoch milliseconds',
-      );
-    }
-    this.#now = options.now ?? Date.now;
-    this.#maxSessions = positiveInteger('maxSessions', options.maxSessions, 100_000);
-    this.#sweepIntervalMs = positiveInteger('sweepIntervalMs', options.sweepIntervalMs, 60_000);
-    this.#nextSweep = this.#now() + this.#sweepIntervalMs;
+    this.#entries = new ExpiringMap(
+      'MemorySessionStore',
+      {
+        maxEntries: options.maxSessions,
+        sweepIntervalMs: options.sweepIntervalMs,
+        now: options.now,
+      },
+      { maxEntries: 100_000, maxEntriesOption: 'maxSessions' },
+    );
   }
 
   /** The number of sessions held, expired ones not swept yet included. */
@@ -156,31 +139,19 @@ export class MemorySessionStore implements SessionStore {
 
   /** The stored keys (id hashes), least recently used first: for tests and diagnostics. */
   keys(): string[] {
-    return [...this.#entries.keys()];
+    return this.#entries.keys();
   }
 
   get(hash: string): SessionRecord | undefined {
-    const now = this.#maybeSweep();
-    const entry = this.#entries.get(hash);
-    if (entry === undefined) return undefined;
-    if (entry.until <= now) {
-      this.#entries.delete(hash);
-      return undefined;
-    }
-    return copy(entry.record);
+    const record = this.#entries.get(hash);
+    return record === undefined ? undefined : copy(record);
   }
 
   set(hash: string, record: SessionRecord, ttlMs: number): void {
-    const now = this.#maybeSweep();
-    if (!(ttlMs > 0)) {
-      this.#entries.delete(hash);
-      return;
-    }
-    // Deleting first re-inserts at the end: the map stays ordered by last use.
-    if (!this.#entries.delete(hash)) {
-      while (this.#entries.size >= this.#maxSessions) this.#evictLeastRecent();
-    }
-    this.#entries.set(hash, { record: copy(record), until: now + ttlMs });
+    // Writing moves the entry last: the map stays ordered by last use.
+    const now = this.#entries.now();
+    if (ttlMs > 0) this.#entries.set(hash, copy(record), now + ttlMs, now);
+    else this.#entries.delete(hash);
   }
 
   delete(hash: string): void {
@@ -188,42 +159,18 @@ export class MemorySessionStore implements SessionStore {
   }
 
   touch(hash: string, lastSeenAt: number, ttlMs: number): void {
-    const now = this.#maybeSweep();
-    const entry = this.#entries.get(hash);
-    if (entry === undefined || entry.until <= now) {
-      this.#entries.delete(hash);
-      return;
-    }
-    this.#entries.delete(hash);
-    if (!(ttlMs > 0)) return;
-    entry.record = { ...entry.record, lastSeenAt };
-    entry.until = now + ttlMs;
-    this.#entries.set(hash, entry);
+    const record = this.#entries.get(hash);
+    if (record === undefined) return;
+    this.set(hash, { ...record, lastSeenAt }, ttlMs);
   }
 
   /** Drops every expired session now. */
   sweep(): void {
-    const now = this.#now();
-    this.#nextSweep = now + this.#sweepIntervalMs;
-    for (const [hash, entry] of this.#entries) {
-      if (entry.until <= now) this.#entries.delete(hash);
-    }
+    this.#entries.sweep();
   }
 
   /** Drops every session. */
   clear(): void {
     this.#entries.clear();
-  }
-
-  #maybeSweep(): number {
-    if (this.#now() >= this.#nextSweep) this.sweep();
-    return this.#now();
-  }
-
-  #evictLeastRecent(): void {
-    for (const hash of this.#entries.keys()) {
-      this.#entries.delete(hash);
-      return;
-    }
   }
 }

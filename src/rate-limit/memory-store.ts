@@ -1,4 +1,5 @@
-import { assertKnownOptions, invalidOption } from '../internal/options.js';
+import { ExpiringMap } from '../internal/expiring-map.js';
+import { assertKnownOptions } from '../internal/options.js';
 import type { RateLimitHit, RateLimitStore } from './store.js';
 
 /** Options of {@link MemoryStore}. */
@@ -31,14 +32,6 @@ interface Window {
   resetAt: number;
 }
 
-function positiveInteger(name: string, value: unknown, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
-    throw invalidOption(`MemoryStore: \`${name}\` must be a positive integer`);
-  }
-  return value;
-}
-
 /**
  * A {@link RateLimitStore} in this process's memory: fixed windows in a `Map`, counted
  * synchronously (hence atomically). Expired windows are swept, and `maxKeys` caps the
@@ -54,23 +47,17 @@ function positiveInteger(name: string, value: unknown, fallback: number): number
  * ```
  */
 export class MemoryStore implements RateLimitStore {
-  readonly #windows = new Map<string, Window>();
-  readonly #now: () => number;
-  readonly #maxKeys: number;
-  readonly #sweepIntervalMs: number;
-  #nextSweep: number;
+  readonly #windows: ExpiringMap<Window>;
   #timer: ReturnType<typeof setInterval> | undefined;
 
   constructor(options: MemoryStoreOptions = {}) {
     assertKnownOptions('MemoryStore', options, KNOWN_OPTIONS);
-    if (options.now !== undefined && typeof options.now !== 'function') {
-      throw invalidOption('MemoryStore: `now` must be a function returning epoch milliseconds');
-    }
-    this.#now = options.now ?? Date.now;
-    this.#maxKeys = positiveInteger('maxKeys', options.maxKeys, 1_000_000);
-    this.#sweepIntervalMs = positiveInteger('sweepIntervalMs', options.sweepIntervalMs, 60_000);
-    this.#nextSweep = this.#now() + this.#sweepIntervalMs;
-    this.#timer = setInterval(() => this.sweep(), this.#sweepIntervalMs);
+    this.#windows = new ExpiringMap(
+      'MemoryStore',
+      { maxEntries: options.maxKeys, sweepIntervalMs: options.sweepIntervalMs, now: options.now },
+      { maxEntries: 1_000_000, maxEntriesOption: 'maxKeys' },
+    );
+    this.#timer = setInterval(() => this.sweep(), options.sweepIntervalMs ?? 60_000);
     this.#timer.unref();
   }
 
@@ -81,16 +68,12 @@ export class MemoryStore implements RateLimitStore {
 
   /** Counts one request for `key`; see {@link RateLimitStore.increment}. */
   increment(key: string, windowMs: number): RateLimitHit {
-    const now = this.#now();
-    if (now >= this.#nextSweep) this.sweep();
-    const windows = this.#windows;
-    let window = windows.get(key);
-    if (window === undefined || window.resetAt <= now) {
-      // Re-inserting keeps the map ordered by window start, oldest first.
-      if (window !== undefined) windows.delete(key);
-      else if (windows.size >= this.#maxKeys) this.#evictOldest();
+    let window = this.#windows.get(key);
+    if (window === undefined) {
+      // A new window is written last: the map stays ordered by window start, oldest first.
+      const now = this.#windows.now();
       window = { count: 0, resetAt: now + windowMs };
-      windows.set(key, window);
+      this.#windows.set(key, window, window.resetAt, now);
     }
     window.count++;
     return { count: window.count, resetAt: window.resetAt };
@@ -103,11 +86,7 @@ export class MemoryStore implements RateLimitStore {
 
   /** Drops every expired window now; called on its own every `sweepIntervalMs`. */
   sweep(): void {
-    const now = this.#now();
-    this.#nextSweep = now + this.#sweepIntervalMs;
-    for (const [key, window] of this.#windows) {
-      if (window.resetAt <= now) this.#windows.delete(key);
-    }
+    this.#windows.sweep();
   }
 
   /** Stops the sweep timer and drops every count. */
@@ -115,12 +94,5 @@ export class MemoryStore implements RateLimitStore {
     if (this.#timer !== undefined) clearInterval(this.#timer);
     this.#timer = undefined;
     this.#windows.clear();
-  }
-
-  #evictOldest(): void {
-    for (const key of this.#windows.keys()) {
-      this.#windows.delete(key);
-      return;
-    }
   }
 }

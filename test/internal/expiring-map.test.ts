@@ -1,0 +1,83 @@
+import { describe, expect, it } from 'vitest';
+import { ExpiringMap } from '../../src/internal/expiring-map.js';
+
+function clock(start = 1_000) {
+  const c = { t: start, now: () => c.t };
+  return c;
+}
+
+describe('ExpiringMap', () => {
+  it('serves entries until their deadline and drops them after', () => {
+    const c = clock();
+    const map = new ExpiringMap<string>(
+      'T',
+      { now: c.now },
+      { maxEntries: 10, maxEntriesOption: 'max' },
+    );
+    map.set('a', 'A', 1_500);
+    expect(map.get('a')).toBe('A');
+    expect(map.entry('a')).toEqual({ value: 'A', until: 1_500 });
+    c.t = 1_500;
+    expect(map.get('a')).toBeUndefined();
+    expect(map.size).toBe(0);
+  });
+
+  it('treats a deadline in the past as a delete', () => {
+    const c = clock();
+    const map = new ExpiringMap<number>(
+      'T',
+      { now: c.now },
+      { maxEntries: 10, maxEntriesOption: 'max' },
+    );
+    map.set('a', 1, 2_000);
+    map.set('a', 2, 900);
+    expect(map.get('a')).toBeUndefined();
+    expect(map.size).toBe(0);
+  });
+
+  it('drops the entry written longest ago when full, a rewrite counting as new', () => {
+    const c = clock();
+    const map = new ExpiringMap<number>(
+      'T',
+      { now: c.now },
+      { maxEntries: 2, maxEntriesOption: 'max' },
+    );
+    map.set('a', 1, 9_000);
+    map.set('b', 2, 9_000);
+    map.set('a', 3, 9_000); // a is now the newest
+    map.set('c', 4, 9_000); // drops b
+    expect(map.keys()).toEqual(['a', 'c']);
+    expect(map.get('b')).toBeUndefined();
+  });
+
+  it('sweeps expired entries on the first access after the interval', () => {
+    const c = clock();
+    const map = new ExpiringMap<number>(
+      'T',
+      { now: c.now, sweepIntervalMs: 100 },
+      { maxEntries: 10, maxEntriesOption: 'max' },
+    );
+    for (let i = 0; i < 5; i++) map.set(`k${i}`, i, 1_050);
+    map.set('live', 9, 5_000);
+    expect(map.size).toBe(6);
+    c.t = 1_200;
+    map.get('live');
+    expect(map.size).toBe(1);
+    expect(map.delete('live')).toBe(true);
+    expect(map.delete('live')).toBe(false);
+  });
+
+  it('names the owner and its own option in errors', () => {
+    expect(
+      () =>
+        new ExpiringMap(
+          'MemoryStore',
+          { maxEntries: 0 },
+          { maxEntries: 1, maxEntriesOption: 'maxKeys' },
+        ),
+    ).toThrow(/MemoryStore: `maxKeys` must be a positive integer/);
+    expect(
+      () => new ExpiringMap('S', { now: 5 as never }, { maxEntries: 1, maxEntriesOption: 'm' }),
+    ).toThrow(TypeError);
+  });
+});
