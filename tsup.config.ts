@@ -8,6 +8,7 @@ export const entries = {
   cors: 'src/cors/index.ts',
   'rate-limit': 'src/rate-limit/index.ts',
   auth: 'src/auth/index.ts',
+  oauth: 'src/oauth/index.ts',
   node: 'src/adapters/node.ts',
   express: 'src/adapters/express.ts',
   koa: 'src/adapters/koa.ts',

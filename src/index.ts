@@ -208,6 +208,13 @@ export {
   tlsServerOptions,
 } from './http/index.js';
 export {
+  createKeySet,
+  type KeySet,
+  type KeySetOptions,
+  type SigningAlgorithm,
+  type SigningKey,
+} from './oauth/index.js';
+export {
   defaultRateLimitKey,
   ipKey,
   MemoryStore,
