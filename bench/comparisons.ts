@@ -1,5 +1,6 @@
 /** Every comparison `npm run bench` knows, in the order BENCHMARKS.md lists them. */
+import { authComparison } from './auth/comparison.js';
 import { httpComparison } from './http/comparison.js';
 import type { Comparison } from './lib/types.js';
 
-export const comparisons: readonly Comparison[] = [httpComparison];
+export const comparisons: readonly Comparison[] = [httpComparison, authComparison];

@@ -89,6 +89,9 @@ async function main(): Promise<void> {
       title: comparison.title,
       description: comparison.description,
       baseline: comparison.baseline,
+      ...(comparison.secondaryBaseline !== undefined && {
+        secondaryBaseline: comparison.secondaryBaseline,
+      }),
       date,
       command,
       serverCommands: Object.fromEntries(
@@ -98,6 +101,13 @@ async function main(): Promise<void> {
       machine,
       settings,
       request: comparison.request,
+      ...(comparison.servers.some((s) => s.requestHeaders !== undefined) && {
+        serverRequestHeaders: Object.fromEntries(
+          comparison.servers.flatMap((s) =>
+            s.requestHeaders === undefined ? [] : [[s.name, s.requestHeaders]],
+          ),
+        ),
+      }),
       notes: comparison.notes ?? [],
       servers: summarize(comparison, measurements),
       measurements,

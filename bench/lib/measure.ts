@@ -4,6 +4,7 @@
  * every round) with one load-generator process per measurement.
  */
 import { processCpuSeconds } from './cpu.js';
+import { mergeHeaders } from './headers.js';
 import { nodeCommand, type RunningServer, runLoad, startServer } from './processes.js';
 import { spread } from './stats.js';
 import type {
@@ -13,6 +14,7 @@ import type {
   Measurement,
   RunSettings,
   ServerSummary,
+  Spread,
 } from './types.js';
 import { verifyServer } from './verify.js';
 
@@ -35,11 +37,12 @@ function loadOptions(
   port: number,
   settings: RunSettings,
   seconds: number,
+  headers: Record<string, string> = { ...comparison.request.headers },
 ): LoadOptions {
   return {
     url: `http://127.0.0.1:${port}${comparison.request.path}`,
     method: comparison.request.method,
-    headers: { ...comparison.request.headers },
+    headers,
     connections: settings.connections,
     pipelining: settings.pipelining,
     durationSeconds: seconds,
@@ -54,16 +57,24 @@ export function loadCommandLine(comparison: Comparison, settings: RunSettings): 
   ]);
 }
 
+/** Per round, each measurement's req/s over `reference`'s in the same round. */
+function ratiosTo(
+  reference: string,
+  own: readonly Measurement[],
+  measurements: readonly Measurement[],
+): Spread {
+  const byRound = new Map<number, number>();
+  for (const m of measurements) if (m.server === reference) byRound.set(m.round, m.reqPerSec);
+  return spread(own.map((m) => m.reqPerSec / (byRound.get(m.round) ?? Number.NaN)));
+}
+
 export function summarize(
   comparison: Comparison,
   measurements: readonly Measurement[],
 ): ServerSummary[] {
-  const baseline = new Map<number, number>();
-  for (const m of measurements)
-    if (m.server === comparison.baseline) baseline.set(m.round, m.reqPerSec);
+  const secondary = comparison.secondaryBaseline;
   return comparison.servers.map((spec) => {
     const own = measurements.filter((m) => m.server === spec.name);
-    const ratios = own.map((m) => m.reqPerSec / (baseline.get(m.round) ?? Number.NaN));
     return {
       name: spec.name,
       label: spec.label,
@@ -73,7 +84,8 @@ export function summarize(
       serverCpuUsPerRequest: own.every((m) => m.serverCpuUsPerRequest !== null)
         ? spread(own.map((m) => m.serverCpuUsPerRequest ?? 0)).median
         : null,
-      ratio: spread(ratios),
+      ratio: ratiosTo(comparison.baseline, own, measurements),
+      ...(secondary !== undefined && { secondaryRatio: ratiosTo(secondary, own, measurements) }),
     };
   });
 }
@@ -82,12 +94,22 @@ export async function measureComparison(
   comparison: Comparison,
   settings: RunSettings,
 ): Promise<Measurement[]> {
+  const variables = (await comparison.setup?.()) ?? {};
+  // What each server is sent: the comparison's headers and its own, variables expanded.
+  const headersOf = new Map(
+    comparison.servers.map((spec) => [
+      spec.name,
+      mergeHeaders(comparison.request.headers, spec.requestHeaders, variables),
+    ]),
+  );
+  const optionsFor = (server: RunningServer, seconds: number) =>
+    loadOptions(comparison, server.port, settings, seconds, headersOf.get(server.spec.name));
   const running: RunningServer[] = [];
   try {
     for (const spec of comparison.servers) {
-      const server = await startServer(spec);
+      const server = await startServer(spec, [], variables);
       running.push(server);
-      const problems = await verifyServer(server.port, spec, comparison);
+      const problems = await verifyServer(server.port, spec, comparison, variables);
       if (problems.length > 0) {
         throw new Error(
           `${spec.name} does not answer as expected:\n  - ${problems.join('\n  - ')}`,
@@ -97,7 +119,7 @@ export async function measureComparison(
     }
     if (settings.warmupSeconds > 0) {
       for (const server of running) {
-        const opts = loadOptions(comparison, server.port, settings, settings.warmupSeconds);
+        const opts = optionsFor(server, settings.warmupSeconds);
         const result = await runLoad(opts);
         assertClean(server.spec.name, result);
         log(`  warm-up ${server.spec.name}: ${Math.round(result.reqPerSec)} req/s (discarded)`);
@@ -107,7 +129,7 @@ export async function measureComparison(
     for (let round = 0; round < settings.rounds; round++) {
       for (let i = 0; i < running.length; i++) {
         const server = running[(i + round) % running.length]!;
-        const opts = loadOptions(comparison, server.port, settings, settings.durationSeconds);
+        const opts = optionsFor(server, settings.durationSeconds);
         const cpuBefore = processCpuSeconds(server.pid);
         const result = await runLoad(opts);
         const cpuAfter = processCpuSeconds(server.pid);

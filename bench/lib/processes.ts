@@ -34,15 +34,19 @@ function waitForExit(child: ChildProcess, ms: number): Promise<boolean> {
   });
 }
 
-/** Starts `node --import tsx <entry>` and resolves once it prints its port. */
+/**
+ * Starts `node --import tsx <entry>` and resolves once it prints its port; `env` (the
+ * comparison's setup variables) is added to its environment.
+ */
 export function startServer(
   spec: ServerSpec,
   nodeArgs: readonly string[] = [],
+  env: Readonly<Record<string, string>> = {},
 ): Promise<RunningServer> {
   const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', spec.entry], {
     cwd: ROOT,
     stdio: ['pipe', 'pipe', 'inherit'],
-    env: { ...process.env, BENCH_PARENT: '1', NODE_ENV: 'production' },
+    env: { ...process.env, ...env, BENCH_PARENT: '1', NODE_ENV: 'production' },
   });
   const stop = async () => {
     child.stdin?.end();

@@ -28,29 +28,42 @@ function settingsLine(s: RunSettings): string {
 }
 
 export function renderTable(result: ComparisonResult): string {
-  const baseline = result.servers.find((s) => s.name === result.baseline)?.label ?? result.baseline;
+  const labelOf = (name: string) => result.servers.find((s) => s.name === name)?.label ?? name;
+  const secondary = result.secondaryBaseline;
   const lines = [
-    `| Server | req/s median | min | max | p50 / p99 latency ms | server CPU µs/req | ratio to ${baseline} |`,
-    '| --- | ---: | ---: | ---: | ---: | ---: | ---: |',
+    `| Server | req/s median | min | max | p50 / p99 latency ms | server CPU µs/req | ratio to ${labelOf(result.baseline)} |` +
+      (secondary === undefined ? '' : ` ratio to ${labelOf(secondary)} |`),
+    `| --- | ---: | ---: | ---: | ---: | ---: | ---: |${secondary === undefined ? '' : ' ---: |'}`,
   ];
   for (const s of result.servers) {
+    const second =
+      secondary === undefined || s.secondaryRatio === undefined
+        ? ''
+        : ` ${ratio(s.secondaryRatio, s.name === secondary)} |`;
     lines.push(
       `| ${s.label} | ${int(s.reqPerSec.median)} | ${int(s.reqPerSec.min)} | ${int(s.reqPerSec.max)} | ` +
-        `${ms(s.latencyP50Ms)} / ${ms(s.latencyP99Ms)} | ${cpu(s.serverCpuUsPerRequest)} | ${ratio(s.ratio, s.name === result.baseline)} |`,
+        `${ms(s.latencyP50Ms)} / ${ms(s.latencyP99Ms)} | ${cpu(s.serverCpuUsPerRequest)} | ${ratio(s.ratio, s.name === result.baseline)} |${second}`,
     );
   }
   return lines.join('\n');
 }
 
+const headerList = (headers: Readonly<Record<string, string>>) =>
+  Object.entries(headers)
+    .map(([k, v]) => `${k}: ${v}`)
+    .join(', ');
+
 function renderSection(result: ComparisonResult): string {
   const notes = result.notes.map((n) => `- ${n}`).join('\n');
   const servers = Object.entries(result.serverCommands)
-    .map(([name, command]) => `  - ${name}: \`${command}\``)
+    .map(([name, command]) => {
+      const own = result.serverRequestHeaders?.[name];
+      const sent = own === undefined ? '' : `, sent \`${headerList(own)}\``;
+      return `  - ${name}: \`${command}\`${sent}`;
+    })
     .join('\n');
   const { method, path, headers } = result.request;
-  const headerText = Object.entries(headers)
-    .map(([k, v]) => `${k}: ${v}`)
-    .join(', ');
+  const headerText = headerList(headers);
   return `## \`${result.name}\`: ${result.title}
 
 ${result.description}
@@ -93,10 +106,11 @@ round-robin (the order rotating every round) so machine noise spreads over all o
 round's req/s is completed requests over measured seconds; the tables give the median, min and
 max over rounds; the medians of each round's p50 and p99 latency (autocannon records whole
 milliseconds) and of the server process's CPU time per request (user + system, from
-\`/proc\`; machine noise disturbs it less than req/s); and the ratio to the baseline, taken
-per round against the baseline's measurement in the same round: median (min–max). Any non-2xx
-answer or connection error aborts the run. Numbers from a shared machine are noisy: compare
-ratios, not absolute req/s across machines.
+\`/proc\`; machine noise disturbs it less than req/s); and the ratio to the baseline (and to a
+second reference, where a comparison names one), taken per round against that server's
+measurement in the same round: median (min–max). Any non-2xx answer or connection error
+aborts the run. Numbers from a shared machine are noisy: compare ratios, not absolute req/s
+across machines.
 
 ${sections}`;
 }

@@ -10,6 +10,19 @@ export interface ServerSpec {
   entry: string;
   /** Response headers (lower-case names) that prove the stack did its work. */
   expectHeaders?: Readonly<Record<string, string>>;
+  /**
+   * Request headers for this server only, over the comparison's (its credential, say).
+   * `$NAME` in a value stands for the variable `NAME` of the comparison's {@link Comparison.setup}.
+   */
+  requestHeaders?: Readonly<Record<string, string>>;
+  /** The body this server must answer, when not the comparison's `expect.body`. */
+  expectBody?: string;
+  /**
+   * Requests this server must answer 401, each given as its headers over the comparison's
+   * (`$NAME` expanded as in {@link ServerSpec.requestHeaders}): proves a credential is
+   * really checked before the server is measured.
+   */
+  refuses?: readonly Readonly<Record<string, string>>[];
 }
 
 /** The request every server in a comparison is loaded with. */
@@ -27,11 +40,19 @@ export interface Comparison {
   description: string;
   /** The `name` of the server the ratios are taken against. */
   baseline: string;
+  /** A second server to give ratios against, in a column of their own. */
+  secondaryBaseline?: string;
   servers: readonly ServerSpec[];
   request: RequestSpec;
   expect: { status: number; body: string };
   /** Choices worth stating next to the table. */
   notes?: readonly string[];
+  /**
+   * Runs in the orchestrator once, before the servers start, and returns variables (keys or
+   * tokens minted for this run): every server gets them in its environment, and `$NAME` in
+   * request headers stands for them. Their values are never written to the results.
+   */
+  setup?: () => Promise<Readonly<Record<string, string>>>;
 }
 
 /** What `bench/lib/load.ts` is given (as one JSON argument). */
@@ -82,6 +103,8 @@ export interface ServerSummary {
   serverCpuUsPerRequest: number | null;
   /** Per round, this server's req/s over the baseline's in the same round. */
   ratio: Spread;
+  /** The same against the comparison's secondary baseline, when it has one. */
+  secondaryRatio?: Spread;
 }
 
 export interface MachineInfo {
@@ -108,6 +131,7 @@ export interface ComparisonResult {
   title: string;
   description: string;
   baseline: string;
+  secondaryBaseline?: string;
   date: string;
   command: string;
   serverCommands: Record<string, string>;
@@ -115,6 +139,8 @@ export interface ComparisonResult {
   machine: MachineInfo;
   settings: RunSettings;
   request: RequestSpec;
+  /** Per server, the request headers it alone is sent (`$NAME` as written, not expanded). */
+  serverRequestHeaders?: Record<string, Readonly<Record<string, string>>>;
   notes: readonly string[];
   servers: ServerSummary[];
   measurements: Measurement[];

@@ -1,4 +1,5 @@
 import { request } from 'node:http';
+import { mergeHeaders } from './headers.js';
 import type { Comparison, ServerSpec } from './types.js';
 
 interface Answer {
@@ -7,8 +8,12 @@ interface Answer {
   body: string;
 }
 
-function fetchOnce(port: number, comparison: Comparison): Promise<Answer> {
-  const { method, path, headers } = comparison.request;
+function fetchOnce(
+  port: number,
+  comparison: Comparison,
+  headers: Record<string, string>,
+): Promise<Answer> {
+  const { method, path } = comparison.request;
   return new Promise((resolve, reject) => {
     const req = request(
       { host: '127.0.0.1', port, method, path, headers, timeout: 5_000 },
@@ -29,22 +34,35 @@ function fetchOnce(port: number, comparison: Comparison): Promise<Answer> {
 
 /**
  * Sends the comparison's request once and checks status, body and the headers that prove
- * the middleware ran. Returns the problems found (none means the server is fit to measure).
+ * the middleware ran, then each request the server must refuse (401). Returns the problems
+ * found (none means the server is fit to measure). `variables` are the comparison's setup
+ * variables, for `$NAME` in headers.
  */
 export async function verifyServer(
   port: number,
   spec: ServerSpec,
   comparison: Comparison,
+  variables: Readonly<Record<string, string>> = {},
 ): Promise<string[]> {
-  const answer = await fetchOnce(port, comparison);
+  const base = comparison.request.headers;
+  const answer = await fetchOnce(
+    port,
+    comparison,
+    mergeHeaders(base, spec.requestHeaders, variables),
+  );
   const problems: string[] = [];
   if (answer.status !== comparison.expect.status) {
     problems.push(`status ${answer.status}, expected ${comparison.expect.status}`);
   }
-  if (answer.body !== comparison.expect.body) {
-    problems.push(
-      `body ${JSON.stringify(answer.body)}, expected ${JSON.stringify(comparison.expect.body)}`,
-    );
+  const body = spec.expectBody ?? comparison.expect.body;
+  if (answer.body !== body) {
+    problems.push(`body ${JSON.stringify(answer.body)}, expected ${JSON.stringify(body)}`);
+  }
+  for (const headers of spec.refuses ?? []) {
+    const refused = await fetchOnce(port, comparison, mergeHeaders(base, headers, variables));
+    if (refused.status !== 401) {
+      problems.push(`status ${refused.status} to ${JSON.stringify(headers)}, expected 401`);
+    }
   }
   for (const [name, value] of Object.entries(spec.expectHeaders ?? {})) {
     const got = answer.headers[name];

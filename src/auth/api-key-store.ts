@@ -23,7 +23,9 @@ export interface ApiKeyRecord {
   /** A label chosen by the owner ("CI deploy"). */
   readonly name?: string;
   /**
-   * The scopes the key is limited to; `undefined` means the owner's full rights.
+   * The scopes the key is limited to. `undefined` records no limit: `apiKeyAuth()`'s
+   * `resolve` decides what the key may do (the default grants no scopes; an app maps it to
+   * the owner's full rights, as the reference server does).
    */
   readonly scopes?: readonly string[];
   /** When the key was created, ISO 8601. */

@@ -1,4 +1,5 @@
 import type { Middleware } from '../core/compose.js';
+import { HttpError } from '../core/errors.js';
 import { invalidOption } from '../internal/options.js';
 import type { Authenticator } from './authenticator.js';
 import { challenge as buildChallenge } from './authenticator.js';
@@ -48,7 +49,12 @@ export function authenticate(
   const optional = options.optional ?? false;
   return async function authenticateMiddleware(req, _res, next) {
     for (const authenticator of list) {
-      const principal = await authenticator.authenticate(req);
+      let principal: Principal | undefined;
+      try {
+        principal = await authenticator.authenticate(req);
+      } catch (error) {
+        throw withChallenges(error, challenges);
+      }
       if (principal !== undefined) {
         setPrincipal(req, principal);
         return next();
@@ -57,6 +63,23 @@ export function authenticate(
     if (optional) return next();
     throw authenticationRequired(challenges);
   };
+}
+
+/** A 401 must name a way to authenticate (RFC 9110 §15.5.2): add ours when it has none. */
+function withChallenges(error: unknown, challenges: readonly string[]): unknown {
+  if (!(error instanceof HttpError) || error.status !== 401 || challenges.length === 0)
+    return error;
+  if (Object.keys(error.headers).some((name) => name.toLowerCase() === 'www-authenticate'))
+    return error;
+  return new HttpError(401, error.detail, {
+    code: error.code,
+    type: error.type,
+    title: error.title,
+    errors: error.errors,
+    extensions: error.extensions,
+    cause: error.cause,
+    headers: { ...error.headers, 'WWW-Authenticate': challenges },
+  });
 }
 
 function principalOrFail(req: Parameters<Middleware>[0]): Principal {

@@ -1,5 +1,11 @@
-import { createHash } from 'node:crypto';
+import * as crypto from 'node:crypto';
 import type { VerifiedJwt } from './jwt-verify.js';
+
+const { createHash } = crypto;
+/** `crypto.hash` (Node 20.12+): a one-shot digest, twice as fast as a Hash object for a token. */
+const oneShotHash = (
+  crypto as { hash?: (alg: string, data: string, encoding: 'base64url') => string }
+).hash;
 
 /** Options of the verified-token cache. */
 export interface JwtCacheOptions {
@@ -37,7 +43,9 @@ export class VerifiedTokenCache {
 
   /** The cache key of a token. */
   static keyOf(token: string): string {
-    return createHash('sha256').update(token).digest('base64url');
+    return oneShotHash === undefined
+      ? createHash('sha256').update(token).digest('base64url')
+      : oneShotHash('sha256', token, 'base64url');
   }
 
   /** Empties the cache if the key set has moved to another generation since it was filled. */

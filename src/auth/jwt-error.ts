@@ -1,4 +1,5 @@
-import { PorticoError } from '../core/errors.js';
+import { type HttpError, PorticoError, serviceUnavailable } from '../core/errors.js';
+import { expiredCredentials, invalidCredentials } from './errors.js';
 
 /**
  * Why a JWT was refused: `expired` (it was good and its time is up: `exp`, `maxTokenAge`,
@@ -37,6 +38,19 @@ export class JwtError extends PorticoError {
   constructor(kind: JwtErrorKind, message: string, cause?: unknown) {
     super(message, JWT_ERROR_CODES[kind], cause === undefined ? undefined : { cause });
     this.kind = kind;
+  }
+
+  /**
+   * The HTTP answer to this refusal: 401 `credentials-expired` or `invalid-credentials`
+   * with `challenge`, or 503 when the keys are unavailable. Thrown as is, a `JwtError`
+   * is answered this way (`sendError` calls it).
+   */
+  toHttpError(challenge: string | readonly string[] = 'Bearer'): HttpError {
+    if (this.kind === 'expired') return expiredCredentials(challenge, this.message, this.code);
+    if (this.kind === 'unavailable') {
+      return serviceUnavailable(30, this.message, { code: this.code, cause: this });
+    }
+    return invalidCredentials(challenge, this.message, this.code);
   }
 }
 

@@ -106,11 +106,13 @@ export async function verifyCompactJwt(
  */
 export function checkCertificateBinding(
   payload: JWTPayload,
-  thumbprint: string | undefined,
+  thumbprintOf: () => string | undefined,
   subject: string,
 ): void {
   const { cnf } = payload;
   if (cnf === undefined) return;
+  // read only for bound tokens: the thumbprint hashes the peer certificate
+  const thumbprint = thumbprintOf();
   const bound =
     typeof cnf === 'object' && cnf !== null ? (cnf as Record<string, unknown>)['x5t#S256'] : null;
   if (typeof bound !== 'string' || thumbprint === undefined || !safeEqual(bound, thumbprint)) {

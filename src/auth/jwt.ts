@@ -157,7 +157,7 @@ export function buildJwtVerifier(
   return {
     async verify(token, context) {
       if (typeof token !== 'string' || token.length > maxTokenLength) throw jwtInvalid(subject);
-      const thumbprint = context?.certificateThumbprint;
+      const thumbprint = () => context?.certificateThumbprint;
       const generation = source.generation();
       const cacheKey = cache === undefined ? undefined : VerifiedTokenCache.keyOf(token);
       if (cache !== undefined && cacheKey !== undefined && source.isFresh()) {

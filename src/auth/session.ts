@@ -5,7 +5,7 @@ import { createContextKey, getContextValue, setContextValue } from '../core/cont
 import { PorticoError, unauthorized } from '../core/errors.js';
 import type { OriginAllowlist } from '../cors/origin.js';
 import { assertKnownOptions, invalidOption } from '../internal/options.js';
-import type { Authenticator } from './authenticator.js';
+import { type Authenticator, challenge } from './authenticator.js';
 import { createOriginGuard } from './csrf.js';
 import { AUTH_PROBLEM, authenticationRequired } from './errors.js';
 import type { Principal } from './principal.js';
@@ -361,6 +361,8 @@ export function createSessions(options: SessionOptions): Sessions {
 
   const authenticator: Authenticator = {
     scheme: 'Session',
+    // cookies have no registered scheme; this one names the cookie and never makes a browser prompt
+    challenge: challenge('Cookie', { 'cookie-name': name }),
     async authenticate(req) {
       const found = await lookup(req);
       if (found.kind === 'none') return undefined;

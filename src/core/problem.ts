@@ -57,11 +57,18 @@ function statusOf(value: unknown): number | undefined {
 
 /**
  * Turns any thrown value into an {@link HttpError}: portico's own errors as they are, errors
+ * with a `toHttpError()` method by what it returns,
  * of the `http-errors` kind (Express, Koa's `ctx.throw`) by their `status` and `expose`,
  * anything else into a 500 whose detail reveals nothing.
  */
 export function toHttpError(error: unknown): HttpError {
   if (error instanceof HttpError) return error;
+  // errors that know their HTTP answer (a refused JWT, say) give it themselves
+  const own = (error as { toHttpError?: unknown } | null)?.toHttpError;
+  if (typeof own === 'function') {
+    const mapped = (own as () => unknown).call(error);
+    if (mapped instanceof HttpError) return mapped;
+  }
   const status = statusOf(error);
   if (status !== undefined) {
     const e = error as { expose?: boolean; message?: string; headers?: Record<string, unknown> };

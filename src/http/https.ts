@@ -48,6 +48,8 @@ export interface TlsServerInput {
    * @defaultValue `true` when `ca` is given, else `false`
    */
   requestCert?: boolean;
+  /** Certificate revocation lists for client certificates (PEM). @defaultValue none */
+  crl?: SecureContextOptions['crl'];
 }
 
 /**
@@ -67,7 +69,14 @@ export interface TlsServerInput {
  * @see https://www.rfc-editor.org/info/bcp195 (RFC 9325, secure use of TLS)
  */
 export function tlsServerOptions(input: TlsServerInput): ServerOptions {
-  assertKnownOptions('tlsServerOptions', input, ['cert', 'key', 'passphrase', 'ca', 'requestCert']);
+  assertKnownOptions('tlsServerOptions', input, [
+    'cert',
+    'key',
+    'passphrase',
+    'ca',
+    'requestCert',
+    'crl',
+  ]);
   if (input === undefined || input === null)
     throw invalidOption('tlsServerOptions: options are required');
   if (input.cert === undefined || input.key === undefined) {
@@ -85,6 +94,7 @@ export function tlsServerOptions(input: TlsServerInput): ServerOptions {
   };
   if (input.passphrase !== undefined) options.passphrase = input.passphrase;
   if (input.ca !== undefined) options.ca = input.ca;
+  if (input.crl !== undefined) options.crl = input.crl;
   if (input.requestCert ?? input.ca !== undefined) {
     options.requestCert = true;
     options.rejectUnauthorized = false;

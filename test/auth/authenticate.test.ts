@@ -7,6 +7,7 @@ import {
   getPrincipal,
   invalidCredentials,
   isValidScope,
+  JwtError,
   type Principal,
   parseScopes,
   quoteParam,
@@ -89,6 +90,38 @@ describe('authenticate()', () => {
       (req, res) => sendJson(res, 200, requirePrincipal(req).sub),
     ]);
     expect((await request(guarded, '/')).status).toBe(401);
+  });
+
+  it('adds every challenge to a 401 from a mechanism that has none of its own', async () => {
+    const silent: Authenticator = {
+      scheme: 'Silent',
+      authenticate: (req) => {
+        if (req.headers['x-cert'] === undefined) return undefined;
+        throw invalidCredentials([], 'The certificate is not trusted.');
+      },
+    };
+    const server = await serve([authenticate([silent, fake('Alpha')]), echo]);
+    const reply = await request(server, '/', { headers: { 'x-cert': 'forged' } });
+    expect(reply.status).toBe(401);
+    expect(reply.headers['www-authenticate']).toBe('Alpha realm="api"');
+    expect(json(reply)).toMatchObject({ detail: 'The certificate is not trusted.' });
+  });
+
+  it('answers a JwtError thrown by a handler as 401 expired or invalid, or 503', async () => {
+    const server = await serve((req) => {
+      throw new JwtError(
+        String(req.url).slice(1) as 'expired' | 'invalid' | 'unavailable',
+        'The ID token says no.',
+      );
+    });
+    const expired = await request(server, '/expired');
+    expect(expired.status).toBe(401);
+    expect(expired.headers['www-authenticate']).toBe('Bearer');
+    expect(String(json(expired).type)).toMatch(/credentials-expired$/);
+    expect(String(json(await request(server, '/invalid')).type)).toMatch(/invalid-credentials$/);
+    const unavailable = await request(server, '/unavailable');
+    expect(unavailable.status).toBe(503);
+    expect(unavailable.headers['retry-after']).toBe('30');
   });
 
   it('refuses a bad configuration when built', () => {

@@ -1,0 +1,118 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import { verifyPassword } from '../auth/password.js';
+import type { ClientStore, OAuthClient } from './clients.js';
+import { OAuthError } from './errors.js';
+
+/** The parameters of a form request, each present at most once (RFC 6749 §3.2). */
+export function singleParams(form: URLSearchParams): Map<string, string> {
+  const params = new Map<string, string>();
+  for (const [name, value] of form) {
+    if (params.has(name))
+      throw new OAuthError('invalid_request', `The parameter ${name} is repeated.`);
+    params.set(name, value);
+  }
+  return params;
+}
+
+/** `application/x-www-form-urlencoded` decoding of one Basic credential part (RFC 6749 §2.3.1). */
+function formDecode(part: string): string {
+  try {
+    return decodeURIComponent(part.replace(/\+/g, ' '));
+  } catch {
+    throw new OAuthError('invalid_request', 'The client credentials are not properly encoded.');
+  }
+}
+
+/** `client_id` and `client_secret` from `Authorization: Basic`, or undefined without it. */
+function basicCredentials(req: IncomingMessage): { id: string; secret: string } | undefined {
+  const header = req.headers.authorization;
+  if (header === undefined) return undefined;
+  const match = /^Basic[ ]+([A-Za-z0-9+/]+={0,2})[ ]*$/i.exec(header);
+  if (!match) {
+    if (/^Basic\b/i.test(header))
+      throw new OAuthError('invalid_request', 'The Basic credentials are malformed.');
+    return undefined;
+  }
+  let decoded: string;
+  try {
+    decoded = new TextDecoder('utf-8', { fatal: true }).decode(Buffer.from(match[1]!, 'base64'));
+  } catch {
+    throw new OAuthError('invalid_request', 'The Basic credentials are not UTF-8.');
+  }
+  const colon = decoded.indexOf(':');
+  if (colon === -1) throw new OAuthError('invalid_request', 'The Basic credentials are malformed.');
+  return { id: formDecode(decoded.slice(0, colon)), secret: formDecode(decoded.slice(colon + 1)) };
+}
+
+const BASIC_CHALLENGE = { 'WWW-Authenticate': 'Basic realm="token", error="invalid_client"' };
+
+/**
+ * Authenticates the client of a token, revocation or introspection request:
+ * `client_secret_basic` (form-decoded id and secret, RFC 6749 §2.3.1), `client_secret_post`,
+ * or `none` for a public client. Two methods at once is `invalid_request`; an unknown client,
+ * a wrong or missing secret, or a secret for a public client is `invalid_client` (401, with a
+ * Basic challenge when HTTP authentication was tried). Secrets are verified with scrypt once;
+ * a cache of SHA-256 digests of secrets that verified keeps repeated requests cheap.
+ *
+ * @example
+ * ```ts
+ * const authenticate = createClientAuthenticator(clients);
+ * const client = await authenticate(req, params);
+ * ```
+ * @see https://www.rfc-editor.org/rfc/rfc6749#section-2.3.1
+ */
+export function createClientAuthenticator(clients: ClientStore) {
+  /** clientId + secret hash → SHA-256 of the secret that verified against it. */
+  const verified = new Map<string, Buffer>();
+  const MAX_VERIFIED = 10_000;
+
+  async function secretMatches(client: OAuthClient, secret: string): Promise<boolean> {
+    const cacheKey = `${client.clientId}\u0000${client.secretHash}`;
+    const digest = createHash('sha256').update(secret).digest();
+    const known = verified.get(cacheKey);
+    if (known !== undefined && timingSafeEqual(known, digest)) return true;
+    if (!(await verifyPassword(secret, client.secretHash))) return false;
+    if (verified.size >= MAX_VERIFIED) verified.delete(verified.keys().next().value as string);
+    verified.set(cacheKey, digest);
+    return true;
+  }
+
+  return async function authenticateClient(
+    req: IncomingMessage,
+    params: Map<string, string>,
+  ): Promise<OAuthClient> {
+    const basic = basicCredentials(req);
+    const postedSecret = params.get('client_secret');
+    const postedId = params.get('client_id');
+    if (basic !== undefined && postedSecret !== undefined) {
+      throw new OAuthError('invalid_request', 'Use one client authentication method, not two.');
+    }
+    if (basic !== undefined && postedId !== undefined && postedId !== basic.id) {
+      throw new OAuthError('invalid_request', 'client_id does not match the Basic credentials.');
+    }
+    const clientId = basic?.id ?? postedId;
+    if (clientId === undefined || clientId === '') {
+      throw new OAuthError('invalid_client', 'Client authentication is required.', {
+        headers: BASIC_CHALLENGE,
+      });
+    }
+    const secret = basic?.secret ?? postedSecret;
+    const fail = () =>
+      new OAuthError('invalid_client', 'Client authentication failed.', {
+        headers: basic === undefined ? {} : BASIC_CHALLENGE,
+      });
+    const client = await clients.get(clientId);
+    if (client === undefined) {
+      if (secret !== undefined) await verifyPassword(secret, undefined); // same time as a real client
+      throw fail();
+    }
+    if (client.secretHash === undefined) {
+      // a public client: no secret may be presented
+      if (secret !== undefined) throw fail();
+      return client;
+    }
+    if (secret === undefined || !(await secretMatches(client, secret))) throw fail();
+    return client;
+  };
+}

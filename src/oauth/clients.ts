@@ -1,0 +1,119 @@
+import { hashPassword } from '../auth/password.js';
+import { assertScopes } from '../auth/scopes.js';
+import { invalidOption } from '../internal/options.js';
+
+/** The grants an authorization server supports. */
+export type GrantType =
+  | 'authorization_code'
+  | 'refresh_token'
+  | 'client_credentials'
+  | 'urn:ietf:params:oauth:grant-type:device_code';
+
+const GRANT_TYPES: readonly GrantType[] = [
+  'authorization_code',
+  'refresh_token',
+  'client_credentials',
+  'urn:ietf:params:oauth:grant-type:device_code',
+];
+
+/** A registered client. Confidential clients have a secret hash; public clients none. */
+export interface OAuthClient {
+  readonly clientId: string;
+  /** scrypt hash of the secret (`hashPassword`); absent for a public client. */
+  readonly secretHash?: string;
+  readonly grantTypes: readonly GrantType[];
+  /** Redirect URIs, compared exactly (no prefix or pattern matching). */
+  readonly redirectUris: readonly string[];
+  /** Scopes the client may ask for (least privilege). */
+  readonly scopes: readonly string[];
+  /** Scopes granted when a request names none. @defaultValue the client's `scopes` */
+  readonly defaultScopes?: readonly string[];
+  /** A name to show on the consent page. */
+  readonly name?: string;
+}
+
+/** Where clients live: an app's database, a file, or {@link MemoryClientStore}. */
+export interface ClientStore {
+  get(clientId: string): OAuthClient | undefined | Promise<OAuthClient | undefined>;
+}
+
+/** What {@link defineClient} takes: the client with its secret in clear, hashed at once. */
+export interface ClientDefinition extends Omit<OAuthClient, 'secretHash'> {
+  /** The secret of a confidential client; omit for a public client. */
+  secret?: string;
+}
+
+/**
+ * Registers a client: checks its definition and hashes its secret (scrypt), so that only
+ * the hash is kept.
+ *
+ * @example
+ * ```ts
+ * const service = await defineClient({
+ *   clientId: 'demo-service', secret: process.env.DEMO_SERVICE_SECRET,
+ *   grantTypes: ['client_credentials'], redirectUris: [], scopes: ['read:messages'],
+ * });
+ * ```
+ */
+export async function defineClient(definition: ClientDefinition): Promise<OAuthClient> {
+  const { secret, ...client } = definition;
+  if (typeof client.clientId !== 'string' || !/^[\x21-\x7e]{1,128}$/.test(client.clientId)) {
+    throw invalidOption('defineClient(): `clientId` must be 1–128 visible ASCII characters');
+  }
+  for (const grant of client.grantTypes ?? []) {
+    if (!GRANT_TYPES.includes(grant))
+      throw invalidOption(`defineClient(): unknown grant \`${grant}\``);
+  }
+  if (secret === undefined && client.grantTypes.includes('client_credentials')) {
+    throw invalidOption(
+      'defineClient(): client_credentials needs a confidential client (a secret)',
+    );
+  }
+  if (secret !== undefined && (typeof secret !== 'string' || secret.length < 8)) {
+    throw invalidOption('defineClient(): a client secret must be a string of 8 characters or more');
+  }
+  for (const uri of client.redirectUris ?? []) {
+    let parsed: URL;
+    try {
+      parsed = new URL(uri);
+    } catch {
+      throw invalidOption(`defineClient(): \`${uri}\` is not an absolute redirect URI`);
+    }
+    if (parsed.hash !== '')
+      throw invalidOption('defineClient(): a redirect URI must not have a fragment');
+  }
+  assertScopes('defineClient()', client.scopes);
+  if (client.defaultScopes) assertScopes('defineClient()', client.defaultScopes);
+  return Object.freeze({
+    ...client,
+    grantTypes: Object.freeze([...client.grantTypes]),
+    redirectUris: Object.freeze([...client.redirectUris]),
+    scopes: Object.freeze([...client.scopes]),
+    ...(secret === undefined ? {} : { secretHash: await hashPassword(secret) }),
+  });
+}
+
+/**
+ * Clients held in memory, registered at start.
+ *
+ * @example
+ * ```ts
+ * const clients = new MemoryClientStore([await defineClient({ … })]);
+ * ```
+ */
+export class MemoryClientStore implements ClientStore {
+  readonly #clients = new Map<string, OAuthClient>();
+
+  constructor(clients: readonly OAuthClient[] = []) {
+    for (const client of clients) this.add(client);
+  }
+
+  /** Registers (or replaces) a client. */
+  add(client: OAuthClient): void {
+    this.#clients.set(client.clientId, client);
+  }
+
+  get(clientId: string): OAuthClient | undefined {
+    return this.#clients.get(clientId);
+  }
+}

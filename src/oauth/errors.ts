@@ -1,0 +1,74 @@
+import type { ServerResponse } from 'node:http';
+import { PorticoError } from '../core/errors.js';
+
+/** The `error` codes of RFC 6749 §5.2, RFC 8628 §3.5 and RFC 6750 §3.1 that portico sends. */
+export type OAuthErrorCode =
+  | 'invalid_request'
+  | 'invalid_client'
+  | 'invalid_grant'
+  | 'unauthorized_client'
+  | 'unsupported_grant_type'
+  | 'invalid_scope'
+  | 'access_denied'
+  | 'unsupported_response_type'
+  | 'server_error'
+  | 'temporarily_unavailable'
+  | 'authorization_pending'
+  | 'slow_down'
+  | 'expired_token'
+  | 'invalid_token'
+  | 'unsupported_token_type';
+
+const STATUS: Partial<Record<OAuthErrorCode, number>> = {
+  invalid_client: 401,
+  invalid_token: 401,
+  server_error: 500,
+  temporarily_unavailable: 503,
+};
+
+/**
+ * An OAuth protocol error: rendered in the RFC 6749 §5.2 format (`error`,
+ * `error_description`) rather than as Problem Details, because OAuth clients depend on it.
+ *
+ * @example
+ * ```ts
+ * throw new OAuthError('invalid_grant', 'The authorization code was already used.');
+ * ```
+ * @see https://www.rfc-editor.org/rfc/rfc6749#section-5.2
+ */
+export class OAuthError extends PorticoError {
+  /** The `error` code. */
+  readonly error: OAuthErrorCode;
+  /** HTTP status: 400, or 401 for `invalid_client`, 5xx for server conditions. */
+  readonly status: number;
+  /** Headers the answer carries (`WWW-Authenticate` for HTTP client authentication). */
+  readonly headers: Readonly<Record<string, string>>;
+
+  constructor(
+    error: OAuthErrorCode,
+    description: string,
+    options: { status?: number; headers?: Record<string, string>; cause?: unknown } = {},
+  ) {
+    super(description, `ERR_OAUTH_${error.toUpperCase()}`, { cause: options.cause });
+    this.error = error;
+    this.status = options.status ?? STATUS[error] ?? 400;
+    this.headers = options.headers ?? {};
+  }
+}
+
+/** Headers of every token-endpoint answer (RFC 6749 §5.1): never cached. */
+export const NO_STORE = { 'Cache-Control': 'no-store', Pragma: 'no-cache' } as const;
+
+/**
+ * Writes an OAuth error answer: `Content-Type: application/json` exactly, `no-store`, and
+ * `{ error, error_description }`.
+ */
+export function sendOAuthError(res: ServerResponse, error: OAuthError): void {
+  const body = JSON.stringify({ error: error.error, error_description: error.message });
+  res.statusCode = error.status;
+  for (const [name, value] of Object.entries({ ...NO_STORE, ...error.headers }))
+    res.setHeader(name, value);
+  res.setHeader('Content-Type', 'application/json');
+  res.setHeader('Content-Length', Buffer.byteLength(body));
+  res.end(body);
+}
