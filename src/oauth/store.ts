@@ -1,0 +1,209 @@
+import { ExpiringMap } from '../internal/expiring-map.js';
+
+/** What an authorization code stands for, until it is exchanged (at most once). */
+export interface AuthorizationCodeRecord {
+  clientId: string;
+  /** The redirect URI of the authorization request, to compare exactly at the exchange. */
+  redirectUri: string;
+  sub: string;
+  scope: readonly string[];
+  /** PKCE S256 challenge, when one was sent. */
+  codeChallenge?: string;
+  nonce?: string;
+  /** When the user signed in, epoch seconds (`auth_time`). */
+  authTime: number;
+  /** The grant the code starts: every token issued from it carries this id. */
+  grantId: string;
+}
+
+/** A refresh token of a grant; rotated on every use. */
+export interface RefreshTokenRecord {
+  clientId: string;
+  sub: string;
+  scope: readonly string[];
+  grantId: string;
+  authTime?: number;
+  /** Absolute end of the whole family, epoch ms: rotation never extends it. */
+  familyExpiresAt: number;
+}
+
+/** A device authorization (RFC 8628), from `/device` until the device gets its tokens. */
+export interface DeviceCodeRecord {
+  clientId: string;
+  scope: readonly string[];
+  /** Normalised user code: 8 characters, no dash, upper case. */
+  userCode: string;
+  status: 'pending' | 'approved' | 'denied';
+  sub?: string;
+  authTime?: number;
+  /** Seconds the device must wait between polls; grows by 5 on `slow_down`. */
+  interval: number;
+  /** Last poll, epoch ms. */
+  lastPollAt?: number;
+  grantId: string;
+}
+
+/** The outcome of consuming a one-time value. */
+export type Consumed<R> =
+  | { state: 'fresh'; record: R }
+  | { state: 'used'; record: R; usedAt: number }
+  | undefined;
+
+/**
+ * Where the authorization server keeps codes, refresh tokens, device codes and revoked
+ * grants, under hashes of the values (never the values). One-time values are consumed
+ * atomically: of two concurrent redemptions only one sees `fresh`. A consumed code or
+ * rotated refresh token stays known (as `used`) until it would have expired, so a replay is
+ * detected. The in-memory store is {@link MemoryOAuthStore}; a Redis store implements the
+ * same contract with `GETDEL`/Lua.
+ */
+export interface OAuthStore {
+  saveCode(hash: string, record: AuthorizationCodeRecord, ttlMs: number): void | Promise<void>;
+  consumeCode(
+    hash: string,
+  ): Consumed<AuthorizationCodeRecord> | Promise<Consumed<AuthorizationCodeRecord>>;
+
+  saveRefreshToken(hash: string, record: RefreshTokenRecord, ttlMs: number): void | Promise<void>;
+  /** Marks the token rotated and returns its previous state. */
+  rotateRefreshToken(
+    hash: string,
+  ): Consumed<RefreshTokenRecord> | Promise<Consumed<RefreshTokenRecord>>;
+  /** Reads without consuming (introspection, revocation). */
+  getRefreshToken(
+    hash: string,
+  ): Consumed<RefreshTokenRecord> | Promise<Consumed<RefreshTokenRecord>>;
+  deleteRefreshToken(hash: string): void | Promise<void>;
+
+  saveDeviceCode(hash: string, record: DeviceCodeRecord, ttlMs: number): void | Promise<void>;
+  getDeviceCode(hash: string): DeviceCodeRecord | undefined | Promise<DeviceCodeRecord | undefined>;
+  /** The device authorization a user code belongs to, with its hash. */
+  findDeviceCode(
+    userCode: string,
+  ):
+    | { hash: string; record: DeviceCodeRecord }
+    | undefined
+    | Promise<{ hash: string; record: DeviceCodeRecord } | undefined>;
+  /** Replaces the record, keeping its expiry. */
+  updateDeviceCode(hash: string, record: DeviceCodeRecord): void | Promise<void>;
+  /** Removes an approved device code as its tokens are issued; true for the one caller that did. */
+  consumeDeviceCode(hash: string): boolean | Promise<boolean>;
+
+  /** Revokes a grant: its refresh tokens fail, its access tokens read as revoked. */
+  revokeGrant(grantId: string, ttlMs: number): void | Promise<void>;
+  isGrantRevoked(grantId: string): boolean | Promise<boolean>;
+}
+
+interface OneTime<R> {
+  record: R;
+  usedAt?: number;
+}
+
+function consume<R>(map: ExpiringMap<OneTime<R>>, hash: string, mark: boolean): Consumed<R> {
+  const entry = map.entry(hash);
+  if (entry === undefined) return undefined;
+  const { record, usedAt } = entry.value;
+  if (usedAt !== undefined) return { state: 'used', record, usedAt };
+  if (mark) entry.value.usedAt = map.now();
+  return { state: 'fresh', record };
+}
+
+/** Options of {@link MemoryOAuthStore}. */
+export interface MemoryOAuthStoreOptions {
+  /** Most entries of each kind. @defaultValue `100_000` */
+  maxEntries?: number;
+  /** The clock, epoch ms. @defaultValue `Date.now` */
+  now?: () => number;
+}
+
+/**
+ * An {@link OAuthStore} in this process's memory, bounded and swept. One process only:
+ * behind several instances use a shared store.
+ *
+ * @example
+ * ```ts
+ * const server = createAuthorizationServer({ issuer, clients, keys, store: new MemoryOAuthStore() });
+ * ```
+ */
+export class MemoryOAuthStore implements OAuthStore {
+  readonly #codes: ExpiringMap<OneTime<AuthorizationCodeRecord>>;
+  readonly #refresh: ExpiringMap<OneTime<RefreshTokenRecord>>;
+  readonly #devices: ExpiringMap<DeviceCodeRecord>;
+  readonly #userCodes: ExpiringMap<string>;
+  readonly #revoked: ExpiringMap<true>;
+
+  constructor(options: MemoryOAuthStoreOptions = {}) {
+    const make = <V>() =>
+      new ExpiringMap<V>(
+        'MemoryOAuthStore',
+        { maxEntries: options.maxEntries, now: options.now },
+        { maxEntries: 100_000, maxEntriesOption: 'maxEntries' },
+      );
+    this.#codes = make();
+    this.#refresh = make();
+    this.#devices = make();
+    this.#userCodes = make();
+    this.#revoked = make();
+  }
+
+  saveCode(hash: string, record: AuthorizationCodeRecord, ttlMs: number): void {
+    this.#codes.set(hash, { record }, this.#codes.now() + ttlMs);
+  }
+
+  consumeCode(hash: string): Consumed<AuthorizationCodeRecord> {
+    return consume(this.#codes, hash, true);
+  }
+
+  saveRefreshToken(hash: string, record: RefreshTokenRecord, ttlMs: number): void {
+    this.#refresh.set(hash, { record }, this.#refresh.now() + ttlMs);
+  }
+
+  rotateRefreshToken(hash: string): Consumed<RefreshTokenRecord> {
+    return consume(this.#refresh, hash, true);
+  }
+
+  getRefreshToken(hash: string): Consumed<RefreshTokenRecord> {
+    return consume(this.#refresh, hash, false);
+  }
+
+  deleteRefreshToken(hash: string): void {
+    this.#refresh.delete(hash);
+  }
+
+  saveDeviceCode(hash: string, record: DeviceCodeRecord, ttlMs: number): void {
+    const until = this.#devices.now() + ttlMs;
+    this.#devices.set(hash, { ...record }, until);
+    this.#userCodes.set(record.userCode, hash, until);
+  }
+
+  getDeviceCode(hash: string): DeviceCodeRecord | undefined {
+    const record = this.#devices.get(hash);
+    return record === undefined ? undefined : { ...record };
+  }
+
+  findDeviceCode(userCode: string): { hash: string; record: DeviceCodeRecord } | undefined {
+    const hash = this.#userCodes.get(userCode);
+    const record = hash === undefined ? undefined : this.getDeviceCode(hash);
+    return hash === undefined || record === undefined ? undefined : { hash, record };
+  }
+
+  updateDeviceCode(hash: string, record: DeviceCodeRecord): void {
+    const entry = this.#devices.entry(hash);
+    if (entry !== undefined) this.#devices.set(hash, { ...record }, entry.until);
+  }
+
+  consumeDeviceCode(hash: string): boolean {
+    const record = this.#devices.get(hash);
+    if (record === undefined) return false;
+    this.#devices.delete(hash);
+    this.#userCodes.delete(record.userCode);
+    return true;
+  }
+
+  revokeGrant(grantId: string, ttlMs: number): void {
+    this.#revoked.set(grantId, true, this.#revoked.now() + ttlMs);
+  }
+
+  isGrantRevoked(grantId: string): boolean {
+    return this.#revoked.get(grantId) === true;
+  }
+}
