@@ -208,11 +208,25 @@ export {
   tlsServerOptions,
 } from './http/index.js';
 export {
+  type AuthorizationServer,
+  type ClientDefinition,
+  type ClientStore,
+  type CreateAuthorizationServerOptions,
+  createAuthorizationServer,
   createKeySet,
+  defineClient,
+  type GrantType,
   type KeySet,
   type KeySetOptions,
+  MemoryClientStore,
+  MemoryOAuthStore,
+  type OAuthClient,
+  OAuthError,
+  type OAuthStore,
+  type OAuthUsers,
   type SigningAlgorithm,
   type SigningKey,
+  type UserClaims,
 } from './oauth/index.js';
 export {
   defaultRateLimitKey,

@@ -11,7 +11,7 @@ import {
   unprocessable,
   unsupportedMediaType,
 } from 'portico';
-import type { AuthSetup, SigningKey } from './auth.js';
+import type { AuthSetup } from './auth.js';
 import { USER_SCOPES, type Users } from './users.js';
 
 /** Non-prompting challenge for the sign-in form: browsers must not pop up a Basic dialog. */
@@ -47,12 +47,8 @@ async function readCredentials(
   return { username: username as string, password: password as string };
 }
 
-/** `/api/me`, `/login`, `/logout` and the public signing keys. */
-export function accountRoutes(
-  users: Users,
-  auth: AuthSetup,
-  signingKey: SigningKey,
-): Record<string, MethodTable> {
+/** `/api/me`, `/login` and `/logout`. */
+export function accountRoutes(users: Users, auth: AuthSetup): Record<string, MethodTable> {
   return {
     '/api/me': {
       GET(req, res) {
@@ -80,16 +76,6 @@ export function accountRoutes(
       async POST(req, res) {
         await auth.sessions.signOut(req, res);
         sendNoContent(res);
-      },
-    },
-    '/.well-known/jwks.json': {
-      GET(_req, res) {
-        sendJson(
-          res,
-          200,
-          { keys: [signingKey.publicJwk] },
-          { 'Cache-Control': 'public, max-age=300' },
-        );
       },
     },
   };

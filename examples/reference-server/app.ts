@@ -15,10 +15,11 @@ import {
   toNodeListener,
 } from 'portico';
 import { accountRoutes } from './account.js';
-import { createAuth, loadSigningKey } from './auth.js';
+import { createAuth } from './auth.js';
 import type { ServerConfig } from './config.js';
 import { keyRoutes } from './keys.js';
 import { createMessages } from './messages.js';
+import { createOAuth } from './oauth.js';
 import { createUsers } from './users.js';
 
 /** The reference service: its request listener and what it holds. */
@@ -32,18 +33,23 @@ export interface ReferenceApp {
 /** Builds the service from portico's public API only, for the public address `baseUrl`. */
 export async function createApp(config: ServerConfig, baseUrl: string): Promise<ReferenceApp> {
   const users = await createUsers();
-  const signingKey = await loadSigningKey(config.signingKeyPath);
   const auth = await createAuth({
     users,
-    baseUrl,
-    signingKey,
     allowedOrigins: [...new Set([new URL(baseUrl).origin, ...config.corsOrigins])],
     secureCookies: true,
     demoApiKey: config.demoApiKey,
     mtls: config.tls?.ca !== undefined,
   });
+  const oauth = await createOAuth({
+    issuer: baseUrl,
+    users,
+    sessions: auth.sessions,
+    signingKeyPath: config.signingKeyPath,
+  });
+  // bearer tokens first: the authorization server's own, verified with its keys
+  const authenticators = [oauth.bearer, ...auth.authenticators];
   const messages = createMessages();
-  const challenges = auth.authenticators.flatMap((a) => (a.challenge ? [a.challenge] : []));
+  const challenges = authenticators.flatMap((a) => (a.challenge ? [a.challenge] : []));
   const requireAuthenticated: Middleware = (req, _res, next) => {
     // OPTIONS asks what a path supports (204 with Allow): no credential needed
     if (req.method !== 'OPTIONS' && getPrincipal(req) === undefined) {
@@ -62,7 +68,7 @@ export async function createApp(config: ServerConfig, baseUrl: string): Promise<
       '/api',
       compose([
         // who is calling, then count the call by API key, else user, else client IP
-        authenticate(auth.authenticators, { optional: true }),
+        authenticate(authenticators, { optional: true }),
         rateLimit({
           limit: config.rateLimit,
           windowMs: config.rateLimitWindowSeconds * 1000,
@@ -75,7 +81,8 @@ export async function createApp(config: ServerConfig, baseUrl: string): Promise<
     createRouter({
       ...messages.routes,
       ...keyRoutes(auth.apiKeys),
-      ...accountRoutes(users, auth, signingKey),
+      ...accountRoutes(users, auth),
+      ...oauth.routes,
     }),
   );
   return { listener: toNodeListener(chain), messages, generatedDemoKey: auth.generatedDemoKey };

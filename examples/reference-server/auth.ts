@@ -1,12 +1,4 @@
 import {
-  createPrivateKey,
-  createPublicKey,
-  generateKeyPairSync,
-  type KeyObject,
-} from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { calculateJwkThumbprint, exportJWK, type JWK } from 'jose';
-import {
   type ApiKeyStore,
   type Authenticator,
   apiKeyAuth,
@@ -14,30 +6,11 @@ import {
   createApiKey,
   createSessions,
   importApiKey,
-  jwtBearer,
   MemoryApiKeyStore,
   mtlsAuth,
   type Principal,
 } from 'portico';
 import { USER_SCOPES, type User, type Users } from './users.js';
-
-/** The server's token signing key: RS256, from `SIGNING_KEY` (a PEM file) or made at start. */
-export interface SigningKey {
-  kid: string;
-  privateKey: KeyObject;
-  /** The public half as a JWK, as `/.well-known/jwks.json` publishes it. */
-  publicJwk: JWK;
-}
-
-export async function loadSigningKey(path: string | undefined): Promise<SigningKey> {
-  const privateKey =
-    path === undefined
-      ? generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey
-      : createPrivateKey(readFileSync(path));
-  const jwk = await exportJWK(createPublicKey(privateKey));
-  const kid = await calculateJwkThumbprint(jwk);
-  return { kid, privateKey, publicJwk: { ...jwk, kid, use: 'sig', alg: 'RS256' } };
-}
 
 function principalOf(
   user: User,
@@ -55,11 +28,9 @@ export interface AuthSetup {
   generatedDemoKey: string | undefined;
 }
 
-/** Every mechanism of the contract, in the order `/api/*` tries them. */
+/** Every mechanism of the contract but bearer tokens (the authorization server's), in order. */
 export async function createAuth(options: {
   users: Users;
-  baseUrl: string;
-  signingKey: SigningKey;
   allowedOrigins: readonly string[];
   secureCookies: boolean;
   demoApiKey: string | undefined;
@@ -76,27 +47,6 @@ export async function createAuth(options: {
   const sessions = createSessions({
     allowedOrigins: [...options.allowedOrigins],
     cookie: { secure: options.secureCookies },
-  });
-  const bearer = jwtBearer({
-    jwks: { keys: [options.signingKey.publicJwk] },
-    issuer: options.baseUrl,
-    audience: options.baseUrl,
-    algorithms: ['RS256'],
-    typ: 'at+jwt',
-    toPrincipal(payload) {
-      const user = typeof payload.sub === 'string' ? users.get(payload.sub) : undefined;
-      const scope =
-        typeof payload.scope === 'string' ? payload.scope.split(' ').filter(Boolean) : [];
-      return {
-        sub: String(payload.sub),
-        name: typeof payload.name === 'string' ? payload.name : user?.name,
-        role: typeof payload.role === 'string' ? payload.role : user?.role,
-        scopes: scope,
-        method: 'bearer',
-        claims: payload,
-        clientId: typeof payload.client_id === 'string' ? payload.client_id : undefined,
-      };
-    },
   });
   const apiKey = apiKeyAuth({
     store: apiKeys,
@@ -115,7 +65,7 @@ export async function createAuth(options: {
       return user === undefined ? undefined : principalOf(user, 'basic');
     },
   });
-  const authenticators: Authenticator[] = [bearer, apiKey, sessions.authenticator, basic];
+  const authenticators: Authenticator[] = [apiKey, sessions.authenticator, basic];
   if (options.mtls) {
     authenticators.push(
       mtlsAuth({

@@ -116,3 +116,6 @@ export function createClientAuthenticator(clients: ClientStore) {
     return client;
   };
 }
+
+/** The function {@link createClientAuthenticator} returns. */
+export type ClientAuthenticator = ReturnType<typeof createClientAuthenticator>;

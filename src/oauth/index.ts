@@ -4,6 +4,53 @@
  *
  * @module oauth
  */
+
+export {
+  type AuthorizeEndpointOptions,
+  appendQuery,
+  createAuthorizeEndpoint,
+} from './authorize.js';
+export {
+  type ClientAuthenticator,
+  createClientAuthenticator,
+  singleParams,
+} from './client-auth.js';
+export {
+  type ClientDefinition,
+  type ClientStore,
+  defineClient,
+  type GrantType,
+  MemoryClientStore,
+  type OAuthClient,
+} from './clients.js';
+export {
+  type AuthorizationServerOptions,
+  createOAuthContext,
+  type OAuthContext,
+  type OAuthUsers,
+} from './context.js';
+export {
+  createDeviceAuthorizationEndpoint,
+  createDeviceVerificationEndpoint,
+  type DeviceAuthorizationOptions,
+  type DeviceVerificationOptions,
+  formatUserCode,
+  generateUserCode,
+  normalizeUserCode,
+  USER_CODE_ALPHABET,
+} from './device.js';
+export { NO_STORE, OAuthError, type OAuthErrorCode, sendOAuthError } from './errors.js';
+export {
+  authorizationCodeGrant,
+  type GrantHandler,
+  type TokenResponse,
+  type UserGrant,
+} from './grants/authorization-code.js';
+export { clientCredentialsGrant } from './grants/client-credentials.js';
+export { DEVICE_CODE_GRANT, deviceCodeGrant } from './grants/device-code.js';
+export { refreshTokenGrant } from './grants/refresh-token.js';
+export { createIntrospectionEndpoint, type IntrospectionResponse } from './introspect.js';
+export { createJwksEndpoint, type JwksEndpointOptions } from './jwks-endpoint.js';
 export {
   createKeySet,
   type KeySet,
@@ -11,3 +58,50 @@ export {
   type SigningAlgorithm,
   type SigningKey,
 } from './key-set.js';
+export {
+  type AuthorizationServerMetadata,
+  authorizationServerMetadata,
+  createMetadataEndpoint,
+  DEFAULT_OAUTH_PATHS,
+  type MetadataOptions,
+  metadataPaths,
+  type OAuthPaths,
+  resolveOAuthPaths,
+} from './metadata.js';
+export {
+  createOwnTokenVerifier,
+  isAccessTokenRevoked,
+  type OwnAccessTokenOptions,
+  ownAccessTokens,
+} from './own-tokens.js';
+export { defaultPages, escapeHtml, hiddenInputs, type OAuthPages } from './pages.js';
+export { codeChallengeS256, isCodeChallenge, isCodeVerifier, verifyCodeVerifier } from './pkce.js';
+export { createRevocationEndpoint } from './revoke.js';
+export { narrowScopes, resolveScopes } from './scope.js';
+export {
+  type AuthorizationServer,
+  type CreateAuthorizationServerOptions,
+  createAuthorizationServer,
+} from './server.js';
+export {
+  type AuthorizationCodeRecord,
+  type Consumed,
+  type DeviceCodeRecord,
+  MemoryOAuthStore,
+  type MemoryOAuthStoreOptions,
+  type OAuthStore,
+  type RefreshTokenRecord,
+} from './store.js';
+export { createTokenEndpoint } from './token-endpoint.js';
+export {
+  type AccessTokenRequest,
+  claimsForScopes,
+  createTokenIssuer,
+  hashToken,
+  type IdTokenRequest,
+  newOpaqueToken,
+  type TokenIssuer,
+  type TokenIssuerOptions,
+  type UserClaims,
+} from './tokens.js';
+export { createUserInfoEndpoint, type UserInfoOptions } from './userinfo.js';

@@ -47,7 +47,13 @@ function mint(
   claims: JWTPayload,
   options: { typ?: string; expiresIn?: string | number; key?: KeyObject } = {},
 ) {
-  return new SignJWT({ name: 'Alice Example', role: 'admin', scope: 'read:messages', ...claims })
+  return new SignJWT({
+    name: 'Alice Example',
+    role: 'admin',
+    scope: 'read:messages',
+    client_id: 'demo-spa',
+    ...claims,
+  })
     .setProtectedHeader({ alg: 'RS256', typ: options.typ ?? 'at+jwt', kid })
     .setSubject(typeof claims.sub === 'string' ? claims.sub : 'alice')
     .setIssuer(server.url)

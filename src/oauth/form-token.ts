@@ -1,0 +1,223 @@
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { SessionRecord } from '../auth/session-store.js';
+import { HttpError } from '../core/errors.js';
+import { readForm } from '../http/body.js';
+import { invalidOption } from '../internal/options.js';
+import type { OAuthContext } from './context.js';
+import { defaultPages, type OAuthPages } from './pages.js';
+
+/** The name/value pairs a form carries in hidden inputs, in order. */
+export type FormFields = readonly (readonly [name: string, value: string])[];
+
+/** The hidden input that carries the form token. */
+export const FORM_TOKEN_FIELD = 'csrf_token';
+
+/** Options of {@link createFormTokens}. */
+export interface FormTokenOptions {
+  /**
+   * The HMAC key (32 bytes or more, or a string of 32 characters or more). Every process
+   * that serves the same pages must share it: a form rendered by one must be accepted by
+   * another behind the same load balancer.
+   * @defaultValue 32 random bytes, new at each start (one process only)
+   */
+  key?: string | Uint8Array;
+  /**
+   * Seconds a rendered form stays valid.
+   * @defaultValue `900` (15 minutes)
+   */
+  ttl?: number;
+  /**
+   * The clock, epoch milliseconds.
+   * @defaultValue `Date.now`
+   */
+  now?: () => number;
+}
+
+/** What {@link createFormTokens} returns. */
+export interface FormTokens {
+  /** A token over `purpose`, `binding` and `fields`, valid for `ttl` seconds. */
+  issue(purpose: string, binding: string, fields: FormFields): string;
+  /** Whether `token` was issued for exactly these values and has not expired. */
+  verify(purpose: string, binding: string, fields: FormFields, token: string | undefined): boolean;
+}
+
+/** A key of 32 bytes or more from the option, or a random one. */
+export function formKey(owner: string, key: string | Uint8Array | undefined): Buffer {
+  if (key === undefined) return randomBytes(32);
+  const bytes =
+    typeof key === 'string'
+      ? Buffer.from(key, 'utf8')
+      : key instanceof Uint8Array
+        ? Buffer.from(key)
+        : undefined;
+  if (bytes === undefined || bytes.length < 32) {
+    throw invalidOption(`${owner}: \`formKey\` must be a string or bytes of 32 or more`);
+  }
+  return bytes;
+}
+
+/**
+ * Stateless form tokens: an HMAC-SHA256 over what the form is for (`purpose`), whom it was
+ * shown to (`binding`: the session, or nothing before sign-in), the hidden fields it carries
+ * and when it was rendered. A token therefore doubles as the CSRF token (no other page or
+ * user can obtain one for this session) and as the seal of the pending request (a changed
+ * hidden input voids it).
+ *
+ * @example
+ * ```ts
+ * const tokens = createFormTokens('authorize', { ttl: 600 });
+ * const token = tokens.issue('consent', sessionBinding, fields);
+ * tokens.verify('consent', sessionBinding, fieldsFromPost, form.get('csrf_token') ?? undefined);
+ * ```
+ * @see https://cheatsheetseries.owasp.org/cheatsheets/Cross-Site_Request_Forgery_Prevention_Cheat_Sheet.html
+ */
+export function createFormTokens(owner: string, options: FormTokenOptions = {}): FormTokens {
+  const key = formKey(owner, options.key);
+  const ttl = options.ttl ?? 900;
+  if (!Number.isSafeInteger(ttl) || ttl < 1) {
+    throw invalidOption(`${owner}: \`formTtl\` must be a positive whole number of seconds`);
+  }
+  const now = options.now ?? Date.now;
+
+  const mac = (purpose: string, binding: string, fields: FormFields, issuedAt: number) =>
+    createHmac('sha256', key)
+      .update(JSON.stringify([purpose, binding, issuedAt, fields]))
+      .digest();
+
+  return {
+    issue(purpose, binding, fields) {
+      const issuedAt = Math.floor(now() / 1000);
+      return `${issuedAt}.${mac(purpose, binding, fields, issuedAt).toString('base64url')}`;
+    },
+    verify(purpose, binding, fields, token) {
+      const match = token === undefined ? null : /^(\d{1,12})\.([A-Za-z0-9_-]{43})$/.exec(token);
+      if (match === null) return false;
+      const issuedAt = Number(match[1]);
+      const age = Math.floor(now() / 1000) - issuedAt;
+      if (age > ttl || age < -60) return false;
+      const expected = mac(purpose, binding, fields, issuedAt);
+      const given = Buffer.from(match[2]!, 'base64url');
+      return given.length === expected.length && timingSafeEqual(given, expected);
+    },
+  };
+}
+
+/** Options shared by the endpoints that serve HTML forms. */
+export interface FormPageOptions {
+  /** Pages to use instead of portico's defaults ({@link defaultPages}), each one optional. */
+  pages?: Partial<OAuthPages>;
+  /**
+   * The key of the forms' tokens (see {@link FormTokenOptions.key}); share one between
+   * processes that serve the same issuer.
+   * @defaultValue 32 random bytes, new at each start
+   */
+  formKey?: string | Uint8Array;
+  /**
+   * Seconds a rendered form stays valid.
+   * @defaultValue `900` (15 minutes)
+   */
+  formTtl?: number;
+}
+
+/** The page renderers: the defaults with the given replacements. */
+export function resolvePages(owner: string, pages: Partial<OAuthPages> | undefined): OAuthPages {
+  if (pages === undefined) return defaultPages;
+  if (typeof pages !== 'object' || pages === null) {
+    throw invalidOption(`${owner}: \`pages\` must be an object of render functions`);
+  }
+  const resolved: OAuthPages = { ...defaultPages };
+  for (const [name, render] of Object.entries(pages)) {
+    if (!(name in defaultPages)) {
+      throw invalidOption(
+        `${owner}: unknown page \`${name}\`; pages are ${Object.keys(defaultPages).join(', ')}`,
+      );
+    }
+    if (render === undefined) continue;
+    if (typeof render !== 'function') {
+      throw invalidOption(`${owner}: \`pages.${name}\` must be a function returning HTML`);
+    }
+    (resolved as unknown as Record<string, unknown>)[name] = render;
+  }
+  return Object.freeze(resolved);
+}
+
+/** Largest form body the pages accept. */
+const PAGE_FORM_LIMIT = 64 * 1024;
+
+/** Reads a page's form post, or the client error that prevented it (to show as a page). */
+export async function readPageForm(req: IncomingMessage): Promise<URLSearchParams | HttpError> {
+  try {
+    return await readForm(req, { limit: PAGE_FORM_LIMIT });
+  } catch (err) {
+    if (err instanceof HttpError && err.status < 500) return err;
+    throw err;
+  }
+}
+
+/** The value of `name` when the form carries it exactly once, non-empty. */
+export function singleValue(form: URLSearchParams, name: string): string | undefined {
+  const values = form.getAll(name);
+  return values.length === 1 && values[0] !== '' ? values[0] : undefined;
+}
+
+/** What a consent or device form token is bound to: the session it was shown in. */
+export function sessionBinding(session: SessionRecord): string {
+  return `session\n${session.sub}\n${session.createdAt}`;
+}
+
+/** The outcome of {@link signInFromForm}. */
+export type SignInOutcome =
+  | { ok: true; session: SessionRecord }
+  | { ok: false; status: number; message: string; username?: string };
+
+/**
+ * Checks the `username` and `password` of a sign-in form post with the app's
+ * `users.verify` and starts a session (a new id, with the session's own origin check). A
+ * failure says what to show on the sign-in page again.
+ */
+export async function signInFromForm(
+  ctx: OAuthContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  form: URLSearchParams,
+): Promise<SignInOutcome> {
+  const username = singleValue(form, 'username');
+  const password = singleValue(form, 'password');
+  if (username === undefined || password === undefined) {
+    return { ok: false, status: 401, message: 'Enter your username and password.', username };
+  }
+  const wrong = {
+    ok: false,
+    status: 401,
+    message: 'The username or password is wrong.',
+    username: username.length > 256 ? undefined : username,
+  } as const;
+  if (username.length > 256 || password.length > 1024) return wrong;
+  const user = await ctx.users.verify(username, password);
+  if (user === undefined || user === null || typeof user.sub !== 'string' || user.sub === '') {
+    return wrong;
+  }
+  try {
+    await ctx.sessions.signIn(req, res, {
+      sub: user.sub,
+      name: user.name,
+      role: user.role,
+      scopes: [],
+    });
+  } catch (err) {
+    if (err instanceof HttpError && err.status < 500) {
+      return { ok: false, status: err.status, message: err.detail };
+    }
+    throw err;
+  }
+  const session = await ctx.sessions.read(req);
+  if (session === undefined) throw new Error('signInFromForm(): the new session cannot be read');
+  return { ok: true, session };
+}
+
+/** `WWW-Authenticate` for a 401 sign-in page: the session's cookie challenge. */
+export function signInChallenge(ctx: OAuthContext): Record<string, string> {
+  const challenge = ctx.sessions.authenticator.challenge;
+  return challenge === undefined ? {} : { 'WWW-Authenticate': challenge };
+}

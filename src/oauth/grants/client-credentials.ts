@@ -1,0 +1,32 @@
+import { OAuthError } from '../errors.js';
+import { resolveScopes } from '../scope.js';
+import type { GrantHandler } from './authorization-code.js';
+
+/**
+ * The `client_credentials` grant (RFC 6749 §4.4), for confidential clients only: the access
+ * token's `sub` is the client id. The requested scope must lie within the client's allowed
+ * scopes (least privilege); without one, the client's `defaultScopes` are granted, else all
+ * its scopes. No refresh token (RFC 6749 §4.4.3) and no ID token: there is no user.
+ *
+ * @see https://www.rfc-editor.org/rfc/rfc6749#section-4.4
+ */
+export const clientCredentialsGrant: GrantHandler = async (ctx, client, params) => {
+  if (client.secretHash === undefined) {
+    throw new OAuthError(
+      'unauthorized_client',
+      'client_credentials is for confidential clients only.',
+    );
+  }
+  const scope = resolveScopes(client, params.get('scope'));
+  const access = await ctx.tokens.accessToken({
+    sub: client.clientId,
+    clientId: client.clientId,
+    scope,
+  });
+  return {
+    access_token: access.token,
+    token_type: 'Bearer',
+    expires_in: access.expiresIn,
+    scope: scope.join(' '),
+  };
+};

@@ -1,0 +1,72 @@
+import { OAuthError } from '../errors.js';
+import { hashToken } from '../tokens.js';
+import { type GrantHandler, grantUser, issueUserTokens, required } from './authorization-code.js';
+
+/** The `grant_type` of the device authorization grant (RFC 8628 §3.4). */
+export const DEVICE_CODE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
+
+/** Seconds added to the polling interval on each `slow_down` (RFC 8628 §3.5). */
+const SLOW_DOWN_STEP = 5;
+
+/**
+ * The device authorization grant's token request (RFC 8628 §3.4–3.5). While the user has not
+ * decided, the device gets `authorization_pending`; polling again sooner than the interval
+ * gets `slow_down`, and the interval grows by 5 seconds for this and every later poll. A
+ * denial answers `access_denied` once and ends the authorization; an approval issues the
+ * tokens once (the device code is consumed atomically) — a refresh token when the client
+ * may refresh, an ID token when the scope has `openid`. A device code the store no longer
+ * knows (expired, or already ended) is `expired_token`: the device should start over.
+ *
+ * @see https://www.rfc-editor.org/rfc/rfc8628#section-3.5
+ */
+export const deviceCodeGrant: GrantHandler = async (ctx, client, params) => {
+  const hash = hashToken(required(params, 'device_code'));
+  const record = await ctx.store.getDeviceCode(hash);
+  if (record === undefined) {
+    throw new OAuthError('expired_token', 'The device code has expired; start over.');
+  }
+  if (record.clientId !== client.clientId) {
+    throw new OAuthError('invalid_grant', 'The device code was issued to another client.');
+  }
+  if (record.status === 'pending') {
+    const now = Date.now();
+    const early =
+      record.lastPollAt !== undefined && now - record.lastPollAt < record.interval * 1000;
+    await ctx.store.updateDeviceCode(hash, {
+      ...record,
+      lastPollAt: now,
+      interval: early ? record.interval + SLOW_DOWN_STEP : record.interval,
+    });
+    if (early) {
+      throw new OAuthError(
+        'slow_down',
+        `Polling too fast: wait ${record.interval + SLOW_DOWN_STEP} seconds between requests.`,
+      );
+    }
+    throw new OAuthError('authorization_pending', 'The user has not decided yet.');
+  }
+  if (record.status === 'denied') {
+    await ctx.store.consumeDeviceCode(hash);
+    throw new OAuthError('access_denied', 'The user denied the authorization.');
+  }
+  if (record.sub === undefined) {
+    throw new Error('An approved device authorization has no subject.');
+  }
+  if (await ctx.store.isGrantRevoked(record.grantId)) {
+    throw new OAuthError('invalid_grant', 'The grant was revoked.');
+  }
+  const user = await grantUser(ctx, record.sub);
+  if (!(await ctx.store.consumeDeviceCode(hash))) {
+    throw new OAuthError('invalid_grant', 'The device code was already used.');
+  }
+  return issueUserTokens(ctx, client, {
+    user,
+    scope: record.scope,
+    grantId: record.grantId,
+    authTime: record.authTime,
+    family: {
+      scope: record.scope,
+      expiresAt: Date.now() + ctx.settings.refreshTokenTtl * 1000,
+    },
+  });
+};

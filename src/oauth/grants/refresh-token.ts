@@ -1,0 +1,76 @@
+import { OAuthError } from '../errors.js';
+import { narrowScopes } from '../scope.js';
+import type { RefreshTokenRecord } from '../store.js';
+import { hashToken } from '../tokens.js';
+import {
+  type GrantHandler,
+  grantUser,
+  issueUserTokens,
+  required,
+  revocationTtlMs,
+} from './authorization-code.js';
+
+const invalid = () => new OAuthError('invalid_grant', 'The refresh token is invalid or expired.');
+
+/**
+ * The `refresh_token` grant (RFC 6749 §6), rotating: every use consumes the token and issues
+ * a successor in the same family, whose absolute end never moves. Presenting a token that
+ * was already rotated revokes the whole grant, successors and access tokens included
+ * (RFC 9700 §4.14.2), except within `refreshGracePeriod` seconds of its rotation, by the same
+ * client, where it gets a successor of its own (two tabs refreshing at once, Ory Hydra #1831);
+ * after that window reuse revokes as always. `scope` may narrow the access token's scope,
+ * never widen it; the new refresh token keeps the original scope (RFC 6749 §6).
+ *
+ * Every check that can fail runs before the token is consumed, so a refused request (a
+ * widened scope, a typo'd client) does not cost the client its token. A token presented by
+ * another client is refused without being consumed or revoking anything: for a confidential
+ * client, client authentication is what makes a stolen refresh token useless, and letting
+ * any other client revoke the grant would only give whoever finds a token a way to sign the
+ * user out.
+ *
+ * @see https://www.rfc-editor.org/rfc/rfc6749#section-6
+ * @see https://www.rfc-editor.org/rfc/rfc9700#section-4.14.2
+ */
+export const refreshTokenGrant: GrantHandler = async (ctx, client, params) => {
+  const hash = hashToken(required(params, 'refresh_token'));
+  const seen = await ctx.store.getRefreshToken(hash);
+  if (seen === undefined) throw invalid();
+  const { record } = seen;
+  if (record.clientId !== client.clientId) {
+    throw new OAuthError('invalid_grant', 'The refresh token was issued to another client.');
+  }
+  const reused = async (usedAt: number) => {
+    if (withinGrace(usedAt, ctx.settings.refreshGracePeriod)) return;
+    await ctx.store.revokeGrant(record.grantId, revocationTtlMs(ctx));
+    throw new OAuthError(
+      'invalid_grant',
+      'The refresh token was already used; every token of its grant is revoked.',
+    );
+  };
+  if (seen.state === 'used') await reused(seen.usedAt);
+  if (record.familyExpiresAt <= Date.now() || (await ctx.store.isGrantRevoked(record.grantId))) {
+    throw invalid();
+  }
+  const scope = narrowScopes(record.scope, params.get('scope'));
+  const user = await grantUser(ctx, record.sub);
+
+  const rotated = await ctx.store.rotateRefreshToken(hash);
+  if (rotated === undefined) throw invalid();
+  if (rotated.state === 'used') await reused(rotated.usedAt);
+  // A reuse within the grace period, by this client (checked above), continues the family.
+  return issueUserTokens(ctx, client, {
+    user,
+    scope,
+    grantId: record.grantId,
+    authTime: record.authTime,
+    family: familyOf(record),
+  });
+};
+
+function withinGrace(usedAt: number, graceSeconds: number): boolean {
+  return graceSeconds > 0 && Date.now() - usedAt <= graceSeconds * 1000;
+}
+
+function familyOf(record: RefreshTokenRecord) {
+  return { scope: record.scope, expiresAt: record.familyExpiresAt };
+}

@@ -1,0 +1,54 @@
+import type { Middleware } from '../core/compose.js';
+import { JSON_TYPE, send } from '../core/send.js';
+import { methods } from '../http/router.js';
+import { assertKnownOptions, invalidOption } from '../internal/options.js';
+import type { OAuthContext } from './context.js';
+
+/** Options of {@link createJwksEndpoint}. */
+export interface JwksEndpointOptions {
+  /**
+   * `Cache-Control: max-age`, seconds: how long verifiers may keep the key set. Keep it at
+   * most the key set's `publishAheadMs` (in seconds), so that every verifier has fetched a
+   * new key before it starts signing.
+   * @defaultValue `300` (the default `publishAheadMs` is 5 minutes)
+   */
+  maxAge?: number;
+}
+
+/**
+ * Serves the public signing keys, `ctx.keys.jwks()`, on `GET` (and `HEAD`): every key that
+ * signs now, that will sign soon, or whose tokens may still be alive, each with `kid`,
+ * `use: "sig"` and `alg`, read at each request so that a rotation shows at once. The answer
+ * is `application/json` with `Cache-Control: public, max-age=300`.
+ *
+ * Caching is safe because of how the key set rotates: a new key is published
+ * `publishAheadMs` (5 minutes by default) before it signs, and a verifier that cached this
+ * document for at most `max-age` seconds has fetched it again by then. Keep `maxAge` ≤
+ * `publishAheadMs / 1000`. A verifier that meets an unknown `kid` refetches anyway (as
+ * portico's own `jwksUrl` does).
+ *
+ * @example
+ * ```ts
+ * createRouter({ '/.well-known/jwks.json': createJwksEndpoint(ctx) });
+ * ```
+ * @see https://www.rfc-editor.org/rfc/rfc7517#section-5
+ */
+export function createJwksEndpoint(
+  ctx: OAuthContext,
+  options: JwksEndpointOptions = {},
+): Middleware {
+  assertKnownOptions('createJwksEndpoint()', options, ['maxAge']);
+  const maxAge = options.maxAge ?? 300;
+  if (!Number.isSafeInteger(maxAge) || maxAge < 0) {
+    throw invalidOption('createJwksEndpoint(): `maxAge` must be an integer of seconds ≥ 0');
+  }
+  const cacheControl = `public, max-age=${maxAge}`;
+  return methods({
+    GET(_req, res) {
+      send(res, 200, JSON.stringify(ctx.keys.jwks()), {
+        'Content-Type': JSON_TYPE,
+        'Cache-Control': cacheControl,
+      });
+    },
+  });
+}

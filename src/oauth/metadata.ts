@@ -1,0 +1,222 @@
+import type { Middleware } from '../core/compose.js';
+import { JSON_TYPE, send } from '../core/send.js';
+import { methods } from '../http/router.js';
+import { assertKnownOptions, invalidOption } from '../internal/options.js';
+import type { OAuthContext } from './context.js';
+
+/** Where the authorization server's endpoints are served, as paths under the issuer. */
+export interface OAuthPaths {
+  authorize: string;
+  token: string;
+  device: string;
+  deviceVerify: string;
+  revoke: string;
+  introspect: string;
+  userinfo: string;
+  jwks: string;
+}
+
+/** The default {@link OAuthPaths}. */
+export const DEFAULT_OAUTH_PATHS: Readonly<OAuthPaths> = Object.freeze({
+  authorize: '/authorize',
+  token: '/token',
+  device: '/device',
+  deviceVerify: '/device/verify',
+  revoke: '/revoke',
+  introspect: '/introspect',
+  userinfo: '/userinfo',
+  jwks: '/.well-known/jwks.json',
+});
+
+/** Options of {@link authorizationServerMetadata} and {@link createMetadataEndpoint}. */
+export interface MetadataOptions {
+  /**
+   * `scopes_supported`: the scopes clients may ask for (RECOMMENDED, not exhaustive).
+   * @defaultValue `['openid', 'profile', 'email', 'offline_access']`
+   */
+  scopesSupported?: readonly string[];
+  /**
+   * `Cache-Control: max-age` of the metadata document, seconds.
+   * @defaultValue `300`
+   */
+  maxAge?: number;
+}
+
+/** The metadata document (RFC 8414 §2, OpenID Connect Discovery §3). */
+export interface AuthorizationServerMetadata {
+  issuer: string;
+  authorization_endpoint: string;
+  token_endpoint: string;
+  device_authorization_endpoint: string;
+  revocation_endpoint: string;
+  introspection_endpoint: string;
+  userinfo_endpoint: string;
+  jwks_uri: string;
+  response_types_supported: string[];
+  response_modes_supported: string[];
+  grant_types_supported: string[];
+  scopes_supported: string[];
+  token_endpoint_auth_methods_supported: string[];
+  revocation_endpoint_auth_methods_supported: string[];
+  introspection_endpoint_auth_methods_supported: string[];
+  code_challenge_methods_supported: string[];
+  authorization_response_iss_parameter_supported: boolean;
+  subject_types_supported: string[];
+  id_token_signing_alg_values_supported: string[];
+  claims_supported: string[];
+  claims_parameter_supported: boolean;
+  request_parameter_supported: boolean;
+  request_uri_parameter_supported: boolean;
+}
+
+const DEFAULT_SCOPES = ['openid', 'profile', 'email', 'offline_access'];
+/** The claims ID tokens and UserInfo may carry (see `claimsForScopes`). */
+const CLAIMS = [
+  'sub',
+  'iss',
+  'aud',
+  'exp',
+  'iat',
+  'auth_time',
+  'nonce',
+  'name',
+  'picture',
+  'email',
+  'email_verified',
+];
+const PATH_NAMES = Object.keys(DEFAULT_OAUTH_PATHS) as (keyof OAuthPaths)[];
+
+/** The paths with the defaults filled in, each checked to be an absolute path. */
+export function resolveOAuthPaths(paths: Partial<OAuthPaths> = {}): OAuthPaths {
+  assertKnownOptions('OAuthPaths', paths, PATH_NAMES);
+  const resolved = { ...DEFAULT_OAUTH_PATHS, ...paths };
+  for (const name of PATH_NAMES) {
+    const path = resolved[name];
+    if (typeof path !== 'string' || !/^\/[\x21-\x7e]*$/.test(path) || /[?#]/.test(path)) {
+      throw invalidOption(`OAuthPaths: \`${name}\` must be a path starting with /`);
+    }
+  }
+  return resolved;
+}
+
+/** The issuer without a trailing slash: the base of every endpoint URL. */
+function base(issuer: string): string {
+  return issuer.endsWith('/') ? issuer.slice(0, -1) : issuer;
+}
+
+/**
+ * The paths at which the metadata document is looked for: RFC 8414 §3 inserts
+ * `/.well-known/oauth-authorization-server` before the issuer's path, OpenID Connect
+ * Discovery §4 appends `/.well-known/openid-configuration` to it. For an issuer without a
+ * path they are the two well-known paths at the root.
+ *
+ * @example
+ * ```ts
+ * metadataPaths('https://auth.example.com');
+ * // ['/.well-known/oauth-authorization-server', '/.well-known/openid-configuration']
+ * ```
+ */
+export function metadataPaths(issuer: string): [string, string] {
+  const path = new URL(issuer).pathname.replace(/\/$/, '');
+  return [
+    `/.well-known/oauth-authorization-server${path}`,
+    `${path}/.well-known/openid-configuration`,
+  ];
+}
+
+/**
+ * The authorization server metadata (RFC 8414), also valid as an OpenID Connect Discovery
+ * document: the exact issuer string of the tokens and `iss` parameters, every endpoint as
+ * the issuer (without a trailing slash) followed by its path, the four grants, PKCE `S256`
+ * only, and `authorization_response_iss_parameter_supported: true` (RFC 9207).
+ * Introspection is advertised for `client_secret_basic` and `client_secret_post` only: it
+ * is closed to public clients.
+ *
+ * @example
+ * ```ts
+ * const doc = authorizationServerMetadata(ctx, { token: '/oauth/token' });
+ * doc.token_endpoint; // 'https://auth.example.com/oauth/token'
+ * ```
+ * @see https://www.rfc-editor.org/rfc/rfc8414#section-2
+ * @see https://openid.net/specs/openid-connect-discovery-1_0.html#ProviderMetadata
+ */
+export function authorizationServerMetadata(
+  ctx: OAuthContext,
+  paths: Partial<OAuthPaths> = {},
+  options: MetadataOptions = {},
+): AuthorizationServerMetadata {
+  assertKnownOptions('authorizationServerMetadata()', options, ['scopesSupported', 'maxAge']);
+  const p = resolveOAuthPaths(paths);
+  const url = (path: string) => base(ctx.issuer) + path;
+  const scopes = options.scopesSupported ?? DEFAULT_SCOPES;
+  if (!Array.isArray(scopes) || scopes.some((s) => typeof s !== 'string' || s === '')) {
+    throw invalidOption('authorizationServerMetadata(): `scopesSupported` must be scope strings');
+  }
+  const clientAuth = ['client_secret_basic', 'client_secret_post', 'none'];
+  return {
+    issuer: ctx.issuer,
+    authorization_endpoint: url(p.authorize),
+    token_endpoint: url(p.token),
+    device_authorization_endpoint: url(p.device),
+    revocation_endpoint: url(p.revoke),
+    introspection_endpoint: url(p.introspect),
+    userinfo_endpoint: url(p.userinfo),
+    jwks_uri: url(p.jwks),
+    response_types_supported: ['code'],
+    response_modes_supported: ['query'],
+    grant_types_supported: [
+      'authorization_code',
+      'refresh_token',
+      'client_credentials',
+      'urn:ietf:params:oauth:grant-type:device_code',
+    ],
+    scopes_supported: [...scopes],
+    token_endpoint_auth_methods_supported: [...clientAuth],
+    revocation_endpoint_auth_methods_supported: [...clientAuth],
+    introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+    code_challenge_methods_supported: ['S256'],
+    authorization_response_iss_parameter_supported: true,
+    subject_types_supported: ['public'],
+    id_token_signing_alg_values_supported: [ctx.keys.signingKey().alg],
+    claims_supported: [...CLAIMS],
+    claims_parameter_supported: false,
+    request_parameter_supported: false,
+    request_uri_parameter_supported: false,
+  };
+}
+
+/**
+ * Serves {@link authorizationServerMetadata} on `GET` (and `HEAD`) as `application/json`
+ * with `Cache-Control: public, max-age=300`; other methods get `405`. Mount the one
+ * middleware at both discovery paths ({@link metadataPaths}):
+ * `/.well-known/oauth-authorization-server` (RFC 8414) and
+ * `/.well-known/openid-configuration` (OpenID Connect Discovery). The document is built
+ * once, here.
+ *
+ * @example
+ * ```ts
+ * const metadata = createMetadataEndpoint(ctx);
+ * createRouter({
+ *   '/.well-known/oauth-authorization-server': metadata,
+ *   '/.well-known/openid-configuration': metadata,
+ * });
+ * ```
+ * @see https://www.rfc-editor.org/rfc/rfc8414#section-3
+ */
+export function createMetadataEndpoint(
+  ctx: OAuthContext,
+  paths: Partial<OAuthPaths> = {},
+  options: MetadataOptions = {},
+): Middleware {
+  const body = JSON.stringify(authorizationServerMetadata(ctx, paths, options));
+  const maxAge = options.maxAge ?? 300;
+  if (!Number.isSafeInteger(maxAge) || maxAge < 0) {
+    throw invalidOption('createMetadataEndpoint(): `maxAge` must be an integer of seconds ≥ 0');
+  }
+  const headers = { 'Content-Type': JSON_TYPE, 'Cache-Control': `public, max-age=${maxAge}` };
+  return methods({
+    GET(_req, res) {
+      send(res, 200, body, headers);
+    },
+  });
+}

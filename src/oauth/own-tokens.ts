@@ -1,0 +1,140 @@
+import type { JSONWebKeySet, JWTHeaderParameters, JWTPayload } from 'jose';
+import type { Authenticator } from '../auth/authenticator.js';
+import { createJwtVerifier, type JwtVerifier, type VerifiedJwt } from '../auth/jwt.js';
+import { type JwtBearerOptions, jwtBearer, principalFromClaims } from '../auth/jwt-bearer.js';
+import type { Principal } from '../auth/principal.js';
+import { assertKnownOptions, invalidOption } from '../internal/options.js';
+import type { OAuthContext } from './context.js';
+
+/**
+ * The claims every access token of this server carries (RFC 9068 §2.2): a token without one
+ * of them is not ours, whatever signed it.
+ */
+const ACCESS_TOKEN_CLAIMS = ['iss', 'exp', 'aud', 'sub', 'client_id', 'iat', 'jti'] as const;
+
+/** Options of {@link ownAccessTokens}: the verification settings that are not fixed by the server. */
+export interface OwnAccessTokenOptions
+  extends Pick<JwtBearerOptions, 'realm' | 'clockTolerance' | 'cache' | 'maxTokenLength'> {
+  /**
+   * Maps the verified claims to the principal, once the token is known to be good and its
+   * grant not revoked; returning `undefined` refuses the token (401).
+   * @defaultValue `{ sub, name, role, scopes, method: 'bearer', clientId, claims }`
+   */
+  toPrincipal?: JwtBearerOptions['toPrincipal'];
+}
+
+const OPTIONS = ['realm', 'clockTolerance', 'cache', 'maxTokenLength', 'toPrincipal'];
+
+/**
+ * Follows the key set as it rotates: `build` runs again whenever the published keys change
+ * (a key added by `rotate()`, an old one retired after `retainMs`), so a token signed by any
+ * key published right now verifies, and one signed by a retired key does not. Reading
+ * `jwks()` is a walk over a handful of keys: cheap enough to do on every request.
+ */
+function followKeys<T>(ctx: OAuthContext, build: (jwks: JSONWebKeySet) => T): () => T {
+  let signature: string | undefined;
+  let current: T | undefined;
+  return () => {
+    const jwks = ctx.keys.jwks();
+    const kids = jwks.keys.map((key) => key.kid).join(' ');
+    if (current === undefined || kids !== signature) {
+      current = build(jwks);
+      signature = kids;
+    }
+    return current;
+  };
+}
+
+/** The verification settings shared by the authenticator and the verifier. */
+function baseOptions(ctx: OAuthContext, jwks: JSONWebKeySet) {
+  return {
+    jwks,
+    issuer: ctx.tokens.issuer,
+    audience: ctx.tokens.audience,
+    algorithms: [ctx.keys.signingKey().alg],
+    typ: 'at+jwt',
+    requiredClaims: [...ACCESS_TOKEN_CLAIMS],
+  };
+}
+
+/** Whether the grant a verified access token belongs to was revoked (a malformed `grant_id` counts as revoked). */
+export async function isAccessTokenRevoked(
+  ctx: OAuthContext,
+  payload: JWTPayload,
+): Promise<boolean> {
+  const grantId = payload.grant_id;
+  if (grantId === undefined) return false;
+  if (typeof grantId !== 'string' || grantId === '') return true;
+  return ctx.store.isGrantRevoked(grantId);
+}
+
+/**
+ * Verifies this server's own access tokens outside of an HTTP authenticator (revocation,
+ * introspection): signature by a key of `ctx.keys` as published now, `typ: at+jwt`, `iss`
+ * and `aud` of the server, `exp`, and the RFC 9068 claims. Revocation of the grant is not
+ * checked here; see {@link isAccessTokenRevoked}. Rejects with a `JwtError` for any token
+ * that is not a live access token of this server (an ID token, for one).
+ *
+ * @example
+ * ```ts
+ * const verifier = createOwnTokenVerifier(ctx);
+ * const { payload } = await verifier.verify(token);
+ * ```
+ */
+export function createOwnTokenVerifier(ctx: OAuthContext): JwtVerifier {
+  const current = followKeys(ctx, (jwks) =>
+    createJwtVerifier({ ...baseOptions(ctx, jwks), cache: { max: 1_000 } }),
+  );
+  return {
+    verify(token, context): Promise<VerifiedJwt> {
+      return current().verify(token, context);
+    },
+  };
+}
+
+/**
+ * The bearer {@link Authenticator} for the access tokens this authorization server issues:
+ * a {@link jwtBearer} that needs no configuration beyond the server's context. It takes the
+ * issuer and audience of `ctx.tokens`, requires `typ: at+jwt` (an ID token is refused), takes
+ * its keys from `ctx.keys` as they are published at each request (so a rotation needs no
+ * restart, and tokens signed by the previous key verify while it stays published), and
+ * refuses a token whose `grant_id` was revoked (`ctx.store.isGrantRevoked`), answering 401
+ * `invalid_token` as for any bad token. The principal is
+ * `{ sub, name, role, scopes, method: 'bearer', clientId, claims }`.
+ *
+ * @example
+ * ```ts
+ * const ctx = createOAuthContext({ issuer: 'https://auth.example.com', clients, keys, users, sessions });
+ * const auth = authenticate([ownAccessTokens(ctx), apiKeyAuth(keys), sessions.authenticator]);
+ * ```
+ * @see https://www.rfc-editor.org/rfc/rfc9068
+ * @see https://www.rfc-editor.org/rfc/rfc6750
+ */
+export function ownAccessTokens(
+  ctx: OAuthContext,
+  options: OwnAccessTokenOptions = {},
+): Authenticator {
+  assertKnownOptions('ownAccessTokens', options, OPTIONS);
+  const { toPrincipal, ...rest } = options;
+  if (toPrincipal !== undefined && typeof toPrincipal !== 'function') {
+    throw invalidOption('ownAccessTokens: `toPrincipal` must be a function');
+  }
+  const principalOf = async (
+    payload: JWTPayload,
+    header: JWTHeaderParameters,
+  ): Promise<Principal | undefined> => {
+    if (await isAccessTokenRevoked(ctx, payload)) return undefined;
+    return toPrincipal === undefined ? principalFromClaims(payload) : toPrincipal(payload, header);
+  };
+  const current = followKeys(ctx, (jwks) =>
+    jwtBearer({ ...rest, ...baseOptions(ctx, jwks), toPrincipal: principalOf }),
+  );
+  const first = current(); // validates the options now, not at the first request
+  return {
+    scheme: first.scheme,
+    challenge: first.challenge,
+    authenticate(req) {
+      return current().authenticate(req);
+    },
+  };
+}

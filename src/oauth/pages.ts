@@ -1,0 +1,280 @@
+import type { ServerResponse } from 'node:http';
+import { send } from '../core/send.js';
+import type { FormFields } from './form-token.js';
+
+/** Who is signed in, as the pages show them. */
+export interface PageUser {
+  sub: string;
+  name?: string;
+}
+
+/** What the sign-in page shows. Its form posts `username`, `password` and every `hidden` field. */
+export interface SignInPageData {
+  /** The application that asks, when there is one (the authorization endpoint). */
+  clientName?: string;
+  /** A message after a failed attempt. */
+  error?: string;
+  /** The user name typed before, to fill in again. */
+  username?: string;
+  /** Hidden inputs the form must send back as they are (the pending request and its token). */
+  hidden: FormFields;
+}
+
+/** What the consent page shows. Its form posts `decision` (`approve` or `deny`) and `hidden`. */
+export interface ConsentPageData {
+  clientId: string;
+  clientName: string;
+  /** The scopes the application would get. */
+  scopes: readonly string[];
+  user: PageUser;
+  /** Where the answer goes. */
+  redirectUri: string;
+  hidden: FormFields;
+}
+
+/** What the device verification page shows. Its form posts `user_code`, `decision` and `hidden`. */
+export interface DeviceCodePageData {
+  user: PageUser;
+  /** The code to fill in (from `verification_uri_complete`, or typed before). */
+  userCode?: string;
+  /** The device's application, when the filled-in code is known. */
+  clientName?: string;
+  /** The scopes the device would get, when the filled-in code is known. */
+  scopes?: readonly string[];
+  /** A message after a failed attempt. */
+  error?: string;
+  hidden: FormFields;
+}
+
+/** What the page after a device decision shows. */
+export interface DeviceDonePageData {
+  approved: boolean;
+  clientName?: string;
+}
+
+/** What an error page shows. `message` is portico's own text, never the request's. */
+export interface ErrorPageData {
+  status: number;
+  title: string;
+  message: string;
+}
+
+/**
+ * The HTML pages of the authorization server, each a function from data to a complete
+ * document. Replace any of them through the endpoints' `pages` option; keep the form
+ * fields (`<form method="post">`, the named inputs and every hidden input, see
+ * {@link hiddenInputs}) and escape what you insert ({@link escapeHtml}). The pages are sent
+ * with a Content Security Policy that allows no script and no external resource, only
+ * inline styles.
+ */
+export interface OAuthPages {
+  signIn(data: SignInPageData): string;
+  consent(data: ConsentPageData): string;
+  deviceCode(data: DeviceCodePageData): string;
+  deviceDone(data: DeviceDonePageData): string;
+  error(data: ErrorPageData): string;
+}
+
+const ESCAPES: Record<string, string> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&#39;',
+};
+
+/**
+ * Escapes text for HTML content and quoted attribute values.
+ *
+ * @example
+ * ```ts
+ * `<p>${escapeHtml(client.name)}</p>`
+ * ```
+ */
+export function escapeHtml(text: string): string {
+  return String(text).replace(/[&<>"']/g, (c) => ESCAPES[c]!);
+}
+
+/** The hidden inputs of a form, escaped, one per line. */
+export function hiddenInputs(fields: FormFields): string {
+  return fields
+    .map(
+      ([name, value]) =>
+        `<input type="hidden" name="${escapeHtml(name)}" value="${escapeHtml(value)}">`,
+    )
+    .join('\n');
+}
+
+const STYLE = `body{font:16px/1.5 system-ui,sans-serif;margin:0;background:#f4f5f7;color:#1b1d21}
+main{max-width:26rem;margin:4rem auto;padding:2rem;background:#fff;border-radius:.5rem;box-shadow:0 1px 4px #0002}
+h1{font-size:1.4rem;margin:0 0 1rem}label{display:block;margin:.75rem 0 .25rem;font-weight:600}
+input[type=text],input[type=password]{box-sizing:border-box;width:100%;padding:.5rem;font:inherit;border:1px solid #767676;border-radius:.25rem}
+button{font:inherit;padding:.5rem 1.25rem;margin:1rem .5rem 0 0;border-radius:.25rem;border:1px solid #1a56db;background:#1a56db;color:#fff;cursor:pointer}
+button[value=deny]{background:#fff;color:#1a56db}button:focus-visible,input:focus-visible{outline:3px solid #f59e0b;outline-offset:2px}
+.error{color:#a40e26;background:#fdecee;padding:.5rem .75rem;border-radius:.25rem}.note{color:#4b5563;font-size:.9rem}
+code{font-size:1rem}`;
+
+function layout(title: string, body: string): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<title>${escapeHtml(title)}</title>
+<style>${STYLE}</style>
+</head>
+<body>
+<main>
+${body}
+</main>
+</body>
+</html>
+`;
+}
+
+const alert = (message: string | undefined) =>
+  message === undefined ? '' : `<p class="error" role="alert">${escapeHtml(message)}</p>\n`;
+
+const SCOPE_TEXT: Record<string, string> = {
+  openid: 'Confirm who you are',
+  profile: 'See your name and picture',
+  email: 'See your email address',
+  offline_access: 'Stay connected when you are away (refresh tokens)',
+};
+
+function scopeList(scopes: readonly string[]): string {
+  if (scopes.length === 0) return '<p>No access to your data.</p>';
+  const items = scopes.map((scope) => {
+    const text = SCOPE_TEXT[scope];
+    return text === undefined
+      ? `<li><code>${escapeHtml(scope)}</code></li>`
+      : `<li>${escapeHtml(text)} (<code>${escapeHtml(scope)}</code>)</li>`;
+  });
+  return `<ul>\n${items.join('\n')}\n</ul>`;
+}
+
+const displayName = (user: PageUser) => user.name ?? user.sub;
+
+/** portico's default pages: small, escaped, accessible, without scripts or external resources. */
+export const defaultPages: OAuthPages = Object.freeze({
+  signIn(data: SignInPageData): string {
+    const to =
+      data.clientName === undefined
+        ? ''
+        : `<p>to continue to <strong>${escapeHtml(data.clientName)}</strong></p>\n`;
+    return layout(
+      'Sign in',
+      `<h1>Sign in</h1>
+${to}${alert(data.error)}<form method="post">
+${hiddenInputs(data.hidden)}
+<label for="username">Username</label>
+<input type="text" id="username" name="username" value="${escapeHtml(data.username ?? '')}" autocomplete="username" autocapitalize="none" spellcheck="false" required autofocus>
+<label for="password">Password</label>
+<input type="password" id="password" name="password" autocomplete="current-password" required>
+<button type="submit">Sign in</button>
+</form>`,
+    );
+  },
+
+  consent(data: ConsentPageData): string {
+    let target = data.redirectUri;
+    try {
+      const url = new URL(data.redirectUri);
+      target = url.protocol === 'http:' || url.protocol === 'https:' ? url.host : url.protocol;
+    } catch {}
+    return layout(
+      `Allow ${data.clientName}?`,
+      `<h1>Allow <strong>${escapeHtml(data.clientName)}</strong> to use your account?</h1>
+<p>Signed in as <strong>${escapeHtml(displayName(data.user))}</strong>.</p>
+<p>The application asks to:</p>
+${scopeList(data.scopes)}
+<form method="post">
+${hiddenInputs(data.hidden)}
+<button type="submit" name="decision" value="approve">Allow</button>
+<button type="submit" name="decision" value="deny">Deny</button>
+</form>
+<p class="note">Either way you will be sent back to <strong>${escapeHtml(target)}</strong>.</p>`,
+    );
+  },
+
+  deviceCode(data: DeviceCodePageData): string {
+    const known =
+      data.clientName === undefined
+        ? ''
+        : `<p><strong>${escapeHtml(data.clientName)}</strong> asks to:</p>\n${scopeList(data.scopes ?? [])}\n`;
+    return layout(
+      'Connect a device',
+      `<h1>Connect a device</h1>
+<p>Signed in as <strong>${escapeHtml(displayName(data.user))}</strong>. Enter the code your device shows, and allow it only if you started this on that device.</p>
+${alert(data.error)}${known}<form method="post">
+${hiddenInputs(data.hidden)}
+<label for="user_code">Code</label>
+<input type="text" id="user_code" name="user_code" value="${escapeHtml(data.userCode ?? '')}" autocomplete="one-time-code" autocapitalize="characters" spellcheck="false" maxlength="32" required autofocus>
+<button type="submit" name="decision" value="approve">Allow</button>
+<button type="submit" name="decision" value="deny">Deny</button>
+</form>`,
+    );
+  },
+
+  deviceDone(data: DeviceDonePageData): string {
+    const who = data.clientName === undefined ? 'The device' : escapeHtml(data.clientName);
+    return layout(
+      data.approved ? 'Device connected' : 'Device refused',
+      data.approved
+        ? `<h1>Device connected</h1>\n<p role="status">${who} can now use your account. You may close this page and return to your device.</p>`
+        : `<h1>Device refused</h1>\n<p role="status">${who} was not given access. You may close this page.</p>`,
+    );
+  },
+
+  error(data: ErrorPageData): string {
+    return layout(
+      data.title,
+      `<h1>${escapeHtml(data.title)}</h1>\n<p role="alert">${escapeHtml(data.message)}</p>`,
+    );
+  },
+});
+
+/**
+ * The CSP source that lets a form's redirect reach `uri`: its origin for http(s), its
+ * scheme for a private-use scheme (`com.example.app:`), nothing if it cannot be expressed.
+ */
+export function formActionSource(uri: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(uri);
+  } catch {
+    return undefined;
+  }
+  const source = url.protocol === 'http:' || url.protocol === 'https:' ? url.origin : url.protocol;
+  return /^[A-Za-z][A-Za-z0-9+.-]*:[^\s;,'"]*$/.test(source) ? source : undefined;
+}
+
+/**
+ * Sends an HTML page: `text/html; charset=utf-8`, `no-store`, and a Content Security Policy
+ * (replacing the API default) that allows inline styles only and lets forms post to this
+ * origin and redirect to `formTargets` (Chromium applies `form-action` to the redirect
+ * that follows a form post).
+ */
+export function sendPage(
+  res: ServerResponse,
+  status: number,
+  html: string,
+  options: { formTargets?: readonly string[]; headers?: Readonly<Record<string, string>> } = {},
+): void {
+  const sources = ["'self'"];
+  for (const target of options.formTargets ?? []) {
+    const source = formActionSource(target);
+    if (source !== undefined && !sources.includes(source)) sources.push(source);
+  }
+  send(res, status, html, {
+    'Content-Type': 'text/html; charset=utf-8',
+    'Cache-Control': 'no-store',
+    Pragma: 'no-cache',
+    'Content-Security-Policy': `default-src 'none'; style-src 'unsafe-inline'; form-action ${sources.join(' ')}; frame-ancestors 'none'; base-uri 'none'`,
+    'X-Frame-Options': 'DENY',
+    'X-Content-Type-Options': 'nosniff',
+    'Referrer-Policy': 'no-referrer',
+    ...options.headers,
+  });
+}

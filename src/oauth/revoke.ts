@@ -1,0 +1,158 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Middleware } from '../core/compose.js';
+import { HttpError } from '../core/errors.js';
+import { send } from '../core/send.js';
+import { readForm } from '../http/body.js';
+import { methods } from '../http/router.js';
+import { singleParams } from './client-auth.js';
+import type { OAuthClient } from './clients.js';
+import type { OAuthContext } from './context.js';
+import { NO_STORE, OAuthError, sendOAuthError } from './errors.js';
+import { createOwnTokenVerifier } from './own-tokens.js';
+import { hashToken } from './tokens.js';
+
+/** Largest body a revocation or introspection request may have: a token and credentials. */
+const FORM_LIMIT = 64 * 1024;
+
+/** A compact JWS: the only shape an access token of this server has (refresh tokens have no dot). */
+const COMPACT_JWT = /^[\w-]+\.[\w-]+\.[\w-]+$/;
+
+/** Whether `token` may be one of our access tokens, worth a signature check. */
+export function looksLikeJwt(token: string): boolean {
+  return COMPACT_JWT.test(token);
+}
+
+/**
+ * Reads the form of a revocation or introspection request and authenticates its client.
+ * A body that is not a form (or too large, or not UTF-8) is `invalid_request`, as OAuth
+ * clients expect an RFC 6749 §5.2 error rather than a problem. `accept` may refuse the
+ * authenticated client (by throwing) before anything else is looked at. `token` is required.
+ * @internal
+ */
+export async function readTokenRequest(
+  ctx: OAuthContext,
+  req: IncomingMessage,
+  accept: (client: OAuthClient) => void = () => {},
+): Promise<{ client: OAuthClient; token: string; hint: string | undefined }> {
+  let form: URLSearchParams;
+  try {
+    form = await readForm(req, { limit: FORM_LIMIT });
+  } catch (error) {
+    if (error instanceof HttpError && error.status < 500) {
+      throw new OAuthError('invalid_request', error.detail, {
+        status: error.status === 413 ? 413 : 400,
+        headers: Object.fromEntries(
+          Object.entries(error.headers).map(([name, value]) => [name, String(value)]),
+        ),
+        cause: error,
+      });
+    }
+    throw error;
+  }
+  const params = singleParams(form);
+  const client = await ctx.authenticateClient(req, params);
+  accept(client);
+  const token = params.get('token');
+  if (token === undefined || token === '') {
+    throw new OAuthError('invalid_request', 'The parameter token is required.');
+  }
+  return { client, token, hint: params.get('token_type_hint') };
+}
+
+/**
+ * Runs an OAuth endpoint handler, answering an {@link OAuthError} in the RFC 6749 §5.2 form.
+ * @internal
+ */
+export function oauthEndpoint(
+  handler: (req: IncomingMessage, res: ServerResponse) => Promise<void>,
+): Middleware {
+  return async function oauthHandler(req, res) {
+    try {
+      await handler(req, res);
+    } catch (error) {
+      if (error instanceof OAuthError) sendOAuthError(res, error);
+      else throw error;
+    }
+  };
+}
+
+/**
+ * How long a revoked grant must stay marked: as long as any token of it may be alive, that
+ * is until its refresh-token family ends, plus the lifetime of an access token issued just
+ * before that (ms).
+ */
+function revocationTtl(ctx: OAuthContext, familyExpiresAt?: number): number {
+  const familyLeft =
+    familyExpiresAt === undefined
+      ? ctx.settings.refreshTokenTtl * 1000
+      : Math.max(0, familyExpiresAt - Date.now());
+  return familyLeft + ctx.tokens.accessTokenTtl * 1000;
+}
+
+/**
+ * The token revocation endpoint (RFC 7009), for `POST`. The client authenticates as at the
+ * token endpoint (`client_secret_basic`, `client_secret_post`, or its `client_id` alone for
+ * a public client) and sends `token`, with an optional `token_type_hint` (`refresh_token`
+ * or `access_token`; an unknown hint is ignored, and the other type is tried when the hinted
+ * one does not match, §2.1).
+ *
+ * - A refresh token of this client: its whole grant is revoked (the refresh tokens of the
+ *   family fail, the access tokens read as revoked to {@link ownAccessTokens} and
+ *   introspection) and the token deleted.
+ * - An access token of this server issued to this client: its grant is revoked when it has a
+ *   `grant_id`. A token without one (`client_credentials`) simply expires.
+ * - A token that is unknown, expired, already revoked, or issued to another client: nothing
+ *   happens, and the answer is the same (§2.2: invalid tokens cause no error, and a client
+ *   learns nothing about tokens that are not its own).
+ *
+ * Success is `200` with an empty body; errors are RFC 6749 §5.2 JSON (`invalid_request` for a
+ * missing `token`, `invalid_client` 401 for failed client authentication). Other methods get
+ * `405` with `Allow`.
+ *
+ * @example
+ * ```ts
+ * createRouter({ '/revoke': createRevocationEndpoint(ctx) });
+ * ```
+ * @see https://www.rfc-editor.org/rfc/rfc7009
+ */
+export function createRevocationEndpoint(ctx: OAuthContext): Middleware {
+  const verifier = createOwnTokenVerifier(ctx);
+
+  async function revokeRefreshToken(client: OAuthClient, token: string): Promise<boolean> {
+    const hash = hashToken(token);
+    const found = await ctx.store.getRefreshToken(hash);
+    if (found === undefined) return false;
+    const { record } = found;
+    if (record.clientId !== client.clientId) return true; // not this client's: leave it be
+    await ctx.store.revokeGrant(record.grantId, revocationTtl(ctx, record.familyExpiresAt));
+    await ctx.store.deleteRefreshToken(hash);
+    return true;
+  }
+
+  async function revokeAccessToken(client: OAuthClient, token: string): Promise<boolean> {
+    if (!looksLikeJwt(token)) return false;
+    let payload: Awaited<ReturnType<typeof verifier.verify>>['payload'];
+    try {
+      ({ payload } = await verifier.verify(token));
+    } catch {
+      return false;
+    }
+    if (payload.client_id !== client.clientId) return true;
+    const grantId = payload.grant_id;
+    if (typeof grantId === 'string' && grantId !== '') {
+      await ctx.store.revokeGrant(grantId, revocationTtl(ctx));
+    }
+    return true;
+  }
+
+  const handler = oauthEndpoint(async (req, res) => {
+    const { client, token, hint } = await readTokenRequest(ctx, req);
+    const order =
+      hint === 'access_token'
+        ? [revokeAccessToken, revokeRefreshToken]
+        : [revokeRefreshToken, revokeAccessToken];
+    for (const revoke of order) if (await revoke(client, token)) break;
+    send(res, 200, undefined, NO_STORE);
+  });
+  return methods({ POST: handler });
+}

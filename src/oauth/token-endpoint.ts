@@ -1,0 +1,117 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Middleware } from '../core/compose.js';
+import { HttpError } from '../core/errors.js';
+import { readForm } from '../http/body.js';
+import { singleParams } from './client-auth.js';
+import type { GrantType } from './clients.js';
+import type { OAuthContext } from './context.js';
+import { NO_STORE, OAuthError, sendOAuthError } from './errors.js';
+import {
+  authorizationCodeGrant,
+  type GrantHandler,
+  type TokenResponse,
+} from './grants/authorization-code.js';
+import { clientCredentialsGrant } from './grants/client-credentials.js';
+import { DEVICE_CODE_GRANT, deviceCodeGrant } from './grants/device-code.js';
+import { refreshTokenGrant } from './grants/refresh-token.js';
+
+/** Largest token request body: a few parameters, far below the general 1 MiB. */
+const TOKEN_BODY_LIMIT = 64 * 1024;
+
+const GRANTS: Readonly<Record<GrantType, GrantHandler>> = {
+  authorization_code: authorizationCodeGrant,
+  refresh_token: refreshTokenGrant,
+  client_credentials: clientCredentialsGrant,
+  [DEVICE_CODE_GRANT]: deviceCodeGrant,
+};
+
+function isGrantType(value: string): value is GrantType {
+  return Object.hasOwn(GRANTS, value);
+}
+
+/** The form of a token request; the body reader's 4xx problems become `invalid_request`. */
+async function readTokenForm(req: IncomingMessage): Promise<URLSearchParams> {
+  try {
+    return await readForm(req, { limit: TOKEN_BODY_LIMIT });
+  } catch (err) {
+    if (err instanceof HttpError && err.status < 500) {
+      const headers: Record<string, string> = {};
+      for (const [name, value] of Object.entries(err.headers)) {
+        if (typeof value === 'string') headers[name] = value; // `Connection: close` after a 413
+      }
+      throw new OAuthError('invalid_request', err.detail, { headers, cause: err });
+    }
+    throw err;
+  }
+}
+
+function sendTokens(res: ServerResponse, tokens: TokenResponse): void {
+  const body = JSON.stringify(tokens);
+  res.statusCode = 200;
+  for (const [name, value] of Object.entries(NO_STORE)) res.setHeader(name, value);
+  res.setHeader('Content-Type', 'application/json');
+  res.setHeader('Content-Length', Buffer.byteLength(body));
+  res.end(body);
+}
+
+/**
+ * The token endpoint (RFC 6749 §3.2) with its four grants: `authorization_code` (with PKCE),
+ * `refresh_token` (rotating, reuse revokes the grant), `client_credentials` and
+ * `urn:ietf:params:oauth:grant-type:device_code` (RFC 8628). The client authenticates with
+ * `client_secret_basic`, `client_secret_post` or, if public, `none`; each parameter may
+ * appear once. It answers every request itself: tokens as `200` JSON (RFC 6749 §5.1), every
+ * failure in the OAuth error format (§5.2) rather than as Problem Details, both with
+ * `Content-Type: application/json` and `Cache-Control: no-store`. Mount it for POST only
+ * (the router's method table answers other methods with 405); a non-POST that still reaches
+ * it gets a 405 `invalid_request` with `Allow: POST`.
+ *
+ * @example
+ * ```ts
+ * const ctx = createOAuthContext({ issuer, clients, keys, users, sessions });
+ * const token = createTokenEndpoint(ctx);
+ * router.route('/token', { POST: token });
+ * router.route('/oauth/token', { POST: token });
+ * ```
+ * @see https://www.rfc-editor.org/rfc/rfc6749#section-3.2
+ */
+export function createTokenEndpoint(ctx: OAuthContext): Middleware {
+  return async function tokenEndpoint(req, res) {
+    try {
+      if (req.method !== 'POST') {
+        throw new OAuthError('invalid_request', 'The token endpoint takes POST requests only.', {
+          status: 405,
+          headers: { Allow: 'POST' },
+        });
+      }
+      const params = singleParams(await readTokenForm(req));
+      const client = await ctx.authenticateClient(req, params);
+      const grantType = params.get('grant_type');
+      if (grantType === undefined || grantType === '') {
+        throw new OAuthError('invalid_request', 'The parameter grant_type is required.');
+      }
+      if (!isGrantType(grantType)) {
+        throw new OAuthError('unsupported_grant_type', 'This grant type is not supported.');
+      }
+      if (!client.grantTypes.includes(grantType)) {
+        throw new OAuthError('unauthorized_client', 'This client may not use this grant type.');
+      }
+      sendTokens(res, await GRANTS[grantType](ctx, client, params));
+    } catch (err) {
+      if (res.headersSent) {
+        res.destroy();
+        return;
+      }
+      if (err instanceof OAuthError) {
+        sendOAuthError(res, err);
+        return;
+      }
+      // Parameters and headers carry credentials: log the error alone.
+      const stack = err instanceof Error ? (err.stack ?? err.message) : String(err);
+      console.error(`[portico] token endpoint: ${stack}`);
+      sendOAuthError(
+        res,
+        new OAuthError('server_error', 'The authorization server failed unexpectedly.'),
+      );
+    }
+  };
+}

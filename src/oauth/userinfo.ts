@@ -1,0 +1,68 @@
+import { challenge } from '../auth/authenticator.js';
+import { authenticationRequired, insufficientScope, invalidCredentials } from '../auth/errors.js';
+import type { Middleware } from '../core/compose.js';
+import { sendJson } from '../core/send.js';
+import type { MethodTable } from '../http/router.js';
+import type { OAuthContext } from './context.js';
+import { NO_STORE } from './errors.js';
+import { ownAccessTokens } from './own-tokens.js';
+import { claimsForScopes } from './tokens.js';
+
+/** Options of {@link createUserInfoEndpoint}. */
+export interface UserInfoOptions {
+  /** The realm quoted in the `WWW-Authenticate` challenges. @defaultValue `'userinfo'` */
+  realm?: string;
+}
+
+/**
+ * The OpenID Connect UserInfo endpoint (Core §5.3), as a method table for `GET` and `POST`.
+ * The caller sends an access token of this server as `Authorization: Bearer` (RFC 6750 §2.1),
+ * verified by {@link ownAccessTokens} (so a revoked grant or an ID token is refused). The
+ * answer is the user's claims that the token's scopes release (`sub` always, `name` and
+ * `picture` with `profile`, `email` and `email_verified` with `email`), as JSON with
+ * `Cache-Control: no-store`.
+ *
+ * Errors follow RFC 6750 §3: no token is a 401 with a bare `Bearer` challenge; a bad,
+ * expired or revoked token, or one whose user is gone, a 401 with
+ * `error="invalid_token"`; a token without the `openid` scope a 403 with
+ * `error="insufficient_scope"`. Their bodies are Problem Details.
+ *
+ * @example
+ * ```ts
+ * createRouter({ '/userinfo': createUserInfoEndpoint(ctx) });
+ * ```
+ * @see https://openid.net/specs/openid-connect-core-1_0.html#UserInfo
+ */
+export function createUserInfoEndpoint(
+  ctx: OAuthContext,
+  options: UserInfoOptions = {},
+): MethodTable {
+  const realm = options.realm ?? 'userinfo';
+  const bearer = ownAccessTokens(ctx, { realm });
+  const scopeChallenge = challenge('Bearer', {
+    realm,
+    error: 'insufficient_scope',
+    error_description: 'The access token lacks the openid scope.',
+    scope: 'openid',
+  });
+  const goneDetail = 'The access token is not valid.';
+  const goneChallenge = challenge('Bearer', {
+    realm,
+    error: 'invalid_token',
+    error_description: goneDetail,
+  });
+
+  const userInfo: Middleware = async (req, res) => {
+    const principal = await bearer.authenticate(req);
+    if (principal === undefined) {
+      throw authenticationRequired(bearer.challenge === undefined ? [] : [bearer.challenge]);
+    }
+    if (!principal.scopes.includes('openid')) throw insufficientScope(['openid'], scopeChallenge);
+    const user = await ctx.users.get(principal.sub);
+    if (user === undefined || user.sub !== principal.sub) {
+      throw invalidCredentials(goneChallenge, goneDetail, 'ERR_JWT_INVALID');
+    }
+    sendJson(res, 200, claimsForScopes(user, principal.scopes), NO_STORE);
+  };
+  return Object.freeze({ GET: userInfo, POST: userInfo });
+}

@@ -1,0 +1,323 @@
+import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
+import * as client from 'openid-client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RunningServer, startReferenceServer } from './spawn-server.js';
+
+let server: RunningServer;
+
+beforeAll(async () => {
+  server = await startReferenceServer();
+});
+
+afterAll(async () => {
+  await server?.stop();
+});
+
+const insecure = { execute: [client.allowInsecureRequests] };
+
+async function configFor(clientId: string, secret?: string, basic = true) {
+  const auth =
+    secret === undefined
+      ? client.None()
+      : basic
+        ? client.ClientSecretBasic(secret)
+        : client.ClientSecretPost(secret);
+  return client.discovery(new URL(server.url), clientId, undefined, auth, insecure);
+}
+
+/** A browser's cookie jar, for one origin. */
+class Browser {
+  cookies = new Map<string, string>();
+
+  async fetch(url: string | URL, init: RequestInit = {}): Promise<Response> {
+    const cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+    const res = await fetch(url, {
+      ...init,
+      redirect: 'manual',
+      headers: {
+        ...(init.headers as Record<string, string>),
+        ...(cookie ? { Cookie: cookie } : {}),
+        Origin: server.url,
+      },
+    });
+    for (const line of res.headers.getSetCookie()) {
+      const [pair = ''] = line.split(';');
+      const eq = pair.indexOf('=');
+      const value = pair.slice(eq + 1);
+      if (value === '' || /Max-Age=0/i.test(line)) this.cookies.delete(pair.slice(0, eq));
+      else this.cookies.set(pair.slice(0, eq), value);
+    }
+    return res;
+  }
+
+  /** Submits the page's form: its hidden and given fields, and `button` (name=value) if any. */
+  async submit(page: Response, fields: Record<string, string>, url: string): Promise<Response> {
+    const html = await page.text();
+    const body = new URLSearchParams(hiddenInputs(html));
+    for (const [k, v] of Object.entries(fields)) body.set(k, v);
+    const action = /<form[^>]*action="([^"]*)"/i.exec(html)?.[1]?.replace(/&amp;/g, '&');
+    return this.fetch(new URL(action || url, url), {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body,
+    });
+  }
+}
+
+function hiddenInputs(html: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const tag of html.match(/<input[^>]*>/gi) ?? []) {
+    if (!/type="hidden"/i.test(tag)) continue;
+    const name = /name="([^"]*)"/i.exec(tag)?.[1];
+    const value = /value="([^"]*)"/i.exec(tag)?.[1] ?? '';
+    if (name)
+      out[name] = value
+        .replace(/&amp;/g, '&')
+        .replace(/&quot;/g, '"')
+        .replace(/&#39;/g, "'")
+        .replace(/&lt;/g, '<')
+        .replace(/&gt;/g, '>');
+  }
+  return out;
+}
+
+/** Signs in and approves the consent page of `url` as `user`; returns the redirect's Location. */
+async function signInAndApprove(url: URL, user = 'alice'): Promise<string> {
+  const browser = new Browser();
+  const signInPage = await browser.fetch(url);
+  expect(signInPage.status).toBe(200);
+  expect(signInPage.headers.get('content-type')).toMatch(/^text\/html/);
+  const afterSignIn = await browser.submit(
+    signInPage,
+    { username: user, password: `${user}-password` },
+    url.href,
+  );
+  const consentPage =
+    afterSignIn.status === 303 || afterSignIn.status === 302
+      ? await browser.fetch(new URL(afterSignIn.headers.get('location')!, url))
+      : afterSignIn;
+  expect(consentPage.status).toBe(200);
+  const decided = await browser.submit(
+    consentPage,
+    { decision: 'approve' },
+    consentPage.url || url.href,
+  );
+  expect([302, 303]).toContain(decided.status);
+  return decided.headers.get('location')!;
+}
+
+async function verifyAccessToken(token: string) {
+  const metadata = (await (
+    await fetch(`${server.url}/.well-known/openid-configuration`)
+  ).json()) as { jwks_uri: string };
+  const jwks = createRemoteJWKSet(new URL(metadata.jwks_uri));
+  return jwtVerify(token, jwks, { issuer: server.url, audience: server.url, typ: 'at+jwt' });
+}
+
+describe('the authorization server with openid-client', () => {
+  it('publishes discovery metadata with S256 only and the iss parameter', async () => {
+    const config = await configFor('demo-service', 'demo-service-secret');
+    const metadata = config.serverMetadata();
+    expect(metadata.issuer).toBe(server.url);
+    expect(metadata.code_challenge_methods_supported).toEqual(['S256']);
+    expect(metadata.authorization_response_iss_parameter_supported).toBe(true);
+    for (const endpoint of [
+      'authorization_endpoint',
+      'token_endpoint',
+      'device_authorization_endpoint',
+      'revocation_endpoint',
+      'introspection_endpoint',
+      'userinfo_endpoint',
+      'jwks_uri',
+    ] as const) {
+      expect(String(metadata[endpoint]).startsWith(server.url)).toBe(true);
+    }
+    const jwks = (await (await fetch(String(metadata.jwks_uri))).json()) as {
+      keys: Record<string, string>[];
+    };
+    expect(jwks.keys[0]).toMatchObject({
+      kty: 'RSA',
+      use: 'sig',
+      alg: 'RS256',
+      kid: expect.any(String),
+    });
+  });
+
+  it('issues client_credentials tokens (Basic and post) that portico accepts on /api/me', async () => {
+    for (const basic of [true, false]) {
+      const config = await configFor('demo-service', 'demo-service-secret', basic);
+      const tokens = await client.clientCredentialsGrant(config, { scope: 'read:messages' });
+      expect(tokens.token_type.toLowerCase()).toBe('bearer');
+      expect(tokens.expires_in).toBe(900);
+      const { payload, protectedHeader } = await verifyAccessToken(tokens.access_token);
+      expect(protectedHeader).toMatchObject({ alg: 'RS256', typ: 'at+jwt' });
+      expect(payload).toMatchObject({
+        sub: 'demo-service',
+        client_id: 'demo-service',
+        scope: 'read:messages',
+      });
+      const me = await fetch(`${server.url}/api/me`, {
+        headers: { Authorization: `Bearer ${tokens.access_token}` },
+      });
+      expect(await me.json()).toMatchObject({
+        sub: 'demo-service',
+        method: 'bearer',
+        scopes: ['read:messages'],
+      });
+    }
+    const config = await configFor('demo-service', 'demo-service-secret');
+    await expect(client.clientCredentialsGrant(config, { scope: 'openid' })).rejects.toMatchObject({
+      error: 'invalid_scope',
+    });
+    // a 401 with a Basic challenge: openid-client reports the challenge's error
+    const refused = await client
+      .clientCredentialsGrant(await configFor('demo-service', 'wrong-secret'), {})
+      .catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(client.WWWAuthenticateChallengeError);
+    const challenge = (
+      refused as { cause: { scheme: string; parameters: Record<string, string> }[] }
+    ).cause[0]!;
+    expect(challenge).toMatchObject({ scheme: 'basic', parameters: { error: 'invalid_client' } });
+  });
+
+  it('runs authorization code + PKCE for the public SPA client, with state, nonce, iss, refresh and UserInfo', async () => {
+    const config = await configFor('demo-spa');
+    const verifier = client.randomPKCECodeVerifier();
+    const state = client.randomState();
+    const nonce = client.randomNonce();
+    const url = client.buildAuthorizationUrl(config, {
+      redirect_uri: 'http://127.0.0.1:5173/callback',
+      scope: 'openid profile email read:messages',
+      code_challenge: await client.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+      state,
+      nonce,
+    });
+    const location = await signInAndApprove(url);
+    const callback = new URL(location);
+    expect(`${callback.origin}${callback.pathname}`).toBe('http://127.0.0.1:5173/callback');
+    expect(callback.searchParams.get('iss')).toBe(server.url);
+    const tokens = await client.authorizationCodeGrant(config, callback, {
+      pkceCodeVerifier: verifier,
+      expectedState: state,
+      expectedNonce: nonce,
+      idTokenExpected: true,
+    });
+    expect(tokens.refresh_token).toBeTypeOf('string');
+    const claims = tokens.claims()!;
+    expect(claims).toMatchObject({
+      sub: 'alice',
+      aud: 'demo-spa',
+      email: 'alice@example.com',
+      name: 'Alice Example',
+      nonce,
+    });
+    expect(decodeProtectedHeader(tokens.id_token!).typ).not.toBe('at+jwt');
+    const { payload } = await verifyAccessToken(tokens.access_token);
+    expect(payload).toMatchObject({
+      sub: 'alice',
+      name: 'Alice Example',
+      role: 'admin',
+      client_id: 'demo-spa',
+    });
+
+    const info = await client.fetchUserInfo(config, tokens.access_token, 'alice');
+    expect(info).toMatchObject({
+      sub: 'alice',
+      email: 'alice@example.com',
+      email_verified: expect.any(Boolean),
+    });
+
+    // an ID token is not an access token
+    const idAsAccess = await fetch(`${server.url}/api/me`, {
+      headers: { Authorization: `Bearer ${tokens.id_token}` },
+    });
+    expect(idAsAccess.status).toBe(401);
+
+    const refreshed = await client.refreshTokenGrant(config, tokens.refresh_token!);
+    expect(refreshed.refresh_token).not.toBe(tokens.refresh_token);
+    // reusing the rotated token revokes the family: the new one stops working too
+    await expect(client.refreshTokenGrant(config, tokens.refresh_token!)).rejects.toMatchObject({
+      error: 'invalid_grant',
+    });
+    await expect(client.refreshTokenGrant(config, refreshed.refresh_token!)).rejects.toMatchObject({
+      error: 'invalid_grant',
+    });
+  });
+
+  it('refuses a second use of a code', async () => {
+    const config = await configFor('demo-web', 'demo-web-secret');
+    const verifier = client.randomPKCECodeVerifier();
+    const url = client.buildAuthorizationUrl(config, {
+      redirect_uri: 'http://127.0.0.1:8080/callback',
+      scope: 'openid read:messages',
+      code_challenge: await client.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+      state: 'xyz',
+    });
+    const callback = new URL(await signInAndApprove(url, 'bob'));
+    await client.authorizationCodeGrant(config, callback, {
+      pkceCodeVerifier: verifier,
+      expectedState: 'xyz',
+    });
+    await expect(
+      client.authorizationCodeGrant(config, callback, {
+        pkceCodeVerifier: verifier,
+        expectedState: 'xyz',
+      }),
+    ).rejects.toMatchObject({ error: 'invalid_grant' });
+  });
+
+  it('shows an error page, never a redirect, for an unregistered redirect URI', async () => {
+    const res = await fetch(
+      `${server.url}/authorize?response_type=code&client_id=demo-spa&redirect_uri=${encodeURIComponent('http://127.0.0.1:5173/callback/../evil')}&code_challenge=${'a'.repeat(43)}&code_challenge_method=S256`,
+      { redirect: 'manual' },
+    );
+    expect(res.status).toBe(400);
+    expect(res.headers.get('location')).toBeNull();
+  });
+
+  it('runs the device flow, with revocation and introspection', async () => {
+    const config = await configFor('demo-device');
+    const start = await client.initiateDeviceAuthorization(config, {
+      scope: 'openid read:messages',
+    });
+    expect(start.user_code).toMatch(/^[A-Z]{4}-[A-Z]{4}$/);
+    expect(start.verification_uri).toBe(`${server.url}/device/verify`);
+    const polled = client.pollDeviceAuthorizationGrant(config, start);
+    // the user signs in on a second device and approves the code, typed in lower case without the dash
+    const browser = new Browser();
+    const verifyUrl = `${server.url}/device/verify`;
+    const signIn = await browser.fetch(verifyUrl);
+    let page = await browser.submit(
+      signIn,
+      { username: 'bob', password: 'bob-password' },
+      verifyUrl,
+    );
+    if (page.status === 303 || page.status === 302)
+      page = await browser.fetch(new URL(page.headers.get('location')!, verifyUrl));
+    const decided = await browser.submit(
+      page,
+      { user_code: start.user_code.replace('-', '').toLowerCase(), decision: 'approve' },
+      verifyUrl,
+    );
+    expect(decided.status).toBeLessThan(400);
+    const tokens = await polled;
+    const { payload } = await verifyAccessToken(tokens.access_token);
+    expect(payload).toMatchObject({ sub: 'bob', client_id: 'demo-device' });
+
+    const introspector = await configFor('demo-web', 'demo-web-secret');
+    expect(await client.tokenIntrospection(introspector, tokens.access_token)).toMatchObject({
+      active: true,
+      sub: 'bob',
+    });
+    const device = await configFor('demo-device');
+    await client.tokenRevocation(device, tokens.refresh_token!);
+    await expect(client.refreshTokenGrant(device, tokens.refresh_token!)).rejects.toMatchObject({
+      error: 'invalid_grant',
+    });
+    expect(await client.tokenIntrospection(introspector, 'not-a-token')).toMatchObject({
+      active: false,
+    });
+  }, 30_000);
+});
