@@ -1,27 +1,11 @@
-// Every authentication mechanism of portico in one Koa app: see docs/authentication.md.
+// Every authentication mechanism of portico mounted in one Koa app (set up in mechanisms.ts): see docs/authentication.md.
 // node --import tsx examples/auth/koa.ts   (env: PORT, API_KEY, TLS_CERT + TLS_KEY + TLS_CA)
-import { generateKeyPairSync, type KeyObject } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { pathToFileURL } from 'node:url';
-import { exportJWK, SignJWT } from 'jose';
 import Koa from 'koa';
 import {
-  apiKeyAuth,
-  authenticate,
-  basicAuth,
-  challenge,
-  createIdTokenVerifier,
-  createSessions,
-  generateApiKey,
-  hashPassword,
-  importApiKey,
   invalidCredentials,
-  isJwtError,
-  jwtBearer,
-  MemoryApiKeyStore,
-  mtlsAuth,
   notFoundHandler,
   rateLimit,
   readJson,
@@ -30,82 +14,14 @@ import {
   requireRole,
   requireScopes,
   tlsServerOptions,
-  verifyPassword,
 } from 'portico';
 import { toKoa } from 'portico/koa';
+import { createMechanisms, LOGIN, runExample, type Settings } from './mechanisms.js';
 
-/** The identity provider whose tokens the API accepts, and this app's client id there. */
-export const ISSUER = 'https://id.example.com';
-export const AUDIENCE = 'https://api.example.com';
-export const CLIENT_ID = 'example-app';
-
-/** The API key, the provider's public key, and PEMs to serve HTTPS with mutual TLS. */
-export interface Settings {
-  apiKey: string;
-  providerKey: KeyObject;
-  tls?: { cert: Buffer; key: Buffer; ca: Buffer };
-}
-
-/** Demo users (password: `<sub>-password`); a real service keeps them in its database. */
-const USERS = [
-  { sub: 'alice', name: 'Alice', role: 'admin', scopes: ['read:messages', 'write:messages'] },
-  { sub: 'bob', name: 'Bob', role: 'user', scopes: ['read:messages'] },
-];
-/** The challenge of a failed sign-in: not `Basic`, so browsers show no password dialog. */
-const LOGIN = challenge('Cookie', { realm: 'api', 'form-action': '/login' });
+export { AUDIENCE, CLIENT_ID, ISSUER, type Settings } from './mechanisms.js';
 
 export async function createApp(settings: Settings): Promise<Server> {
-  const hashes = new Map<string, string>();
-  for (const user of USERS) hashes.set(user.sub, await hashPassword(`${user.sub}-password`));
-  // An unknown name is checked against a dummy hash: it takes as long (no timing oracle).
-  const checkPassword = async (username: string, password: string) =>
-    (await verifyPassword(password, hashes.get(username)))
-      ? USERS.find((user) => user.sub === username)
-      : undefined;
-
-  // API key: the store keeps its SHA-256 hash only; the key may only read.
-  const apiKeys = new MemoryApiKeyStore();
-  await importApiKey(apiKeys, settings.apiKey, { owner: 'ci-bot', scopes: ['read:messages'] });
-  const apiKey = apiKeyAuth({ store: apiKeys });
-
-  // Basic: the password comes with every request (HTTPS only), checked against its scrypt hash.
-  const basic = basicAuth({
-    async verify(username, password) {
-      const user = await checkPassword(username, password);
-      return user && { ...user, method: 'basic' };
-    },
-  });
-
-  // JWT bearer: RS256 access tokens of the provider, refused once 15 minutes old.
-  const bearer = jwtBearer({
-    publicKey: settings.providerKey,
-    issuer: ISSUER,
-    audience: AUDIENCE,
-    typ: 'at+jwt',
-    maxTokenAge: 15 * 60,
-  });
-
-  // Sessions: a random id in an HttpOnly, SameSite=Strict cookie (Secure over HTTPS).
-  const sessions = createSessions({
-    allowedOrigins: ['http://localhost:5173'],
-    cookie: { secure: settings.tls !== undefined },
-  });
-
-  // OpenID Connect: an ID token issued to this app starts a session.
-  const idTokens = createIdTokenVerifier({
-    issuer: ISSUER,
-    clientId: CLIENT_ID,
-    jwks: { keys: [await exportJWK(settings.providerKey)] },
-  });
-  const verifyIdToken = (idToken: unknown) =>
-    idTokens.verify(String(idToken)).catch((error: unknown) => {
-      throw isJwtError(error) ? error.toHttpError(LOGIN) : error;
-    });
-
-  // Every /api request needs one credential, the first one present decides; with settings.tls
-  // a client certificate issued by its CA counts too (mutual TLS, the principal named by CN).
-  const mtls = settings.tls === undefined ? [] : [mtlsAuth()];
-  const auth = authenticate([bearer, apiKey, sessions.authenticator, basic, ...mtls]);
+  const { auth, sessions, checkPassword, verifyIdToken } = await createMechanisms(settings);
 
   const app = new Koa();
   app.use(toKoa(requestId())); // first: every later error is answered as a problem
@@ -152,22 +68,5 @@ export async function createApp(settings: Settings): Promise<Server> {
   return tls ? createHttpsServer(tls, app.callback()) : createServer(app.callback());
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-  const { API_KEY: apiKey = generateApiKey(), PORT = '3002', ...env } = process.env;
-  const [cert, key, ca] = [env.TLS_CERT, env.TLS_KEY, env.TLS_CA].map((f) => f && readFileSync(f));
-  const tls = cert && key && ca ? { cert, key, ca } : undefined;
-  const server = await createApp({ apiKey, providerKey: publicKey, tls });
-  const token = await new SignJWT({ sub: 'alice', scope: 'read:messages' })
-    .setProtectedHeader({ alg: 'RS256', typ: 'at+jwt' })
-    .setIssuer(ISSUER)
-    .setAudience(AUDIENCE)
-    .setIssuedAt()
-    .setExpirationTime('15m')
-    .sign(privateKey);
-  server.listen(Number(PORT), () => {
-    // Demo only: a real service never prints or logs a credential.
-    console.log(`listening on ${tls ? 'https' : 'http'}://localhost:${PORT}`);
-    console.log(`X-API-Key: ${apiKey}\nAuthorization: Bearer ${token}`);
-  });
-}
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href)
+  await runExample(createApp, '3002');
