@@ -57,6 +57,8 @@ const MAX_OPAQUE = 1024;
 interface Pending {
   client: OAuthClient;
   redirectUri: string;
+  /** True when the request named no redirect URI and the client's only one was taken. */
+  redirectUriOmitted: boolean;
   scope: string[];
   state?: string;
   nonce?: string;
@@ -229,6 +231,7 @@ export function createAuthorizeEndpoint(
       pending: {
         client,
         redirectUri,
+        redirectUriOmitted: uris.length === 0,
         scope,
         state,
         nonce,
@@ -316,6 +319,7 @@ export function createAuthorizeEndpoint(
       {
         clientId: pending.client.clientId,
         redirectUri: pending.redirectUri,
+        ...(pending.redirectUriOmitted ? { redirectUriOmitted: true } : {}),
         sub: session.sub,
         scope: pending.scope,
         codeChallenge: pending.codeChallenge,

@@ -9,6 +9,7 @@ import type { OAuthClient } from './clients.js';
 import type { OAuthContext } from './context.js';
 import { NO_STORE, OAuthError, sendOAuthError } from './errors.js';
 import { createOwnTokenVerifier } from './own-tokens.js';
+import { revocationTtlMs } from './revocation.js';
 import { hashToken } from './tokens.js';
 
 /** Largest body a revocation or introspection request may have: a token and credentials. */
@@ -81,14 +82,6 @@ export function oauthEndpoint(
  * is until its refresh-token family ends, plus the lifetime of an access token issued just
  * before that (ms).
  */
-function revocationTtl(ctx: OAuthContext, familyExpiresAt?: number): number {
-  const familyLeft =
-    familyExpiresAt === undefined
-      ? ctx.settings.refreshTokenTtl * 1000
-      : Math.max(0, familyExpiresAt - Date.now());
-  return familyLeft + ctx.tokens.accessTokenTtl * 1000;
-}
-
 /**
  * The token revocation endpoint (RFC 7009), for `POST`. The client authenticates as at the
  * token endpoint (`client_secret_basic`, `client_secret_post`, or its `client_id` alone for
@@ -124,7 +117,7 @@ export function createRevocationEndpoint(ctx: OAuthContext): Middleware {
     if (found === undefined) return false;
     const { record } = found;
     if (record.clientId !== client.clientId) return true; // not this client's: leave it be
-    await ctx.store.revokeGrant(record.grantId, revocationTtl(ctx, record.familyExpiresAt));
+    await ctx.store.revokeGrant(record.grantId, revocationTtlMs(ctx, record.familyExpiresAt));
     await ctx.store.deleteRefreshToken(hash);
     return true;
   }
@@ -140,7 +133,7 @@ export function createRevocationEndpoint(ctx: OAuthContext): Middleware {
     if (payload.client_id !== client.clientId) return true;
     const grantId = payload.grant_id;
     if (typeof grantId === 'string' && grantId !== '') {
-      await ctx.store.revokeGrant(grantId, revocationTtl(ctx));
+      await ctx.store.revokeGrant(grantId, revocationTtlMs(ctx));
     }
     return true;
   }

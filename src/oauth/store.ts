@@ -5,6 +5,11 @@ export interface AuthorizationCodeRecord {
   clientId: string;
   /** The redirect URI of the authorization request, to compare exactly at the exchange. */
   redirectUri: string;
+  /**
+   * The request named no redirect URI (the client's only one was used): the exchange may then
+   * omit it too (RFC 6749 §4.1.3).
+   */
+  redirectUriOmitted?: boolean;
   sub: string;
   scope: readonly string[];
   /** PKCE S256 challenge, when one was sent. */

@@ -342,6 +342,18 @@ describe('authorization_code grant', () => {
     expectError(await exchangeCode({ code }), 'invalid_request');
   });
 
+  it('lets the exchange omit redirect_uri when the authorization request did (RFC 6749 §4.1.3)', async () => {
+    const exchangeCode = (params: Record<string, string>) =>
+      tokenRequest(server, { grant_type: 'authorization_code', ...params }, { client: 'demo-web' });
+    const { code } = await plantCode(ctx, { redirectUriOmitted: true });
+    expect((await exchangeCode({ code })).status).toBe(200);
+    const { code: other } = await plantCode(ctx, { redirectUriOmitted: true });
+    expectError(
+      await exchangeCode({ code: other, redirect_uri: 'http://127.0.0.1:8080/other' }),
+      'invalid_grant',
+    );
+  });
+
   it('refuses a redirect_uri that is not exactly the authorization request’s', async () => {
     for (const redirect of [
       `${WEB_REDIRECT}/`,

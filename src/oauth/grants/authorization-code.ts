@@ -2,6 +2,7 @@ import type { OAuthClient } from '../clients.js';
 import type { OAuthContext } from '../context.js';
 import { OAuthError } from '../errors.js';
 import { isCodeVerifier, verifyCodeVerifier } from '../pkce.js';
+import { revocationTtlMs } from '../revocation.js';
 import { hashToken, newOpaqueToken, type UserClaims } from '../tokens.js';
 
 /** A successful token response (RFC 6749 §5.1, OpenID Connect Core §3.1.3.3). */
@@ -96,11 +97,6 @@ export async function issueUserTokens(
   return response;
 }
 
-/** How long a revoked grant must stay known: as long as any of its tokens could live. */
-export function revocationTtlMs(ctx: OAuthContext): number {
-  return Math.max(ctx.settings.refreshTokenTtl, ctx.tokens.accessTokenTtl) * 1000;
-}
-
 /** A required parameter, or `invalid_request`. */
 export function required(params: ReadonlyMap<string, string>, name: string): string {
   const value = params.get(name);
@@ -124,7 +120,7 @@ export function required(params: ReadonlyMap<string, string>, name: string): str
  */
 export const authorizationCodeGrant: GrantHandler = async (ctx, client, params) => {
   const code = required(params, 'code');
-  const redirectUri = required(params, 'redirect_uri');
+  const redirectUri = params.get('redirect_uri');
   const verifier = params.get('code_verifier');
   if (verifier !== undefined && !isCodeVerifier(verifier)) {
     throw new OAuthError(
@@ -147,7 +143,14 @@ export const authorizationCodeGrant: GrantHandler = async (ctx, client, params) 
       'The authorization code was already used; the tokens issued from it are revoked.',
     );
   }
-  if (record.redirectUri !== redirectUri) {
+  // required when the authorization request had one (RFC 6749 §4.1.3), equal to it exactly
+  if (redirectUri === undefined && record.redirectUriOmitted !== true) {
+    throw new OAuthError(
+      'invalid_request',
+      'redirect_uri is required: the authorization request had one.',
+    );
+  }
+  if (redirectUri !== undefined && record.redirectUri !== redirectUri) {
     throw new OAuthError(
       'invalid_grant',
       'redirect_uri does not match the one of the authorization request.',

@@ -1,14 +1,9 @@
 import { OAuthError } from '../errors.js';
+import { revocationTtlMs } from '../revocation.js';
 import { narrowScopes } from '../scope.js';
 import type { RefreshTokenRecord } from '../store.js';
 import { hashToken } from '../tokens.js';
-import {
-  type GrantHandler,
-  grantUser,
-  issueUserTokens,
-  required,
-  revocationTtlMs,
-} from './authorization-code.js';
+import { type GrantHandler, grantUser, issueUserTokens, required } from './authorization-code.js';
 
 const invalid = () => new OAuthError('invalid_grant', 'The refresh token is invalid or expired.');
 
@@ -41,7 +36,7 @@ export const refreshTokenGrant: GrantHandler = async (ctx, client, params) => {
   }
   const reused = async (usedAt: number) => {
     if (withinGrace(usedAt, ctx.settings.refreshGracePeriod)) return;
-    await ctx.store.revokeGrant(record.grantId, revocationTtlMs(ctx));
+    await ctx.store.revokeGrant(record.grantId, revocationTtlMs(ctx, record.familyExpiresAt));
     throw new OAuthError(
       'invalid_grant',
       'The refresh token was already used; every token of its grant is revoked.',
