@@ -29,7 +29,11 @@ import { createUserInfoEndpoint } from './userinfo.js';
 export interface CreateAuthorizationServerOptions extends AuthorizationServerOptions {
   /** Where each endpoint is mounted. @defaultValue {@link DEFAULT_OAUTH_PATHS} */
   paths?: Partial<OAuthPaths>;
-  /** More paths served by the token endpoint (e.g. `['/oauth/token']`). @defaultValue none */
+  /**
+   * More paths served by the token endpoint (e.g. `['/oauth/token']`); like every path, under
+   * the issuer's own path when it has one.
+   * @defaultValue none
+   */
   tokenPathAliases?: readonly string[];
   /** HTML pages to use instead of portico's defaults. */
   pages?: Partial<OAuthPages>;
@@ -41,6 +45,18 @@ export interface CreateAuthorizationServerOptions extends AuthorizationServerOpt
   formKey?: string | Uint8Array;
   /** Scopes advertised in the metadata. */
   scopesSupported?: MetadataOptions['scopesSupported'];
+  /**
+   * `Cache-Control: max-age` of the JWKS, seconds: keep it at most the key set's
+   * `publishAheadMs` so verifiers see a new key before it signs.
+   * @defaultValue `300`
+   */
+  jwksMaxAge?: number;
+  /** Lifetime of the sign-in, consent and device forms, seconds. @defaultValue `900` */
+  formTtl?: number;
+  /** Wrong user codes a user may enter per `deviceFailureWindow`. @defaultValue `5` */
+  deviceMaxFailures?: number;
+  /** The window of `deviceMaxFailures`, seconds. @defaultValue `900` */
+  deviceFailureWindow?: number;
 }
 
 /** An authorization server: its routes for a router, and an authenticator for its own tokens. */
@@ -82,28 +98,50 @@ export function createAuthorizationServer(
     tokenPathAliases = [],
     pages,
     formKey,
+    formTtl,
     scopesSupported,
+    jwksMaxAge,
+    deviceMaxFailures,
+    deviceFailureWindow,
     ...serverOptions
   } = options;
   const context = createOAuthContext(serverOptions);
   const paths = resolveOAuthPaths(pathOptions);
+  // an issuer with a path (https://host/auth) serves its endpoints under that path
+  const prefix = new URL(context.issuer).pathname.replace(/\/$/, '');
   const metadataOptions: MetadataOptions = scopesSupported === undefined ? {} : { scopesSupported };
   // one key for both form endpoints, so a form rendered by one is accepted by the other
-  const forms = { pages, formKey: formKey ?? randomBytes(32) };
+  const forms = {
+    pages,
+    formKey: formKey ?? randomBytes(32),
+    ...(formTtl === undefined ? {} : { formTtl }),
+  };
   const token = createTokenEndpoint(context);
   const metadata = createMetadataEndpoint(context, paths, metadataOptions);
+  const at = (path: string) => `${prefix}${path}`;
   const routes: Record<string, MethodTable> = {
-    [paths.authorize]: createAuthorizeEndpoint(context, forms),
-    [paths.token]: { POST: token },
-    [paths.device]: { POST: createDeviceAuthorizationEndpoint(context) },
-    [paths.deviceVerify]: createDeviceVerificationEndpoint(context, forms),
-    [paths.revoke]: { POST: createRevocationEndpoint(context) },
-    [paths.introspect]: { POST: createIntrospectionEndpoint(context) },
-    [paths.userinfo]: createUserInfoEndpoint(context),
-    [paths.jwks]: { GET: createJwksEndpoint(context) },
+    [at(paths.authorize)]: createAuthorizeEndpoint(context, forms),
+    [at(paths.token)]: { POST: token },
+    [at(paths.device)]: {
+      POST: createDeviceAuthorizationEndpoint(context, {
+        verificationUri: `${context.issuer.replace(/\/$/, '')}${paths.deviceVerify}`,
+      }),
+    },
+    [at(paths.deviceVerify)]: createDeviceVerificationEndpoint(context, {
+      ...forms,
+      ...(deviceMaxFailures === undefined ? {} : { maxFailures: deviceMaxFailures }),
+      ...(deviceFailureWindow === undefined ? {} : { failureWindow: deviceFailureWindow }),
+    }),
+    [at(paths.revoke)]: { POST: createRevocationEndpoint(context) },
+    [at(paths.introspect)]: { POST: createIntrospectionEndpoint(context) },
+    [at(paths.userinfo)]: createUserInfoEndpoint(context),
+    [at(paths.jwks)]: {
+      GET: createJwksEndpoint(context, jwksMaxAge === undefined ? {} : { maxAge: jwksMaxAge }),
+    },
   };
+  // the discovery documents' own paths already follow the issuer's (RFC 8414 §3)
   for (const path of metadataPaths(context.issuer)) routes[path] = { GET: metadata };
-  for (const alias of tokenPathAliases) routes[alias] = { POST: token };
+  for (const alias of tokenPathAliases) routes[at(alias)] = { POST: token };
   return Object.freeze({
     context,
     paths,

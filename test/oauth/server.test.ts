@@ -1,0 +1,75 @@
+import type { RequestListener } from 'node:http';
+import { afterEach, describe, expect, it } from 'vitest';
+import { toNodeListener } from '../../src/adapters/node.js';
+import { createSessions } from '../../src/auth/session.js';
+import { createRouter } from '../../src/http/router.js';
+import { defineClient, MemoryClientStore } from '../../src/oauth/clients.js';
+import { createKeySet } from '../../src/oauth/key-set.js';
+import { createAuthorizationServer } from '../../src/oauth/server.js';
+import { closeAll, json, listen, request } from '../helpers/http.js';
+
+afterEach(closeAll);
+
+/** Listens first (the issuer is the real address), then builds the server for it. */
+async function start(issuerPath: string, paths: Record<string, string> = {}) {
+  let listener: RequestListener = (_req, res) => res.end();
+  const listening = await listen((req, res) => listener(req, res));
+  const issuer = `${listening.url}${issuerPath}`;
+  const server = createAuthorizationServer({
+    issuer,
+    clients: new MemoryClientStore([
+      await defineClient({
+        clientId: 'tv',
+        grantTypes: ['urn:ietf:params:oauth:grant-type:device_code'],
+        redirectUris: [],
+        scopes: ['openid'],
+      }),
+    ]),
+    keys: await createKeySet(),
+    users: { verify: () => undefined, get: () => undefined },
+    sessions: createSessions({ allowedOrigins: [listening.url] }),
+    paths,
+    tokenPathAliases: ['/oauth/token'],
+    jwksMaxAge: 60,
+  });
+  listener = toNodeListener([createRouter(server.routes)]);
+  return { listening, issuer, server };
+}
+
+describe('createAuthorizationServer', () => {
+  it('serves every advertised endpoint under an issuer with a path', async () => {
+    const { listening, issuer } = await start('/auth');
+    const oidc = await request(listening, '/auth/.well-known/openid-configuration');
+    expect(oidc.status).toBe(200);
+    const rfc8414 = await request(listening, '/.well-known/oauth-authorization-server/auth');
+    expect(json(rfc8414)).toEqual(json(oidc));
+    const metadata = json<Record<string, string>>(oidc);
+    expect(metadata.issuer).toBe(issuer);
+    const jwks = await request(listening, new URL(metadata.jwks_uri!).pathname);
+    expect(jwks.status).toBe(200);
+    expect(jwks.headers['cache-control']).toContain('max-age=60');
+    for (const name of [
+      'token_endpoint',
+      'revocation_endpoint',
+      'introspection_endpoint',
+      'device_authorization_endpoint',
+    ]) {
+      const path = new URL(metadata[name]!).pathname;
+      expect(path.startsWith('/auth/'), name).toBe(true);
+      expect((await request(listening, path)).status, name).toBe(405); // POST only: routed, not 404
+    }
+    expect((await request(listening, '/auth/oauth/token')).status).toBe(405);
+  });
+
+  it('advertises the device page where it is mounted', async () => {
+    const { listening, issuer } = await start('', { deviceVerify: '/activate' });
+    const reply = await request(listening, '/device', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: 'client_id=tv&scope=openid',
+    });
+    expect(reply.status).toBe(200);
+    expect(json(reply).verification_uri).toBe(`${issuer}/activate`);
+    expect((await request(listening, '/activate')).status).toBe(200);
+  });
+});
