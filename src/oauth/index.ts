@@ -41,6 +41,14 @@ export {
 } from './device.js';
 export { NO_STORE, OAuthError, type OAuthErrorCode, sendOAuthError } from './errors.js';
 export {
+  createFormTokens,
+  FORM_TOKEN_FIELD,
+  type FormFields,
+  type FormPageOptions,
+  type FormTokenOptions,
+  type FormTokens,
+} from './form-token.js';
+export {
   authorizationCodeGrant,
   type GrantHandler,
   type TokenResponse,
@@ -74,7 +82,18 @@ export {
   type OwnAccessTokenOptions,
   ownAccessTokens,
 } from './own-tokens.js';
-export { defaultPages, escapeHtml, hiddenInputs, type OAuthPages } from './pages.js';
+export {
+  type ConsentPageData,
+  type DeviceCodePageData,
+  type DeviceDonePageData,
+  defaultPages,
+  type ErrorPageData,
+  escapeHtml,
+  hiddenInputs,
+  type OAuthPages,
+  type PageUser,
+  type SignInPageData,
+} from './pages.js';
 export { codeChallengeS256, isCodeChallenge, isCodeVerifier, verifyCodeVerifier } from './pkce.js';
 export { createRevocationEndpoint } from './revoke.js';
 export { narrowScopes, resolveScopes } from './scope.js';

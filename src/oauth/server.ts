@@ -27,7 +27,7 @@ import { createUserInfoEndpoint } from './userinfo.js';
 
 /** Options of {@link createAuthorizationServer}: the server's, and where and how it is served. */
 export interface CreateAuthorizationServerOptions extends AuthorizationServerOptions {
-  /** Where each endpoint is mounted. @defaultValue {@link DEFAULT_OAUTH_PATHS} */
+  /** Where each endpoint is mounted. @defaultValue `DEFAULT_OAUTH_PATHS` (`portico/oauth`) */
   paths?: Partial<OAuthPaths>;
   /**
    * More paths served by the token endpoint (e.g. `['/oauth/token']`); like every path, under

@@ -22,7 +22,7 @@ export type GrantHandler = (
   params: ReadonlyMap<string, string>,
 ) => Promise<TokenResponse>;
 
-/** What {@link issueUserTokens} issues tokens for. */
+/** What a user grant (code or device) issues tokens for. */
 export interface UserGrant {
   /** The user, as `ctx.users.get()` gave it. */
   user: UserClaims;
