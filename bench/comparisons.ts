@@ -2,5 +2,6 @@
 import { authComparison } from './auth/comparison.js';
 import { httpComparison } from './http/comparison.js';
 import type { Comparison } from './lib/types.js';
+import { oauthComparison } from './oauth/comparison.js';
 
-export const comparisons: readonly Comparison[] = [httpComparison, authComparison];
+export const comparisons: readonly Comparison[] = [httpComparison, authComparison, oauthComparison];

@@ -92,6 +92,7 @@ async function main(): Promise<void> {
       ...(comparison.secondaryBaseline !== undefined && {
         secondaryBaseline: comparison.secondaryBaseline,
       }),
+      ...(comparison.unit !== undefined && { unit: comparison.unit }),
       date,
       command,
       serverCommands: Object.fromEntries(

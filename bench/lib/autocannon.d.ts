@@ -16,6 +16,7 @@ declare module 'autocannon' {
     url: string;
     method?: string;
     headers?: Record<string, string>;
+    body?: string;
     connections?: number;
     pipelining?: number;
     /** Seconds. */

@@ -1,4 +1,4 @@
-import type { ComparisonResult } from './types.js';
+import { type ComparisonResult, REQUESTS } from './types.js';
 
 const xmlText = (text: string) =>
   text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
@@ -22,7 +22,7 @@ export function renderChart(result: ComparisonResult): string {
     const y = TOP + i * ROW;
     const mid = y + ROW / 2 - 4;
     const fill = server.name === result.baseline ? '#9aa5b1' : '#3b82f6';
-    const value = `${Math.round(server.reqPerSec.median).toLocaleString('en-US')} req/s`;
+    const value = `${Math.round(server.reqPerSec.median).toLocaleString('en-US')} ${(result.unit ?? REQUESTS).rate}`;
     return [
       `<text x="${LABEL - 8}" y="${mid + 4}" text-anchor="end">${xmlText(server.label)}</text>`,
       `<rect x="${LABEL}" y="${y}" width="${(x(server.reqPerSec.median) - LABEL).toFixed(1)}" height="${ROW - 8}" fill="${fill}"/>`,
@@ -32,7 +32,7 @@ export function renderChart(result: ComparisonResult): string {
   });
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${height}" viewBox="0 0 ${WIDTH} ${height}" font-family="system-ui, sans-serif" font-size="13">
   <rect width="100%" height="100%" fill="#fff"/>
-  <text x="${LABEL}" y="20" font-weight="bold">${xmlText(result.title)}: req/s, median of ${result.settings.rounds} rounds (whisker: min–max)</text>
+  <text x="${LABEL}" y="20" font-weight="bold">${xmlText(result.title)}: ${(result.unit ?? REQUESTS).rate}, median of ${result.settings.rounds} rounds (whisker: min–max)</text>
   ${rows.join('\n  ')}
   <text x="${LABEL}" y="${height - 6}" fill="#555" font-size="11">${xmlText(`${result.date.slice(0, 10)}, ${result.machine.cpus} × ${result.machine.cpuModel}, Node ${result.machine.node}`)}</text>
 </svg>

@@ -25,6 +25,7 @@ const result = await autocannon({
   url: options.url,
   method: options.method,
   headers: options.headers,
+  ...(options.body !== undefined && { body: options.body }),
   connections: options.connections,
   pipelining: options.pipelining,
   duration: options.durationSeconds,

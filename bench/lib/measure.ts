@@ -43,6 +43,7 @@ function loadOptions(
     url: `http://127.0.0.1:${port}${comparison.request.path}`,
     method: comparison.request.method,
     headers,
+    ...(comparison.request.body !== undefined && { body: comparison.request.body }),
     connections: settings.connections,
     pipelining: settings.pipelining,
     durationSeconds: seconds,

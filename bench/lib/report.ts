@@ -1,5 +1,11 @@
 /** Renders BENCHMARKS.md from every `bench/results/<name>.json`. */
-import type { ComparisonResult, MachineInfo, RunSettings, Spread } from './types.js';
+import {
+  type ComparisonResult,
+  type MachineInfo,
+  REQUESTS,
+  type RunSettings,
+  type Spread,
+} from './types.js';
 
 const int = (n: number) => Math.round(n).toLocaleString('en-US');
 const ms = (n: number) => (Number.isInteger(n) ? String(n) : n.toFixed(1));
@@ -30,8 +36,9 @@ function settingsLine(s: RunSettings): string {
 export function renderTable(result: ComparisonResult): string {
   const labelOf = (name: string) => result.servers.find((s) => s.name === name)?.label ?? name;
   const secondary = result.secondaryBaseline;
+  const unit = result.unit ?? REQUESTS;
   const lines = [
-    `| Server | req/s median | min | max | p50 / p99 latency ms | server CPU µs/req | ratio to ${labelOf(result.baseline)} |` +
+    `| Server | ${unit.rate} median | min | max | p50 / p99 latency ms | server CPU µs/${unit.each} | ratio to ${labelOf(result.baseline)} |` +
       (secondary === undefined ? '' : ` ratio to ${labelOf(secondary)} |`),
     `| --- | ---: | ---: | ---: | ---: | ---: | ---: |${secondary === undefined ? '' : ' ---: |'}`,
   ];
@@ -62,8 +69,9 @@ function renderSection(result: ComparisonResult): string {
       return `  - ${name}: \`${command}\`${sent}`;
     })
     .join('\n');
-  const { method, path, headers } = result.request;
+  const { method, path, headers, body } = result.request;
   const headerText = headerList(headers);
+  const bodyText = body === undefined ? '' : ` and body \`${body}\``;
   return `## \`${result.name}\`: ${result.title}
 
 ${result.description}
@@ -79,7 +87,7 @@ ${notes}
 - Date: ${result.date}
 - Command: \`${result.command}\`
 - Machine: ${machineLine(result.machine)}
-- Load: ${settingsLine(result.settings)}; request \`${method} ${path}\`${headerText ? ` with \`${headerText}\`` : ''}
+- Load: ${settingsLine(result.settings)}; request \`${method} ${path}\`${headerText ? ` with \`${headerText}\`` : ''}${bodyText}
 - Servers (each its own process, on 127.0.0.1, \`NODE_ENV=production\`):
 ${servers}
 - Load generator (autocannon, one process per measurement): \`${result.loadCommand}\`

@@ -1,4 +1,4 @@
-/** Shapes shared by the orchestrator, the load generator and the report. */
+/** Shapes (and the default unit) shared by the orchestrator, the load generator and the report. */
 
 /** One server under test: a script that listens on 127.0.0.1, port 0, and prints its port. */
 export interface ServerSpec {
@@ -30,6 +30,26 @@ export interface RequestSpec {
   method: string;
   path: string;
   headers: Readonly<Record<string, string>>;
+  /** The request body, sent as is (give its `content-type` in `headers`). */
+  body?: string;
+}
+
+/** How the tables and charts count: `{ rate: 'tokens/s', each: 'token' }`, say. */
+export interface Unit {
+  /** The throughput's unit. */
+  rate: string;
+  /** One of them, for CPU time per one. */
+  each: string;
+}
+
+/** The default {@link Unit}. */
+export const REQUESTS: Unit = { rate: 'req/s', each: 'req' };
+
+/** One answer of a server, as the check before measuring sees it. */
+export interface Answer {
+  status: number;
+  headers: Readonly<Record<string, string | string[] | undefined>>;
+  body: string;
 }
 
 /** A set of servers answering the same request, measured against a baseline. */
@@ -44,7 +64,17 @@ export interface Comparison {
   secondaryBaseline?: string;
   servers: readonly ServerSpec[];
   request: RequestSpec;
-  expect: { status: number; body: string };
+  /**
+   * What every server must answer before it is measured: the status, and the exact body or,
+   * for answers that differ each time (a new token), a `check` returning the problems found.
+   */
+  expect: {
+    status: number;
+    body?: string;
+    check?: (answer: Answer, server: { spec: ServerSpec; port: number }) => Promise<string[]>;
+  };
+  /** What one request makes, for the tables and charts. @defaultValue {@link REQUESTS} */
+  unit?: Unit;
   /** Choices worth stating next to the table. */
   notes?: readonly string[];
   /**
@@ -60,6 +90,7 @@ export interface LoadOptions {
   url: string;
   method: string;
   headers: Record<string, string>;
+  body?: string;
   connections: number;
   pipelining: number;
   durationSeconds: number;
@@ -132,6 +163,8 @@ export interface ComparisonResult {
   description: string;
   baseline: string;
   secondaryBaseline?: string;
+  /** What one request makes, when not a plain request. */
+  unit?: Unit;
   date: string;
   command: string;
   serverCommands: Record<string, string>;

@@ -1,22 +1,20 @@
 import { request } from 'node:http';
 import { mergeHeaders } from './headers.js';
-import type { Comparison, ServerSpec } from './types.js';
-
-interface Answer {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: string;
-}
+import type { Answer, Comparison, ServerSpec } from './types.js';
 
 function fetchOnce(
   port: number,
   comparison: Comparison,
   headers: Record<string, string>,
 ): Promise<Answer> {
-  const { method, path } = comparison.request;
+  const { method, path, body: requestBody } = comparison.request;
+  const sent =
+    requestBody === undefined
+      ? headers
+      : { ...headers, 'content-length': String(Buffer.byteLength(requestBody)) };
   return new Promise((resolve, reject) => {
     const req = request(
-      { host: '127.0.0.1', port, method, path, headers, timeout: 5_000 },
+      { host: '127.0.0.1', port, method, path, headers: sent, timeout: 5_000 },
       (res) => {
         let body = '';
         res.setEncoding('utf8');
@@ -28,15 +26,15 @@ function fetchOnce(
     );
     req.on('timeout', () => req.destroy(new Error('no answer within 5 s')));
     req.on('error', reject);
-    req.end();
+    req.end(requestBody);
   });
 }
 
 /**
- * Sends the comparison's request once and checks status, body and the headers that prove
- * the middleware ran, then each request the server must refuse (401). Returns the problems
- * found (none means the server is fit to measure). `variables` are the comparison's setup
- * variables, for `$NAME` in headers.
+ * Sends the comparison's request once and checks status, body (or the comparison's `check`)
+ * and the headers that prove the middleware ran, then each request the server must refuse
+ * (401). Returns the problems found (none means the server is fit to measure). `variables`
+ * are the comparison's setup variables, for `$NAME` in headers.
  */
 export async function verifyServer(
   port: number,
@@ -55,8 +53,11 @@ export async function verifyServer(
     problems.push(`status ${answer.status}, expected ${comparison.expect.status}`);
   }
   const body = spec.expectBody ?? comparison.expect.body;
-  if (answer.body !== body) {
+  if (body !== undefined && answer.body !== body) {
     problems.push(`body ${JSON.stringify(answer.body)}, expected ${JSON.stringify(body)}`);
+  }
+  if (comparison.expect.check !== undefined) {
+    problems.push(...(await comparison.expect.check(answer, { spec, port })));
   }
   for (const headers of spec.refuses ?? []) {
     const refused = await fetchOnce(port, comparison, mergeHeaders(base, headers, variables));

@@ -67,12 +67,21 @@ export function createClientAuthenticator(clients: ClientStore) {
   const verified = new Map<string, Buffer>();
   const MAX_VERIFIED = 10_000;
 
+  /** scrypt checks in flight, by client, hash and presented digest: concurrent equal checks share one. */
+  const pending = new Map<string, Promise<boolean>>();
+
   async function secretMatches(client: OAuthClient, secret: string): Promise<boolean> {
     const cacheKey = `${client.clientId}\u0000${client.secretHash}`;
     const digest = createHash('sha256').update(secret).digest();
     const known = verified.get(cacheKey);
     if (known !== undefined && timingSafeEqual(known, digest)) return true;
-    if (!(await verifyPassword(secret, client.secretHash))) return false;
+    const pendingKey = `${cacheKey}\u0000${digest.toString('base64url')}`;
+    let check = pending.get(pendingKey);
+    if (check === undefined) {
+      check = verifyPassword(secret, client.secretHash).finally(() => pending.delete(pendingKey));
+      pending.set(pendingKey, check);
+    }
+    if (!(await check)) return false;
     if (verified.size >= MAX_VERIFIED) verified.delete(verified.keys().next().value as string);
     verified.set(cacheKey, digest);
     return true;
