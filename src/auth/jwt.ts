@@ -1,5 +1,7 @@
 import { assertKnownOptions, invalidOption } from '../internal/options.js';
-import { type KeySourceOptions, resolveKeySource } from './jwks.js';
+import { discoveredKeySource } from './discovery.js';
+import { checkAlgorithms, type KeySourceOptions, resolveKeySource } from './jwks.js';
+import { parseHttpUrl } from './jwks-remote.js';
 import { cacheDeadline, type JwtCacheOptions, VerifiedTokenCache } from './jwt-cache.js';
 import { jwtInvalid } from './jwt-error.js';
 import {
@@ -18,6 +20,14 @@ export type { VerifiedJwt } from './jwt-verify.js';
  * the rules of RFC 8725.
  */
 export interface JwtVerifierOptions extends KeySourceOptions {
+  /**
+   * Find the keys from the issuer alone: its metadata (`/.well-known/openid-configuration`,
+   * else RFC 8414's `/.well-known/oauth-authorization-server`) names the `jwks_uri`, fetched
+   * on first use and kept as `jwksUrl` would be. On when no key source is given (then
+   * `issuer` must be one URL); it cannot be combined with one.
+   * @defaultValue `true` without `secret`, `publicKey`, `jwks` or `jwksUrl`
+   */
+  discovery?: boolean;
   /** The accepted `iss` value(s), compared exactly. Required. */
   issuer: string | readonly string[];
   /** The accepted `aud` value(s): the token's `aud` must hold one of them. Required. */
@@ -79,6 +89,7 @@ export const JWT_VERIFIER_OPTIONS: readonly string[] = Object.freeze([
   'jwks',
   'jwksUrl',
   'jwksOptions',
+  'discovery',
   'issuer',
   'audience',
   'algorithms',
@@ -106,6 +117,25 @@ function seconds(owner: string, name: string, value: unknown, fallback?: number)
   return value;
 }
 
+/** The configured key source, or one discovered from the issuer. */
+function keySourceOf(owner: string, options: JwtVerifierOptions) {
+  const given = [options.secret, options.publicKey, options.jwks, options.jwksUrl].some(
+    (k) => k !== undefined,
+  );
+  const discovery = options.discovery ?? !given;
+  if (!discovery) return resolveKeySource(owner, options, options.algorithms);
+  if (given) throw invalidOption(`${owner}: \`discovery\` cannot be combined with a key source`);
+  if (typeof options.issuer !== 'string') {
+    throw invalidOption(`${owner}: discovery needs \`issuer\` to be one URL`);
+  }
+  parseHttpUrl(owner, 'issuer', options.issuer);
+  const algorithms = checkAlgorithms(owner, options.algorithms ?? ['RS256'], false);
+  return {
+    source: discoveredKeySource(owner, options.issuer, algorithms, options.jwksOptions),
+    algorithms,
+  };
+}
+
 /**
  * Builds a verifier without checking for unknown options (for factories that add their own).
  * `subject` names the token in error messages.
@@ -119,7 +149,7 @@ export function buildJwtVerifier(
   if (typeof options !== 'object' || options === null) {
     throw invalidOption(`${owner}: options are required`);
   }
-  const { source, algorithms } = resolveKeySource(owner, options, options.algorithms);
+  const { source, algorithms } = keySourceOf(owner, options);
   const clockTolerance = seconds(owner, 'clockTolerance', options.clockTolerance, 5)!;
   const maxTokenAge = seconds(owner, 'maxTokenAge', options.maxTokenAge);
   const maxTokenLength = options.maxTokenLength ?? 8192;

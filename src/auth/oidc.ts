@@ -1,5 +1,6 @@
 import type { JSONWebKeySet, JWTPayload } from 'jose';
 import { assertKnownOptions, invalidOption } from '../internal/options.js';
+import { discoveredKeySource } from './discovery.js';
 import {
   checkAlgorithms,
   type KeySource,
@@ -7,7 +8,7 @@ import {
   type RemoteJwksOptions,
   resolveKeySource,
 } from './jwks.js';
-import { JwtError, jwtInvalid, keysUnavailable } from './jwt-error.js';
+import { JwtError, jwtInvalid } from './jwt-error.js';
 import { type CoreVerifyOptions, safeEqual, verifyCompactJwt } from './jwt-verify.js';
 
 /** Options of {@link createIdTokenVerifier}. */
@@ -109,29 +110,6 @@ function typed(payload: JWTPayload): IdTokenClaims {
   return claims as IdTokenClaims;
 }
 
-/** Fetches the discovery document and returns the key source of its `jwks_uri`. */
-async function discover(
-  issuer: string,
-  algorithms: readonly string[],
-  jwksOptions: RemoteJwksOptions | undefined,
-): Promise<KeySource> {
-  const base = issuer.replace(/\/+$/, '');
-  const response = await fetch(`${base}/.well-known/openid-configuration`, {
-    headers: { accept: 'application/json' },
-    redirect: 'manual',
-    signal: AbortSignal.timeout(jwksOptions?.timeoutDuration ?? 5_000),
-  });
-  if (response.status !== 200) throw new Error('The discovery document could not be fetched');
-  const document = (await response.json()) as { issuer?: unknown; jwks_uri?: unknown } | null;
-  if (document?.issuer !== issuer) {
-    throw new Error('The discovery document names another issuer');
-  }
-  if (typeof document.jwks_uri !== 'string')
-    throw new Error('The discovery document has no jwks_uri');
-  const options = { jwksUrl: document.jwks_uri, jwksOptions };
-  return resolveKeySource('createIdTokenVerifier', options, algorithms).source;
-}
-
 /**
  * Creates a verifier of OpenID Connect ID tokens, checked as OpenID Connect Core §3.1.3.7
  * says: signature with the provider's keys (RS256 unless told), `iss` exactly, `aud`
@@ -198,41 +176,19 @@ export function createIdTokenVerifier(options: IdTokenVerifierOptions): IdTokenV
     },
   };
 
-  let source: KeySource | undefined;
-  let pending: Promise<KeySource> | undefined;
-  let failedAt = Number.NEGATIVE_INFINITY;
-  const cooldown = options.jwksOptions?.cooldownDuration ?? 30_000;
-  if (discovery) {
-    parseHttpUrl(owner, 'issuer', issuer);
-  } else {
-    const keyOptions = {
-      jwks: options.jwks,
-      jwksUrl: options.jwksUrl,
-      jwksOptions: options.jwksOptions,
-    };
-    source = resolveKeySource(owner, keyOptions, algorithms).source;
-  }
-  const keySource = async (): Promise<KeySource> => {
-    if (source !== undefined) return source;
-    if (Date.now() < failedAt + cooldown) throw keysUnavailable();
-    pending ??= discover(issuer, algorithms, options.jwksOptions).then(
-      (found) => {
-        source = found;
-        return found;
-      },
-      (error: unknown) => {
-        failedAt = Date.now();
-        pending = undefined;
-        throw keysUnavailable(error);
-      },
-    );
-    return pending;
-  };
+  if (discovery) parseHttpUrl(owner, 'issuer', issuer);
+  const source: KeySource = discovery
+    ? discoveredKeySource(owner, issuer, algorithms, options.jwksOptions)
+    : resolveKeySource(
+        owner,
+        { jwks: options.jwks, jwksUrl: options.jwksUrl, jwksOptions: options.jwksOptions },
+        algorithms,
+      ).source;
 
   return {
     async verify(idToken, checks = {}) {
       if (typeof idToken !== 'string' || idToken.length > maxTokenLength) throw jwtInvalid(SUBJECT);
-      const { payload } = await verifyCompactJwt(idToken, (await keySource()).key, core);
+      const { payload } = await verifyCompactJwt(idToken, source.key, core);
       const { aud, azp } = payload;
       const audiences = Array.isArray(aud) ? aud : [aud];
       if (typeof payload.sub !== 'string' || audiences.some((a) => !trusted.has(a as string))) {

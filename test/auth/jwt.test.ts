@@ -45,7 +45,12 @@ async function refusal(promise: Promise<unknown>): Promise<JwtError> {
 
 describe('createJwtVerifier: options', () => {
   const bad: [string, Record<string, unknown>, RegExp][] = [
-    ['no key source', { ...base }, /exactly one/],
+    ['discovery with a key source', { ...base, secret, discovery: true }, /discovery/],
+    [
+      'discovery for several issuers',
+      { ...base, issuer: [ISSUER, 'https://b.example'] },
+      /one URL/,
+    ],
     ['two key sources', { ...base, secret, publicKey: 'x' }, /exactly one/],
     ['alg none', { ...base, secret, algorithms: ['none'] }, /none/],
     ['HS256 with a public key', { ...base, publicKey: 'PEM', algorithms: ['HS256'] }, /PEM|HMAC/],
@@ -279,5 +284,38 @@ describe('createJwtVerifier: cache of verified tokens', () => {
     const before = verifications();
     await refusal(v.verify(token));
     expect(verifications()).toBe(before + 1);
+  });
+});
+
+describe('createJwtVerifier: discovery from the issuer', () => {
+  it('finds the keys through the issuer metadata, once, when no key source is given', async () => {
+    const { startKeyServer } = await import('./jwt-fixtures.ts');
+    const key = await makeKey('disc');
+    const server = await startKeyServer([key.jwk]);
+    try {
+      const verifier = createJwtVerifier({ issuer: server.url, audience: AUDIENCE });
+      const token = await mint(key, { iss: server.url });
+      await expect(verifier.verify(token)).resolves.toMatchObject({ payload: { iss: server.url } });
+      await verifier.verify(await mint(key, { iss: server.url, sub: 'other' }));
+      expect(server.discoveryHits).toBe(1);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('answers keys-unavailable when the metadata names another issuer', async () => {
+    const { startKeyServer } = await import('./jwt-fixtures.ts');
+    const key = await makeKey('disc2');
+    const server = await startKeyServer([key.jwk], 'https://someone-else.example');
+    try {
+      const verifier = createJwtVerifier({ issuer: server.url, audience: AUDIENCE });
+      const error = await verifier
+        .verify(await mint(key, { iss: server.url }))
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(JwtError);
+      expect((error as JwtError).kind).toBe('unavailable');
+    } finally {
+      await server.close();
+    }
   });
 });

@@ -1,6 +1,8 @@
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import * as client from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { authenticate, getPrincipal, jwtBearer, sendJson } from '../../src/index.js';
+import { request, serve } from '../helpers/http.js';
 import { type RunningServer, startReferenceServer } from './spawn-server.js';
 
 let server: RunningServer;
@@ -165,6 +167,22 @@ describe('the authorization server with openid-client', () => {
         scopes: ['read:messages'],
       });
     }
+    // another service verifies the tokens knowing only the issuer URL (keys by discovery)
+    const resource = await serve([
+      authenticate([jwtBearer({ issuer: server.url, audience: server.url, typ: 'at+jwt' })]),
+      (req, res) => sendJson(res, 200, getPrincipal(req)?.sub),
+    ]);
+    const issued = await client.clientCredentialsGrant(
+      await configFor('demo-service', 'demo-service-secret'),
+      {},
+    );
+    const checked = await request(resource, '/', {
+      headers: { Authorization: `Bearer ${issued.access_token}` },
+    });
+    expect(checked.status).toBe(200);
+    expect(checked.body).toBe('"demo-service"');
+    await resource.close();
+
     const config = await configFor('demo-service', 'demo-service-secret');
     await expect(client.clientCredentialsGrant(config, { scope: 'openid' })).rejects.toMatchObject({
       error: 'invalid_scope',
