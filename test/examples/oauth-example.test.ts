@@ -7,6 +7,7 @@ import * as client from 'openid-client';
 import { authenticate, jwtBearer, requirePrincipal, sendJson, toNodeListener } from 'portico';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp, SERVICE_SECRET, SPA_ORIGIN } from '../../examples/oauth/server.js';
+import { Browser } from '../helpers/browser.js';
 
 const root = new URL('../../', import.meta.url);
 const REDIRECT_URI = `${SPA_ORIGIN}/callback`;
@@ -46,60 +47,6 @@ const configFor = (clientId: string, secret?: string) =>
 
 const hello = (token: string) =>
   fetch(`${issuer}/api/hello`, { headers: { Authorization: `Bearer ${token}` } });
-
-/** A browser for the HTML pages: one cookie jar, redirects not followed. */
-class Browser {
-  readonly cookies = new Map<string, string>();
-
-  async fetch(url: string | URL, init: RequestInit = {}): Promise<Response> {
-    const cookie = [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
-    const res = await fetch(url, {
-      ...init,
-      redirect: 'manual',
-      headers: {
-        ...(init.headers as Record<string, string>),
-        ...(cookie ? { Cookie: cookie } : {}),
-        Origin: issuer,
-      },
-    });
-    for (const line of res.headers.getSetCookie()) {
-      const [pair = ''] = line.split(';');
-      const eq = pair.indexOf('=');
-      if (/Max-Age=0/i.test(line)) this.cookies.delete(pair.slice(0, eq));
-      else this.cookies.set(pair.slice(0, eq), pair.slice(eq + 1));
-    }
-    return res;
-  }
-
-  /** Posts the page's form back to `url`: its hidden inputs and `fields`. */
-  async submit(page: Response, url: string | URL, fields: Record<string, string>) {
-    const body = new URLSearchParams(hiddenInputs(await page.text()));
-    for (const [name, value] of Object.entries(fields)) body.set(name, value);
-    return this.fetch(url, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-      body,
-    });
-  }
-}
-
-const ENTITIES: Record<string, string> = {
-  '&amp;': '&',
-  '&quot;': '"',
-  '&#39;': "'",
-  '&lt;': '<',
-  '&gt;': '>',
-};
-
-function hiddenInputs(html: string): [string, string][] {
-  const fields: [string, string][] = [];
-  for (const tag of html.match(/<input[^>]*type="hidden"[^>]*>/gi) ?? []) {
-    const name = /name="([^"]*)"/.exec(tag)?.[1];
-    const value = /value="([^"]*)"/.exec(tag)?.[1] ?? '';
-    if (name) fields.push([name, value.replace(/&(amp|quot|#39|lt|gt);/g, (e) => ENTITIES[e]!)]);
-  }
-  return fields;
-}
 
 describe('examples/oauth/server.ts with openid-client', () => {
   it('publishes discovery metadata at the issuer', async () => {
@@ -160,18 +107,22 @@ describe('examples/oauth/server.ts with openid-client', () => {
       state,
     });
 
-    const browser = new Browser();
+    const browser = new Browser(issuer);
     const signIn = await browser.fetch(url);
     expect(signIn.status).toBe(200);
     expect(signIn.headers.get('content-security-policy')).toContain(
       `form-action 'self' ${SPA_ORIGIN}`,
     );
-    const consent = await browser.submit(signIn, url, {
-      username: 'alice',
-      password: 'alice-password',
-    });
+    const consent = await browser.submit(
+      signIn,
+      {
+        username: 'alice',
+        password: 'alice-password',
+      },
+      url,
+    );
     expect(consent.status).toBe(200);
-    const approved = await browser.submit(consent, url, { decision: 'approve' });
+    const approved = await browser.submit(consent, { decision: 'approve' }, url);
     expect(approved.status).toBe(303);
     const callback = new URL(approved.headers.get('location')!);
     expect(callback.searchParams.get('iss')).toBe(issuer);
@@ -217,16 +168,24 @@ describe('examples/oauth/server.ts with openid-client', () => {
   it('connects the device once a signed-in user enters its code', async () => {
     const config = await configFor('hello-tv');
     const start = await client.initiateDeviceAuthorization(config, { scope: 'read:hello' });
-    const browser = new Browser();
+    const browser = new Browser(issuer);
     const page = await browser.fetch(start.verification_uri_complete!);
-    const form = await browser.submit(page, start.verification_uri, {
-      username: 'bob',
-      password: 'bob-password',
-    });
-    const done = await browser.submit(form, start.verification_uri, {
-      user_code: start.user_code,
-      decision: 'approve',
-    });
+    const form = await browser.submit(
+      page,
+      {
+        username: 'bob',
+        password: 'bob-password',
+      },
+      start.verification_uri,
+    );
+    const done = await browser.submit(
+      form,
+      {
+        user_code: start.user_code,
+        decision: 'approve',
+      },
+      start.verification_uri,
+    );
     expect(done.status).toBe(200);
     // approved before the first poll: poll at once rather than after `interval` seconds
     const tokens = await client.pollDeviceAuthorizationGrant(config, { ...start, interval: 0 });

@@ -2,6 +2,7 @@ import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import * as client from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { authenticate, getPrincipal, jwtBearer, sendJson } from '../../src/index.js';
+import { Browser } from '../helpers/browser.js';
 import { request, serve } from '../helpers/http.js';
 import { type RunningServer, startReferenceServer } from './spawn-server.js';
 
@@ -27,65 +28,9 @@ async function configFor(clientId: string, secret?: string, basic = true) {
   return client.discovery(new URL(server.url), clientId, undefined, auth, insecure);
 }
 
-/** A browser's cookie jar, for one origin. */
-class Browser {
-  cookies = new Map<string, string>();
-
-  async fetch(url: string | URL, init: RequestInit = {}): Promise<Response> {
-    const cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
-    const res = await fetch(url, {
-      ...init,
-      redirect: 'manual',
-      headers: {
-        ...(init.headers as Record<string, string>),
-        ...(cookie ? { Cookie: cookie } : {}),
-        Origin: server.url,
-      },
-    });
-    for (const line of res.headers.getSetCookie()) {
-      const [pair = ''] = line.split(';');
-      const eq = pair.indexOf('=');
-      const value = pair.slice(eq + 1);
-      if (value === '' || /Max-Age=0/i.test(line)) this.cookies.delete(pair.slice(0, eq));
-      else this.cookies.set(pair.slice(0, eq), value);
-    }
-    return res;
-  }
-
-  /** Submits the page's form: its hidden and given fields, and `button` (name=value) if any. */
-  async submit(page: Response, fields: Record<string, string>, url: string): Promise<Response> {
-    const html = await page.text();
-    const body = new URLSearchParams(hiddenInputs(html));
-    for (const [k, v] of Object.entries(fields)) body.set(k, v);
-    const action = /<form[^>]*action="([^"]*)"/i.exec(html)?.[1]?.replace(/&amp;/g, '&');
-    return this.fetch(new URL(action || url, url), {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-      body,
-    });
-  }
-}
-
-function hiddenInputs(html: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const tag of html.match(/<input[^>]*>/gi) ?? []) {
-    if (!/type="hidden"/i.test(tag)) continue;
-    const name = /name="([^"]*)"/i.exec(tag)?.[1];
-    const value = /value="([^"]*)"/i.exec(tag)?.[1] ?? '';
-    if (name)
-      out[name] = value
-        .replace(/&amp;/g, '&')
-        .replace(/&quot;/g, '"')
-        .replace(/&#39;/g, "'")
-        .replace(/&lt;/g, '<')
-        .replace(/&gt;/g, '>');
-  }
-  return out;
-}
-
 /** Signs in and approves the consent page of `url` as `user`; returns the redirect's Location. */
 async function signInAndApprove(url: URL, user = 'alice'): Promise<string> {
-  const browser = new Browser();
+  const browser = new Browser(server.url);
   const signInPage = await browser.fetch(url);
   expect(signInPage.status).toBe(200);
   expect(signInPage.headers.get('content-type')).toMatch(/^text\/html/);
@@ -304,7 +249,7 @@ describe('the authorization server with openid-client', () => {
     expect(start.verification_uri).toBe(`${server.url}/device/verify`);
     const polled = client.pollDeviceAuthorizationGrant(config, start);
     // the user signs in on a second device and approves the code, typed in lower case without the dash
-    const browser = new Browser();
+    const browser = new Browser(server.url);
     const verifyUrl = `${server.url}/device/verify`;
     const signIn = await browser.fetch(verifyUrl);
     let page = await browser.submit(

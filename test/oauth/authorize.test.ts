@@ -1,6 +1,4 @@
 import { createHash } from 'node:crypto';
-import type { IncomingHttpHeaders } from 'node:http';
-import { parseSetCookie } from 'cookie';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSessions } from '../../src/auth/session.js';
 import { createRouter } from '../../src/http/router.js';
@@ -12,6 +10,7 @@ import { createKeySet } from '../../src/oauth/key-set.js';
 import { escapeHtml } from '../../src/oauth/pages.js';
 import { MemoryOAuthStore } from '../../src/oauth/store.js';
 import { hashToken } from '../../src/oauth/tokens.js';
+import { hiddenInputs, sessionCookie } from '../helpers/browser.js';
 import { closeAll, type Listening, type Reply, request, serve } from '../helpers/http.js';
 
 const ISSUER = 'https://auth.example.test';
@@ -93,29 +92,6 @@ afterAll(closeAll);
 
 // ---- a small browser ------------------------------------------------------------------------
 
-const decodeEntities = (s: string) =>
-  s
-    .replace(/&quot;/g, '"')
-    .replace(/&#39;/g, "'")
-    .replace(/&lt;/g, '<')
-    .replace(/&gt;/g, '>')
-    .replace(/&amp;/g, '&');
-
-/** The hidden inputs of a page's form, as a browser would send them. */
-function hidden(html: string): [string, string][] {
-  return [...html.matchAll(/<input type="hidden" name="([^"]*)" value="([^"]*)">/g)].map((m) => [
-    decodeEntities(m[1]!),
-    decodeEntities(m[2]!),
-  ]);
-}
-
-function sessionCookie(headers: IncomingHttpHeaders): string | undefined {
-  const line = (headers['set-cookie'] ?? [])
-    .map((l) => parseSetCookie(l))
-    .find((c) => c.name === 'session');
-  return line === undefined ? undefined : `session=${line.value}`;
-}
-
 const authorize = (query: Record<string, string> | string, cookie?: string) =>
   request(server, `/authorize?${new URLSearchParams(query)}`, {
     headers: cookie === undefined ? {} : { Cookie: cookie },
@@ -155,7 +131,7 @@ async function signIn(query: Record<string, string>, user = 'alice') {
   expect(page.status).toBe(200);
   expect(page.body).toContain('name="password"');
   const reply = await post([
-    ...hidden(page.body),
+    ...hiddenInputs(page.body),
     ['username', user],
     ['password', USERS[user]!.password],
   ]);
@@ -349,7 +325,7 @@ describe('the pages', () => {
     );
     expect(reply.body).toMatch(/<label for="username">/);
     expect(reply.body).toContain('<html lang="en">');
-    const fields = Object.fromEntries(hidden(reply.body));
+    const fields = Object.fromEntries(hiddenInputs(reply.body));
     expect(fields).toMatchObject({ client_id: 'web', redirect_uri: WEB_CB, state: 'st-123' });
     expect(fields.csrf_token).toMatch(/^\d+\.[A-Za-z0-9_-]{43}$/);
   });
@@ -360,7 +336,7 @@ describe('the pages', () => {
     expect(reply.body).not.toContain('<script>');
     expect(reply.body).toContain(escapeHtml(state));
     expect(reply.body).toContain('Web &lt;App&gt; &amp; &quot;Co&quot;');
-    expect(Object.fromEntries(hidden(reply.body)).state).toBe(state);
+    expect(Object.fromEntries(hiddenInputs(reply.body)).state).toBe(state);
   });
 
   it('allows a private-use scheme redirect by its scheme in form-action', async () => {
@@ -389,7 +365,11 @@ describe('the pages', () => {
 describe('sign-in', () => {
   it('stays on our page after a wrong password: 401, no redirect, no session', async () => {
     const page = await authorize(webQuery());
-    const reply = await post([...hidden(page.body), ['username', 'alice'], ['password', 'nope']]);
+    const reply = await post([
+      ...hiddenInputs(page.body),
+      ['username', 'alice'],
+      ['password', 'nope'],
+    ]);
     expect(reply.status).toBe(401);
     expect(reply.headers.location).toBeUndefined();
     expect(sessionCookie(reply.headers)).toBeUndefined();
@@ -399,7 +379,7 @@ describe('sign-in', () => {
     expect(reply.body).toContain('value="alice"');
     // the page can be posted again
     const again = await post([
-      ...hidden(reply.body),
+      ...hiddenInputs(reply.body),
       ['username', 'alice'],
       ['password', 'alice-password'],
     ]);
@@ -409,7 +389,7 @@ describe('sign-in', () => {
 
   it('refuses a sign-in post without its form token, or with altered inputs', async () => {
     const page = await authorize(webQuery());
-    const fields = hidden(page.body);
+    const fields = hiddenInputs(page.body);
     const creds: [string, string][] = [
       ['username', 'alice'],
       ['password', 'alice-password'],
@@ -427,7 +407,7 @@ describe('sign-in', () => {
   it('refuses a sign-in from a foreign origin (login CSRF)', async () => {
     const page = await authorize(webQuery());
     const reply = await post(
-      [...hidden(page.body), ['username', 'alice'], ['password', 'alice-password']],
+      [...hiddenInputs(page.body), ['username', 'alice'], ['password', 'alice-password']],
       undefined,
       { Origin: 'https://evil.example' },
     );
@@ -449,7 +429,7 @@ describe('consent', () => {
   it('approves: 303 to the redirect URI with code, state and iss; the code is stored by hash', async () => {
     const { consent, cookie } = await signIn(webQuery());
     const before = Math.floor(Date.now() / 1000);
-    const reply = await post([...hidden(consent.body), ['decision', 'approve']], cookie);
+    const reply = await post([...hiddenInputs(consent.body), ['decision', 'approve']], cookie);
     const url = location(reply);
     expect(reply.headers['cache-control']).toBe('no-store');
     expect(`${url.origin}${url.pathname}`).toBe(WEB_CB);
@@ -477,7 +457,7 @@ describe('consent', () => {
   it('keeps the registered query and form-encodes what it adds', async () => {
     const query = { response_type: 'code', client_id: 'tenant', state: 'a b&c' };
     const { consent, cookie } = await signIn(query);
-    const reply = await post([...hidden(consent.body), ['decision', 'approve']], cookie);
+    const reply = await post([...hiddenInputs(consent.body), ['decision', 'approve']], cookie);
     expect(reply.status).toBe(303);
     expect(reply.headers.location).toMatch(
       /^https:\/\/tenant\.example\.com\/cb\?tenant=a%20b&x=~&code=[A-Za-z0-9_-]{43}&state=a\+b%26c&iss=https%3A%2F%2Fauth\.example\.test$/,
@@ -492,7 +472,7 @@ describe('consent', () => {
 
   it('denies: 303 with error=access_denied, state and iss, and no code', async () => {
     const { consent, cookie } = await signIn(webQuery());
-    const url = location(await post([...hidden(consent.body), ['decision', 'deny']], cookie));
+    const url = location(await post([...hiddenInputs(consent.body), ['decision', 'deny']], cookie));
     expect(`${url.origin}${url.pathname}`).toBe(WEB_CB);
     expect(url.searchParams.get('error')).toBe('access_denied');
     expect(url.searchParams.get('state')).toBe('st-123');
@@ -514,7 +494,9 @@ describe('consent', () => {
     expect(consent.headers['content-security-policy']).toContain(
       "form-action 'self' http://127.0.0.1:5173;",
     );
-    const url = location(await post([...hidden(consent.body), ['decision', 'approve']], cookie));
+    const url = location(
+      await post([...hiddenInputs(consent.body), ['decision', 'approve']], cookie),
+    );
     expect(`${url.origin}${url.pathname}`).toBe(SPA_CB);
     const record = store.consumeCode(hashToken(url.searchParams.get('code')!))?.record;
     expect(record).toMatchObject({ clientId: 'spa', sub: 'bob', codeChallenge: CHALLENGE });
@@ -522,7 +504,7 @@ describe('consent', () => {
 
   it('refuses tampered hidden inputs without redirecting', async () => {
     const { consent, cookie } = await signIn(webQuery());
-    const fields = hidden(consent.body);
+    const fields = hiddenInputs(consent.body);
     const change = (name: string, value: string) =>
       fields.map(([n, v]): [string, string] => [n, n === name ? value : v]);
     const tampered = [
@@ -543,21 +525,23 @@ describe('consent', () => {
 
   it('refuses a consent post without its token, with a sign-in token, or from another session', async () => {
     const { consent, cookie } = await signIn(webQuery());
-    const fields = hidden(consent.body);
+    const fields = hiddenInputs(consent.body);
     const withoutToken = fields.filter(([n]) => n !== 'csrf_token');
     expectErrorPage(await post([...withoutToken, ['decision', 'approve']], cookie));
     expectErrorPage(
       await post([...withoutToken, ['csrf_token', ''], ['decision', 'approve']], cookie),
     );
     const signInPage = await authorize(webQuery());
-    expectErrorPage(await post([...hidden(signInPage.body), ['decision', 'approve']], cookie));
+    expectErrorPage(
+      await post([...hiddenInputs(signInPage.body), ['decision', 'approve']], cookie),
+    );
     const other = await signIn(webQuery(), 'bob');
     expectErrorPage(await post([...fields, ['decision', 'approve']], other.cookie));
   });
 
   it('shows the sign-in form again when the session is gone, and refuses an unknown decision', async () => {
     const { consent, cookie } = await signIn(webQuery());
-    const fields = hidden(consent.body);
+    const fields = hiddenInputs(consent.body);
     const signedOut = await post([...fields, ['decision', 'approve']]);
     expect(signedOut.status).toBe(401);
     expect(signedOut.headers.location).toBeUndefined();
@@ -574,7 +558,9 @@ describe('consent', () => {
     const clients = ctx.clients as MemoryClientStore;
     clients.add({ ...client, scopes: ['profile'] });
     try {
-      const url = location(await post([...hidden(consent.body), ['decision', 'approve']], cookie));
+      const url = location(
+        await post([...hiddenInputs(consent.body), ['decision', 'approve']], cookie),
+      );
       expect(url.searchParams.get('error')).toBe('invalid_scope');
       expect(url.searchParams.has('code')).toBe(false);
     } finally {

@@ -1,5 +1,3 @@
-import type { IncomingHttpHeaders } from 'node:http';
-import { parseSetCookie } from 'cookie';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSessions } from '../../src/auth/session.js';
 import { createRouter } from '../../src/http/router.js';
@@ -16,6 +14,7 @@ import {
 import { createKeySet } from '../../src/oauth/key-set.js';
 import { MemoryOAuthStore } from '../../src/oauth/store.js';
 import { hashToken } from '../../src/oauth/tokens.js';
+import { hiddenInputs, sessionCookie } from '../helpers/browser.js';
 import { closeAll, json, type Listening, type Reply, request, serve } from '../helpers/http.js';
 
 const ISSUER = 'https://auth.example.test';
@@ -81,28 +80,6 @@ afterAll(closeAll);
 
 const FORM = { 'Content-Type': 'application/x-www-form-urlencoded' };
 
-const decodeEntities = (s: string) =>
-  s
-    .replace(/&quot;/g, '"')
-    .replace(/&#39;/g, "'")
-    .replace(/&lt;/g, '<')
-    .replace(/&gt;/g, '>')
-    .replace(/&amp;/g, '&');
-
-function hidden(html: string): [string, string][] {
-  return [...html.matchAll(/<input type="hidden" name="([^"]*)" value="([^"]*)">/g)].map((m) => [
-    decodeEntities(m[1]!),
-    decodeEntities(m[2]!),
-  ]);
-}
-
-function sessionCookie(headers: IncomingHttpHeaders): string | undefined {
-  const c = (headers['set-cookie'] ?? [])
-    .map((l) => parseSetCookie(l))
-    .find((x) => x.name === 'session');
-  return c === undefined ? undefined : `session=${c.value}`;
-}
-
 const startDevice = (body: string, headers: Record<string, string> = {}) =>
   request(server, '/device', { method: 'POST', headers: { ...FORM, ...headers }, body });
 
@@ -119,7 +96,7 @@ async function signIn(user = 'alice', query = ''): Promise<{ page: Reply; cookie
   expect(first.status).toBe(200);
   expect(first.body).toContain('name="password"');
   const page = await verifyPost([
-    ...hidden(first.body),
+    ...hiddenInputs(first.body),
     ['username', user],
     ['password', USERS[user]!],
   ]);
@@ -242,7 +219,7 @@ describe('/device/verify', () => {
     expect(page.body).toContain('Living-room TV');
     expect(page.body).toContain('name="decision" value="approve"');
     const done = await verifyPost(
-      [...hidden(page.body), ['user_code', userCode], ['decision', 'approve']],
+      [...hiddenInputs(page.body), ['user_code', userCode], ['decision', 'approve']],
       cookie,
     );
     expect(done.status).toBe(200);
@@ -263,7 +240,7 @@ describe('/device/verify', () => {
     ]) {
       const { deviceCode, userCode } = await start();
       const done = await verifyPost(
-        [...hidden(page.body), ['user_code', typed(userCode)], ['decision', 'approve']],
+        [...hiddenInputs(page.body), ['user_code', typed(userCode)], ['decision', 'approve']],
         cookie,
       );
       expect(done.status).toBe(200);
@@ -278,7 +255,7 @@ describe('/device/verify', () => {
     const { deviceCode, userCode } = await start();
     const { page, cookie } = await signIn('alice');
     const done = await verifyPost(
-      [...hidden(page.body), ['user_code', userCode], ['decision', 'deny']],
+      [...hiddenInputs(page.body), ['user_code', userCode], ['decision', 'deny']],
       cookie,
     );
     expect(done.status).toBe(200);
@@ -300,7 +277,7 @@ describe('/device/verify', () => {
     );
     expect(noToken.status).toBe(400);
     const signedOut = await verifyPost([
-      ...hidden(page.body),
+      ...hiddenInputs(page.body),
       ['user_code', userCode],
       ['decision', 'approve'],
     ]);
@@ -308,7 +285,7 @@ describe('/device/verify', () => {
     expect(signedOut.body).toContain('name="password"');
     const other = await signIn('bob');
     const crossed = await verifyPost(
-      [...hidden(page.body), ['user_code', userCode], ['decision', 'approve']],
+      [...hiddenInputs(page.body), ['user_code', userCode], ['decision', 'approve']],
       other.cookie,
     );
     expect(crossed.status).toBe(400);
@@ -318,7 +295,7 @@ describe('/device/verify', () => {
   it('stays on the sign-in page after a wrong password', async () => {
     const first = await request(server, '/device/verify');
     const reply = await verifyPost([
-      ...hidden(first.body),
+      ...hiddenInputs(first.body),
       ['username', 'alice'],
       ['password', 'wrong'],
     ]);
@@ -330,7 +307,7 @@ describe('/device/verify', () => {
   it('refuses a code used already', async () => {
     const { userCode } = await start();
     const { page, cookie } = await signIn('alice');
-    const fields = [...hidden(page.body), ['user_code', userCode]] as [string, string][];
+    const fields = [...hiddenInputs(page.body), ['user_code', userCode]] as [string, string][];
     expect((await verifyPost([...fields, ['decision', 'approve']], cookie)).status).toBe(200);
     const again = await verifyPost([...fields, ['decision', 'deny']], cookie);
     expect(again.status).toBe(400);
@@ -341,7 +318,10 @@ describe('/device/verify', () => {
     const { deviceCode, userCode } = await start();
     const { page, cookie } = await signIn('carol');
     const attempt = (code: string) =>
-      verifyPost([...hidden(page.body), ['user_code', code], ['decision', 'approve']], cookie);
+      verifyPost(
+        [...hiddenInputs(page.body), ['user_code', code], ['decision', 'approve']],
+        cookie,
+      );
     const wrong = ['BBBB-BBBB', 'nonsense', 'CCCC-CCCC', ''];
     for (const code of wrong) {
       const reply = await attempt(code);
@@ -363,7 +343,7 @@ describe('/device/verify', () => {
     // another user is not affected
     const bob = await signIn('bob');
     const ok = await verifyPost(
-      [...hidden(bob.page.body), ['user_code', userCode], ['decision', 'approve']],
+      [...hiddenInputs(bob.page.body), ['user_code', userCode], ['decision', 'approve']],
       bob.cookie,
     );
     expect(ok.status).toBe(200);
