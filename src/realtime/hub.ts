@@ -1,0 +1,181 @@
+import { PorticoError } from '../core/errors.js';
+import { assertKnownOptions, invalidOption } from '../internal/options.js';
+import type {
+  Broker,
+  HistoryResult,
+  HubListener,
+  HubMessage,
+  Position,
+  Unsubscribe,
+} from './broker.js';
+import { MemoryBroker } from './memory-broker.js';
+
+/**
+ * Options of {@link createHub}.
+ *
+ * @example
+ * ```ts
+ * const options: HubOptions = { broker: new MemoryBroker({ historySize: 200 }) };
+ * const hub = createHub(options);
+ * ```
+ */
+export interface HubOptions {
+  /**
+   * Where messages go. A broker given here stays the caller's to close; the default one is
+   * closed by {@link Hub.close}.
+   * @defaultValue a new {@link MemoryBroker} (this process only)
+   */
+  broker?: Broker;
+  /**
+   * Called when an asynchronous broker fails to subscribe (the listener then gets nothing).
+   * @defaultValue reports on `console.error`
+   */
+  onError?: (error: unknown, channel: string) => void;
+}
+
+/**
+ * The channel hub that WebSocket and SSE share.
+ *
+ * @example
+ * ```ts
+ * const hub: Hub = createHub();
+ * await hub.publish('room:1', 'message', { text: 'hi' });
+ * ```
+ */
+export interface Hub {
+  /** Publishes one event on `channel`; resolves with the message as the broker recorded it. */
+  publish(channel: string, event: string, data: unknown): Promise<HubMessage>;
+  /** Delivers every later message of `channel` to `listener` until the returned function runs. */
+  subscribe(channel: string, listener: HubListener): Unsubscribe;
+  /** The events of `channel` after `since`, and whether none is missing. */
+  replay(channel: string, since: Position): Promise<HistoryResult>;
+  /** Ends every subscription made through this hub, and closes the broker if the hub made it. */
+  close(): Promise<void>;
+}
+
+const KNOWN_OPTIONS = ['broker', 'onError'] as const;
+const MAX_NAME_LENGTH = 200;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it rejects.
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+
+function assertName(kind: 'channel' | 'event', name: unknown): asserts name is string {
+  if (
+    typeof name !== 'string' ||
+    name.length === 0 ||
+    name.length > MAX_NAME_LENGTH ||
+    CONTROL.test(name)
+  ) {
+    const error = new TypeError(
+      `The ${kind} name must be 1–${MAX_NAME_LENGTH} characters without control characters.`,
+    );
+    (error as TypeError & { code: string }).code = 'ERR_INVALID_ARG_VALUE';
+    throw error;
+  }
+}
+
+function closedError(): PorticoError {
+  return new PorticoError('The hub is closed.', 'ERR_HUB_CLOSED');
+}
+
+function reportToConsole(error: unknown, channel: string): void {
+  console.error(`portico realtime: subscribing to channel "${channel}" failed`, error);
+}
+
+/**
+ * Creates the channel hub: `publish` / `subscribe` by channel name over a {@link Broker}
+ * (in-process by default, Redis pub/sub for fan-out across processes), and `replay` for
+ * clients that come back with a position (`Last-Event-ID`, a WebSocket resume token).
+ * Channel and event names are 1–200 characters without control characters, else a
+ * `TypeError`.
+ *
+ * @example
+ * ```ts
+ * const hub = createHub();
+ * const off = hub.subscribe('room:1', (m) => stream.send({ id: formatPosition(m), event: m.event, data: m.data }));
+ * await hub.publish('room:1', 'message', { text: 'hello' });
+ *
+ * const since = parsePosition(req.headers['last-event-id']);
+ * if (since) {
+ *   const { events, recovered } = await hub.replay('room:1', since);
+ *   if (!recovered) stream.send({ event: 'reset', data: { reason: 'too-far-behind' } });
+ * }
+ * off();
+ * await hub.close();
+ * ```
+ */
+export function createHub(options: HubOptions = {}): Hub {
+  assertKnownOptions('createHub', options, KNOWN_OPTIONS);
+  const { broker: given, onError = reportToConsole } = options;
+  if (
+    given !== undefined &&
+    (typeof given !== 'object' ||
+      given === null ||
+      typeof given.publish !== 'function' ||
+      typeof given.subscribe !== 'function' ||
+      typeof given.history !== 'function' ||
+      typeof given.close !== 'function')
+  ) {
+    throw invalidOption('createHub: `broker` must implement publish, subscribe, history, close');
+  }
+  if (typeof onError !== 'function') throw invalidOption('createHub: `onError` must be a function');
+  const broker = given ?? new MemoryBroker();
+  const active = new Set<Unsubscribe>();
+  let closed = false;
+
+  return {
+    async publish(channel, event, data) {
+      assertName('channel', channel);
+      assertName('event', event);
+      if (closed) throw closedError();
+      return broker.publish(channel, { event, data });
+    },
+
+    subscribe(channel, listener) {
+      assertName('channel', channel);
+      if (typeof listener !== 'function') throw new TypeError('listener must be a function');
+      if (closed) throw closedError();
+      let done = false;
+      let release: Unsubscribe | undefined;
+      const unsubscribe: Unsubscribe = () => {
+        if (done) return;
+        done = true;
+        active.delete(unsubscribe);
+        release?.();
+      };
+      const result = broker.subscribe(channel, listener);
+      if (typeof result === 'function') {
+        release = result;
+      } else {
+        Promise.resolve(result).then(
+          (off) => {
+            if (done) off();
+            else release = off;
+          },
+          (error: unknown) => {
+            active.delete(unsubscribe);
+            done = true;
+            onError(error, channel);
+          },
+        );
+      }
+      active.add(unsubscribe);
+      return unsubscribe;
+    },
+
+    async replay(channel, since) {
+      assertName('channel', channel);
+      if (typeof since !== 'object' || since === null) {
+        throw new TypeError('replay: `since` must be a position { epoch, offset }');
+      }
+      if (closed) throw closedError();
+      return broker.history(channel, since);
+    },
+
+    async close() {
+      if (closed) return;
+      closed = true;
+      for (const unsubscribe of [...active]) unsubscribe();
+      if (given === undefined) await broker.close();
+    },
+  };
+}

@@ -1,0 +1,217 @@
+import { randomBytes } from 'node:crypto';
+import { PorticoError } from '../core/errors.js';
+import { assertKnownOptions, invalidOption } from '../internal/options.js';
+import type {
+  Broker,
+  HistoryResult,
+  HubDraft,
+  HubListener,
+  HubMessage,
+  Position,
+  Unsubscribe,
+} from './broker.js';
+
+/**
+ * Options of {@link MemoryBroker}.
+ *
+ * @example
+ * ```ts
+ * const options: MemoryBrokerOptions = { historySize: 500, onError: (err) => log.warn(err) };
+ * const broker = new MemoryBroker(options);
+ * ```
+ */
+export interface MemoryBrokerOptions {
+  /**
+   * The most events kept per channel for resuming clients; older ones are evicted.
+   * @defaultValue `1000`
+   */
+  historySize?: number;
+  /**
+   * How long an event stays in the history, in milliseconds; unset keeps it until evicted
+   * by `historySize`.
+   */
+  historyTtlMs?: number;
+  /**
+   * Called when a listener throws or rejects; delivery to the other listeners goes on.
+   * @defaultValue reports on `console.error`
+   */
+  onError?: (error: unknown, message: HubMessage) => void;
+  /**
+   * The clock, in epoch milliseconds (tests inject one).
+   * @defaultValue `Date.now`
+   */
+  now?: () => number;
+}
+
+const KNOWN_OPTIONS = ['historySize', 'historyTtlMs', 'onError', 'now'] as const;
+
+/** One channel: its offset counter, its ring buffer of recent events and its listeners. */
+interface Channel {
+  /** Offset of the last event published (0 before any). */
+  last: number;
+  ring: (HubMessage | undefined)[];
+  /** Index in `ring` of the oldest held event. */
+  head: number;
+  /** Events held. */
+  count: number;
+  listeners: Set<HubListener>;
+}
+
+function reportToConsole(error: unknown, message: HubMessage): void {
+  console.error(`portico realtime: a listener of channel "${message.channel}" failed`, error);
+}
+
+/**
+ * The in-process {@link Broker}: offsets that grow by one per channel, a random epoch per
+ * broker instance (so positions from before a restart are recognised as another epoch), a
+ * bounded ring buffer per channel, and synchronous delivery in which one failing listener
+ * never keeps the message from the others. Subscribers of other processes see nothing:
+ * behind several instances, use a shared broker. Each channel name keeps its offset counter
+ * (a few dozen bytes) for the broker's life, so that offsets never restart within an epoch.
+ *
+ * @example
+ * ```ts
+ * const broker = new MemoryBroker({ historySize: 500, historyTtlMs: 5 * 60_000 });
+ * const hub = createHub({ broker });
+ * ```
+ */
+export class MemoryBroker implements Broker {
+  /** This instance's epoch, random. */
+  readonly epoch: string = randomBytes(12).toString('base64url');
+  readonly #channels = new Map<string, Channel>();
+  readonly #size: number;
+  readonly #ttl: number | undefined;
+  readonly #onError: (error: unknown, message: HubMessage) => void;
+  readonly #now: () => number;
+  #closed = false;
+
+  constructor(options: MemoryBrokerOptions = {}) {
+    assertKnownOptions('MemoryBroker', options, KNOWN_OPTIONS);
+    const { historySize = 1000, historyTtlMs, onError, now } = options;
+    if (!Number.isSafeInteger(historySize) || historySize < 0) {
+      throw invalidOption('MemoryBroker: `historySize` must be an integer ≥ 0');
+    }
+    if (
+      historyTtlMs !== undefined &&
+      (typeof historyTtlMs !== 'number' || !Number.isFinite(historyTtlMs) || historyTtlMs <= 0)
+    ) {
+      throw invalidOption('MemoryBroker: `historyTtlMs` must be a positive number');
+    }
+    if (onError !== undefined && typeof onError !== 'function') {
+      throw invalidOption('MemoryBroker: `onError` must be a function');
+    }
+    if (now !== undefined && typeof now !== 'function') {
+      throw invalidOption('MemoryBroker: `now` must be a function returning epoch milliseconds');
+    }
+    this.#size = historySize;
+    this.#ttl = historyTtlMs;
+    this.#onError = onError ?? reportToConsole;
+    this.#now = now ?? Date.now;
+  }
+
+  publish(channel: string, draft: HubDraft): HubMessage {
+    this.#assertOpen();
+    const state = this.#channel(channel);
+    const time = this.#now();
+    this.#expire(state, time);
+    state.last += 1;
+    const message: HubMessage = Object.freeze({
+      channel,
+      offset: state.last,
+      epoch: this.epoch,
+      event: draft.event,
+      data: draft.data,
+      time,
+    });
+    if (this.#size > 0) {
+      if (state.count === this.#size) {
+        state.ring[state.head] = message;
+        state.head = (state.head + 1) % this.#size;
+      } else {
+        state.ring[(state.head + state.count) % this.#size] = message;
+        state.count += 1;
+      }
+    }
+    for (const listener of [...state.listeners]) this.#deliver(listener, message);
+    return message;
+  }
+
+  subscribe(channel: string, listener: HubListener): Unsubscribe {
+    this.#assertOpen();
+    if (typeof listener !== 'function') throw new TypeError('listener must be a function');
+    const state = this.#channel(channel);
+    // Each subscription gets its own entry, so one function may be subscribed twice.
+    const entry: HubListener = (message) => listener(message);
+    state.listeners.add(entry);
+    return () => {
+      state.listeners.delete(entry);
+    };
+  }
+
+  history(channel: string, since: Position): HistoryResult {
+    if (this.#closed) return { events: [], recovered: false };
+    const state = this.#channels.get(channel);
+    if (state === undefined) {
+      // Nothing was ever published here in this epoch: only "nothing seen yet" is complete.
+      return { events: [], recovered: since.epoch === this.epoch && since.offset === 0 };
+    }
+    this.#expire(state, this.#now());
+    const held: HubMessage[] = [];
+    for (let i = 0; i < state.count; i++) held.push(state.ring[(state.head + i) % this.#size]!);
+    const oldest = state.last - state.count + 1;
+    const offset = since.offset;
+    const sameEpoch = since.epoch === this.epoch && Number.isSafeInteger(offset);
+    if (sameEpoch && offset >= oldest - 1 && offset <= state.last) {
+      return { events: held.slice(offset - oldest + 1), recovered: true };
+    }
+    return { events: held, recovered: false };
+  }
+
+  close(): void {
+    this.#closed = true;
+    this.#channels.clear();
+  }
+
+  #channel(name: string): Channel {
+    let state = this.#channels.get(name);
+    if (state === undefined) {
+      state = { last: 0, ring: [], head: 0, count: 0, listeners: new Set() };
+      this.#channels.set(name, state);
+    }
+    return state;
+  }
+
+  /** Evicts the events older than `historyTtlMs`. */
+  #expire(state: Channel, now: number): void {
+    if (this.#ttl === undefined) return;
+    const limit = now - this.#ttl;
+    while (state.count > 0 && state.ring[state.head]!.time <= limit) {
+      state.ring[state.head] = undefined;
+      state.head = (state.head + 1) % this.#size;
+      state.count -= 1;
+    }
+  }
+
+  #deliver(listener: HubListener, message: HubMessage): void {
+    try {
+      const result = listener(message);
+      if (result !== undefined && typeof (result as Promise<void>).then === 'function') {
+        (result as Promise<void>).then(undefined, (error: unknown) => this.#report(error, message));
+      }
+    } catch (error) {
+      this.#report(error, message);
+    }
+  }
+
+  #report(error: unknown, message: HubMessage): void {
+    try {
+      this.#onError(error, message);
+    } catch {
+      // An error reporter that throws must not break delivery either.
+    }
+  }
+
+  #assertOpen(): void {
+    if (this.#closed) throw new PorticoError('The broker is closed.', 'ERR_HUB_CLOSED');
+  }
+}

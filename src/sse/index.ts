@@ -1,0 +1,24 @@
+/**
+ * Server-Sent Events: {@link createEventStream}, the `text/event-stream` writer with
+ * heartbeats, a jittered `retry` hint and a bounded queue that drops slow clients; the
+ * {@link formatEvent} and {@link formatComment} formatters it uses; and {@link lastEventId}
+ * for reconnecting clients.
+ *
+ * @see https://html.spec.whatwg.org/multipage/server-sent-events.html
+ * @module sse
+ */
+export {
+  type FormatOptions,
+  formatComment,
+  formatEvent,
+  type ServerSentEvent,
+} from './format.js';
+export {
+  createEventStream,
+  EVENT_STREAM_TYPE,
+  type EventStream,
+  type EventStreamCloseReason,
+  type EventStreamOptions,
+  type LastEventIdOptions,
+  lastEventId,
+} from './stream.js';

@@ -1,0 +1,285 @@
+import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import { assertKnownOptions, invalidOption } from '../internal/options.js';
+import { formatComment, formatEvent, type ServerSentEvent } from './format.js';
+
+/** The media type of an event stream. */
+export const EVENT_STREAM_TYPE = 'text/event-stream; charset=utf-8';
+
+/** Options of {@link createEventStream}. */
+export interface EventStreamOptions {
+  /**
+   * Reconnection time sent in a first `retry:` line, in milliseconds; `false` sends none.
+   * @defaultValue `3000`
+   */
+  retry?: number | false;
+  /**
+   * Spread of the `retry` hint, as a fraction: each stream gets `retry` ± up to this much,
+   * so that clients cut off together do not all come back in the same instant.
+   * @defaultValue `0.2`
+   */
+  retryJitter?: number;
+  /**
+   * Milliseconds between comment heartbeats, which keep proxies and load balancers from
+   * closing an idle stream; `0` sends none.
+   * @defaultValue `15000`
+   */
+  heartbeat?: number;
+  /**
+   * How many events may wait while the client is not reading (after `res.write()` returned
+   * `false`, until `'drain'`); one more and the stream is closed as a slow consumer.
+   * @defaultValue `1000`
+   */
+  maxQueue?: number;
+  /**
+   * How many bytes of events may wait while the client is not reading; past it the stream
+   * is closed as a slow consumer.
+   * @defaultValue `1048576` (1 MiB)
+   */
+  maxQueueBytes?: number;
+  /**
+   * JSON-encode `data`; with `false` it must be a string (see {@link formatEvent}).
+   * @defaultValue `true`
+   */
+  json?: boolean;
+  /** Further response headers (e.g. `Vary`); the event-stream headers always win. */
+  headers?: OutgoingHttpHeaders;
+}
+
+/**
+ * Why a stream ended: the client went away (`client`), {@link EventStream.close} was called
+ * (`server`), the client did not read fast enough (`slow-consumer`), or the response
+ * failed (`error`).
+ */
+export type EventStreamCloseReason = 'client' | 'server' | 'slow-consumer' | 'error';
+
+/** An open `text/event-stream` response, from {@link createEventStream}. */
+export interface EventStream {
+  /**
+   * Sends one event. Returns `true` when written or queued, `false` once the stream is
+   * closed (a no-op then). Throws a `TypeError` for an invalid event.
+   */
+  send(event: ServerSentEvent): boolean;
+  /** Sends a comment, which clients ignore; same return value as {@link EventStream.send}. */
+  comment(text?: string): boolean;
+  /** Ends the response and releases everything (reason `server`). Idempotent. */
+  close(): void;
+  /** Whether the stream has ended, for whatever reason. */
+  readonly closed: boolean;
+  /** The reason the stream ended, once it has. */
+  readonly closeReason: EventStreamCloseReason | undefined;
+  /** Calls `listener` once when the stream ends (at once if it already has). */
+  onClose(listener: (reason: EventStreamCloseReason) => void): void;
+}
+
+const KNOWN = [
+  'retry',
+  'retryJitter',
+  'heartbeat',
+  'maxQueue',
+  'maxQueueBytes',
+  'json',
+  'headers',
+] as const;
+
+let open = 0;
+
+/**
+ * How many event streams are open in this process (heartbeat timer and listeners still
+ * held). For leak tests.
+ * @internal
+ */
+export function countOpenEventStreams(): number {
+  return open;
+}
+
+function nonNegative(name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+    throw invalidOption(`createEventStream: \`${name}\` must be a non-negative number`);
+  }
+  return value;
+}
+
+function jittered(retry: number, jitter: number): number {
+  return Math.max(0, Math.round(retry * (1 + (Math.random() * 2 - 1) * jitter)));
+}
+
+/**
+ * Answers `res` with a `text/event-stream` and returns its writer. The headers
+ * (`Content-Type: text/event-stream; charset=utf-8`, `Cache-Control: no-cache, no-transform`
+ * so compression leaves it alone, `X-Accel-Buffering: no` for nginx) are flushed at once,
+ * followed by a jittered `retry:` hint. Comment heartbeats run on an unref'd timer. When
+ * `res.write()` returns `false`, events queue up to `maxQueue` / `maxQueueBytes` until
+ * `'drain'`; past that the slow client is dropped. When the client goes away, the timer
+ * and every listener are released and {@link EventStream.onClose} listeners run.
+ *
+ * @example
+ * ```ts
+ * const events: Middleware = (req, res) => {
+ *   const stream = createEventStream(req, res, { heartbeat: 15_000 });
+ *   const off = bus.subscribe((message) => stream.send({ id: message.id, data: message }));
+ *   stream.onClose(off);
+ * };
+ * ```
+ * @see https://html.spec.whatwg.org/multipage/server-sent-events.html
+ */
+export function createEventStream(
+  req: IncomingMessage,
+  res: ServerResponse,
+  options: EventStreamOptions = {},
+): EventStream {
+  assertKnownOptions('createEventStream', options, KNOWN);
+  const retry = options.retry === false ? false : nonNegative('retry', options.retry, 3000);
+  const jitter = nonNegative('retryJitter', options.retryJitter, 0.2);
+  if (jitter > 1) throw invalidOption('createEventStream: `retryJitter` must be at most 1');
+  const heartbeat = nonNegative('heartbeat', options.heartbeat, 15_000);
+  const maxQueue = nonNegative('maxQueue', options.maxQueue, 1000);
+  const maxQueueBytes = nonNegative('maxQueueBytes', options.maxQueueBytes, 1_048_576);
+  const format = { json: options.json !== false };
+  if (res.headersSent) throw new Error('createEventStream: the response headers were already sent');
+
+  let closeReason: EventStreamCloseReason | undefined;
+  let congested = false;
+  const queue: string[] = [];
+  let queuedBytes = 0;
+  const listeners: ((reason: EventStreamCloseReason) => void)[] = [];
+  let timer: NodeJS.Timeout | undefined;
+
+  const release = (reason: EventStreamCloseReason) => {
+    if (closeReason !== undefined) return;
+    closeReason = reason;
+    open--;
+    if (timer !== undefined) clearInterval(timer);
+    timer = undefined;
+    queue.length = 0;
+    queuedBytes = 0;
+    res.off('close', onGone);
+    res.off('drain', onDrain);
+    res.off('error', onError);
+    req.off('error', onError);
+    for (const listener of listeners.splice(0)) notify(listener, reason);
+  };
+  const onGone = () => release('client');
+  const onError = () => {
+    release('error');
+    res.destroy();
+  };
+  const onDrain = () => {
+    congested = false;
+    while (queue.length > 0 && !congested) {
+      const chunk = queue.shift() as string;
+      queuedBytes -= Buffer.byteLength(chunk);
+      congested = !res.write(chunk);
+    }
+  };
+  const write = (chunk: string): boolean => {
+    if (closeReason !== undefined) return false;
+    if (!congested) {
+      congested = !res.write(chunk);
+      return true;
+    }
+    const bytes = Buffer.byteLength(chunk);
+    if (queue.length + 1 > maxQueue || queuedBytes + bytes > maxQueueBytes) {
+      release('slow-consumer');
+      res.destroy();
+      return false;
+    }
+    queue.push(chunk);
+    queuedBytes += bytes;
+    return true;
+  };
+
+  open++;
+  res.on('close', onGone);
+  res.on('drain', onDrain);
+  res.on('error', onError);
+  req.on('error', onError);
+  res.writeHead(200, {
+    ...options.headers,
+    'Content-Type': EVENT_STREAM_TYPE,
+    'Cache-Control': 'no-cache, no-transform',
+    'X-Accel-Buffering': 'no',
+  });
+  res.flushHeaders();
+  req.socket?.setNoDelay(true);
+  if (retry !== false) write(formatEvent({ retry: jittered(retry, jitter) }));
+  if (heartbeat > 0) {
+    timer = setInterval(() => {
+      if (!congested) write(formatComment());
+    }, heartbeat);
+    timer.unref();
+  }
+
+  return {
+    send: (event) => (closeReason === undefined ? write(formatEvent(event, format)) : false),
+    comment: (text) => (closeReason === undefined ? write(formatComment(text)) : false),
+    close() {
+      if (closeReason !== undefined) return;
+      release('server');
+      res.end();
+    },
+    get closed() {
+      return closeReason !== undefined;
+    },
+    get closeReason() {
+      return closeReason;
+    },
+    onClose(listener) {
+      if (closeReason !== undefined) notify(listener, closeReason);
+      else listeners.push(listener);
+    },
+  };
+}
+
+/** Runs a close listener; one that throws does not keep the others from running. */
+function notify(
+  listener: (reason: EventStreamCloseReason) => void,
+  reason: EventStreamCloseReason,
+): void {
+  try {
+    listener(reason);
+  } catch (err) {
+    queueMicrotask(() => {
+      throw err;
+    });
+  }
+}
+
+/** Options of {@link lastEventId}. */
+export interface LastEventIdOptions {
+  /**
+   * Also read the ID from this query parameter when the header is absent (for clients
+   * that cannot set headers on their first connection). Off unless given.
+   */
+  queryParameter?: string;
+}
+
+/**
+ * The ID of the last event a reconnecting client saw: the `Last-Event-ID` header, or the
+ * query parameter named by `queryParameter` when enabled; `undefined` when neither is there
+ * or the value holds CR, LF or NUL.
+ *
+ * @example
+ * ```ts
+ * const since = lastEventId(req, { queryParameter: 'lastEventId' });
+ * ```
+ * @see https://html.spec.whatwg.org/multipage/server-sent-events.html#last-event-id
+ */
+export function lastEventId(
+  req: IncomingMessage,
+  options: LastEventIdOptions = {},
+): string | undefined {
+  assertKnownOptions('lastEventId', options, ['queryParameter']);
+  let value: string | undefined;
+  const header = req.headers['last-event-id'];
+  if (typeof header === 'string') value = header;
+  else if (options.queryParameter !== undefined && req.url !== undefined) {
+    const query = req.url.indexOf('?');
+    if (query !== -1) {
+      value =
+        new URLSearchParams(req.url.slice(query + 1)).get(options.queryParameter) ?? undefined;
+    }
+  }
+  if (value === undefined || /[\r\n\0]/.test(value)) return undefined;
+  return value;
+}

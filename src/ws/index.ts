@@ -1,0 +1,29 @@
+/**
+ * WebSocket building blocks: the opening-handshake checks and `Sec-WebSocket-Accept`
+ * computation, and the close codes with their rules (which may be sent, which are only
+ * reported, how long a reason may be, which code answers a portico error).
+ *
+ * @see https://www.rfc-editor.org/rfc/rfc6455
+ * @module ws
+ */
+export {
+  CloseCode,
+  type CloseCodeValue,
+  closeCodeFor,
+  isApplicationCloseCode,
+  isReportedOnlyCloseCode,
+  isSendableCloseCode,
+  MAX_CLOSE_REASON_BYTES,
+  truncateCloseReason,
+  WebSocketCloseError,
+  type WebSocketCloseErrorOptions,
+} from './close-codes.js';
+export {
+  computeAcceptKey,
+  selectSubprotocol,
+  type UpgradeRequestLike,
+  type UpgradeValidation,
+  validateUpgradeRequest,
+  WEBSOCKET_GUID,
+  WEBSOCKET_VERSION,
+} from './handshake.js';
