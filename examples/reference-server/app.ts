@@ -4,7 +4,10 @@ import {
   authenticationRequired,
   compose,
   cors,
+  createChannelProtocol,
+  createHub,
   createRouter,
+  createUpgradeHandler,
   getPrincipal,
   type Middleware,
   mount,
@@ -13,10 +16,12 @@ import {
   requireHttps,
   securityHeaders,
   toNodeListener,
+  type UpgradeHandler,
 } from 'portico';
 import { accountRoutes } from './account.js';
 import { createAuth } from './auth.js';
 import type { ServerConfig } from './config.js';
+import { createEvents } from './events.js';
 import { keyRoutes } from './keys.js';
 import { createMessages } from './messages.js';
 import { createOAuth } from './oauth.js';
@@ -26,6 +31,12 @@ import { createUsers } from './users.js';
 export interface ReferenceApp {
   listener: RequestListener;
   messages: ReturnType<typeof createMessages>;
+  /** The `/events` streams: `close()` ends them all (graceful shutdown). */
+  events: ReturnType<typeof createEvents>;
+  /** For the server's `upgrade` event: the `/ws` channel. */
+  upgrade: UpgradeHandler;
+  /** Graceful shutdown: WebSocket clients get 1001, event streams end. */
+  close(): Promise<void>;
   /** The demo API key, when this process generated it: printed once at start. */
   generatedDemoKey: string | undefined;
 }
@@ -48,7 +59,15 @@ export async function createApp(config: ServerConfig, baseUrl: string): Promise<
   });
   // bearer tokens first: the authorization server's own, verified with its keys
   const authenticators = [oauth.bearer, ...auth.authenticators];
-  const messages = createMessages();
+  const events = createEvents({ heartbeatSeconds: config.sseHeartbeatSeconds });
+  // WebSocket pushes go to the connections subscribed to the message's own channel
+  const channelHub = createHub();
+  const messages = createMessages({
+    onCreate(message) {
+      events.publish(message);
+      channelHub.publish(message.channel, 'message.created', message).catch(() => {});
+    },
+  });
   const challenges = authenticators.flatMap((a) => (a.challenge ? [a.challenge] : []));
   const requireAuthenticated: Middleware = (req, _res, next) => {
     // OPTIONS asks what a path supports (204 with Allow): no credential needed
@@ -77,13 +96,40 @@ export async function createApp(config: ServerConfig, baseUrl: string): Promise<
         requireAuthenticated,
       ]),
     ),
+    // the event stream: the same credentials as /api/* (browsers: the session cookie)
+    mount(
+      '/events',
+      compose([authenticate(authenticators, { optional: true }), requireAuthenticated]),
+    ),
     // /login and /logout read the session cookie themselves; nothing else is open
     createRouter({
       ...messages.routes,
+      ...events.routes,
       ...keyRoutes(auth.apiKeys),
       ...accountRoutes(users, auth),
       ...oauth.routes,
     }),
   );
-  return { listener: toNodeListener(chain), messages, generatedDemoKey: auth.generatedDemoKey };
+  const channels = createChannelProtocol({
+    hub: channelHub,
+    heartbeat: config.wsHeartbeatSeconds * 1000,
+  });
+  const upgrade = createUpgradeHandler({
+    path: '/ws',
+    // cross-site WebSocket hijacking: only the CORS origins (and this server's own pages)
+    origins: [...new Set([new URL(baseUrl).origin, ...config.corsOrigins])],
+    authenticators,
+    onConnection: channels.handle,
+  });
+  return {
+    listener: toNodeListener(chain),
+    messages,
+    events,
+    upgrade,
+    async close() {
+      await Promise.all([channels.close(), events.close()]);
+      await channelHub.close();
+    },
+    generatedDemoKey: auth.generatedDemoKey,
+  };
 }

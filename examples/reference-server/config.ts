@@ -17,6 +17,10 @@ export interface ServerConfig {
   demoApiKey: string | undefined;
   /** `SIGNING_KEY`: a PEM file with the RS256 token signing key; unset, one is made at start. */
   signingKeyPath: string | undefined;
+  /** `SSE_HEARTBEAT`: seconds between comment heartbeats on `/events`. */
+  sseHeartbeatSeconds: number;
+  /** `WS_HEARTBEAT`: seconds between WebSocket pings; a peer that misses one is ended. */
+  wsHeartbeatSeconds: number;
 }
 
 /** Thrown for a setting the server cannot start with; main prints it and exits 1. */
@@ -90,5 +94,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     rateLimitWindowSeconds: integer(env, 'RATE_LIMIT_WINDOW', 60, 1),
     demoApiKey: env.DEMO_API_KEY || undefined,
     signingKeyPath: env.SIGNING_KEY || undefined,
+    sseHeartbeatSeconds: integer(env, 'SSE_HEARTBEAT', 15, 1),
+    wsHeartbeatSeconds: integer(env, 'WS_HEARTBEAT', 30, 1),
   };
 }

@@ -4,8 +4,15 @@
 import { createServer as createHttpServer, type RequestListener, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { handleClientError, serviceUnavailable, tlsServerOptions, toNodeListener } from 'portico';
-import { createApp } from './app.js';
+import {
+  handleClientError,
+  refuseUpgrade,
+  serviceUnavailable,
+  tlsServerOptions,
+  toNodeListener,
+  type UpgradeHandler,
+} from 'portico';
+import { createApp, type ReferenceApp } from './app.js';
 import { ConfigError, loadConfig, type ServerConfig } from './config.js';
 
 const SHUTDOWN_GRACE_MS = 8000;
@@ -34,12 +41,18 @@ function start(config: ServerConfig): void {
   server.keepAliveTimeout = 5_000;
 
   server.on('clientError', handleClientError);
+  // WebSocket upgrades: refused with 503 until the app is built
+  let upgrade: UpgradeHandler = (req, socket) =>
+    refuseUpgrade(req, socket, serviceUnavailable(1, 'The service is starting.'));
+  server.on('upgrade', (req, socket, head) => upgrade(req, socket, head));
+  let app: ReferenceApp | undefined;
 
   server.listen(config.port, config.host, async () => {
     const url = listeningUrl(server, config.tls !== undefined);
     try {
-      const app = await createApp(config, config.baseUrl ?? url);
+      app = await createApp(config, config.baseUrl ?? url);
       listener = app.listener;
+      upgrade = app.upgrade;
       if (app.generatedDemoKey !== undefined) {
         console.log(`demo API key (owner alice, shown once): ${app.generatedDemoKey}`);
       }
@@ -65,6 +78,11 @@ function start(config: ServerConfig): void {
       process.exit(0);
     });
     server.closeIdleConnections();
+    // WebSocket clients get 1001, event streams end; then the server's close can finish
+    app?.close().then(
+      () => server.closeIdleConnections(),
+      () => {},
+    );
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));

@@ -6,6 +6,15 @@
  * @see https://www.rfc-editor.org/rfc/rfc6455
  * @module ws
  */
+
+export {
+  type ChannelConnectionContext,
+  type ChannelMessageContext,
+  type ChannelMessageHandler,
+  type ChannelProtocol,
+  type ChannelProtocolOptions,
+  createChannelProtocol,
+} from './channel.js';
 export {
   CloseCode,
   type CloseCodeValue,
@@ -27,3 +36,10 @@ export {
   WEBSOCKET_GUID,
   WEBSOCKET_VERSION,
 } from './handshake.js';
+export {
+  createUpgradeHandler,
+  refuseUpgrade,
+  type UpgradeContext,
+  type UpgradeHandler,
+  type UpgradeHandlerOptions,
+} from './upgrade.js';

@@ -1,0 +1,221 @@
+import { type IncomingMessage, STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { type WebSocket, WebSocketServer } from 'ws';
+import type { Authenticator } from '../auth/authenticator.js';
+import { authenticationRequired } from '../auth/errors.js';
+import type { Principal } from '../auth/principal.js';
+import { forbidden, HttpError, notFound } from '../core/errors.js';
+import { PROBLEM_TYPE, requestPath, toHttpError, toProblem } from '../core/problem.js';
+import { buildOriginMatcher, type OriginAllowlist } from '../cors/origin.js';
+import { invalidOption } from '../internal/options.js';
+import { selectSubprotocol, validateUpgradeRequest } from './handshake.js';
+
+/** What {@link UpgradeHandlerOptions.onConnection} learns about a new connection. */
+export interface UpgradeContext {
+  /** The upgrade request. */
+  req: IncomingMessage;
+  /** Who connected, when `authenticators` were given and one accepted the request. */
+  principal: Principal | undefined;
+  /** The negotiated subprotocol, if any. */
+  protocol: string | undefined;
+}
+
+/** Options of {@link createUpgradeHandler}. */
+export interface UpgradeHandlerOptions {
+  /** The only path (query ignored) that accepts upgrades; any other is refused with 404. */
+  path: string;
+  /** Origins allowed to connect; a present `Origin` outside it is refused with 403. */
+  origins?: OriginAllowlist;
+  /** Tried in order, like `authenticate()`; no credential → 401 listing their challenges. */
+  authenticators?: readonly Authenticator[];
+  /** Subprotocols the server speaks; the client's first supported offer is chosen. */
+  protocols?: readonly string[];
+  /** The largest message accepted; bigger ones close the connection with 1009. @defaultValue 65536 */
+  maxPayload?: number;
+  /** Enable permessage-deflate. @defaultValue `false` */
+  perMessageDeflate?: boolean;
+  /** Called with every accepted connection. A throw closes it with 1011. */
+  onConnection: (ws: WebSocket, context: UpgradeContext) => void;
+  /** Called with unexpected errors (a failing authenticator, a throwing `onConnection`). */
+  onError?: (error: unknown, req: IncomingMessage) => void;
+}
+
+/** The handler for a server's `'upgrade'` event. */
+export type UpgradeHandler = (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
+
+const OWNER = 'createUpgradeHandler()';
+
+const defaultOnError = (error: unknown, req: IncomingMessage) => {
+  const stack = error instanceof Error ? (error.stack ?? error.message) : String(error);
+  console.error(`[portico] upgrade ${requestPath(req)}: ${stack}`);
+};
+
+function noop(): void {}
+
+function safeHeaderValue(value: string): boolean {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing them is the point
+  return !/[\r\n\u0000]/.test(value);
+}
+
+/**
+ * Writes a complete HTTP refusal (Problem Details body, `Connection: close`) on the raw
+ * socket of an upgrade request, then destroys the socket.
+ */
+export function refuseUpgrade(req: IncomingMessage, socket: Duplex, error: unknown): void {
+  if (socket.destroyed) return;
+  const httpError = toHttpError(error);
+  const problemError =
+    httpError.status >= 500 && !(error instanceof HttpError)
+      ? new HttpError(httpError.status, 'An unexpected error occurred.')
+      : httpError;
+  const body = JSON.stringify(toProblem(problemError, req));
+  const lines = [`HTTP/1.1 ${httpError.status} ${STATUS_CODES[httpError.status] ?? 'Error'}`];
+  for (const [name, value] of Object.entries(httpError.headers)) {
+    const values = typeof value === 'string' ? [value] : value;
+    for (const v of values)
+      if (safeHeaderValue(name) && safeHeaderValue(v)) lines.push(`${name}: ${v}`);
+  }
+  lines.push(
+    `Content-Type: ${PROBLEM_TYPE}`,
+    'Cache-Control: no-store',
+    'Connection: close',
+    `Content-Length: ${Buffer.byteLength(body)}`,
+  );
+  try {
+    socket.once('finish', () => socket.destroy());
+    socket.end(`${lines.join('\r\n')}\r\n\r\n${body}`);
+  } catch {
+    socket.destroy();
+  }
+}
+
+/** A 401 must name a way to authenticate: add the configured challenges when it has none. */
+function withChallenges(error: unknown, challenges: readonly string[]): unknown {
+  if (!(error instanceof HttpError) || error.status !== 401 || challenges.length === 0)
+    return error;
+  if (Object.keys(error.headers).some((name) => name.toLowerCase() === 'www-authenticate'))
+    return error;
+  return new HttpError(401, error.detail, {
+    code: error.code,
+    type: error.type,
+    title: error.title,
+    errors: error.errors,
+    extensions: error.extensions,
+    cause: error.cause,
+    headers: { ...error.headers, 'WWW-Authenticate': challenges },
+  });
+}
+
+/**
+ * Creates the handler of a server's `'upgrade'` event: checks path, handshake, `Origin` and
+ * credentials before the 101 (refusing with a real HTTP Problem Details answer), negotiates a
+ * subprotocol, and hands the `ws` connection to `onConnection` with the principal.
+ *
+ * @example
+ * ```ts
+ * const handler = createUpgradeHandler({
+ *   path: '/ws',
+ *   origins: ['https://app.example.com'],
+ *   authenticators: [bearer],
+ *   onConnection: (ws, { principal }) => channels.handle(ws, { principal }),
+ * });
+ * server.on('upgrade', handler);
+ * ```
+ * @see https://www.rfc-editor.org/rfc/rfc6455#section-4.2
+ */
+export function createUpgradeHandler(options: UpgradeHandlerOptions): UpgradeHandler {
+  if (typeof options?.path !== 'string' || !options.path.startsWith('/')) {
+    throw invalidOption(`${OWNER}: \`path\` must be a string starting with '/'`);
+  }
+  if (typeof options.onConnection !== 'function') {
+    throw invalidOption(`${OWNER}: \`onConnection\` must be a function`);
+  }
+  const maxPayload = options.maxPayload ?? 64 * 1024;
+  if (!Number.isInteger(maxPayload) || maxPayload <= 0) {
+    throw invalidOption(`${OWNER}: \`maxPayload\` must be a positive integer`);
+  }
+  const authenticators = options.authenticators?.slice() ?? [];
+  for (const a of authenticators) {
+    if (typeof a?.authenticate !== 'function') {
+      throw invalidOption(`${OWNER}: every authenticator needs an authenticate(req) method`);
+    }
+  }
+  const challenges = authenticators.flatMap((a) =>
+    a.challenge === undefined ? [] : [a.challenge],
+  );
+  const matchOrigin =
+    options.origins === undefined ? undefined : buildOriginMatcher(OWNER, options.origins);
+  const supported = new Set(options.protocols ?? []);
+  const { path, onConnection, onError = defaultOnError } = options;
+  const wss = new WebSocketServer({
+    noServer: true,
+    maxPayload,
+    perMessageDeflate: options.perMessageDeflate ?? false,
+    clientTracking: false,
+    handleProtocols: (offered) => selectSubprotocol([...offered], supported) ?? false,
+  });
+
+  async function check(req: IncomingMessage): Promise<Principal | undefined> {
+    if (requestPath(req) !== path) throw notFound('No WebSocket endpoint at this path.');
+    const valid = validateUpgradeRequest(req);
+    if (!valid.ok) throw new HttpError(valid.status, valid.reason, { headers: valid.headers });
+    const origin = req.headers.origin;
+    if (matchOrigin !== undefined && origin !== undefined && !(await matchOrigin(origin))) {
+      throw forbidden('This origin may not open a WebSocket here.', { code: 'ERR_WS_ORIGIN' });
+    }
+    if (authenticators.length === 0) return undefined;
+    for (const authenticator of authenticators) {
+      let principal: Principal | undefined;
+      try {
+        principal = await authenticator.authenticate(req);
+      } catch (error) {
+        throw withChallenges(error, challenges);
+      }
+      if (principal !== undefined) return principal;
+    }
+    throw authenticationRequired(challenges);
+  }
+
+  function accept(req: IncomingMessage, socket: Duplex, head: Buffer, principal?: Principal) {
+    if (socket.destroyed) return;
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      const protocol = ws.protocol === '' ? undefined : ws.protocol;
+      try {
+        onConnection(ws, { req, principal, protocol });
+      } catch (error) {
+        reportError(error, req);
+        try {
+          ws.close(1011, 'Internal error');
+        } catch {
+          ws.terminate();
+        }
+      }
+    });
+  }
+
+  function reportError(error: unknown, req: IncomingMessage): void {
+    try {
+      onError(error, req);
+    } catch {
+      // a failing logger must not crash the server
+    }
+  }
+
+  return function handleUpgrade(req, socket, head) {
+    socket.on('error', noop);
+    check(req).then(
+      (principal) => {
+        try {
+          accept(req, socket, head, principal);
+        } catch (error) {
+          reportError(error, req);
+          refuseUpgrade(req, socket, error);
+        }
+      },
+      (error: unknown) => {
+        if (toHttpError(error).status >= 500) reportError(error, req);
+        refuseUpgrade(req, socket, error);
+      },
+    );
+  };
+}

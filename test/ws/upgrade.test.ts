@@ -1,0 +1,184 @@
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
+import type { Authenticator } from '../../src/auth/authenticator.js';
+import { unauthorized } from '../../src/core/errors.js';
+import { createUpgradeHandler, type UpgradeContext } from '../../src/ws/upgrade.js';
+
+const fakeAuth: Authenticator = {
+  scheme: 'Token',
+  challenge: 'Token realm="test"',
+  authenticate(req) {
+    const token = req.headers['x-token'];
+    if (token === undefined) return undefined;
+    if (token !== 'good') throw unauthorized('The token is not valid.');
+    return { sub: 'alice', scopes: [], method: 'token' };
+  },
+};
+
+let server: Server | undefined;
+const clients: WebSocket[] = [];
+
+afterEach(async () => {
+  for (const c of clients.splice(0)) c.terminate();
+  if (server) {
+    const s = server;
+    server = undefined;
+    s.closeAllConnections();
+    await new Promise<void>((resolve) => s.close(() => resolve()));
+  }
+});
+
+async function start(
+  options: Partial<Parameters<typeof createUpgradeHandler>[0]> = {},
+): Promise<{ url: string; connections: UpgradeContext[] }> {
+  const connections: UpgradeContext[] = [];
+  const handler = createUpgradeHandler({
+    path: '/ws',
+    origins: ['https://app.example.com'],
+    authenticators: [fakeAuth],
+    protocols: ['chat.v1', 'chat.v2'],
+    onConnection(ws, ctx) {
+      connections.push(ctx);
+      ws.send(JSON.stringify({ sub: ctx.principal?.sub, protocol: ctx.protocol ?? null }));
+    },
+    ...options,
+  });
+  server = createServer((_req, res) => res.end());
+  server.on('upgrade', handler);
+  await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return { url: `ws://127.0.0.1:${port}`, connections };
+}
+
+interface Refusal {
+  status: number;
+  headers: IncomingMessage['headers'];
+  body: string;
+}
+
+function refused(
+  url: string,
+  options: ConstructorParameters<typeof WebSocket>[2] = {},
+  protocols?: string[],
+): Promise<Refusal> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url, protocols, { ...options, handshakeTimeout: 2000 });
+    clients.push(ws);
+    ws.on('open', () => reject(new Error('unexpected open')));
+    ws.on('error', () => {});
+    ws.on('unexpected-response', (_req, res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        body += chunk;
+      });
+      res.on('end', () => {
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body });
+        ws.terminate();
+      });
+    });
+  });
+}
+
+function opened(
+  url: string,
+  options: ConstructorParameters<typeof WebSocket>[2] = {},
+  protocols?: string[],
+): Promise<{ ws: WebSocket; first: Record<string, unknown> }> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url, protocols, { ...options, handshakeTimeout: 2000 });
+    clients.push(ws);
+    ws.on('error', reject);
+    ws.on('unexpected-response', (_req, res) => reject(new Error(`refused ${res.statusCode}`)));
+    ws.once('message', (data) => resolve({ ws, first: JSON.parse(String(data)) }));
+  });
+}
+
+describe('createUpgradeHandler', () => {
+  it('refuses a missing credential with 401, WWW-Authenticate and a problem body', async () => {
+    const { url } = await start();
+    const r = await refused(`${url}/ws`);
+    expect(r.status).toBe(401);
+    expect(r.headers['www-authenticate']).toBe('Token realm="test"');
+    expect(r.headers['content-type']).toBe('application/problem+json');
+    expect(r.headers.connection).toBe('close');
+    const problem = JSON.parse(r.body);
+    expect(problem).toMatchObject({ status: 401, instance: '/ws' });
+  });
+
+  it('refuses a bad credential with 401 and the challenges', async () => {
+    const { url } = await start();
+    const r = await refused(`${url}/ws`, { headers: { 'x-token': 'bad' } });
+    expect(r.status).toBe(401);
+    expect(r.headers['www-authenticate']).toBe('Token realm="test"');
+    expect(JSON.parse(r.body).detail).toBe('The token is not valid.');
+  });
+
+  it('refuses an Origin outside the allowlist with 403', async () => {
+    const { url } = await start();
+    const r = await refused(`${url}/ws`, {
+      headers: { 'x-token': 'good' },
+      origin: 'https://evil.example.net',
+    });
+    expect(r.status).toBe(403);
+    expect(JSON.parse(r.body).status).toBe(403);
+  });
+
+  it('refuses another path with 404', async () => {
+    const { url } = await start();
+    const r = await refused(`${url}/other`, { headers: { 'x-token': 'good' } });
+    expect(r.status).toBe(404);
+    expect(r.headers['content-length']).toBe(String(Buffer.byteLength(r.body)));
+  });
+
+  it('refuses protocol version 8 with 426 and Sec-WebSocket-Version: 13', async () => {
+    const { url } = await start();
+    const r = await refused(`${url}/ws`, { headers: { 'x-token': 'good' }, protocolVersion: 8 });
+    expect(r.status).toBe(426);
+    expect(r.headers['sec-websocket-version']).toBe('13');
+    expect(JSON.parse(r.body).status).toBe(426);
+  });
+
+  it('upgrades and passes the principal to onConnection', async () => {
+    const { url, connections } = await start();
+    const { ws, first } = await opened(`${url}/ws?x=1`, {
+      headers: { 'x-token': 'good' },
+      origin: 'https://app.example.com',
+    });
+    expect(first).toEqual({ sub: 'alice', protocol: null });
+    expect(connections[0]?.principal?.sub).toBe('alice');
+    expect(ws.protocol).toBe('');
+  });
+
+  it('negotiates the first offered subprotocol the server supports', async () => {
+    const { url } = await start();
+    const { ws, first } = await opened(`${url}/ws`, { headers: { 'x-token': 'good' } }, [
+      'chat.v3',
+      'chat.v2',
+      'chat.v1',
+    ]);
+    expect(first.protocol).toBe('chat.v2');
+    expect(ws.protocol).toBe('chat.v2');
+  });
+
+  it('upgrades without authenticators with no principal', async () => {
+    const { url } = await start({ authenticators: undefined });
+    const { first } = await opened(`${url}/ws`);
+    expect(first).toEqual({ protocol: null });
+  });
+
+  it('closes with 1011 when onConnection throws', async () => {
+    const { url } = await start({
+      onConnection() {
+        throw new Error('boom');
+      },
+      onError() {},
+    });
+    const ws = new WebSocket(`${url}/ws`, { headers: { 'x-token': 'good' } });
+    clients.push(ws);
+    const [code] = await new Promise<[number]>((resolve) => ws.on('close', (c) => resolve([c])));
+    expect(code).toBe(1011);
+  });
+});
