@@ -44,6 +44,30 @@ export interface ChannelProtocolOptions {
   closeTimeout?: number;
   /** Called with unexpected errors, which close the connection with 1011. */
   onError?: (error: unknown) => void;
+  /**
+   * Per-connection limit on incoming messages, as a token bucket: a burst of up to `messages`,
+   * refilled at `messages` per `intervalMs`. A connection past it is closed with 1008
+   * (`rate limit exceeded`). Every data frame counts (binary and malformed ones too);
+   * protocol-level pings and pongs do not. `false` disables the limit.
+   * @defaultValue `{ messages: 100, intervalMs: 10_000 }`
+   */
+  rateLimit?: ChannelRateLimit | false;
+  /**
+   * Bound on a connection's unsent data (`ws.bufferedAmount`, in bytes): a send to a
+   * connection already past it (a consumer that stopped reading) drops that connection with
+   * 1013 (try again later) instead of queueing more, terminating it when it does not finish
+   * closing within `closeTimeout`. `Infinity` disables the bound.
+   * @defaultValue 1048576 (1 MiB)
+   */
+  maxBufferedBytes?: number;
+}
+
+/** A per-connection message rate limit: see {@link ChannelProtocolOptions.rateLimit}. */
+export interface ChannelRateLimit {
+  /** How many messages a connection may send in a burst, and per `intervalMs`. */
+  messages: number;
+  /** The refill period, in milliseconds. */
+  intervalMs: number;
 }
 
 /** The channel protocol: hand it connections, close it on shutdown. */
@@ -63,10 +87,17 @@ interface Connection {
   user: string | undefined;
   channels: Map<string, Unsubscribe | undefined>;
   alive: boolean;
+  /** Rate-limit tokens left, and when they were last refilled. */
+  tokens: number;
+  refilledAt: number;
+  /** Set once the connection is being dropped for backpressure. */
+  dropping: boolean;
 }
 
 const BUILT_IN = new Set(['join', 'ping', 'subscribe', 'unsubscribe', 'message']);
 const OWNER = 'createChannelProtocol()';
+const DEFAULT_RATE_LIMIT: ChannelRateLimit = { messages: 100, intervalMs: 10_000 };
+const DEFAULT_MAX_BUFFERED_BYTES = 1024 * 1024;
 
 const policy = (reason: string) => new WebSocketCloseError(CloseCode.POLICY_VIOLATION, reason);
 
@@ -141,6 +172,24 @@ export function createChannelProtocol(options: ChannelProtocolOptions = {}): Cha
   if (!Number.isFinite(closeTimeout) || closeTimeout < 0) {
     throw invalidOption(`${OWNER}: \`closeTimeout\` must be a number of milliseconds ≥ 0`);
   }
+  const rateLimit = options.rateLimit ?? DEFAULT_RATE_LIMIT;
+  if (
+    rateLimit !== false &&
+    (typeof rateLimit !== 'object' ||
+      rateLimit === null ||
+      !Number.isInteger(rateLimit.messages) ||
+      rateLimit.messages < 1 ||
+      !Number.isFinite(rateLimit.intervalMs) ||
+      rateLimit.intervalMs <= 0)
+  ) {
+    throw invalidOption(
+      `${OWNER}: \`rateLimit\` must be false or { messages: integer ≥ 1, intervalMs: number > 0 }`,
+    );
+  }
+  const maxBufferedBytes = options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES;
+  if (typeof maxBufferedBytes !== 'number' || !(maxBufferedBytes > 0)) {
+    throw invalidOption(`${OWNER}: \`maxBufferedBytes\` must be a number of bytes > 0`);
+  }
   for (const [type, handler] of Object.entries(extend)) {
     if (BUILT_IN.has(type)) throw invalidOption(`${OWNER}: "${type}" is a built-in message type`);
     if (typeof handler !== 'function') {
@@ -151,8 +200,48 @@ export function createChannelProtocol(options: ChannelProtocolOptions = {}): Cha
   let timer: NodeJS.Timeout | undefined;
   let closed = false;
 
+  /** Drops a connection that stopped reading: 1013, then terminate after `closeTimeout`. */
+  function drop(conn: Connection): void {
+    if (conn.dropping) return;
+    conn.dropping = true;
+    const deadline = setTimeout(() => conn.ws.terminate(), closeTimeout);
+    deadline.unref();
+    conn.ws.once('close', () => clearTimeout(deadline));
+    try {
+      conn.ws.close(CloseCode.TRY_AGAIN_LATER, 'Send buffer full');
+    } catch {
+      conn.ws.terminate();
+    }
+  }
+
+  /**
+   * Every send goes through here: skipped unless the connection is open; a connection whose
+   * unsent data already passes `maxBufferedBytes` is dropped instead of queueing more.
+   */
+  function safeSend(conn: Connection, payload: string): boolean {
+    if (conn.dropping || conn.ws.readyState !== conn.ws.OPEN) return false;
+    if (conn.ws.bufferedAmount > maxBufferedBytes) {
+      drop(conn);
+      return false;
+    }
+    conn.ws.send(payload);
+    return true;
+  }
+
   function send(conn: Connection, message: object): void {
-    if (conn.ws.readyState === conn.ws.OPEN) conn.ws.send(JSON.stringify(message));
+    safeSend(conn, JSON.stringify(message));
+  }
+
+  /** Takes one rate-limit token; false when the connection has none left. */
+  function take(conn: Connection): boolean {
+    if (rateLimit === false) return true;
+    const now = performance.now();
+    const refill = ((now - conn.refilledAt) * rateLimit.messages) / rateLimit.intervalMs;
+    conn.tokens = Math.min(rateLimit.messages, conn.tokens + refill);
+    conn.refilledAt = now;
+    if (conn.tokens < 1) return false;
+    conn.tokens -= 1;
+    return true;
   }
 
   function fail(conn: Connection, error: unknown): void {
@@ -201,9 +290,9 @@ export function createChannelProtocol(options: ChannelProtocolOptions = {}): Cha
     if (channel !== undefined) out.channel = channel;
     const payload = JSON.stringify(out);
     for (const conn of connections) {
-      if (conn === from || conn.ws.readyState !== conn.ws.OPEN) continue;
+      if (conn === from) continue;
       if (channel !== undefined && !conn.channels.has(channel)) continue;
-      conn.ws.send(payload);
+      safeSend(conn, payload);
     }
   }
 
@@ -237,6 +326,9 @@ export function createChannelProtocol(options: ChannelProtocolOptions = {}): Cha
   function onMessage(conn: Connection, data: RawData, isBinary: boolean): void {
     if (conn.ws.readyState !== conn.ws.OPEN) return;
     try {
+      if (!take(conn)) {
+        throw new WebSocketCloseError(CloseCode.POLICY_VIOLATION, 'rate limit exceeded');
+      }
       if (isBinary) {
         throw new WebSocketCloseError(
           CloseCode.UNSUPPORTED_DATA,
@@ -282,6 +374,9 @@ export function createChannelProtocol(options: ChannelProtocolOptions = {}): Cha
       user: undefined,
       channels: new Map(),
       alive: true,
+      tokens: rateLimit === false ? 0 : rateLimit.messages,
+      refilledAt: performance.now(),
+      dropping: false,
     };
     connections.add(conn);
     ws.on('pong', () => {

@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import type { AddressInfo, Socket } from 'node:net';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { WebSocket } from 'ws';
 import type { Authenticator } from '../../src/auth/authenticator.js';
 import { createHub, type Hub } from '../../src/realtime/hub.js';
@@ -23,9 +23,12 @@ let server: Server | undefined;
 let protocol: ChannelProtocol | undefined;
 let hub: Hub | undefined;
 const clients: WebSocket[] = [];
+/** The server side of each connection, in the order they were handed to the protocol. */
+const serverSockets: WebSocket[] = [];
 
 afterEach(async () => {
   for (const c of clients.splice(0)) c.terminate();
+  serverSockets.length = 0;
   await protocol?.close();
   protocol = undefined;
   await hub?.close();
@@ -47,7 +50,10 @@ async function start(options: ChannelProtocolOptions = {}, maxPayload?: number):
       path: '/ws',
       authenticators: [headerAuth],
       maxPayload,
-      onConnection: channels.handle,
+      onConnection: (ws, context) => {
+        serverSockets.push(ws);
+        channels.handle(ws, context);
+      },
     }),
   );
   await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
@@ -252,5 +258,133 @@ describe('createChannelProtocol', () => {
     expect(cb.code).toBe(1001);
     await closing;
     expect(protocol!.size).toBe(0);
+  });
+
+  describe('rate limit', () => {
+    it('closes with 1008 past the limit within the window', async () => {
+      const url = await start({ rateLimit: { messages: 5, intervalMs: 60_000 } });
+      const a = await connect(url, 'alice');
+      const b = await connect(url, 'bob');
+      for (let i = 0; i < 6; i++) a.send({ type: 'ping' });
+      const { code, reason } = await a.closed();
+      expect(code).toBe(1008);
+      expect(reason).toBe('rate limit exceeded');
+      // the limit is per connection: bob is unaffected
+      b.send({ type: 'ping' });
+      expect(await b.next()).toEqual({ type: 'pong' });
+    });
+
+    it('lets a connection under the limit through, refilling over time', async () => {
+      const url = await start({ rateLimit: { messages: 5, intervalMs: 100 } });
+      const a = await connect(url, 'alice');
+      for (let round = 0; round < 3; round++) {
+        for (let i = 0; i < 5; i++) a.send({ type: 'ping' });
+        for (let i = 0; i < 5; i++) expect(await a.next()).toEqual({ type: 'pong' });
+        await new Promise((resolve) => setTimeout(resolve, 120));
+      }
+      expect(a.ws.readyState).toBe(WebSocket.OPEN);
+    });
+
+    it('does not count protocol-level pings and pongs', async () => {
+      const url = await start({ heartbeat: 10, rateLimit: { messages: 2, intervalMs: 60_000 } });
+      const a = await connect(url, 'alice');
+      for (let i = 0; i < 5; i++) a.ws.ping();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      a.send({ type: 'ping' });
+      expect(await a.next()).toEqual({ type: 'pong' });
+      expect(a.ws.readyState).toBe(WebSocket.OPEN);
+    });
+
+    it('can be disabled', async () => {
+      const url = await start({ rateLimit: false });
+      const a = await connect(url, 'alice');
+      for (let i = 0; i < 300; i++) a.send({ type: 'ping' });
+      for (let i = 0; i < 300; i++) await a.next();
+      expect(a.ws.readyState).toBe(WebSocket.OPEN);
+    });
+
+    it.each([
+      [{ messages: 0, intervalMs: 1000 }],
+      [{ messages: 1.5, intervalMs: 1000 }],
+      [{ messages: 10, intervalMs: 0 }],
+      [{ messages: 10, intervalMs: Number.NaN }],
+    ])('rejects rateLimit %o', (rateLimit) => {
+      expect(() => createChannelProtocol({ rateLimit })).toThrow(/rateLimit/);
+    });
+  });
+
+  describe('backpressure', () => {
+    it('drops a consumer that stops reading with 1013, keeping the others served', async () => {
+      const url = await start({
+        rateLimit: false,
+        maxBufferedBytes: 64 * 1024,
+        closeTimeout: 100,
+      });
+      const sender = await connect(url, 'sender');
+      const reader = await connect(url, 'reader');
+      const slow = await connect(url, 'slow');
+      const slowServer = serverSockets[2]!;
+      const closeSpy = vi.spyOn(slowServer, 'close');
+      const serverClosed = new Promise<void>((resolve) =>
+        slowServer.once('close', () => resolve()),
+      );
+      let dropped = false;
+      void serverClosed.then(() => {
+        dropped = true;
+      });
+      (slow.ws as unknown as { _socket: Socket })._socket.pause();
+
+      let received = 0;
+      reader.ws.on('message', () => {
+        received++;
+      });
+      const text = 'x'.repeat(1000);
+      let sent = 0;
+      const deadline = Date.now() + 8000;
+      while (!dropped && Date.now() < deadline) {
+        for (let i = 0; i < 200; i++) sender.send({ type: 'message', text });
+        sent += 200;
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      expect(dropped).toBe(true);
+      expect(closeSpy).toHaveBeenCalledWith(1013, expect.any(String));
+      expect(protocol!.size).toBe(2);
+
+      // the server stays healthy: the reader gets every relay, newcomers are served
+      await vi.waitFor(() => expect(received).toBe(sent), { timeout: 5000, interval: 20 });
+      expect(reader.ws.readyState).toBe(WebSocket.OPEN);
+      const late = await connect(url, 'late');
+      late.send({ type: 'ping' });
+      expect(await late.next()).toEqual({ type: 'pong' });
+    }, 15_000);
+
+    it('drops a slow subscriber of hub pushes', async () => {
+      hub = createHub();
+      const url = await start({ hub, maxBufferedBytes: 64 * 1024, closeTimeout: 100 });
+      const slow = await connect(url, 'slow');
+      slow.send({ type: 'subscribe', channel: 'news' });
+      slow.send({ type: 'ping' });
+      await slow.next();
+      const slowServer = serverSockets[0]!;
+      const closeSpy = vi.spyOn(slowServer, 'close');
+      let dropped = false;
+      slowServer.once('close', () => {
+        dropped = true;
+      });
+      (slow.ws as unknown as { _socket: Socket })._socket.pause();
+      const data = 'y'.repeat(64 * 1024);
+      const deadline = Date.now() + 8000;
+      while (!dropped && Date.now() < deadline) {
+        for (let i = 0; i < 20; i++) await hub.publish('news', 'big', data);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      expect(dropped).toBe(true);
+      expect(closeSpy).toHaveBeenCalledWith(1013, expect.any(String));
+      expect(protocol!.size).toBe(0);
+    }, 15_000);
+
+    it.each([0, -1, Number.NaN])('rejects maxBufferedBytes %s', (maxBufferedBytes) => {
+      expect(() => createChannelProtocol({ maxBufferedBytes })).toThrow(/maxBufferedBytes/);
+    });
   });
 });
