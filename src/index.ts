@@ -35,6 +35,7 @@ export {
   certificateThumbprint,
   challenge,
   createApiKey,
+  createIdentifier,
   createIdTokenVerifier,
   createJwtVerifier,
   createOriginGuard,

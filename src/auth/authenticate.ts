@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import type { Middleware } from '../core/compose.js';
 import { HttpError } from '../core/errors.js';
 import { invalidOption } from '../internal/options.js';
@@ -39,29 +40,62 @@ export function authenticate(
   if (!Array.isArray(authenticators) || authenticators.length === 0) {
     throw invalidOption('authenticate(): give at least one authenticator');
   }
-  for (const a of authenticators) {
-    if (typeof a?.authenticate !== 'function') {
-      throw invalidOption('authenticate(): every entry needs an authenticate(req) method');
-    }
-  }
-  const list = authenticators.slice();
-  const challenges = list.flatMap((a) => (a.challenge === undefined ? [] : [a.challenge]));
+  const { challenges, identify } = createIdentifier('authenticate()', authenticators);
   const optional = options.optional ?? false;
   return async function authenticateMiddleware(req, _res, next) {
-    for (const authenticator of list) {
-      let principal: Principal | undefined;
-      try {
-        principal = await authenticator.authenticate(req);
-      } catch (error) {
-        throw withChallenges(error, challenges);
-      }
-      if (principal !== undefined) {
-        setPrincipal(req, principal);
-        return next();
-      }
+    const principal = await identify(req);
+    if (principal !== undefined) {
+      setPrincipal(req, principal);
+      return next();
     }
     if (optional) return next();
     throw authenticationRequired(challenges);
+  };
+}
+
+/**
+ * The identification step shared by {@link authenticate} and the WebSocket upgrade: tries the
+ * mechanisms in order and returns the first principal found, `undefined` when no credential
+ * was presented; a bad credential throws its 401, given the challenges of every mechanism when
+ * it carries none. `challenges` lists them, for the caller's own "no credential" 401.
+ *
+ * @example
+ * ```ts
+ * const { identify, challenges } = createIdentifier('myUpgrade()', [jwtBearer(options)]);
+ * const principal = await identify(req);
+ * if (principal === undefined) throw authenticationRequired(challenges);
+ * ```
+ */
+export function createIdentifier(
+  owner: string,
+  authenticators: readonly Authenticator[],
+): {
+  challenges: readonly string[];
+  identify(req: IncomingMessage): Promise<Principal | undefined>;
+} {
+  for (const a of authenticators) {
+    if (typeof a?.authenticate !== 'function') {
+      throw invalidOption(`${owner}: every authenticator needs an authenticate(req) method`);
+    }
+  }
+  const list = authenticators.slice();
+  const challenges = Object.freeze(
+    list.flatMap((a) => (a.challenge === undefined ? [] : [a.challenge])),
+  );
+  return {
+    challenges,
+    async identify(req) {
+      for (const authenticator of list) {
+        let principal: Principal | undefined;
+        try {
+          principal = await authenticator.authenticate(req);
+        } catch (error) {
+          throw withChallenges(error, challenges);
+        }
+        if (principal !== undefined) return principal;
+      }
+      return undefined;
+    },
   };
 }
 

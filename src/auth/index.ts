@@ -29,6 +29,7 @@ export {
 export {
   type AuthenticateOptions,
   authenticate,
+  createIdentifier,
   type RequireScopesOptions,
   requireRole,
   requireScopes,

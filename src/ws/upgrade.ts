@@ -1,6 +1,7 @@
 import { type IncomingMessage, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { type WebSocket, WebSocketServer } from 'ws';
+import { createIdentifier } from '../auth/authenticate.js';
 import type { Authenticator } from '../auth/authenticator.js';
 import { authenticationRequired } from '../auth/errors.js';
 import type { Principal } from '../auth/principal.js';
@@ -89,23 +90,6 @@ export function refuseUpgrade(req: IncomingMessage, socket: Duplex, error: unkno
   }
 }
 
-/** A 401 must name a way to authenticate: add the configured challenges when it has none. */
-function withChallenges(error: unknown, challenges: readonly string[]): unknown {
-  if (!(error instanceof HttpError) || error.status !== 401 || challenges.length === 0)
-    return error;
-  if (Object.keys(error.headers).some((name) => name.toLowerCase() === 'www-authenticate'))
-    return error;
-  return new HttpError(401, error.detail, {
-    code: error.code,
-    type: error.type,
-    title: error.title,
-    errors: error.errors,
-    extensions: error.extensions,
-    cause: error.cause,
-    headers: { ...error.headers, 'WWW-Authenticate': challenges },
-  });
-}
-
 /**
  * Creates the handler of a server's `'upgrade'` event: checks path, handshake, `Origin` and
  * credentials before the 101 (refusing with a real HTTP Problem Details answer), negotiates a
@@ -134,15 +118,8 @@ export function createUpgradeHandler(options: UpgradeHandlerOptions): UpgradeHan
   if (!Number.isInteger(maxPayload) || maxPayload <= 0) {
     throw invalidOption(`${OWNER}: \`maxPayload\` must be a positive integer`);
   }
-  const authenticators = options.authenticators?.slice() ?? [];
-  for (const a of authenticators) {
-    if (typeof a?.authenticate !== 'function') {
-      throw invalidOption(`${OWNER}: every authenticator needs an authenticate(req) method`);
-    }
-  }
-  const challenges = authenticators.flatMap((a) =>
-    a.challenge === undefined ? [] : [a.challenge],
-  );
+  const authenticators = options.authenticators ?? [];
+  const { challenges, identify } = createIdentifier(OWNER, authenticators);
   const matchOrigin =
     options.origins === undefined ? undefined : buildOriginMatcher(OWNER, options.origins);
   const supported = new Set(options.protocols ?? []);
@@ -164,16 +141,9 @@ export function createUpgradeHandler(options: UpgradeHandlerOptions): UpgradeHan
       throw forbidden('This origin may not open a WebSocket here.', { code: 'ERR_WS_ORIGIN' });
     }
     if (authenticators.length === 0) return undefined;
-    for (const authenticator of authenticators) {
-      let principal: Principal | undefined;
-      try {
-        principal = await authenticator.authenticate(req);
-      } catch (error) {
-        throw withChallenges(error, challenges);
-      }
-      if (principal !== undefined) return principal;
-    }
-    throw authenticationRequired(challenges);
+    const principal = await identify(req);
+    if (principal === undefined) throw authenticationRequired(challenges);
+    return principal;
   }
 
   function accept(req: IncomingMessage, socket: Duplex, head: Buffer, principal?: Principal) {
