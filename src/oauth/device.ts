@@ -2,15 +2,14 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { SessionRecord } from '../auth/session-store.js';
 import type { Middleware } from '../core/compose.js';
-import { HttpError } from '../core/errors.js';
 import { sendJson } from '../core/send.js';
-import { readForm } from '../http/body.js';
 import { type MethodTable, methods } from '../http/router.js';
 import { ExpiringMap } from '../internal/expiring-map.js';
 import { assertKnownOptions, invalidOption } from '../internal/options.js';
 import { singleParams } from './client-auth.js';
 import type { OAuthContext } from './context.js';
 import { NO_STORE, OAuthError, sendOAuthError } from './errors.js';
+import { readOAuthForm } from './form.js';
 import {
   createFormTokens,
   FORM_TOKEN_FIELD,
@@ -89,18 +88,6 @@ export interface DeviceAuthorizationOptions {
    * @defaultValue `<issuer>/device/verify`
    */
   verificationUri?: string;
-}
-
-/** 400-class body errors become `invalid_request`, as OAuth clients expect. */
-async function readOAuthForm(req: IncomingMessage): Promise<URLSearchParams> {
-  try {
-    return await readForm(req);
-  } catch (err) {
-    if (err instanceof HttpError && (err.status === 400 || err.status === 415)) {
-      throw new OAuthError('invalid_request', err.detail, { cause: err });
-    }
-    throw err;
-  }
 }
 
 /**

@@ -1,19 +1,15 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Middleware } from '../core/compose.js';
-import { HttpError } from '../core/errors.js';
 import { send } from '../core/send.js';
-import { readForm } from '../http/body.js';
 import { methods } from '../http/router.js';
 import { singleParams } from './client-auth.js';
 import type { OAuthClient } from './clients.js';
 import type { OAuthContext } from './context.js';
 import { NO_STORE, OAuthError, sendOAuthError } from './errors.js';
+import { readOAuthForm } from './form.js';
 import { createOwnTokenVerifier } from './own-tokens.js';
 import { revocationTtlMs } from './revocation.js';
 import { hashToken } from './tokens.js';
-
-/** Largest body a revocation or introspection request may have: a token and credentials. */
-const FORM_LIMIT = 64 * 1024;
 
 /** A compact JWS: the only shape an access token of this server has (refresh tokens have no dot). */
 const COMPACT_JWT = /^[\w-]+\.[\w-]+\.[\w-]+$/;
@@ -35,21 +31,7 @@ export async function readTokenRequest(
   req: IncomingMessage,
   accept: (client: OAuthClient) => void = () => {},
 ): Promise<{ client: OAuthClient; token: string; hint: string | undefined }> {
-  let form: URLSearchParams;
-  try {
-    form = await readForm(req, { limit: FORM_LIMIT });
-  } catch (error) {
-    if (error instanceof HttpError && error.status < 500) {
-      throw new OAuthError('invalid_request', error.detail, {
-        status: error.status === 413 ? 413 : 400,
-        headers: Object.fromEntries(
-          Object.entries(error.headers).map(([name, value]) => [name, String(value)]),
-        ),
-        cause: error,
-      });
-    }
-    throw error;
-  }
+  const form = await readOAuthForm(req);
   const params = singleParams(form);
   const client = await ctx.authenticateClient(req, params);
   accept(client);

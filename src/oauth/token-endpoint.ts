@@ -1,11 +1,10 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import type { Middleware } from '../core/compose.js';
-import { HttpError } from '../core/errors.js';
-import { readForm } from '../http/body.js';
 import { singleParams } from './client-auth.js';
 import type { GrantType } from './clients.js';
 import type { OAuthContext } from './context.js';
 import { NO_STORE, OAuthError, sendOAuthError } from './errors.js';
+import { readOAuthForm } from './form.js';
 import {
   authorizationCodeGrant,
   type GrantHandler,
@@ -14,9 +13,6 @@ import {
 import { clientCredentialsGrant } from './grants/client-credentials.js';
 import { DEVICE_CODE_GRANT, deviceCodeGrant } from './grants/device-code.js';
 import { refreshTokenGrant } from './grants/refresh-token.js';
-
-/** Largest token request body: a few parameters, far below the general 1 MiB. */
-const TOKEN_BODY_LIMIT = 64 * 1024;
 
 const GRANTS: Readonly<Record<GrantType, GrantHandler>> = {
   authorization_code: authorizationCodeGrant,
@@ -27,22 +23,6 @@ const GRANTS: Readonly<Record<GrantType, GrantHandler>> = {
 
 function isGrantType(value: string): value is GrantType {
   return Object.hasOwn(GRANTS, value);
-}
-
-/** The form of a token request; the body reader's 4xx problems become `invalid_request`. */
-async function readTokenForm(req: IncomingMessage): Promise<URLSearchParams> {
-  try {
-    return await readForm(req, { limit: TOKEN_BODY_LIMIT });
-  } catch (err) {
-    if (err instanceof HttpError && err.status < 500) {
-      const headers: Record<string, string> = {};
-      for (const [name, value] of Object.entries(err.headers)) {
-        if (typeof value === 'string') headers[name] = value; // `Connection: close` after a 413
-      }
-      throw new OAuthError('invalid_request', err.detail, { headers, cause: err });
-    }
-    throw err;
-  }
 }
 
 function sendTokens(res: ServerResponse, tokens: TokenResponse): void {
@@ -83,7 +63,7 @@ export function createTokenEndpoint(ctx: OAuthContext): Middleware {
           headers: { Allow: 'POST' },
         });
       }
-      const params = singleParams(await readTokenForm(req));
+      const params = singleParams(await readOAuthForm(req));
       const client = await ctx.authenticateClient(req, params);
       const grantType = params.get('grant_type');
       if (grantType === undefined || grantType === '') {

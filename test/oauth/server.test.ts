@@ -72,4 +72,30 @@ describe('createAuthorizationServer', () => {
     expect(json(reply).verification_uri).toBe(`${issuer}/activate`);
     expect((await request(listening, '/activate')).status).toBe(200);
   });
+
+  it('answers body problems on every OAuth endpoint as invalid_request with status 400', async () => {
+    const { listening } = await start('');
+    for (const path of ['/token', '/device', '/revoke', '/introspect']) {
+      const large = await request(listening, path, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: `client_id=tv&pad=${'a'.repeat(70 * 1024)}`,
+      });
+      expect({ path, status: large.status, error: json(large).error }).toEqual({
+        path,
+        status: 400,
+        error: 'invalid_request',
+      });
+      const notForm = await request(listening, path, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: '{"client_id":"tv"}',
+      });
+      expect({ path, status: notForm.status, error: json(notForm).error }).toEqual({
+        path,
+        status: 400,
+        error: 'invalid_request',
+      });
+    }
+  });
 });
