@@ -44,9 +44,11 @@ export interface ReferenceApp {
 /** Builds the service from portico's public API only, for the public address `baseUrl`. */
 export async function createApp(config: ServerConfig, baseUrl: string): Promise<ReferenceApp> {
   const users = await createUsers();
+  // the service's own pages and the CORS origins: who may use the session cookie and open /ws
+  const ownAndCorsOrigins = [...new Set([new URL(baseUrl).origin, ...config.corsOrigins])];
   const auth = await createAuth({
     users,
-    allowedOrigins: [...new Set([new URL(baseUrl).origin, ...config.corsOrigins])],
+    allowedOrigins: ownAndCorsOrigins,
     secureCookies: true,
     demoApiKey: config.demoApiKey,
     mtls: config.tls?.ca !== undefined,
@@ -117,7 +119,7 @@ export async function createApp(config: ServerConfig, baseUrl: string): Promise<
   const upgrade = createUpgradeHandler({
     path: '/ws',
     // cross-site WebSocket hijacking: only the CORS origins (and this server's own pages)
-    origins: [...new Set([new URL(baseUrl).origin, ...config.corsOrigins])],
+    origins: ownAndCorsOrigins,
     authenticators,
     onConnection: channels.handle,
   });
