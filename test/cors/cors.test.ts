@@ -10,6 +10,7 @@ import {
   DEFAULT_CORS_METHODS,
   isPreflightRequest,
 } from '../../src/cors/index.js';
+import { thrownTypeError } from '../helpers/errors.js';
 import { closeAll, serve as listenOn, request } from '../helpers/http.js';
 
 afterEach(closeAll);
@@ -319,49 +320,44 @@ describe("cors with origins: '*'", () => {
 });
 
 describe('cors options', () => {
-  function thrown(fn: () => unknown): TypeError & { code?: string } {
-    try {
-      fn();
-    } catch (err) {
-      expect(err).toBeInstanceOf(TypeError);
-      return err as TypeError & { code?: string };
-    }
-    throw new Error('expected a TypeError');
-  }
-
   it('hints at misspelt option names', () => {
-    const err = thrown(() => cors({ origins: [APP], maxage: 5 } as never));
+    const err = thrownTypeError(() => cors({ origins: [APP], maxage: 5 } as never));
     expect(err.code).toBe('ERR_INVALID_OPTION');
     expect(err.message).toContain('`maxage`');
     expect(err.message).toContain('Did you mean `maxAge`?');
   });
 
   it('rejects misspelt origins with a hint', () => {
-    const err = thrown(() => cors({ origins: ['http://localhost:5173/'] }));
+    const err = thrownTypeError(() => cors({ origins: ['http://localhost:5173/'] }));
     expect(err.code).toBe('ERR_INVALID_OPTION');
     expect(err.message).toMatch(/^cors: origins\[0\]/);
     expect(err.message).toContain('Did you mean `http://localhost:5173`?');
   });
 
   it('requires origins', () => {
-    expect(thrown(() => cors({} as never)).message).toContain('`origins` is required');
-    expect(thrown(() => cors(undefined as never)).message).toContain('`origins` is required');
+    expect(thrownTypeError(() => cors({} as never)).message).toContain('`origins` is required');
+    expect(thrownTypeError(() => cors(undefined as never)).message).toContain(
+      '`origins` is required',
+    );
   });
 
   it('validates the other options', () => {
-    expect(thrown(() => cors({ origins: [APP], maxAge: -1 })).message).toContain('maxAge');
-    expect(thrown(() => cors({ origins: [APP], maxAge: 1.5 })).message).toContain('maxAge');
-    expect(thrown(() => cors({ origins: [APP], credentials: 'yes' as never })).message).toContain(
-      'credentials',
-    );
-    expect(thrown(() => cors({ origins: [APP], methods: 'GET' as never })).message).toContain(
-      'methods',
-    );
-    expect(thrown(() => cors({ origins: [APP], allowedHeaders: ['X Bad'] })).message).toContain(
-      'allowedHeaders',
+    expect(thrownTypeError(() => cors({ origins: [APP], maxAge: -1 })).message).toContain('maxAge');
+    expect(thrownTypeError(() => cors({ origins: [APP], maxAge: 1.5 })).message).toContain(
+      'maxAge',
     );
     expect(
-      thrown(() => cors({ origins: [APP], credentials: true, exposedHeaders: ['*'] })).message,
+      thrownTypeError(() => cors({ origins: [APP], credentials: 'yes' as never })).message,
+    ).toContain('credentials');
+    expect(
+      thrownTypeError(() => cors({ origins: [APP], methods: 'GET' as never })).message,
+    ).toContain('methods');
+    expect(
+      thrownTypeError(() => cors({ origins: [APP], allowedHeaders: ['X Bad'] })).message,
+    ).toContain('allowedHeaders');
+    expect(
+      thrownTypeError(() => cors({ origins: [APP], credentials: true, exposedHeaders: ['*'] }))
+        .message,
     ).toContain("'*'");
   });
 

@@ -1,15 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createOriginMatcher } from '../../src/cors/index.js';
-
-function invalid(fn: () => unknown): TypeError & { code?: string } {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(TypeError);
-    return err as TypeError & { code?: string };
-  }
-  throw new Error('expected a TypeError');
-}
+import { thrownTypeError } from '../helpers/errors.js';
 
 describe('createOriginMatcher', () => {
   const match = createOriginMatcher(['https://example.com', 'http://localhost:5173']);
@@ -104,7 +95,7 @@ describe('createOriginMatcher', () => {
     [' https://example.com', 'https://example.com'],
     ['chrome-extension://abc/', 'chrome-extension://abc'],
   ])('rejects %j with a hint for %s', (configured, hint) => {
-    const err = invalid(() => createOriginMatcher([configured]));
+    const err = thrownTypeError(() => createOriginMatcher([configured]));
     expect(err.code).toBe('ERR_INVALID_OPTION');
     expect(err.message).toContain(`Did you mean \`${hint}\`?`);
   });
@@ -114,16 +105,18 @@ describe('createOriginMatcher', () => {
   });
 
   it('rejects entries that are no origin at all', () => {
-    expect(invalid(() => createOriginMatcher(['example.com'])).message).toContain(
+    expect(thrownTypeError(() => createOriginMatcher(['example.com'])).message).toContain(
       'scheme://host[:port]',
     );
-    expect(invalid(() => createOriginMatcher(['file:///tmp/x'])).message).toContain("'null'");
-    expect(invalid(() => createOriginMatcher(['*'])).message).toContain("`origins: '*'`");
-    expect(invalid(() => createOriginMatcher([42 as unknown as string])).message).toContain(
+    expect(thrownTypeError(() => createOriginMatcher(['file:///tmp/x'])).message).toContain(
+      "'null'",
+    );
+    expect(thrownTypeError(() => createOriginMatcher(['*'])).message).toContain("`origins: '*'`");
+    expect(thrownTypeError(() => createOriginMatcher([42 as unknown as string])).message).toContain(
       'origins[0]',
     );
     expect(
-      invalid(() => createOriginMatcher('https://example.com' as unknown as '*')).message,
+      thrownTypeError(() => createOriginMatcher('https://example.com' as unknown as '*')).message,
     ).toContain('Did you mean `["https://example.com"]`?');
   });
 
