@@ -244,6 +244,10 @@ export {
 export {
   type Broker,
   createHub,
+  type Following,
+  type FollowOptions,
+  type FollowStart,
+  followChannel,
   formatPosition,
   type HistoryResult,
   type Hub,
@@ -258,6 +262,7 @@ export {
   type Unsubscribe,
 } from './realtime/index.js';
 export {
+  type ChannelStreamOptions,
   createEventStream,
   EVENT_STREAM_TYPE,
   type EventStream,
@@ -269,6 +274,7 @@ export {
   type LastEventIdOptions,
   lastEventId,
   type ServerSentEvent,
+  streamChannel,
 } from './sse/index.js';
 export {
   type ChannelProtocol,

@@ -106,6 +106,7 @@ export type Unsubscribe = () => void;
  * const off = await broker.subscribe('room:1', (m) => console.log(m.offset, m.data));
  * const sent = await broker.publish('room:1', { event: 'message', data: { text: 'hi' } });
  * const { events, recovered } = await broker.history('room:1', { epoch: sent.epoch, offset: 0 });
+ * const head = await broker.position('room:1'); // { epoch: sent.epoch, offset: 1 }
  * off();
  * await broker.close();
  * ```
@@ -117,6 +118,8 @@ export interface Broker {
   subscribe(channel: string, listener: HubListener): Unsubscribe | Promise<Unsubscribe>;
   /** The events of `channel` after `since`, and whether none is missing. */
   history(channel: string, since: Position): HistoryResult | Promise<HistoryResult>;
+  /** Where `channel` stands now: the current epoch and the offset of its newest event (0 for none). */
+  position(channel: string): Position | Promise<Position>;
   /** Drops subscribers and history, and releases connections and timers. */
   close(): void | Promise<void>;
 }

@@ -49,6 +49,8 @@ export interface Hub {
   subscribe(channel: string, listener: HubListener): Unsubscribe;
   /** The events of `channel` after `since`, and whether none is missing. */
   replay(channel: string, since: Position): Promise<HistoryResult>;
+  /** Where `channel` stands now: the epoch and the offset of its newest event (0 for none). */
+  position(channel: string): Promise<Position>;
   /** Ends every subscription made through this hub, and closes the broker if the hub made it. */
   close(): Promise<void>;
 }
@@ -113,9 +115,12 @@ export function createHub(options: HubOptions = {}): Hub {
       typeof given.publish !== 'function' ||
       typeof given.subscribe !== 'function' ||
       typeof given.history !== 'function' ||
+      typeof given.position !== 'function' ||
       typeof given.close !== 'function')
   ) {
-    throw invalidOption('createHub: `broker` must implement publish, subscribe, history, close');
+    throw invalidOption(
+      'createHub: `broker` must implement publish, subscribe, history, position, close',
+    );
   }
   if (typeof onError !== 'function') throw invalidOption('createHub: `onError` must be a function');
   const broker = given ?? new MemoryBroker();
@@ -169,6 +174,12 @@ export function createHub(options: HubOptions = {}): Hub {
       }
       if (closed) throw closedError();
       return broker.history(channel, since);
+    },
+
+    async position(channel) {
+      assertName('channel', channel);
+      if (closed) throw closedError();
+      return broker.position(channel);
     },
 
     async close() {

@@ -15,6 +15,12 @@ export type {
   Position,
   Unsubscribe,
 } from './broker.js';
+export {
+  type Following,
+  type FollowOptions,
+  type FollowStart,
+  followChannel,
+} from './follow.js';
 export { createHub, type Hub, type HubOptions } from './hub.js';
 export { MemoryBroker, type MemoryBrokerOptions } from './memory-broker.js';
 export { formatPosition, parsePosition } from './position.js';

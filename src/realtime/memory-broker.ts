@@ -167,6 +167,10 @@ export class MemoryBroker implements Broker {
     return { events: held, recovered: false };
   }
 
+  position(channel: string): Position {
+    return { epoch: this.epoch, offset: this.#channels.get(channel)?.last ?? 0 };
+  }
+
   close(): void {
     this.#closed = true;
     this.#channels.clear();

@@ -1,12 +1,14 @@
 /**
  * Server-Sent Events: {@link createEventStream}, the `text/event-stream` writer with
  * heartbeats, a jittered `retry` hint and a bounded queue that drops slow clients; the
- * {@link formatEvent} and {@link formatComment} formatters it uses; and {@link lastEventId}
- * for reconnecting clients.
+ * {@link formatEvent} and {@link formatComment} formatters it uses; {@link lastEventId}
+ * for reconnecting clients; and {@link streamChannel}, which streams one channel of the
+ * realtime hub with `Last-Event-ID` resume.
  *
  * @see https://html.spec.whatwg.org/multipage/server-sent-events.html
  * @module sse
  */
+export { type ChannelStreamOptions, streamChannel } from './channel.js';
 export {
   type FormatOptions,
   formatComment,

@@ -292,6 +292,7 @@ describe('close', () => {
         };
       },
       history: async (channel, since) => inner.history(channel, since),
+      position: async (channel) => inner.position(channel),
       close: () => inner.close(),
     };
     const hub = createHub({ broker });
@@ -315,6 +316,7 @@ describe('close', () => {
       publish: () => Promise.reject(new Error('down')),
       subscribe: () => Promise.reject(new Error('down')),
       history: () => ({ events: [], recovered: false }),
+      position: () => Promise.reject(new Error('down')),
       close: () => {},
     };
     const hub = createHub({ broker, onError });

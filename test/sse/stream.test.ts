@@ -1,9 +1,4 @@
-import {
-  createServer,
-  type IncomingHttpHeaders,
-  type OutgoingHttpHeaders,
-  request,
-} from 'node:http';
+import { createServer, request } from 'node:http';
 import express from 'express';
 import Koa from 'koa';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -19,62 +14,9 @@ import {
 } from '../../src/sse/index.js';
 import { countOpenEventStreams } from '../../src/sse/stream.js';
 import { closeAll, type Listening, listen, serve } from '../helpers/http.js';
+import { connect } from '../helpers/sse.js';
 
 afterEach(closeAll);
-
-/** A client reading an event stream over a real socket. */
-interface Client {
-  status: number;
-  headers: IncomingHttpHeaders;
-  text(): string;
-  /** Resolves with the text read so far once `done(text)` holds; rejects after `ms`. */
-  until(done: (text: string) => boolean, ms?: number): Promise<string>;
-  /** Resolves when the server ends or drops the connection. */
-  ended: Promise<void>;
-  destroy(): void;
-}
-
-function connect(target: Listening, path = '/', headers?: OutgoingHttpHeaders): Promise<Client> {
-  return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port: target.port, path, headers, agent: false });
-    req.on('error', reject);
-    req.on('response', (res) => {
-      let text = '';
-      const waiters = new Set<() => void>();
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => {
-        text += chunk;
-        for (const waiter of waiters) waiter();
-      });
-      const ended = new Promise<void>((done) => res.on('close', done));
-      res.on('error', () => {});
-      resolve({
-        status: res.statusCode ?? 0,
-        headers: res.headers,
-        text: () => text,
-        ended,
-        destroy: () => req.destroy(),
-        until(done, ms = 2000) {
-          return new Promise((ok, fail) => {
-            const check = () => {
-              if (!done(text)) return;
-              waiters.delete(check);
-              clearTimeout(timer);
-              ok(text);
-            };
-            const timer = setTimeout(() => {
-              waiters.delete(check);
-              fail(new Error(`timed out; read ${JSON.stringify(text.slice(0, 300))}`));
-            }, ms);
-            waiters.add(check);
-            check();
-          });
-        },
-      });
-    });
-    req.end();
-  });
-}
 
 /** Serves one event stream per request and hands each to `onStream`. */
 function serveStreams(

@@ -1,0 +1,179 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { assertKnownOptions, invalidOption } from '../internal/options.js';
+import type { HubMessage, Position } from '../realtime/broker.js';
+import { followChannel } from '../realtime/follow.js';
+import type { Hub } from '../realtime/hub.js';
+import { formatPosition, parsePosition } from '../realtime/position.js';
+import type { ServerSentEvent } from './format.js';
+import {
+  createEventStream,
+  type EventStream,
+  type EventStreamOptions,
+  lastEventId,
+} from './stream.js';
+
+/**
+ * Options of {@link streamChannel}: where the events come from and how they are written,
+ * plus every option of {@link createEventStream}.
+ *
+ * @example
+ * ```ts
+ * const options: ChannelStreamOptions = { hub, channel: 'news', heartbeat: 15_000 };
+ * streamChannel(req, res, options);
+ * ```
+ */
+export interface ChannelStreamOptions extends EventStreamOptions {
+  /** The hub the channel lives on. */
+  hub: Hub;
+  /** The channel to stream. */
+  channel: string;
+  /**
+   * The event written for each hub message. Its `id` must be what `parseId` reads back.
+   * @defaultValue `{ id: formatPosition(m), event: m.event, data: m.data }`
+   */
+  toEvent?: (message: HubMessage) => ServerSentEvent;
+  /**
+   * Reads a client's `Last-Event-ID` back into a position; `undefined` for an id that is not
+   * one of ours, which then gets the reset event.
+   * @defaultValue {@link parsePosition}
+   */
+  parseId?: (id: string) => Position | undefined;
+  /**
+   * The event written to a client that cannot be caught up (too far behind, from before a
+   * restart, an unknown id), before the live events. Give it the `id` of `position`, so that
+   * the client's next reconnection resumes from there.
+   * @defaultValue `{ event: 'reset', id: formatPosition(position), data: { reason: 'too-far-behind' } }`
+   */
+  toReset?: (position: Position) => ServerSentEvent;
+  /**
+   * Also read the last event id from this query parameter when the header is absent (for
+   * clients that cannot set headers). Off unless given.
+   */
+  lastEventIdQuery?: string;
+  /**
+   * Called when the broker fails to replay (the stream is then closed, and the client
+   * reconnects with its `Last-Event-ID`).
+   * @defaultValue reports on `console.error`
+   */
+  onError?: (error: unknown) => void;
+}
+
+const OWN_OPTIONS = [
+  'hub',
+  'channel',
+  'toEvent',
+  'parseId',
+  'toReset',
+  'lastEventIdQuery',
+  'onError',
+] as const;
+const STREAM_OPTIONS = [
+  'retry',
+  'retryJitter',
+  'heartbeat',
+  'maxQueue',
+  'maxQueueBytes',
+  'json',
+  'headers',
+] as const;
+
+const defaultToEvent = (m: HubMessage): ServerSentEvent => ({
+  id: formatPosition(m),
+  event: m.event,
+  data: m.data,
+});
+
+const defaultToReset = (position: Position): ServerSentEvent => ({
+  event: 'reset',
+  id: formatPosition(position),
+  data: { reason: 'too-far-behind' },
+});
+
+const defaultOnError = (error: unknown) => {
+  console.error('portico sse: replaying a channel failed', error);
+};
+
+function optionalFunction(name: string, value: unknown): void {
+  if (value !== undefined && typeof value !== 'function') {
+    throw invalidOption(`streamChannel: \`${name}\` must be a function`);
+  }
+}
+
+/**
+ * Streams one hub channel as Server-Sent Events, with resume: a client that reconnects with
+ * `Last-Event-ID` gets every event it missed while the broker's history still holds them,
+ * then the live ones, without a gap or a duplicate; one too far behind (or with an id that is
+ * not ours) gets an explicit reset event first, never a silent gap. The stream itself is
+ * {@link createEventStream}'s: heartbeats, jittered `retry`, slow clients dropped, everything
+ * released when the client goes away.
+ *
+ * @example
+ * ```ts
+ * const hub = createHub();
+ * const routes = { '/events': { GET: (req, res) => void streamChannel(req, res, { hub, channel: 'news' }) } };
+ * await hub.publish('news', 'headline', { title: 'portico 1.0' });
+ * ```
+ * @see https://html.spec.whatwg.org/multipage/server-sent-events.html#last-event-id
+ */
+export function streamChannel(
+  req: IncomingMessage,
+  res: ServerResponse,
+  options: ChannelStreamOptions,
+): EventStream {
+  assertKnownOptions('streamChannel', options, [...OWN_OPTIONS, ...STREAM_OPTIONS]);
+  const {
+    hub,
+    channel,
+    toEvent = defaultToEvent,
+    parseId = parsePosition,
+    toReset = defaultToReset,
+    lastEventIdQuery,
+    onError = defaultOnError,
+  } = options;
+  if (typeof hub !== 'object' || hub === null || typeof hub.subscribe !== 'function') {
+    throw invalidOption('streamChannel: `hub` must be a hub from createHub()');
+  }
+  optionalFunction('toEvent', toEvent);
+  optionalFunction('parseId', parseId);
+  optionalFunction('toReset', toReset);
+  optionalFunction('onError', onError);
+  const streamOptions: EventStreamOptions = {};
+  for (const key of STREAM_OPTIONS) {
+    if (options[key] !== undefined) Object.assign(streamOptions, { [key]: options[key] });
+  }
+
+  const id = lastEventId(
+    req,
+    lastEventIdQuery === undefined ? {} : { queryParameter: lastEventIdQuery },
+  );
+  const since = id === undefined || id === '' ? undefined : (parseId(id) ?? null);
+  // Subscribe first: a bad channel name or a closed hub throws before any header is written.
+  let stream: EventStream | undefined;
+  const { unsubscribe, ready } = followChannel(hub, channel, {
+    since,
+    ...(since !== undefined && {
+      onStart: ({ recovered, position }) => {
+        if (recovered === false) stream?.send(toReset(position));
+      },
+    }),
+    onEvent: (message) => {
+      stream?.send(toEvent(message));
+    },
+  });
+  try {
+    stream = createEventStream(req, res, streamOptions);
+  } catch (error) {
+    unsubscribe();
+    throw error;
+  }
+  stream.onClose(unsubscribe);
+  ready.catch((error: unknown) => {
+    if (stream.closed) return;
+    try {
+      onError(error);
+    } finally {
+      stream.close();
+    }
+  });
+  return stream;
+}
