@@ -277,8 +277,14 @@ export {
   streamChannel,
 } from './sse/index.js';
 export {
+  type ChannelAccess,
+  type ChannelAuthorizer,
+  type ChannelConnectionContext,
+  type ChannelMessageContext,
+  type ChannelMessageHandler,
   type ChannelProtocol,
   type ChannelProtocolOptions,
+  type ChannelRateLimit,
   CloseCode,
   type CloseCodeValue,
   closeCodeFor,

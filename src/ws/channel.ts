@@ -1,76 +1,42 @@
 import { randomUUID } from 'node:crypto';
 import type { RawData, WebSocket } from 'ws';
 import type { Principal } from '../auth/principal.js';
-import { invalidOption } from '../internal/options.js';
-import type { Unsubscribe } from '../realtime/broker.js';
-import type { Hub } from '../realtime/hub.js';
+import type { HubMessage, Unsubscribe } from '../realtime/broker.js';
+import { followChannel } from '../realtime/follow.js';
+import { formatPosition, parsePosition } from '../realtime/position.js';
+import {
+  channelName,
+  optionalString,
+  parseMessage,
+  policy,
+  requiredString,
+} from './channel-input.js';
+import {
+  type ChannelConnectionContext,
+  type ChannelProtocolOptions,
+  channelSettings,
+} from './channel-options.js';
 import { CloseCode, closeCodeFor, WebSocketCloseError } from './close-codes.js';
 
-/** What a connection handed to the protocol carries. */
-export interface ChannelConnectionContext {
-  /** Who connected; its `sub` is the `from` of relayed messages and the `user` of `welcome`. */
-  principal?: Principal | undefined;
-}
+export type {
+  ChannelAccess,
+  ChannelAuthorizer,
+  ChannelConnectionContext,
+  ChannelMessageContext,
+  ChannelMessageHandler,
+  ChannelProtocolOptions,
+  ChannelRateLimit,
+} from './channel-options.js';
 
-/** What an {@link ChannelProtocolOptions.extend} handler is given. */
-export interface ChannelMessageContext {
-  /** The connection's id (the `id` of its `welcome`). */
-  id: string;
-  /** The socket. */
-  ws: WebSocket;
-  /** Who connected, if known. */
-  principal: Principal | undefined;
-  /** The channels the connection is subscribed to. */
-  channels: ReadonlySet<string>;
-  /** Sends one JSON message to this connection (dropped when it is no longer open). */
-  send(message: object): void;
-}
-
-/** A handler for an application message type; throw a `WebSocketCloseError` to close. */
-export type ChannelMessageHandler = (
-  message: Record<string, unknown>,
-  context: ChannelMessageContext,
-) => void | Promise<void>;
-
-/** Options of {@link createChannelProtocol}. */
-export interface ChannelProtocolOptions {
-  /** Source of server pushes: a `subscribe` also subscribes to the hub channel of that name. */
-  hub?: Hub;
-  /** Milliseconds between protocol-level pings; a peer that missed the last pong is ended. 0 disables. @defaultValue 30000 */
-  heartbeat?: number;
-  /** Handlers for application message types (the built-in types cannot be replaced). */
-  extend?: Readonly<Record<string, ChannelMessageHandler>>;
-  /** How long `close()` waits for clients to answer the 1001 before terminating them. @defaultValue 5000 */
-  closeTimeout?: number;
-  /** Called with unexpected errors, which close the connection with 1011. */
-  onError?: (error: unknown) => void;
-  /**
-   * Per-connection limit on incoming messages, as a token bucket: a burst of up to `messages`,
-   * refilled at `messages` per `intervalMs`. A connection past it is closed with 1008
-   * (`rate limit exceeded`). Every data frame counts (binary and malformed ones too);
-   * protocol-level pings and pongs do not. `false` disables the limit.
-   * @defaultValue `{ messages: 100, intervalMs: 10_000 }`
-   */
-  rateLimit?: ChannelRateLimit | false;
-  /**
-   * Bound on a connection's unsent data (`ws.bufferedAmount`, in bytes): a send to a
-   * connection already past it (a consumer that stopped reading) drops that connection with
-   * 1013 (try again later) instead of queueing more, terminating it when it does not finish
-   * closing within `closeTimeout`. `Infinity` disables the bound.
-   * @defaultValue 1048576 (1 MiB)
-   */
-  maxBufferedBytes?: number;
-}
-
-/** A per-connection message rate limit: see {@link ChannelProtocolOptions.rateLimit}. */
-export interface ChannelRateLimit {
-  /** How many messages a connection may send in a burst, and per `intervalMs`. */
-  messages: number;
-  /** The refill period, in milliseconds. */
-  intervalMs: number;
-}
-
-/** The channel protocol: hand it connections, close it on shutdown. */
+/**
+ * The channel protocol: hand it connections, close it on shutdown.
+ *
+ * @example
+ * ```ts
+ * const channels: ChannelProtocol = createChannelProtocol({ hub });
+ * server.on('upgrade', createUpgradeHandler({ path: '/ws', onConnection: channels.handle }));
+ * ```
+ */
 export interface ChannelProtocol {
   /** Serves one open connection until it closes. */
   handle(ws: WebSocket, context?: ChannelConnectionContext): void;
@@ -94,58 +60,37 @@ interface Connection {
   dropping: boolean;
 }
 
-const BUILT_IN = new Set(['join', 'ping', 'subscribe', 'unsubscribe', 'message']);
-const OWNER = 'createChannelProtocol()';
-const DEFAULT_RATE_LIMIT: ChannelRateLimit = { messages: 100, intervalMs: 10_000 };
-const DEFAULT_MAX_BUFFERED_BYTES = 1024 * 1024;
+/** A push as plain subscribers get it, serialized once per message for all of them. */
+const plainPushes = new WeakMap<HubMessage, Buffer>();
+/** A push with `channel` and `position`, for subscribers that asked to resume. */
+const positionedPushes = new WeakMap<HubMessage, Buffer>();
+/** `ws.send` options for a prepared text payload. */
+const TEXT = { binary: false } as const;
 
-const policy = (reason: string) => new WebSocketCloseError(CloseCode.POLICY_VIOLATION, reason);
-
-function optionalString(
-  message: Record<string, unknown>,
-  field: string,
-  min: number,
-  max: number,
-): string | undefined {
-  const value = message[field];
-  if (value === undefined) return undefined;
-  if (typeof value !== 'string' || value.length < min || value.length > max) {
-    throw policy(`Invalid "${field}": a string of ${min}–${max} characters.`);
+function pushPayload(m: HubMessage, positioned: boolean): Buffer {
+  const cache = positioned ? positionedPushes : plainPushes;
+  let payload = cache.get(m);
+  if (payload === undefined) {
+    const push = positioned
+      ? {
+          type: 'push',
+          channel: m.channel,
+          event: m.event,
+          data: m.data,
+          position: formatPosition(m),
+        }
+      : { type: 'push', event: m.event, data: m.data };
+    payload = Buffer.from(JSON.stringify(push));
+    cache.set(m, payload);
   }
-  return value;
+  return payload;
 }
 
-function requiredString(
-  message: Record<string, unknown>,
-  field: string,
-  min: number,
-  max: number,
-): string {
-  const value = optionalString(message, field, min, max);
-  if (value === undefined) throw policy(`Missing "${field}".`);
-  return value;
+/** The `since` of a `subscribe`: a position, `null` for one that is not ours, or absent. */
+function sinceOf(message: Record<string, unknown>) {
+  const since = optionalString(message, 'since', 1, 256);
+  return since === undefined ? undefined : (parsePosition(since) ?? null);
 }
-
-function parse(data: RawData): Record<string, unknown> {
-  const text = Array.isArray(data)
-    ? Buffer.concat(data).toString('utf8')
-    : Buffer.from(data as ArrayBuffer).toString('utf8');
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    throw policy('Messages must be JSON.');
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw policy('Messages must be JSON objects.');
-  }
-  return value as Record<string, unknown>;
-}
-
-const defaultOnError = (error: unknown) => {
-  const stack = error instanceof Error ? (error.stack ?? error.message) : String(error);
-  console.error(`[portico] ws channel: ${stack}`);
-};
 
 /**
  * The reference channel protocol over WebSocket: JSON text frames with a `type` (`join`,
@@ -154,48 +99,29 @@ const defaultOnError = (error: unknown) => {
  * with 1008 on malformed input, 1003 on binary frames and 1011 on server errors, with a
  * protocol-level heartbeat.
  *
+ * A client that reconnects resumes where it was: `{"type":"subscribe","channel":"c",
+ * "since":"<position>"}` (the `position` of the last push it saw) is answered with
+ * `{"type":"subscribed","channel":"c","position":…,"recovered":true}` followed by every push it
+ * missed, then the live ones; when the hub's history no longer holds them (or the position is
+ * from another epoch), `recovered` is `false`, nothing is replayed and `position` is where the
+ * channel stands now: the client reloads its state. `{"type":"subscribe","channel":"c",
+ * "recover":true}` starts such a subscription afresh. Pushes of these subscriptions carry
+ * `channel` and `position`; plain subscriptions get the bare `push` of the reference protocol.
+ *
  * @example
  * ```ts
  * const channels = createChannelProtocol({ hub });
  * server.on('upgrade', createUpgradeHandler({ path: '/ws', onConnection: channels.handle }));
  * process.on('SIGTERM', () => channels.close());
+ *
+ * // in the browser, after a reconnection:
+ * socket.send(JSON.stringify({ type: 'subscribe', channel: 'room:1', since: lastPosition }));
  * ```
  * @see https://www.rfc-editor.org/rfc/rfc6455#section-7.4.1
  */
 export function createChannelProtocol(options: ChannelProtocolOptions = {}): ChannelProtocol {
-  const { hub, extend = {}, onError = defaultOnError } = options;
-  const heartbeat = options.heartbeat ?? 30_000;
-  const closeTimeout = options.closeTimeout ?? 5000;
-  if (!Number.isFinite(heartbeat) || heartbeat < 0) {
-    throw invalidOption(`${OWNER}: \`heartbeat\` must be a number of milliseconds ≥ 0`);
-  }
-  if (!Number.isFinite(closeTimeout) || closeTimeout < 0) {
-    throw invalidOption(`${OWNER}: \`closeTimeout\` must be a number of milliseconds ≥ 0`);
-  }
-  const rateLimit = options.rateLimit ?? DEFAULT_RATE_LIMIT;
-  if (
-    rateLimit !== false &&
-    (typeof rateLimit !== 'object' ||
-      rateLimit === null ||
-      !Number.isInteger(rateLimit.messages) ||
-      rateLimit.messages < 1 ||
-      !Number.isFinite(rateLimit.intervalMs) ||
-      rateLimit.intervalMs <= 0)
-  ) {
-    throw invalidOption(
-      `${OWNER}: \`rateLimit\` must be false or { messages: integer ≥ 1, intervalMs: number > 0 }`,
-    );
-  }
-  const maxBufferedBytes = options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES;
-  if (typeof maxBufferedBytes !== 'number' || !(maxBufferedBytes > 0)) {
-    throw invalidOption(`${OWNER}: \`maxBufferedBytes\` must be a number of bytes > 0`);
-  }
-  for (const [type, handler] of Object.entries(extend)) {
-    if (BUILT_IN.has(type)) throw invalidOption(`${OWNER}: "${type}" is a built-in message type`);
-    if (typeof handler !== 'function') {
-      throw invalidOption(`${OWNER}: extend["${type}"] must be a function`);
-    }
-  }
+  const { hub, heartbeat, extend, authorize, closeTimeout, onError, rateLimit, maxBufferedBytes } =
+    channelSettings(options);
   const connections = new Set<Connection>();
   let timer: NodeJS.Timeout | undefined;
   let closed = false;
@@ -218,13 +144,13 @@ export function createChannelProtocol(options: ChannelProtocolOptions = {}): Cha
    * Every send goes through here: skipped unless the connection is open; a connection whose
    * unsent data already passes `maxBufferedBytes` is dropped instead of queueing more.
    */
-  function safeSend(conn: Connection, payload: string): boolean {
+  function safeSend(conn: Connection, payload: string | Buffer): boolean {
     if (conn.dropping || conn.ws.readyState !== conn.ws.OPEN) return false;
     if (conn.ws.bufferedAmount > maxBufferedBytes) {
       drop(conn);
       return false;
     }
-    conn.ws.send(payload);
+    conn.ws.send(payload, TEXT);
     return true;
   }
 
@@ -263,16 +189,48 @@ export function createChannelProtocol(options: ChannelProtocolOptions = {}): Cha
     }
   }
 
-  function subscribe(conn: Connection, channel: string): void {
-    if (conn.channels.has(channel)) return;
-    const off = hub?.subscribe(channel, (m) => {
+  /** Whether `authorize` lets `conn` take `action` on `channel`; a refusal is answered. */
+  function allowed(conn: Connection, action: 'subscribe' | 'publish', channel: string): boolean {
+    if (authorize === undefined) return true;
+    if (authorize({ action, channel, principal: conn.principal, id: conn.id }) === true)
+      return true;
+    send(conn, { type: 'error', code: 'forbidden', action, channel });
+    return false;
+  }
+
+  function subscribe(conn: Connection, message: Record<string, unknown>): void {
+    const channel = channelName(message, true);
+    const since = sinceOf(message);
+    const recover = message.recover === true || since !== undefined;
+    if (conn.channels.has(channel) || !allowed(conn, 'subscribe', channel)) return;
+    if (hub === undefined) {
+      conn.channels.set(channel, undefined);
+      return;
+    }
+    const deliver = (m: HubMessage) => {
       try {
-        send(conn, { type: 'push', event: m.event, data: m.data });
+        safeSend(conn, pushPayload(m, recover));
       } catch (error) {
         fail(conn, error);
       }
+    };
+    const { unsubscribe, ready } = followChannel(hub, channel, {
+      since,
+      ...(recover && {
+        onStart: ({ recovered, position }) =>
+          send(conn, {
+            type: 'subscribed',
+            channel,
+            position: formatPosition(position),
+            ...(recovered !== undefined && { recovered }),
+          }),
+      }),
+      onEvent: deliver,
     });
-    conn.channels.set(channel, off);
+    conn.channels.set(channel, unsubscribe);
+    ready.catch((error: unknown) => {
+      if (conn.channels.get(channel) === unsubscribe) fail(conn, error);
+    });
   }
 
   function unsubscribe(conn: Connection, channel: string): void {
@@ -284,11 +242,12 @@ export function createChannelProtocol(options: ChannelProtocolOptions = {}): Cha
   function relay(from: Connection, message: Record<string, unknown>): void {
     const text = requiredString(message, 'text', 1, 1000);
     const user = optionalString(message, 'user', 1, 100) ?? from.user;
-    const channel = optionalString(message, 'channel', 1, 100);
+    const channel = channelName(message, false);
+    if (channel !== undefined && !allowed(from, 'publish', channel)) return;
     const out: Record<string, unknown> = { type: 'message', text, from: from.principal?.sub };
     if (user !== undefined) out.user = user;
     if (channel !== undefined) out.channel = channel;
-    const payload = JSON.stringify(out);
+    const payload = Buffer.from(JSON.stringify(out));
     for (const conn of connections) {
       if (conn === from) continue;
       if (channel !== undefined && !conn.channels.has(channel)) continue;
@@ -304,9 +263,9 @@ export function createChannelProtocol(options: ChannelProtocolOptions = {}): Cha
       case 'ping':
         return send(conn, { type: 'pong' });
       case 'subscribe':
-        return subscribe(conn, requiredString(message, 'channel', 1, 100));
+        return subscribe(conn, message);
       case 'unsubscribe':
-        return unsubscribe(conn, requiredString(message, 'channel', 1, 100));
+        return unsubscribe(conn, channelName(message, true));
       case 'message':
         return relay(conn, message);
     }
@@ -335,7 +294,7 @@ export function createChannelProtocol(options: ChannelProtocolOptions = {}): Cha
           'Binary messages are not accepted.',
         );
       }
-      const result = dispatch(conn, parse(data));
+      const result = dispatch(conn, parseMessage(data));
       if (result !== undefined && typeof (result as Promise<void>).then === 'function') {
         (result as Promise<void>).then(undefined, (error: unknown) => fail(conn, error));
       }

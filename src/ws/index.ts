@@ -8,11 +8,14 @@
  */
 
 export {
+  type ChannelAccess,
+  type ChannelAuthorizer,
   type ChannelConnectionContext,
   type ChannelMessageContext,
   type ChannelMessageHandler,
   type ChannelProtocol,
   type ChannelProtocolOptions,
+  type ChannelRateLimit,
   createChannelProtocol,
 } from './channel.js';
 export {

@@ -120,6 +120,31 @@ describe('reference server: /ws', () => {
     b.ws.close();
   });
 
+  it('lets a reconnecting client resume a channel from its last position', async () => {
+    const post = (text: string) =>
+      fetch(`${server.url}/api/messages`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', 'X-API-Key': DEMO_KEY },
+        body: JSON.stringify({ text, channel: 'resume' }),
+      });
+    const first = await connect();
+    first.ws.send(JSON.stringify({ type: 'subscribe', channel: 'resume', recover: true }));
+    expect(await first.next('subscribed')).toMatchObject({ channel: 'resume' });
+    await post('one');
+    const seen = await first.next('push');
+    expect(seen).toMatchObject({ channel: 'resume', data: { text: 'one' } });
+    first.ws.terminate();
+    await post('two');
+    await post('three');
+
+    const again = await connect();
+    again.ws.send(JSON.stringify({ type: 'subscribe', channel: 'resume', since: seen.position }));
+    expect(await again.next('subscribed')).toMatchObject({ recovered: true });
+    expect(await again.next('push')).toMatchObject({ data: { text: 'two' } });
+    expect(await again.next('push')).toMatchObject({ data: { text: 'three' } });
+    again.ws.close();
+  });
+
   it('closes with 1008 for text that is not JSON or an unknown type, 1003 for binary', async () => {
     for (const [frame, code] of [
       ['not json', 1008],

@@ -1,126 +1,18 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { WebSocket } from 'ws';
-import type { Authenticator } from '../../src/auth/authenticator.js';
-import { createHub, type Hub } from '../../src/realtime/hub.js';
+import { createHub } from '../../src/realtime/hub.js';
+import { createChannelProtocol } from '../../src/ws/channel.js';
 import {
-  type ChannelProtocol,
-  type ChannelProtocolOptions,
-  createChannelProtocol,
-} from '../../src/ws/channel.js';
-import { createUpgradeHandler } from '../../src/ws/upgrade.js';
+  closeChannels,
+  connect,
+  currentProtocol,
+  serverSockets,
+  silent,
+  start,
+} from '../helpers/ws-channel.js';
 
-const headerAuth: Authenticator = {
-  scheme: 'User',
-  authenticate(req) {
-    const sub = req.headers['x-user'];
-    return typeof sub === 'string' ? { sub, scopes: [], method: 'test' } : undefined;
-  },
-};
-
-let server: Server | undefined;
-let protocol: ChannelProtocol | undefined;
-let hub: Hub | undefined;
-const clients: WebSocket[] = [];
-/** The server side of each connection, in the order they were handed to the protocol. */
-const serverSockets: WebSocket[] = [];
-
-afterEach(async () => {
-  for (const c of clients.splice(0)) c.terminate();
-  serverSockets.length = 0;
-  await protocol?.close();
-  protocol = undefined;
-  await hub?.close();
-  hub = undefined;
-  if (server) {
-    const s = server;
-    server = undefined;
-    await new Promise<void>((resolve) => s.close(() => resolve()));
-  }
-});
-
-async function start(options: ChannelProtocolOptions = {}, maxPayload?: number): Promise<string> {
-  const channels = createChannelProtocol({ heartbeat: 0, ...options });
-  protocol = channels;
-  server = createServer((_req, res) => res.end());
-  server.on(
-    'upgrade',
-    createUpgradeHandler({
-      path: '/ws',
-      authenticators: [headerAuth],
-      maxPayload,
-      onConnection: (ws, context) => {
-        serverSockets.push(ws);
-        channels.handle(ws, context);
-      },
-    }),
-  );
-  await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return `ws://127.0.0.1:${port}/ws`;
-}
-
-/** A client with a queue of received JSON messages and bounded waits. */
-interface Client {
-  ws: WebSocket;
-  next(ms?: number): Promise<Record<string, unknown>>;
-  closed(ms?: number): Promise<{ code: number; reason: string }>;
-  send(message: unknown): void;
-}
-
-async function connect(url: string, user: string, autoPong = true): Promise<Client> {
-  const ws = new WebSocket(url, { headers: { 'x-user': user }, autoPong });
-  clients.push(ws);
-  const queue: Record<string, unknown>[] = [];
-  const waiters: ((m: Record<string, unknown>) => void)[] = [];
-  ws.on('error', () => {});
-  ws.on('message', (data) => {
-    const m = JSON.parse(String(data)) as Record<string, unknown>;
-    const waiter = waiters.shift();
-    if (waiter) waiter(m);
-    else queue.push(m);
-  });
-  const closed = new Promise<{ code: number; reason: string }>((resolve) =>
-    ws.on('close', (code, reason) => resolve({ code, reason: String(reason) })),
-  );
-  await new Promise<void>((resolve, reject) => {
-    ws.once('open', () => resolve());
-    ws.once('error', reject);
-    setTimeout(() => reject(new Error('open timed out')), 2000).unref();
-  });
-  return {
-    ws,
-    send: (message) => ws.send(typeof message === 'string' ? message : JSON.stringify(message)),
-    next: (ms = 1000) => {
-      const queued = queue.shift();
-      if (queued) return Promise.resolve(queued);
-      return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => {
-          waiters.splice(waiters.indexOf(done), 1);
-          reject(new Error('no message in time'));
-        }, ms);
-        const done = (m: Record<string, unknown>) => {
-          clearTimeout(timer);
-          resolve(m);
-        };
-        waiters.push(done);
-      });
-    },
-    closed: (ms = 2000) =>
-      Promise.race([
-        closed,
-        new Promise<never>((_, reject) =>
-          setTimeout(() => reject(new Error('not closed in time')), ms).unref(),
-        ),
-      ]),
-  };
-}
-
-/** Resolves when nothing arrives within `ms`. */
-async function silent(client: Client, ms = 100): Promise<void> {
-  await expect(client.next(ms)).rejects.toThrow('no message in time');
-}
+afterEach(closeChannels);
 
 describe('createChannelProtocol', () => {
   it('answers join with welcome and ping with pong', async () => {
@@ -174,7 +66,7 @@ describe('createChannelProtocol', () => {
   });
 
   it('forwards hub events as push to subscribers', async () => {
-    hub = createHub();
+    const hub = createHub();
     const url = await start({ hub });
     const a = await connect(url, 'alice');
     const b = await connect(url, 'bob');
@@ -252,12 +144,12 @@ describe('createChannelProtocol', () => {
     const url = await start();
     const a = await connect(url, 'alice');
     const b = await connect(url, 'bob');
-    const closing = protocol!.close();
+    const closing = currentProtocol().close();
     const [ca, cb] = await Promise.all([a.closed(), b.closed()]);
     expect(ca.code).toBe(1001);
     expect(cb.code).toBe(1001);
     await closing;
-    expect(protocol!.size).toBe(0);
+    expect(currentProtocol().size).toBe(0);
   });
 
   describe('rate limit', () => {
@@ -348,7 +240,7 @@ describe('createChannelProtocol', () => {
       }
       expect(dropped).toBe(true);
       expect(closeSpy).toHaveBeenCalledWith(1013, expect.any(String));
-      expect(protocol!.size).toBe(2);
+      expect(currentProtocol().size).toBe(2);
 
       // the server stays healthy: the reader gets every relay, newcomers are served
       await vi.waitFor(() => expect(received).toBe(sent), { timeout: 5000, interval: 20 });
@@ -359,7 +251,7 @@ describe('createChannelProtocol', () => {
     }, 15_000);
 
     it('drops a slow subscriber of hub pushes', async () => {
-      hub = createHub();
+      const hub = createHub();
       const url = await start({ hub, maxBufferedBytes: 64 * 1024, closeTimeout: 100 });
       const slow = await connect(url, 'slow');
       slow.send({ type: 'subscribe', channel: 'news' });
@@ -380,7 +272,7 @@ describe('createChannelProtocol', () => {
       }
       expect(dropped).toBe(true);
       expect(closeSpy).toHaveBeenCalledWith(1013, expect.any(String));
-      expect(protocol!.size).toBe(0);
+      expect(currentProtocol().size).toBe(0);
     }, 15_000);
 
     it.each([0, -1, Number.NaN])('rejects maxBufferedBytes %s', (maxBufferedBytes) => {
