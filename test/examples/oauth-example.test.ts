@@ -1,6 +1,6 @@
 // examples/oauth/server.ts run in-process and driven by openid-client, as an application
 // would; the code blocks of docs/oauth.md are checked to be that example's code.
-import { readFileSync } from 'node:fs';
+
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as client from 'openid-client';
@@ -8,8 +8,9 @@ import { authenticate, jwtBearer, requirePrincipal, sendJson, toNodeListener } f
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp, SERVICE_SECRET, SPA_ORIGIN } from '../../examples/oauth/server.js';
 import { Browser } from '../helpers/browser.js';
+import { snippetsOf, strayedSnippets } from '../helpers/snippets.js';
 
-const root = new URL('../../', import.meta.url);
+const _root = new URL('../../', import.meta.url);
 const REDIRECT_URI = `${SPA_ORIGIN}/callback`;
 const servers: Server[] = [];
 let issuer: string;
@@ -216,28 +217,8 @@ describe('examples/oauth/server.ts with openid-client', () => {
 });
 
 describe('docs/oauth.md', () => {
-  const example = readFileSync(new URL('examples/oauth/server.ts', root), 'utf8').split('\n');
-  const indentOf = (line: string) => line.length - line.trimStart().length;
-
-  /** Whether `snippet` is a run of lines of the example, shifted right by one indentation. */
-  function inExample(snippet: string[]): boolean {
-    for (let start = 0; start + snippet.length <= example.length; start++) {
-      const pad = ' '.repeat(Math.max(0, indentOf(example[start]!) - indentOf(snippet[0]!)));
-      if (snippet.every((line, i) => example[start + i] === (line === '' ? '' : pad + line))) {
-        return true;
-      }
-    }
-    return false;
-  }
-
   it('takes its code from the tested example', () => {
-    const guide = readFileSync(new URL('docs/oauth.md', root), 'utf8');
-    const snippets = [
-      ...guide.matchAll(/<!-- snippet: examples\/oauth\/server\.ts -->\n+```ts\n([\s\S]*?)\n```/g),
-    ];
-    expect(snippets.length).toBeGreaterThanOrEqual(5);
-    for (const [, code] of snippets) {
-      expect(inExample(code!.split('\n')), `examples/oauth/server.ts holds:\n${code}`).toBe(true);
-    }
+    expect(snippetsOf('docs/oauth.md').length).toBeGreaterThanOrEqual(5);
+    expect(strayedSnippets('docs/oauth.md')).toEqual([]);
   });
 });
