@@ -150,6 +150,40 @@ describe('streamChannel', () => {
     await hub.publish('news', 'headline', {});
   });
 
+  it('leaves no subscription and no stream behind over 500 connect/disconnect cycles', async () => {
+    const inner = new MemoryBroker();
+    let live = 0;
+    const broker: Broker = {
+      publish: (channel, draft) => inner.publish(channel, draft),
+      subscribe: (channel, listener) => {
+        live++;
+        const off = inner.subscribe(channel, listener);
+        return () => {
+          live--;
+          off();
+        };
+      },
+      history: (channel, since) => inner.history(channel, since),
+      position: (channel) => inner.position(channel),
+      close: () => inner.close(),
+    };
+    const hub = createHub({ broker });
+    hubs.push(hub);
+    await hub.publish('news', 'headline', {});
+    const { server } = await serveChannel(hub, { heartbeat: 5 });
+    const before = countOpenEventStreams();
+    for (let batch = 0; batch < 10; batch++) {
+      const clients = await Promise.all(
+        Array.from({ length: 50 }, (_, i) =>
+          connect(server, '/', i % 2 === 0 ? { 'last-event-id': `${inner.epoch}:0` } : {}),
+        ),
+      );
+      for (const client of clients) client.destroy();
+    }
+    await vi.waitFor(() => expect(live).toBe(0), { timeout: 5000 });
+    await vi.waitFor(() => expect(countOpenEventStreams()).toBe(before));
+  });
+
   it('closes the stream and reports when the broker cannot replay', async () => {
     const inner = new MemoryBroker();
     const broker: Broker = {
