@@ -1,6 +1,8 @@
 import { createServer, request } from 'node:http';
+import compression from 'compression';
 import express from 'express';
 import Koa from 'koa';
+import koaCompress from 'koa-compress';
 import { afterEach, describe, expect, it } from 'vitest';
 import { toExpress } from '../../src/adapters/express.js';
 import { toKoa } from '../../src/adapters/koa.js';
@@ -283,6 +285,26 @@ describe('behind the adapters', () => {
       'id: 1\ndata: {"via":"/events"}\n\nid: 2\ndata: "later"\n\n',
     );
     client.destroy();
+  });
+
+  it('is never compressed nor buffered by compression middleware', async () => {
+    const app = express();
+    app.use(compression({ threshold: 0 }));
+    app.get('/events', toExpress(events));
+    const koa = new Koa();
+    koa.use(koaCompress({ threshold: 0 }));
+    koa.use(toKoa(events));
+    for (const listener of [app, koa.callback()]) {
+      const server = await listen(createServer(listener));
+      const client = await connect(server, '/events', { 'accept-encoding': 'gzip, deflate, br' });
+      expect(client.headers['content-encoding']).toBeUndefined();
+      // the first event arrives at once, before the response ends
+      expect(await client.until((t) => t.includes('id: 1'))).toBe(
+        'id: 1\ndata: {"via":"/events"}\n\n',
+      );
+      expect(await client.until((t) => t.includes('id: 2'))).toContain('data: "later"');
+      client.destroy();
+    }
   });
 
   it('works through toKoa (Koa 3)', async () => {
