@@ -3,5 +3,14 @@ import { authComparison } from './auth/comparison.js';
 import { httpComparison } from './http/comparison.js';
 import type { Comparison } from './lib/types.js';
 import { oauthComparison } from './oauth/comparison.js';
+import type { FanoutComparison } from './realtime/types.js';
+import { sseComparison } from './sse/comparison.js';
+import { wsComparison } from './ws/comparison.js';
 
-export const comparisons: readonly Comparison[] = [httpComparison, authComparison, oauthComparison];
+export const comparisons: readonly (Comparison | FanoutComparison)[] = [
+  httpComparison,
+  authComparison,
+  oauthComparison,
+  wsComparison,
+  sseComparison,
+];

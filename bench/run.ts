@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { comparisons } from './comparisons.js';
-import { parseCli, USAGE } from './lib/args.js';
+import { type CliOptions, parseCli, USAGE } from './lib/args.js';
 import { renderChart } from './lib/chart.js';
 import { machineInfo } from './lib/machine.js';
 import { loadCommandLine, measureComparison, summarize } from './lib/measure.js';
@@ -15,6 +15,15 @@ import { BENCHMARKS_FILE, RESULTS_DIR } from './lib/paths.js';
 import { nodeCommand } from './lib/processes.js';
 import { renderBenchmarks, renderTable } from './lib/report.js';
 import type { Comparison, ComparisonResult, RunSettings } from './lib/types.js';
+import {
+  canPin,
+  clientCommandLine,
+  measureFanout,
+  serverCommandLine,
+  summarizeFanout,
+} from './realtime/measure.js';
+import { renderFanoutTable } from './realtime/report.js';
+import type { FanoutComparison, FanoutResult, FanoutSettings } from './realtime/types.js';
 
 function commandLine(args: readonly string[]): string {
   const quoted = args.map((a) => (/^[\w./:=-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`));
@@ -24,7 +33,7 @@ function commandLine(args: readonly string[]): string {
   return nodeCommand('bench/run.ts', quoted);
 }
 
-function select(names: readonly string[]): Comparison[] {
+function select(names: readonly string[]): (Comparison | FanoutComparison)[] {
   if (names.length === 0) return [...comparisons];
   return names.map((name) => {
     const found = comparisons.find((c) => c.name === name);
@@ -38,15 +47,107 @@ function select(names: readonly string[]): Comparison[] {
 }
 
 /** Every stored result, in registry order (unknown names last). */
-function storedResults(): ComparisonResult[] {
+function storedResults(): (ComparisonResult | FanoutResult)[] {
   const order = (name: string) => {
     const i = comparisons.findIndex((c) => c.name === name);
     return i === -1 ? comparisons.length : i;
   };
   return readdirSync(RESULTS_DIR)
     .filter((file) => file.endsWith('.json'))
-    .map((file) => JSON.parse(readFileSync(join(RESULTS_DIR, file), 'utf8')) as ComparisonResult)
+    .map(
+      (file) =>
+        JSON.parse(readFileSync(join(RESULTS_DIR, file), 'utf8')) as
+          | ComparisonResult
+          | FanoutResult,
+    )
     .sort((a, b) => order(a.name) - order(b.name) || a.name.localeCompare(b.name));
+}
+
+async function runRequest(
+  comparison: Comparison,
+  cli: CliOptions,
+  command: string,
+): Promise<ComparisonResult> {
+  const settings: RunSettings = {
+    quick: cli.quick,
+    rounds: cli.rounds,
+    durationSeconds: cli.durationSeconds,
+    warmupSeconds: cli.warmupSeconds,
+    connections: cli.connections,
+    pipelining: 1,
+  };
+  const machine = machineInfo();
+  const date = new Date().toISOString();
+  const measurements = await measureComparison(comparison, settings);
+  return {
+    name: comparison.name,
+    title: comparison.title,
+    description: comparison.description,
+    baseline: comparison.baseline,
+    ...(comparison.secondaryBaseline !== undefined && {
+      secondaryBaseline: comparison.secondaryBaseline,
+    }),
+    ...(comparison.unit !== undefined && { unit: comparison.unit }),
+    date,
+    command,
+    serverCommands: Object.fromEntries(
+      comparison.servers.map((s) => [s.name, nodeCommand(s.entry)]),
+    ),
+    loadCommand: loadCommandLine(comparison, settings),
+    machine,
+    settings,
+    request: comparison.request,
+    ...(comparison.servers.some((s) => s.requestHeaders !== undefined) && {
+      serverRequestHeaders: Object.fromEntries(
+        comparison.servers.flatMap((s) =>
+          s.requestHeaders === undefined ? [] : [[s.name, s.requestHeaders]],
+        ),
+      ),
+    }),
+    notes: comparison.notes ?? [],
+    servers: summarize(comparison, measurements),
+    measurements,
+  };
+}
+
+async function runFanout(
+  comparison: FanoutComparison,
+  cli: CliOptions,
+  command: string,
+): Promise<FanoutResult> {
+  const settings: FanoutSettings = {
+    quick: cli.quick,
+    rounds: cli.fanoutRounds,
+    clients: cli.clients,
+    messages: cli.messages,
+    connectConcurrency: 100,
+    pinned: canPin(),
+  };
+  const machine = machineInfo();
+  const date = new Date().toISOString();
+  const { memory, measurements } = await measureFanout(comparison, settings);
+  return {
+    kind: 'fanout',
+    name: comparison.name,
+    title: comparison.title,
+    description: comparison.description,
+    baseline: comparison.baseline,
+    ...(comparison.secondaryBaseline !== undefined && {
+      secondaryBaseline: comparison.secondaryBaseline,
+    }),
+    date,
+    command,
+    serverCommands: Object.fromEntries(
+      comparison.servers.map((s) => [s.name, serverCommandLine(s)]),
+    ),
+    clientCommand: clientCommandLine(comparison, settings),
+    machine,
+    settings,
+    notes: comparison.notes ?? [],
+    servers: summarizeFanout(comparison, memory, measurements),
+    memory,
+    measurements,
+  };
 }
 
 async function main(): Promise<void> {
@@ -69,56 +170,21 @@ async function main(): Promise<void> {
   // Servers under test import portico's build, as its users do: build it first.
   process.stderr.write('building portico (npm run build)\n');
   execFileSync('npm', ['run', '--silent', 'build'], { stdio: ['ignore', 'ignore', 'inherit'] });
-  const settings: RunSettings = {
-    quick: cli.quick,
-    rounds: cli.rounds,
-    durationSeconds: cli.durationSeconds,
-    warmupSeconds: cli.warmupSeconds,
-    connections: cli.connections,
-    pipelining: 1,
-  };
   const command = commandLine(args);
   mkdirSync(RESULTS_DIR, { recursive: true });
   for (const comparison of selected) {
     process.stderr.write(`${comparison.name}: ${comparison.title}\n`);
-    const machine = machineInfo();
-    const date = new Date().toISOString();
-    const measurements = await measureComparison(comparison, settings);
-    const result: ComparisonResult = {
-      name: comparison.name,
-      title: comparison.title,
-      description: comparison.description,
-      baseline: comparison.baseline,
-      ...(comparison.secondaryBaseline !== undefined && {
-        secondaryBaseline: comparison.secondaryBaseline,
-      }),
-      ...(comparison.unit !== undefined && { unit: comparison.unit }),
-      date,
-      command,
-      serverCommands: Object.fromEntries(
-        comparison.servers.map((s) => [s.name, nodeCommand(s.entry)]),
-      ),
-      loadCommand: loadCommandLine(comparison, settings),
-      machine,
-      settings,
-      request: comparison.request,
-      ...(comparison.servers.some((s) => s.requestHeaders !== undefined) && {
-        serverRequestHeaders: Object.fromEntries(
-          comparison.servers.flatMap((s) =>
-            s.requestHeaders === undefined ? [] : [[s.name, s.requestHeaders]],
-          ),
-        ),
-      }),
-      notes: comparison.notes ?? [],
-      servers: summarize(comparison, measurements),
-      measurements,
-    };
+    const result =
+      comparison.kind === 'fanout'
+        ? await runFanout(comparison, cli, command)
+        : await runRequest(comparison, cli, command);
     writeFileSync(
       join(RESULTS_DIR, `${comparison.name}.json`),
       `${JSON.stringify(result, null, 2)}\n`,
     );
     writeFileSync(join(RESULTS_DIR, `${comparison.name}.svg`), renderChart(result));
-    process.stdout.write(`\n${comparison.name}: ${comparison.title}\n\n${renderTable(result)}\n\n`);
+    const table = result.kind === 'fanout' ? renderFanoutTable(result) : renderTable(result);
+    process.stdout.write(`\n${comparison.name}: ${comparison.title}\n\n${table}\n\n`);
   }
   writeFileSync(BENCHMARKS_FILE, renderBenchmarks(storedResults()));
   process.stderr.write(`wrote ${BENCHMARKS_FILE}\n`);

@@ -4,22 +4,30 @@ export interface CliOptions {
   names: string[];
   quick: boolean;
   rounds: number;
+  /** `--rounds` for the fan-out comparisons, whose rounds are longer. */
+  fanoutRounds: number;
   durationSeconds: number;
   warmupSeconds: number;
   connections: number;
+  /** Fan-out comparisons: connections per server, and broadcasts per round. */
+  clients: number;
+  messages: number;
   report: boolean;
   help: boolean;
 }
 
 export const USAGE = `usage: npm run bench -- [names…] [--quick] [--rounds N] [--duration S]
-                            [--warmup S] [--connections N]
+                            [--warmup S] [--connections N] [--clients N] [--messages K]
 
   names          comparisons to run (default: all)
   --quick        2 rounds × 2 s after a 1 s warm-up (default: 5 rounds × 5 s after 2 s)
-  --rounds N     measured rounds per server, interleaved round-robin (1–20)
+  --rounds N     measured rounds per server, interleaved round-robin (1–20; fan-out
+                 comparisons default to 3, quick 2)
   --duration S   seconds per measurement (1–60)
   --warmup S     seconds of discarded load per server before measuring (0–60)
   --connections N  concurrent connections (1–1000, default 50)
+  --clients N    fan-out (ws, sse): connections per server (1–15000; default 10000, quick 1000)
+  --messages K   fan-out (ws, sse): broadcasts per round (1–1000, default 10)
   --report       measure nothing: rebuild BENCHMARKS.md and the charts from bench/results`;
 
 function integer(
@@ -51,6 +59,8 @@ export function parseCli(argv: readonly string[]): CliOptions {
       duration: { type: 'string' },
       warmup: { type: 'string' },
       connections: { type: 'string' },
+      clients: { type: 'string' },
+      messages: { type: 'string' },
       report: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -60,9 +70,12 @@ export function parseCli(argv: readonly string[]): CliOptions {
     names: positionals,
     quick,
     rounds: integer('rounds', values.rounds, quick ? 2 : 5, 1, 20),
+    fanoutRounds: integer('rounds', values.rounds, quick ? 2 : 3, 1, 20),
     durationSeconds: integer('duration', values.duration, quick ? 2 : 5, 1, 60),
     warmupSeconds: integer('warmup', values.warmup, quick ? 1 : 2, 0, 60),
     connections: integer('connections', values.connections, 50, 1, 1000),
+    clients: integer('clients', values.clients, quick ? 1000 : 10_000, 1, 15_000),
+    messages: integer('messages', values.messages, 10, 1, 1000),
     report: values.report === true,
     help: values.help === true,
   };

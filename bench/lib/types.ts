@@ -54,6 +54,8 @@ export interface Answer {
 
 /** A set of servers answering the same request, measured against a baseline. */
 export interface Comparison {
+  /** Request/response load (the default); fan-out comparisons say `'fanout'`. */
+  kind?: 'request';
   name: string;
   title: string;
   /** One paragraph for BENCHMARKS.md. */
@@ -158,6 +160,8 @@ export interface RunSettings {
 
 /** `bench/results/<name>.json`. */
 export interface ComparisonResult {
+  /** Absent in request/response results; fan-out results say `'fanout'`. */
+  kind?: 'request';
   name: string;
   title: string;
   description: string;
