@@ -12,6 +12,7 @@ export const entries = {
   ws: 'src/ws/index.ts',
   sse: 'src/sse/index.ts',
   realtime: 'src/realtime/index.ts',
+  webhook: 'src/webhook/index.ts',
   node: 'src/adapters/node.ts',
   express: 'src/adapters/express.ts',
   koa: 'src/adapters/koa.ts',

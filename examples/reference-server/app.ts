@@ -26,6 +26,7 @@ import { keyRoutes } from './keys.js';
 import { createMessages } from './messages.js';
 import { createOAuth } from './oauth.js';
 import { createUsers } from './users.js';
+import { createWebhooks } from './webhooks.js';
 
 /** The reference service: its request listener and what it holds. */
 export interface ReferenceApp {
@@ -64,9 +65,15 @@ export async function createApp(config: ServerConfig, baseUrl: string): Promise<
   const events = createEvents({ heartbeatSeconds: config.sseHeartbeatSeconds });
   // WebSocket pushes go to the connections subscribed to the message's own channel
   const channelHub = createHub();
+  const webhooks = createWebhooks({
+    allowPrivate: config.webhookAllowPrivate,
+    allowHttp: !config.production,
+    schedule: config.webhookRetrySchedule,
+  });
   const messages = createMessages({
     onCreate(message) {
       events.publish(message);
+      webhooks.publish(message);
       channelHub.publish(message.channel, 'message.created', message).catch(() => {});
     },
   });
@@ -108,6 +115,7 @@ export async function createApp(config: ServerConfig, baseUrl: string): Promise<
       ...messages.routes,
       ...events.routes,
       ...keyRoutes(auth.apiKeys),
+      ...webhooks.routes,
       ...accountRoutes(users, auth),
       ...oauth.routes,
     }),
@@ -129,7 +137,7 @@ export async function createApp(config: ServerConfig, baseUrl: string): Promise<
     events,
     upgrade,
     async close() {
-      await Promise.all([channels.close(), events.close()]);
+      await Promise.all([channels.close(), events.close(), webhooks.close()]);
       await channelHub.close();
     },
     generatedDemoKey: auth.generatedDemoKey,

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import type { TrustProxy } from 'portico';
+import { parseRetrySchedule, type TrustProxy } from 'portico';
 
 /** Everything the reference server reads from its environment. */
 export interface ServerConfig {
@@ -21,6 +21,10 @@ export interface ServerConfig {
   sseHeartbeatSeconds: number;
   /** `WS_HEARTBEAT`: seconds between WebSocket pings; a peer that misses one is ended. */
   wsHeartbeatSeconds: number;
+  /** `WEBHOOK_ALLOW_PRIVATE=1`: webhook URLs may point at loopback/private addresses (and use http). */
+  webhookAllowPrivate: boolean;
+  /** `WEBHOOK_RETRY_SCHEDULE`: seconds between delivery attempts; unset, the library's schedule. */
+  webhookRetrySchedule: number[] | undefined;
 }
 
 /** Thrown for a setting the server cannot start with; main prints it and exits 1. */
@@ -49,6 +53,15 @@ function pem(env: NodeJS.ProcessEnv, name: string): Buffer | undefined {
     return readFileSync(path);
   } catch (err) {
     throw new ConfigError(`${name}: cannot read ${path} (${(err as Error).message})`);
+  }
+}
+
+function retrySchedule(raw: string | undefined): number[] | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  try {
+    return parseRetrySchedule(raw);
+  } catch (err) {
+    throw new ConfigError(`WEBHOOK_RETRY_SCHEDULE: ${(err as Error).message}`);
   }
 }
 
@@ -96,5 +109,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     signingKeyPath: env.SIGNING_KEY || undefined,
     sseHeartbeatSeconds: integer(env, 'SSE_HEARTBEAT', 15, 1),
     wsHeartbeatSeconds: integer(env, 'WS_HEARTBEAT', 30, 1),
+    webhookAllowPrivate: env.WEBHOOK_ALLOW_PRIVATE === '1' || env.WEBHOOK_ALLOW_PRIVATE === 'true',
+    webhookRetrySchedule: retrySchedule(env.WEBHOOK_RETRY_SCHEDULE),
   };
 }

@@ -1,0 +1,113 @@
+import {
+  createWebhookSender,
+  getParams,
+  type MethodTable,
+  notFound,
+  readJson,
+  requirePrincipal,
+  sendJson,
+  sendNoContent,
+  unprocessable,
+  WebhookAddressError,
+} from 'portico';
+import type { Message } from './messages.js';
+
+/** The events a subscriber may ask for. */
+const EVENTS = ['message.created'];
+
+/** Where a webhook subscription may point, and how deliveries are retried. */
+export interface WebhookSettings {
+  /** `WEBHOOK_ALLOW_PRIVATE=1`: loopback/private addresses (and `http:`) allowed. */
+  allowPrivate: boolean;
+  /** `http:` URLs allowed (development). */
+  allowHttp: boolean;
+  /** Seconds between attempts; unset, the library's schedule. */
+  schedule: number[] | undefined;
+}
+
+function invalid(field: string, message: string): never {
+  throw unprocessable([{ field, message }]);
+}
+
+/**
+ * `POST /api/webhooks` (`{ "url", "events"? }` → 201 `{ "id", "secret" }`, the secret shown
+ * once) and `DELETE /api/webhooks/{id}` (the owner's only), and a signed delivery of every new
+ * message to every subscriber, retried with backoff.
+ */
+export function createWebhooks(settings: WebhookSettings) {
+  const sender = createWebhookSender({
+    allowPrivate: settings.allowPrivate,
+    allowHttp: settings.allowHttp || settings.allowPrivate,
+    ...(settings.schedule !== undefined && { schedule: settings.schedule }),
+  });
+  /** Who registered each endpoint: only they may remove it. */
+  const owners = new Map<string, string>();
+
+  const routes: Record<string, MethodTable> = {
+    '/api/webhooks': {
+      POST: async (req, res) => {
+        const owner = requirePrincipal(req).sub;
+        const body = await readJson<unknown>(req);
+        if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+          invalid('', 'The body must be a JSON object.');
+        }
+        const { url, events } = body as Record<string, unknown>;
+        if (typeof url !== 'string' || url.length === 0 || url.length > 2048) {
+          invalid('/url', 'must be a URL of at most 2048 characters');
+        }
+        if (
+          events !== undefined &&
+          (!Array.isArray(events) ||
+            events.length === 0 ||
+            events.some((e) => typeof e !== 'string' || !EVENTS.includes(e)))
+        ) {
+          invalid('/events', `must be a non-empty array of: ${EVENTS.join(', ')}`);
+        }
+        try {
+          const endpoint = await sender.addEndpoint({
+            url,
+            events: events as string[] | undefined,
+          });
+          owners.set(endpoint.id, owner);
+          sendJson(
+            res,
+            201,
+            {
+              id: endpoint.id,
+              url: endpoint.url,
+              events: endpoint.events ?? EVENTS,
+              secret: endpoint.secrets[0],
+            },
+            { Location: `/api/webhooks/${endpoint.id}`, 'Cache-Control': 'no-store' },
+          );
+        } catch (error) {
+          if (error instanceof WebhookAddressError) invalid('/url', error.message);
+          throw error;
+        }
+      },
+    },
+    '/api/webhooks/:id': {
+      DELETE: async (req, res) => {
+        const id = getParams(req).id ?? '';
+        // someone else's subscription is as good as none
+        if (owners.get(id) !== requirePrincipal(req).sub || !(await sender.removeEndpoint(id))) {
+          throw notFound('No webhook subscription of yours has this id.');
+        }
+        owners.delete(id);
+        sendNoContent(res);
+      },
+    },
+  };
+
+  return {
+    routes,
+    /** Queues a signed `message.created` delivery to every subscriber. */
+    publish(message: Message): void {
+      sender.send('message.created', message).catch((error: unknown) => {
+        console.error('portico reference server: queueing webhook deliveries failed', error);
+      });
+    },
+    /** Waits for the deliveries in flight (graceful shutdown). */
+    close: () => sender.close(),
+  };
+}

@@ -1,0 +1,340 @@
+import { randomBytes } from 'node:crypto';
+import type { Dispatcher } from 'undici';
+import { assertWebhookUrl, createGuardedAgent } from './address-guard.js';
+import { type AttemptOutcome, attemptDelivery } from './attempt.js';
+import { MemoryWebhookStore } from './memory-store.js';
+import { retryDelay } from './schedule.js';
+import { generateWebhookSecret } from './secret.js';
+import {
+  type SenderSettings,
+  senderSettings,
+  type WebhookSenderEvent,
+  type WebhookSenderOptions,
+} from './sender-options.js';
+import { signWebhook } from './signature.js';
+import type { WebhookDelivery, WebhookEndpoint, WebhookStore } from './store.js';
+
+/**
+ * What {@link WebhookSender.addEndpoint} takes.
+ *
+ * @example
+ * ```ts
+ * const input: NewWebhookEndpoint = { url: 'https://hooks.example.com/in', events: ['message.created'] };
+ * ```
+ */
+export interface NewWebhookEndpoint {
+  /** The `https:` URL to POST to; checked against the address guard now and at each send. */
+  url: string;
+  /** The events it receives; unset for every event. */
+  events?: readonly string[] | undefined;
+  /** Its `whsec_` secret. @defaultValue a new random one */
+  secret?: string | undefined;
+}
+
+/**
+ * A webhook sender, from {@link createWebhookSender}.
+ *
+ * @example
+ * ```ts
+ * const endpoint = await sender.addEndpoint({ url: 'https://hooks.example.com/in' });
+ * await sender.send('message.created', { id: 1, text: 'hi' });
+ * ```
+ */
+export interface WebhookSender {
+  /** Registers an endpoint, its URL checked first (a `WebhookAddressError` when refused). */
+  addEndpoint(input: NewWebhookEndpoint): Promise<WebhookEndpoint>;
+  /** Removes an endpoint with its pending deliveries; `false` when there was none. */
+  removeEndpoint(id: string): Promise<boolean>;
+  /** One endpoint, or `undefined`. */
+  getEndpoint(id: string): Promise<WebhookEndpoint | undefined>;
+  /** Gives an endpoint a new secret; the old one keeps signing too for `rotationOverlapMs`. */
+  rotateSecret(id: string): Promise<WebhookEndpoint | undefined>;
+  /** Turns a disabled endpoint back on (its failure count reset). */
+  enableEndpoint(id: string): Promise<WebhookEndpoint | undefined>;
+  /**
+   * Queues one message per enabled endpoint that wants `event`: body
+   * `{ "event", "type", "timestamp", "data" }`. Resolves once queued (not delivered).
+   */
+  send(event: string, data: unknown): Promise<WebhookDelivery[]>;
+  /** One delivery with its attempts, or `undefined`. */
+  getDelivery(id: string): Promise<WebhookDelivery | undefined>;
+  /** Deliveries, oldest first (`state: 'failed'` lists the dead letters). */
+  listDeliveries(
+    filter?: Parameters<WebhookStore['listDeliveries']>[0],
+  ): Promise<WebhookDelivery[]>;
+  /** Stops taking deliveries and waits for those in flight; what is pending stays in the store. */
+  close(): Promise<void>;
+}
+
+const newId = (prefix: string) => `${prefix}_${randomBytes(16).toString('base64url')}`;
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it rejects.
+const EVENT_NAME = /^[^\u0000-\u001f\u007f]{1,200}$/;
+
+function assertEventNames(events: unknown): asserts events is readonly string[] | undefined {
+  if (events === undefined) return;
+  if (
+    !Array.isArray(events) ||
+    events.length > 100 ||
+    events.some((e) => typeof e !== 'string' || !EVENT_NAME.test(e))
+  ) {
+    throw new TypeError('`events` must be up to 100 event names of 1–200 characters.');
+  }
+}
+
+/**
+ * Creates a webhook sender: signed (Standard Webhooks: `webhook-id`, `webhook-timestamp`,
+ * `webhook-signature: v1,…`, several signatures during a secret rotation), retried on network
+ * errors, timeouts, 3xx, 408, 429 and 5xx on a schedule with jitter (honouring
+ * `Retry-After`), dead-lettered after the last attempt, never following redirects, and never
+ * a way into the sender's own network: every address is checked when an endpoint is added and
+ * again when the attempt connects. Concurrency is bounded overall and per endpoint; order
+ * per endpoint is an option. Delivery is at least once: receivers dedupe on `webhook-id`.
+ *
+ * @example
+ * ```ts
+ * const sender = createWebhookSender({ onEvent: (e) => e.type === 'dead-letter' && alert(e) });
+ * const { id, secrets } = await sender.addEndpoint({ url: 'https://hooks.example.com/in' });
+ * await sender.send('message.created', { id: 42, text: 'hello' });
+ * process.once('SIGTERM', () => sender.close());
+ * ```
+ * @see https://www.standardwebhooks.com/
+ */
+export function createWebhookSender(options: WebhookSenderOptions = {}): WebhookSender {
+  const settings: SenderSettings = senderSettings(options);
+  const { now, timeout, concurrency, pollInterval } = settings;
+  const store = settings.store ?? new MemoryWebhookStore();
+  const guard = {
+    allowHttp: settings.allowHttp,
+    allowPrivate: settings.allowPrivate,
+    ...(settings.lookup && { lookup: settings.lookup }),
+  };
+  const ownDispatcher = settings.dispatcher === undefined;
+  const dispatcher: Dispatcher = settings.dispatcher ?? createGuardedAgent(guard);
+  const attemptSettings = { dispatcher, timeout, userAgent: settings.userAgent, now };
+  const inFlight = new Set<Promise<void>>();
+  const endpointLocks = new Map<string, Promise<unknown>>();
+  let timer: NodeJS.Timeout | undefined;
+  let ticking = false;
+  let again = false;
+  let closed = false;
+
+  const emit = (event: WebhookSenderEvent) => {
+    try {
+      settings.onEvent?.(event);
+    } catch {
+      // a failing listener must not stop deliveries
+    }
+  };
+
+  /** Runs `change` on an endpoint, one change at a time per endpoint. */
+  function changeEndpoint(
+    id: string,
+    change: (endpoint: WebhookEndpoint) => void,
+  ): Promise<WebhookEndpoint | undefined> {
+    const previous = endpointLocks.get(id) ?? Promise.resolve();
+    const next = previous.then(async () => {
+      const endpoint = await store.getEndpoint(id);
+      if (endpoint === undefined) return undefined;
+      change(endpoint);
+      await store.saveEndpoint(endpoint);
+      return endpoint;
+    });
+    const settled = next.catch(() => {});
+    endpointLocks.set(id, settled);
+    settled.then(() => {
+      if (endpointLocks.get(id) === settled) endpointLocks.delete(id);
+    });
+    return next;
+  }
+
+  /** The secrets that sign now: the newest, and the older ones while the overlap lasts. */
+  const signingSecrets = (endpoint: WebhookEndpoint) =>
+    endpoint.previousSecretsUntil !== undefined && endpoint.previousSecretsUntil > now()
+      ? endpoint.secrets
+      : endpoint.secrets.slice(0, 1);
+
+  async function finish(delivery: WebhookDelivery, outcome: AttemptOutcome | undefined) {
+    const verdict = outcome?.verdict ?? 'final';
+    let delay: number | undefined;
+    if (verdict === 'retry') {
+      delay = retryDelay(delivery.attempts.length, settings.schedule, {
+        jitter: settings.jitter,
+        retryAfterMs: outcome?.retryAfterMs,
+      });
+    }
+    if (verdict === 'delivered') delivery.state = 'delivered';
+    else if (delay === undefined) delivery.state = 'failed';
+    else delivery.nextAttemptAt = now() + delay;
+    await store.update(delivery);
+    if (delivery.state === 'delivered') {
+      emit({ type: 'delivered', delivery });
+      await changeEndpoint(delivery.endpointId, (e) => {
+        e.consecutiveFailures = 0;
+      });
+    } else if (delivery.state === 'failed') {
+      emit({ type: 'dead-letter', delivery });
+      const endpoint = await changeEndpoint(delivery.endpointId, (e) => {
+        if (e.disabled !== undefined) return;
+        e.consecutiveFailures += 1;
+        if (verdict === 'gone') e.disabled = 'gone';
+        else if (settings.disableAfter > 0 && e.consecutiveFailures >= settings.disableAfter) {
+          e.disabled = 'failing';
+        }
+      });
+      if (endpoint?.disabled !== undefined && outcome !== undefined) {
+        const { secrets: _secrets, ...visible } = endpoint;
+        emit({ type: 'endpoint-disabled', endpoint: visible });
+      }
+    }
+  }
+
+  async function run(delivery: WebhookDelivery): Promise<void> {
+    const endpoint = await store.getEndpoint(delivery.endpointId);
+    if (endpoint === undefined || endpoint.disabled !== undefined) {
+      return finish(delivery, undefined);
+    }
+    const outcome = await attemptDelivery(
+      delivery,
+      { ...endpoint, secrets: signingSecrets(endpoint) },
+      attemptSettings,
+    );
+    delivery.attempts.push(outcome.attempt);
+    emit({ type: 'attempt', delivery, attempt: outcome.attempt });
+    await finish(delivery, outcome);
+  }
+
+  function start(delivery: WebhookDelivery): void {
+    const task = run(delivery)
+      .catch((error: unknown) => {
+        // a store failure: the lease runs out and the delivery is taken again
+        console.error('portico webhooks: recording an attempt failed', error);
+      })
+      .finally(() => {
+        inFlight.delete(task);
+        wake();
+      });
+    inFlight.add(task);
+  }
+
+  async function tick(): Promise<void> {
+    if (ticking) {
+      again = true;
+      return;
+    }
+    ticking = true;
+    try {
+      do {
+        again = false;
+        while (!closed && inFlight.size < concurrency) {
+          const batch = await store.claim({
+            now: now(),
+            limit: concurrency - inFlight.size,
+            leaseMs: timeout + 30_000,
+            perEndpoint: settings.perEndpointConcurrency,
+            ordered: settings.ordered,
+          });
+          if (batch.length === 0) break;
+          for (const delivery of batch) start(delivery);
+        }
+      } while (again && !closed);
+      await arm();
+    } catch (error) {
+      console.error('portico webhooks: reading the delivery store failed', error);
+      if (!closed) arm(pollInterval);
+    } finally {
+      ticking = false;
+    }
+  }
+
+  /** Sets the timer for the next due delivery (or the next look at the store). */
+  async function arm(wait?: number): Promise<void> {
+    if (closed) return;
+    if (wait === undefined) {
+      const due = await store.nextDue?.();
+      wait = due === undefined ? pollInterval : Math.min(Math.max(0, due - now()), pollInterval);
+    }
+    if (timer !== undefined) clearTimeout(timer);
+    timer = setTimeout(wake, wait);
+    timer.unref();
+  }
+
+  function wake(): void {
+    if (closed) return;
+    tick().catch(() => {});
+  }
+
+  wake();
+
+  return {
+    async addEndpoint(input) {
+      if (closed) throw new TypeError('The webhook sender is closed.');
+      assertEventNames(input.events);
+      const url = await assertWebhookUrl(input.url, guard);
+      const secret = input.secret ?? generateWebhookSecret();
+      signWebhook(secret, { id: 'msg_check', timestamp: 0, body: '' }); // a bad secret throws here
+      const endpoint: WebhookEndpoint = {
+        id: newId('ep'),
+        url: url.href,
+        ...(input.events !== undefined && { events: [...input.events] }),
+        secrets: [secret],
+        consecutiveFailures: 0,
+        createdAt: now(),
+      };
+      await store.saveEndpoint(endpoint);
+      return endpoint;
+    },
+    removeEndpoint: (id) => store.deleteEndpoint(id),
+    getEndpoint: (id) => store.getEndpoint(id),
+    rotateSecret: (id) =>
+      changeEndpoint(id, (e) => {
+        e.secrets = [generateWebhookSecret(), e.secrets[0]!];
+        e.previousSecretsUntil = now() + settings.rotationOverlapMs;
+      }),
+    enableEndpoint: (id) =>
+      changeEndpoint(id, (e) => {
+        e.disabled = undefined;
+        e.consecutiveFailures = 0;
+      }),
+    async send(event, data) {
+      if (typeof event !== 'string' || !EVENT_NAME.test(event)) {
+        throw new TypeError('The event name must be 1–200 characters without control characters.');
+      }
+      if (closed) throw new TypeError('The webhook sender is closed.');
+      const at = now();
+      const body = JSON.stringify({
+        event,
+        type: event,
+        timestamp: new Date(at).toISOString(),
+        data,
+      });
+      const endpoints = (await store.listEndpoints()).filter(
+        (e) => e.disabled === undefined && (e.events === undefined || e.events.includes(event)),
+      );
+      const deliveries = endpoints.map<WebhookDelivery>((e) => ({
+        id: newId('msg'),
+        endpointId: e.id,
+        event,
+        body,
+        state: 'pending',
+        attempts: [],
+        nextAttemptAt: at,
+        createdAt: at,
+      }));
+      if (deliveries.length > 0) {
+        await store.enqueue(deliveries);
+        wake();
+      }
+      return deliveries;
+    },
+    getDelivery: (id) => store.getDelivery(id),
+    listDeliveries: (filter) => store.listDeliveries(filter),
+    async close() {
+      if (closed) return;
+      closed = true;
+      if (timer !== undefined) clearTimeout(timer);
+      await Promise.allSettled([...inFlight]);
+      if (ownDispatcher) await dispatcher.close();
+    },
+  };
+}
