@@ -4,13 +4,16 @@ import { httpComparison } from './http/comparison.js';
 import type { Comparison } from './lib/types.js';
 import { oauthComparison } from './oauth/comparison.js';
 import type { FanoutComparison } from './realtime/types.js';
+import type { SenderComparison } from './senders/types.js';
 import { sseComparison } from './sse/comparison.js';
+import { webhookComparison } from './webhook/comparison.js';
 import { wsComparison } from './ws/comparison.js';
 
-export const comparisons: readonly (Comparison | FanoutComparison)[] = [
+export const comparisons: readonly (Comparison | FanoutComparison | SenderComparison)[] = [
   httpComparison,
   authComparison,
   oauthComparison,
   wsComparison,
   sseComparison,
+  webhookComparison,
 ];

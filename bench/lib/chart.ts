@@ -1,4 +1,5 @@
 import type { FanoutResult } from '../realtime/types.js';
+import type { SenderResult } from '../senders/types.js';
 import { type ComparisonResult, REQUESTS } from './types.js';
 
 const xmlText = (text: string) =>
@@ -12,10 +13,13 @@ const TOP = 36;
 
 /**
  * A horizontal bar chart of the median throughput per server (req/s, or deliveries/s for a
- * fan-out comparison), with a min–max whisker: plain SVG, no external service.
+ * fan-out or sender comparison), with a min–max whisker: plain SVG, no external service.
  */
-export function renderChart(result: ComparisonResult | FanoutResult): string {
-  const rate = result.kind === 'fanout' ? 'deliveries/s' : (result.unit ?? REQUESTS).rate;
+export function renderChart(result: ComparisonResult | FanoutResult | SenderResult): string {
+  const rate =
+    result.kind === 'fanout' || result.kind === 'sender'
+      ? 'deliveries/s'
+      : (result.unit ?? REQUESTS).rate;
   const bars = result.servers.map((s) => ({
     name: s.name,
     label: s.label,

@@ -1,6 +1,8 @@
 /** Renders BENCHMARKS.md from every `bench/results/<name>.json`. */
 import { FANOUT_METHOD, renderFanoutSection } from '../realtime/report.js';
 import type { FanoutResult } from '../realtime/types.js';
+import { renderSenderSection, SENDER_METHOD } from '../senders/report.js';
+import type { SenderResult } from '../senders/types.js';
 import {
   type ComparisonResult,
   type MachineInfo,
@@ -99,9 +101,17 @@ ${servers}
 `;
 }
 
-export function renderBenchmarks(results: readonly (ComparisonResult | FanoutResult)[]): string {
+export function renderBenchmarks(
+  results: readonly (ComparisonResult | FanoutResult | SenderResult)[],
+): string {
   const sections = results
-    .map((r) => (r.kind === 'fanout' ? renderFanoutSection(r) : renderSection(r)))
+    .map((r) =>
+      r.kind === 'fanout'
+        ? renderFanoutSection(r)
+        : r.kind === 'sender'
+          ? renderSenderSection(r)
+          : renderSection(r),
+    )
     .join('\n');
   return `# Benchmarks
 
@@ -125,6 +135,8 @@ aborts the run. Numbers from a shared machine are noisy: compare ratios, not abs
 across machines.
 
 ${FANOUT_METHOD}
+
+${SENDER_METHOD}
 
 ${sections}`;
 }

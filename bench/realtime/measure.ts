@@ -34,7 +34,7 @@ const PROBE_TIMEOUT_MS = 30_000;
 const PROBE_EVERY_MS = 250;
 
 /** Pins every thread of `pid` to one CPU with `taskset`. */
-function pin(pid: number | undefined, cpu: number): void {
+export function pin(pid: number | undefined, cpu: number): void {
   if (pid === undefined) throw new Error('no pid to pin');
   execFileSync('taskset', ['-a', '-p', '-c', String(cpu), String(pid)], { stdio: 'ignore' });
 }

@@ -11,9 +11,9 @@ export const sseComparison: FanoutComparison = {
     'turn, `event: tick`, an `id`, and JSON data `{round, seq, sent, text}` with a 64-character ' +
     'text, `sent` being the send time) and the client process times every delivery. The raw ' +
     'loop writes one preformatted `id: n\\nevent: tick\\ndata: …\\n\\n` string to each response; ' +
-    'portico runs `createEventStream(req, res, { heartbeat: 0 })` with ' +
-    "`hub.subscribe('bench', m => stream.send({ id: formatPosition(m), event: m.event, data: " +
-    'm.data }))` and publishes with `hub.publish`; better-sse registers each `createSession(req, ' +
+    "portico runs `streamChannel(req, res, { hub, channel: 'bench', heartbeat: 0 })` (ids " +
+    '`<epoch>:<offset>` with `Last-Event-ID` resume, each event formatted once for every ' +
+    'stream) and publishes with `hub.publish`; better-sse registers each `createSession(req, ' +
     'res, { keepAlive: null })` on one `createChannel()` and calls `channel.broadcast(data, ' +
     "'tick')`. Targets: portico at 90 % or more of the raw loop’s deliveries/s, and ahead of " +
     'better-sse.',
@@ -29,7 +29,7 @@ export const sseComparison: FanoutComparison = {
     },
     {
       name: 'portico',
-      label: 'portico createEventStream + hub',
+      label: 'portico streamChannel (hub)',
       entry: 'bench/sse/portico.ts',
       client: 'sse',
       path: '/events',

@@ -1,7 +1,8 @@
 /**
- * portico: `createEventStream(req, res, { heartbeat: 0 })` per `GET /events`, subscribed to
- * the hub channel with `id: formatPosition(m)`; the server publishes on the hub. It imports
- * the build in `dist/` (what users run); `npm run bench` builds it first.
+ * portico: `streamChannel(req, res, { hub, channel: 'bench', heartbeat: 0 })` per
+ * `GET /events` (events `id: <epoch>:<offset>`, `event: tick`, JSON data, `Last-Event-ID`
+ * resume); the server publishes on the hub. It imports the build in `dist/` (what users run);
+ * `npm run bench` builds it first.
  */
 import { createFanoutServer } from '../realtime/serve.js';
 
@@ -21,13 +22,9 @@ const { start } = createFanoutServer((req, res) => {
     res.writeHead(404).end();
     return;
   }
-  const stream = sse.createEventStream(req, res, { heartbeat: 0 });
-  const off = hub.subscribe('bench', (m) => {
-    stream.send({ id: realtime.formatPosition(m), event: m.event, data: m.data });
-  });
+  const stream = sse.streamChannel(req, res, { hub, channel: 'bench', heartbeat: 0 });
   open++;
   stream.onClose(() => {
-    off();
     open--;
   });
 });

@@ -3,8 +3,10 @@ import {
   createHub,
   EVENT_STREAM_TYPE,
   type EventStream,
+  type HubMessage,
   MemoryBroker,
   type MethodTable,
+  type Position,
   send as sendResponse,
   streamChannel,
 } from 'portico';
@@ -33,20 +35,30 @@ export function createEvents(options: { heartbeatSeconds: number }) {
   const hub = createHub({ broker });
   const streams = new Set<EventStream>();
 
+  // The ids are bare offsets: this server has one broker, whose epoch is implied. Made once,
+  // so every stream shares one formatting of each event.
+  const ids = {
+    toEvent: (message: HubMessage) => ({
+      id: String(message.offset),
+      data: { event: message.event, data: message.data },
+    }),
+    parseId: (id: string) =>
+      OFFSET.test(id) ? { epoch: broker.epoch, offset: Number(id) } : undefined,
+    // Too far behind, from before a restart, or not one of our ids: say so, with the id of
+    // the newest event, so that the next reconnection resumes from there.
+    toReset: (position: Position) => ({
+      event: 'reset',
+      id: String(position.offset),
+      data: RESET,
+    }),
+  };
+
   function open(req: IncomingMessage, res: ServerResponse): void {
     const stream = streamChannel(req, res, {
       hub,
       channel: EVENTS_CHANNEL,
       heartbeat: options.heartbeatSeconds * 1000,
-      // The ids are bare offsets: this server has one broker, whose epoch is implied.
-      toEvent: (message) => ({
-        id: String(message.offset),
-        data: { event: message.event, data: message.data },
-      }),
-      parseId: (id) => (OFFSET.test(id) ? { epoch: broker.epoch, offset: Number(id) } : undefined),
-      // Too far behind, from before a restart, or not one of our ids: say so, with the id of
-      // the newest event, so that the next reconnection resumes from there.
-      toReset: (position) => ({ event: 'reset', id: String(position.offset), data: RESET }),
+      ...ids,
     });
     streams.add(stream);
     stream.onClose(() => streams.delete(stream));

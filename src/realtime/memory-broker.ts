@@ -140,8 +140,11 @@ export class MemoryBroker implements Broker {
     this.#assertOpen();
     if (typeof listener !== 'function') throw new TypeError('listener must be a function');
     const state = this.#channel(channel);
-    // Each subscription gets its own entry, so one function may be subscribed twice.
-    const entry: HubListener = (message) => listener(message);
+    // Each subscription gets its own entry, so one function may be subscribed twice (a
+    // wrapper only then: the usual single subscription costs no extra closure).
+    const entry: HubListener = state.listeners.has(listener)
+      ? (message) => listener(message)
+      : listener;
     state.listeners.add(entry);
     return () => {
       state.listeners.delete(entry);

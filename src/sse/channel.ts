@@ -4,12 +4,14 @@ import type { HubMessage, Position } from '../realtime/broker.js';
 import { followChannel } from '../realtime/follow.js';
 import type { Hub } from '../realtime/hub.js';
 import { formatPosition, parsePosition } from '../realtime/position.js';
-import type { ServerSentEvent } from './format.js';
+import { formatEvent, type ServerSentEvent } from './format.js';
 import {
   createEventStream,
   type EventStream,
   type EventStreamOptions,
   lastEventId,
+  type PreparedEventStream,
+  WRITE_FORMATTED,
 } from './stream.js';
 
 /**
@@ -83,6 +85,33 @@ const defaultToEvent = (m: HubMessage): ServerSentEvent => ({
   data: m.data,
 });
 
+/**
+ * Each hub message formatted once per `toEvent` (and `json` setting) for every stream that
+ * shares them: a broadcast to 10,000 streams formats one event, not 10,000.
+ */
+const formatted = new WeakMap<
+  (message: HubMessage) => ServerSentEvent,
+  [json: WeakMap<HubMessage, string>, text: WeakMap<HubMessage, string>]
+>();
+
+function formatterFor(toEvent: (message: HubMessage) => ServerSentEvent, json: boolean) {
+  let caches = formatted.get(toEvent);
+  if (caches === undefined) {
+    caches = [new WeakMap(), new WeakMap()];
+    formatted.set(toEvent, caches);
+  }
+  const cache = caches[json ? 0 : 1];
+  const options = { json };
+  return (message: HubMessage): string => {
+    let text = cache.get(message);
+    if (text === undefined) {
+      text = formatEvent(toEvent(message), options);
+      cache.set(message, text);
+    }
+    return text;
+  };
+}
+
 const defaultToReset = (position: Position): ServerSentEvent => ({
   event: 'reset',
   id: formatPosition(position),
@@ -147,8 +176,9 @@ export function streamChannel(
     lastEventIdQuery === undefined ? {} : { queryParameter: lastEventIdQuery },
   );
   const since = id === undefined || id === '' ? undefined : (parseId(id) ?? null);
+  const format = formatterFor(toEvent, options.json !== false);
   // Subscribe first: a bad channel name or a closed hub throws before any header is written.
-  let stream: EventStream | undefined;
+  let stream: PreparedEventStream | undefined;
   const { unsubscribe, ready } = followChannel(hub, channel, {
     since,
     ...(since !== undefined && {
@@ -157,11 +187,11 @@ export function streamChannel(
       },
     }),
     onEvent: (message) => {
-      stream?.send(toEvent(message));
+      if (stream !== undefined && !stream.closed) stream[WRITE_FORMATTED](format(message));
     },
   });
   try {
-    stream = createEventStream(req, res, streamOptions);
+    stream = createEventStream(req, res, streamOptions) as PreparedEventStream;
   } catch (error) {
     unsubscribe();
     throw error;

@@ -84,6 +84,18 @@ const KNOWN = [
 let open = 0;
 
 /**
+ * Writes an already formatted event (what {@link formatEvent} returns) to a stream: how
+ * `streamChannel` sends one formatting of a hub message to every stream.
+ * @internal
+ */
+export const WRITE_FORMATTED: unique symbol = Symbol('portico.sse.writeFormatted');
+
+/** An {@link EventStream} with its internal prepared-write method. */
+export type PreparedEventStream = EventStream & {
+  [WRITE_FORMATTED](chunk: string): boolean;
+};
+
+/**
  * How many event streams are open in this process (heartbeat timer and listeners still
  * held). For leak tests.
  * @internal
@@ -210,7 +222,8 @@ export function createEventStream(
     timer.unref();
   }
 
-  return {
+  const stream: PreparedEventStream = {
+    [WRITE_FORMATTED]: write,
     send: (event) => (closeReason === undefined ? write(formatEvent(event, format)) : false),
     comment: (text) => (closeReason === undefined ? write(formatComment(text)) : false),
     close() {
@@ -229,6 +242,7 @@ export function createEventStream(
       else listeners.push(listener);
     },
   };
+  return stream;
 }
 
 /** Runs a close listener; one that throws does not keep the others from running. */

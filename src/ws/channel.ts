@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { RawData, WebSocket } from 'ws';
 import type { Principal } from '../auth/principal.js';
 import type { HubMessage, Unsubscribe } from '../realtime/broker.js';
@@ -47,11 +47,13 @@ export interface ChannelProtocol {
 }
 
 interface Connection {
-  id: string;
+  /** Made when first needed (`welcome`, hooks): a connection that never asks costs nothing. */
+  id: string | undefined;
   ws: WebSocket;
   principal: Principal | undefined;
   user: string | undefined;
-  channels: Map<string, Unsubscribe | undefined>;
+  /** Subscribed channels, made on the first subscription (most connections never have one). */
+  channels: Map<string, Unsubscribe | undefined> | undefined;
   alive: boolean;
   /** Rate-limit tokens left, and when they were last refilled. */
   tokens: number;
@@ -64,6 +66,12 @@ interface Connection {
 const plainPushes = new WeakMap<HubMessage, Buffer>();
 /** A push with `channel` and `position`, for subscribers that asked to resume. */
 const positionedPushes = new WeakMap<HubMessage, Buffer>();
+/** A connection's id, made on first use. */
+function idOf(conn: Connection): string {
+  conn.id ??= randomBytes(16).toString('base64url');
+  return conn.id;
+}
+
 /** `ws.send` options for a prepared text payload. */
 const TEXT = { binary: false } as const;
 
@@ -122,7 +130,7 @@ function sinceOf(message: Record<string, unknown>) {
 export function createChannelProtocol(options: ChannelProtocolOptions = {}): ChannelProtocol {
   const { hub, heartbeat, extend, authorize, closeTimeout, onError, rateLimit, maxBufferedBytes } =
     channelSettings(options);
-  const connections = new Set<Connection>();
+  const connections = new Map<WebSocket, Connection>();
   let timer: NodeJS.Timeout | undefined;
   let closed = false;
 
@@ -192,7 +200,7 @@ export function createChannelProtocol(options: ChannelProtocolOptions = {}): Cha
   /** Whether `authorize` lets `conn` take `action` on `channel`; a refusal is answered. */
   function allowed(conn: Connection, action: 'subscribe' | 'publish', channel: string): boolean {
     if (authorize === undefined) return true;
-    if (authorize({ action, channel, principal: conn.principal, id: conn.id }) === true)
+    if (authorize({ action, channel, principal: conn.principal, id: idOf(conn) }) === true)
       return true;
     send(conn, { type: 'error', code: 'forbidden', action, channel });
     return false;
@@ -202,7 +210,8 @@ export function createChannelProtocol(options: ChannelProtocolOptions = {}): Cha
     const channel = channelName(message, true);
     const since = sinceOf(message);
     const recover = message.recover === true || since !== undefined;
-    if (conn.channels.has(channel) || !allowed(conn, 'subscribe', channel)) return;
+    if (conn.channels?.has(channel) || !allowed(conn, 'subscribe', channel)) return;
+    conn.channels ??= new Map();
     if (hub === undefined) {
       conn.channels.set(channel, undefined);
       return;
@@ -229,13 +238,13 @@ export function createChannelProtocol(options: ChannelProtocolOptions = {}): Cha
     });
     conn.channels.set(channel, unsubscribe);
     ready.catch((error: unknown) => {
-      if (conn.channels.get(channel) === unsubscribe) fail(conn, error);
+      if (conn.channels?.get(channel) === unsubscribe) fail(conn, error);
     });
   }
 
   function unsubscribe(conn: Connection, channel: string): void {
-    const off = conn.channels.get(channel);
-    conn.channels.delete(channel);
+    const off = conn.channels?.get(channel);
+    conn.channels?.delete(channel);
     off?.();
   }
 
@@ -248,9 +257,9 @@ export function createChannelProtocol(options: ChannelProtocolOptions = {}): Cha
     if (user !== undefined) out.user = user;
     if (channel !== undefined) out.channel = channel;
     const payload = Buffer.from(JSON.stringify(out));
-    for (const conn of connections) {
+    for (const conn of connections.values()) {
       if (conn === from) continue;
-      if (channel !== undefined && !conn.channels.has(channel)) continue;
+      if (channel !== undefined && !conn.channels?.has(channel)) continue;
       safeSend(conn, payload);
     }
   }
@@ -259,7 +268,7 @@ export function createChannelProtocol(options: ChannelProtocolOptions = {}): Cha
     switch (message.type) {
       case 'join':
         conn.user = optionalString(message, 'user', 1, 100) ?? conn.user;
-        return send(conn, { type: 'welcome', id: conn.id, user: conn.principal?.sub ?? null });
+        return send(conn, { type: 'welcome', id: idOf(conn), user: conn.principal?.sub ?? null });
       case 'ping':
         return send(conn, { type: 'pong' });
       case 'subscribe':
@@ -274,10 +283,10 @@ export function createChannelProtocol(options: ChannelProtocolOptions = {}): Cha
       typeof type === 'string' && Object.hasOwn(extend, type) ? extend[type] : undefined;
     if (handler === undefined) throw policy('Unknown message type.');
     return handler(message, {
-      id: conn.id,
+      id: idOf(conn),
       ws: conn.ws,
       principal: conn.principal,
-      channels: new Set(conn.channels.keys()),
+      channels: new Set(conn.channels?.keys()),
       send: (m) => send(conn, m),
     });
   }
@@ -303,8 +312,27 @@ export function createChannelProtocol(options: ChannelProtocolOptions = {}): Cha
     }
   }
 
+  function onPong(this: WebSocket): void {
+    const conn = connections.get(this);
+    if (conn !== undefined) conn.alive = true;
+  }
+
+  function onSocketMessage(this: WebSocket, data: RawData, isBinary: boolean): void {
+    const conn = connections.get(this);
+    if (conn !== undefined) onMessage(conn, data, isBinary);
+  }
+
+  function onSocketClose(this: WebSocket): void {
+    const conn = connections.get(this);
+    if (conn === undefined) return;
+    connections.delete(this);
+    if (conn.channels !== undefined) {
+      for (const channel of [...conn.channels.keys()]) unsubscribe(conn, channel);
+    }
+  }
+
   function beat(): void {
-    for (const conn of connections) {
+    for (const conn of connections.values()) {
       if (!conn.alive) {
         conn.ws.terminate();
         continue;
@@ -327,25 +355,21 @@ export function createChannelProtocol(options: ChannelProtocolOptions = {}): Cha
       return;
     }
     const conn: Connection = {
-      id: randomUUID(),
+      id: undefined,
       ws,
       principal: context.principal,
       user: undefined,
-      channels: new Map(),
+      channels: undefined,
       alive: true,
       tokens: rateLimit === false ? 0 : rateLimit.messages,
       refilledAt: performance.now(),
       dropping: false,
     };
-    connections.add(conn);
-    ws.on('pong', () => {
-      conn.alive = true;
-    });
-    ws.on('message', (data, isBinary) => onMessage(conn, data, isBinary));
-    ws.on('close', () => {
-      connections.delete(conn);
-      for (const channel of [...conn.channels.keys()]) unsubscribe(conn, channel);
-    });
+    // One listener of each kind for every connection: no closures per connection.
+    connections.set(ws, conn);
+    ws.on('pong', onPong);
+    ws.on('message', onSocketMessage);
+    ws.on('close', onSocketClose);
     if (heartbeat > 0 && timer === undefined) {
       timer = setInterval(beat, heartbeat);
       timer.unref();
@@ -356,7 +380,7 @@ export function createChannelProtocol(options: ChannelProtocolOptions = {}): Cha
     closed = true;
     if (timer !== undefined) clearInterval(timer);
     timer = undefined;
-    const pending = [...connections].map(
+    const pending = [...connections.values()].map(
       (conn) =>
         new Promise<void>((resolve) => {
           if (conn.ws.readyState === conn.ws.CLOSED) return resolve();
@@ -372,7 +396,7 @@ export function createChannelProtocol(options: ChannelProtocolOptions = {}): Cha
     });
     await Promise.race([Promise.all(pending), timedOut]);
     clearTimeout(deadline);
-    for (const conn of connections) conn.ws.terminate();
+    for (const conn of connections.values()) conn.ws.terminate();
   }
 
   return {
