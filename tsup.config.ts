@@ -13,6 +13,7 @@ export const entries = {
   sse: 'src/sse/index.ts',
   realtime: 'src/realtime/index.ts',
   webhook: 'src/webhook/index.ts',
+  redis: 'src/redis/index.ts',
   node: 'src/adapters/node.ts',
   express: 'src/adapters/express.ts',
   koa: 'src/adapters/koa.ts',

@@ -259,6 +259,7 @@ export {
   type MemoryBrokerOptions,
   type Position,
   parsePosition,
+  type Subscription,
   type Unsubscribe,
 } from './realtime/index.js';
 export {

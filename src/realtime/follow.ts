@@ -117,6 +117,9 @@ export function followChannel(hub: Hub, channel: string, options: FollowOptions)
   };
 
   const catchUp = async () => {
+    // The live subscription must be active before the history is read, or an event published
+    // in between would be in neither.
+    await off.ready;
     let start: FollowStart;
     let missed: readonly HubMessage[] = [];
     if (since === undefined) {

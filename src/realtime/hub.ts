@@ -45,8 +45,12 @@ export interface HubOptions {
 export interface Hub {
   /** Publishes one event on `channel`; resolves with the message as the broker recorded it. */
   publish(channel: string, event: string, data: unknown): Promise<HubMessage>;
-  /** Delivers every later message of `channel` to `listener` until the returned function runs. */
-  subscribe(channel: string, listener: HubListener): Unsubscribe;
+  /**
+   * Delivers every later message of `channel` to `listener` until the returned function runs.
+   * Its `ready` settles once the broker's subscription is active (at once for the in-memory
+   * broker; after Redis acknowledged it for a shared one).
+   */
+  subscribe(channel: string, listener: HubListener): Subscription;
   /** The events of `channel` after `since`, and whether none is missing. */
   replay(channel: string, since: Position): Promise<HistoryResult>;
   /** Where `channel` stands now: the epoch and the offset of its newest event (0 for none). */
@@ -54,6 +58,19 @@ export interface Hub {
   /** Ends every subscription made through this hub, and closes the broker if the hub made it. */
   close(): Promise<void>;
 }
+
+/**
+ * What {@link Hub.subscribe} returns: call it to unsubscribe; `ready` settles once the broker
+ * delivers (and rejects when it could not subscribe).
+ *
+ * @example
+ * ```ts
+ * const subscription: Subscription = hub.subscribe('room:1', listener);
+ * await subscription.ready;
+ * subscription();
+ * ```
+ */
+export type Subscription = Unsubscribe & { readonly ready: Promise<void> };
 
 const KNOWN_OPTIONS = ['broker', 'onError'] as const;
 const MAX_NAME_LENGTH = 200;
@@ -141,17 +158,19 @@ export function createHub(options: HubOptions = {}): Hub {
       if (closed) throw closedError();
       let done = false;
       let release: Unsubscribe | undefined;
-      const unsubscribe: Unsubscribe = () => {
+      const unsubscribe = (() => {
         if (done) return;
         done = true;
         active.delete(unsubscribe);
         release?.();
-      };
+      }) as Subscription;
       const result = broker.subscribe(channel, listener);
+      let ready: Promise<void>;
       if (typeof result === 'function') {
         release = result;
+        ready = Promise.resolve();
       } else {
-        Promise.resolve(result).then(
+        ready = Promise.resolve(result).then(
           (off) => {
             if (done) off();
             else release = off;
@@ -160,9 +179,12 @@ export function createHub(options: HubOptions = {}): Hub {
             active.delete(unsubscribe);
             done = true;
             onError(error, channel);
+            throw error;
           },
         );
+        ready.catch(() => {}); // reported through onError; `ready` rejects for who awaits it
       }
+      Object.defineProperty(unsubscribe, 'ready', { value: ready });
       active.add(unsubscribe);
       return unsubscribe;
     },

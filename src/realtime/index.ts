@@ -21,6 +21,6 @@ export {
   type FollowStart,
   followChannel,
 } from './follow.js';
-export { createHub, type Hub, type HubOptions } from './hub.js';
+export { createHub, type Hub, type HubOptions, type Subscription } from './hub.js';
 export { MemoryBroker, type MemoryBrokerOptions } from './memory-broker.js';
 export { formatPosition, parsePosition } from './position.js';

@@ -1,0 +1,261 @@
+import { randomBytes } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import { PorticoError } from '../core/errors.js';
+import { assertKnownOptions, invalidOption } from '../internal/options.js';
+import type {
+  Broker,
+  HistoryResult,
+  HubDraft,
+  HubListener,
+  HubMessage,
+  Position,
+  Unsubscribe,
+} from '../realtime/broker.js';
+import { guarded, LuaScript } from './script.js';
+
+/**
+ * Options of {@link RedisBroker}.
+ *
+ * @example
+ * ```ts
+ * const options: RedisBrokerOptions = { client: new Redis(process.env.REDIS_URL), historySize: 500 };
+ * ```
+ */
+export interface RedisBrokerOptions {
+  /** The ioredis client for commands; it stays yours to close. The broker makes its own subscriber connection from it. */
+  client: Redis;
+  /** Prefix of every key and pub/sub channel. @defaultValue `"portico:hub:"` */
+  prefix?: string;
+  /** The most events kept per channel for resuming clients. @defaultValue `1000` */
+  historySize?: number;
+  /** How long a command may take before it fails as if Redis were down. @defaultValue `2000` */
+  timeoutMs?: number;
+  /** Called when a listener throws; delivery to the others goes on. @defaultValue `console.error` */
+  onError?: (error: unknown, message: HubMessage) => void;
+}
+
+// The epoch of the whole deployment: made by the first process that needs it, gone (and made
+// anew) when Redis loses its data, which tells resuming clients that their positions are void.
+const EPOCH = `local e = redis.call('GET', KEYS[1])
+if not e then redis.call('SET', KEYS[1], ARGV[1]); e = ARGV[1] end
+`;
+
+// KEYS: epoch, seq, log; ARGV: new epoch, pub/sub channel, channel JSON, event JSON, data JSON, time, history size
+const PUBLISH = new LuaScript(`${EPOCH}
+local offset = redis.call('INCR', KEYS[2])
+local message = '{"channel":' .. ARGV[3] .. ',"offset":' .. offset .. ',"epoch":"' .. e ..
+  '","event":' .. ARGV[4] .. ',"data":' .. ARGV[5] .. ',"time":' .. ARGV[6] .. '}'
+local size = tonumber(ARGV[7])
+if size > 0 then
+  redis.call('RPUSH', KEYS[3], message)
+  redis.call('LTRIM', KEYS[3], -size, -1)
+end
+redis.call('PUBLISH', ARGV[2], message)
+return message
+`);
+
+// KEYS: epoch, seq, log; ARGV: new epoch, whether to return the log
+const READ = new LuaScript(`${EPOCH}
+local seq = tonumber(redis.call('GET', KEYS[2]) or '0')
+if ARGV[2] == '1' then return { e, seq, redis.call('LRANGE', KEYS[3], 0, -1) } end
+return { e, seq }
+`);
+
+const parse = (text: string): HubMessage => Object.freeze(JSON.parse(text) as HubMessage);
+
+/**
+ * A {@link Broker} over Redis, so that several processes act as one hub: offsets assigned
+ * by one Lua script per publish (per channel, in order, across processes), delivery through
+ * Redis pub/sub (one subscriber connection per broker, one Redis subscription per channel
+ * however many local listeners), and a bounded history per channel in a Redis list, so that a
+ * client resumes (`Last-Event-ID`, `subscribe` with `since`) whichever process it reconnects
+ * to. The epoch lives in Redis too: when Redis loses its data, positions from before are
+ * recognised as another epoch and clients are told they are too far behind.
+ *
+ * @example
+ * ```ts
+ * import { Redis } from 'ioredis';
+ * const hub = createHub({ broker: new RedisBroker({ client: new Redis(process.env.REDIS_URL) }) });
+ * ```
+ */
+export class RedisBroker implements Broker {
+  readonly #client: Redis;
+  readonly #prefix: string;
+  readonly #size: number;
+  readonly #timeout: number;
+  readonly #onError: (error: unknown, message: HubMessage) => void;
+  readonly #listeners = new Map<string, Set<HubListener>>();
+  /** Pending or done `SUBSCRIBE`s, per pub/sub channel. */
+  readonly #subscribed = new Map<string, Promise<unknown>>();
+  #subscriber: Redis | undefined;
+  #closed = false;
+
+  constructor(options: RedisBrokerOptions) {
+    assertKnownOptions('RedisBroker', options, [
+      'client',
+      'prefix',
+      'historySize',
+      'timeoutMs',
+      'onError',
+    ]);
+    const { client, prefix = 'portico:hub:', historySize = 1000, timeoutMs = 2000 } = options ?? {};
+    if (typeof client?.duplicate !== 'function') {
+      throw invalidOption('RedisBroker: `client` must be an ioredis client');
+    }
+    if (!Number.isSafeInteger(historySize) || historySize < 0) {
+      throw invalidOption('RedisBroker: `historySize` must be an integer ≥ 0');
+    }
+    if (!(timeoutMs > 0)) throw invalidOption('RedisBroker: `timeoutMs` must be > 0');
+    this.#client = client;
+    this.#prefix = prefix;
+    this.#size = historySize;
+    this.#timeout = timeoutMs;
+    this.#onError =
+      options.onError ??
+      ((error, message) =>
+        console.error(`portico redis: a listener of channel "${message.channel}" failed`, error));
+  }
+
+  #keys(channel: string): string[] {
+    const base = `${this.#prefix}ch:${channel}`;
+    return [`${this.#prefix}epoch`, `${base}:seq`, `${base}:log`];
+  }
+
+  async publish(channel: string, draft: HubDraft): Promise<HubMessage> {
+    this.#assertOpen();
+    const data = JSON.stringify(draft.data) ?? 'null';
+    const reply = await guarded(this.#client, this.#timeout, () =>
+      PUBLISH.run(this.#client, this.#keys(channel), [
+        newEpoch(),
+        `${this.#prefix}ch:${channel}`,
+        JSON.stringify(channel),
+        JSON.stringify(draft.event),
+        data,
+        Date.now(),
+        this.#size,
+      ]),
+    );
+    return parse(String(reply));
+  }
+
+  async subscribe(channel: string, listener: HubListener): Promise<Unsubscribe> {
+    this.#assertOpen();
+    const topic = `${this.#prefix}ch:${channel}`;
+    let listeners = this.#listeners.get(topic);
+    if (listeners === undefined) {
+      listeners = new Set();
+      this.#listeners.set(topic, listeners);
+    }
+    const entry: HubListener = listeners.has(listener) ? (m) => listener(m) : listener;
+    listeners.add(entry);
+    let pending = this.#subscribed.get(topic);
+    if (pending === undefined) {
+      pending = this.#subscriberConnection().subscribe(topic);
+      this.#subscribed.set(topic, pending);
+      pending.catch(() => this.#subscribed.delete(topic));
+    }
+    try {
+      await pending;
+    } catch (error) {
+      listeners.delete(entry);
+      throw error;
+    }
+    return () => {
+      const set = this.#listeners.get(topic);
+      if (set === undefined || !set.delete(entry) || set.size > 0) return;
+      this.#listeners.delete(topic);
+      this.#subscribed.delete(topic);
+      this.#subscriber?.unsubscribe(topic).catch(() => {});
+    };
+  }
+
+  async history(channel: string, since: Position): Promise<HistoryResult> {
+    this.#assertOpen();
+    const [epoch, seq, log] = (await guarded(this.#client, this.#timeout, () =>
+      READ.run(this.#client, this.#keys(channel), [newEpoch(), '1']),
+    )) as [string, number, string[]];
+    const held = log.map(parse);
+    const oldest = seq - held.length + 1;
+    const offset = since.offset;
+    if (
+      since.epoch === epoch &&
+      Number.isSafeInteger(offset) &&
+      offset >= oldest - 1 &&
+      offset <= seq
+    ) {
+      return { events: held.slice(offset - oldest + 1), recovered: true };
+    }
+    return { events: held, recovered: false };
+  }
+
+  async position(channel: string): Promise<Position> {
+    this.#assertOpen();
+    const [epoch, offset] = (await guarded(this.#client, this.#timeout, () =>
+      READ.run(this.#client, this.#keys(channel), [newEpoch(), '0']),
+    )) as [string, number];
+    return { epoch, offset };
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#listeners.clear();
+    this.#subscribed.clear();
+    const subscriber = this.#subscriber;
+    this.#subscriber = undefined;
+    if (subscriber !== undefined) {
+      await subscriber.quit().catch(() => subscriber.disconnect());
+    }
+  }
+
+  #subscriberConnection(): Redis {
+    if (this.#subscriber === undefined) {
+      const subscriber = this.#client.duplicate();
+      subscriber.on('error', () => {
+        // reconnects on its own (and re-subscribes); commands report their own failures
+      });
+      subscriber.on('message', (topic: string, text: string) => this.#deliver(topic, text));
+      this.#subscriber = subscriber;
+    }
+    return this.#subscriber;
+  }
+
+  #deliver(topic: string, text: string): void {
+    const listeners = this.#listeners.get(topic);
+    if (listeners === undefined || listeners.size === 0) return;
+    let message: HubMessage;
+    try {
+      message = parse(text);
+    } catch {
+      return; // not one of ours
+    }
+    for (const listener of [...listeners]) {
+      try {
+        const result = listener(message);
+        if (result !== undefined && typeof (result as Promise<void>).then === 'function') {
+          (result as Promise<void>).then(undefined, (error: unknown) =>
+            this.#report(error, message),
+          );
+        }
+      } catch (error) {
+        this.#report(error, message);
+      }
+    }
+  }
+
+  #report(error: unknown, message: HubMessage): void {
+    try {
+      this.#onError(error, message);
+    } catch {
+      // a failing reporter must not break delivery
+    }
+  }
+
+  #assertOpen(): void {
+    if (this.#closed) throw new PorticoError('The broker is closed.', 'ERR_HUB_CLOSED');
+  }
+}
+
+function newEpoch(): string {
+  return randomBytes(12).toString('base64url');
+}

@@ -1,0 +1,15 @@
+/**
+ * Redis-backed state for portico behind several processes (on `ioredis`, an optional peer
+ * dependency): {@link RedisRateLimitStore} (exact limits across processes) and
+ * {@link RedisBroker} (the realtime hub's fan-out and resume history across processes).
+ * When Redis is down, what needs it fails fast with {@link RedisUnavailableError}, answered as
+ * a 503 problem with `Retry-After`; ioredis reconnects on its own.
+ *
+ * Not re-exported from the root `portico` entry, so that apps without Redis never load
+ * `ioredis`: import it from `portico/redis`.
+ *
+ * @module redis
+ */
+export { RedisBroker, type RedisBrokerOptions } from './broker.js';
+export { RedisRateLimitStore, type RedisRateLimitStoreOptions } from './rate-limit-store.js';
+export { RedisUnavailableError } from './script.js';

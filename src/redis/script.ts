@@ -1,0 +1,84 @@
+import { createHash } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import { type HttpError, PorticoError, serviceUnavailable } from '../core/errors.js';
+
+/**
+ * Redis is not answering: not connected, or a command took longer than its bound. Stores turn
+ * it into a 503 problem with `Retry-After` (a rate limiter may fail open instead).
+ */
+export class RedisUnavailableError extends PorticoError {
+  constructor(message = 'Redis is unavailable.', cause?: unknown) {
+    super(message, 'ERR_REDIS_UNAVAILABLE', cause === undefined ? undefined : { cause });
+  }
+
+  /** The HTTP answer: 503 with `Retry-After: 5`, its detail saying nothing of Redis. `sendError` calls it. */
+  toHttpError(): HttpError {
+    return serviceUnavailable(
+      5,
+      'A service this request needs is unavailable; try again shortly.',
+      {
+        code: this.code,
+        cause: this,
+      },
+    );
+  }
+}
+
+/**
+ * Runs `command` unless the client is between reconnection attempts, failing after `timeoutMs` rather than
+ * waiting in ioredis's offline queue: a request that needs Redis answers fast, up or down.
+ * @internal
+ */
+export function guarded<T>(
+  client: Redis,
+  timeoutMs: number,
+  command: () => Promise<T>,
+): Promise<T> {
+  // Between reconnection attempts fail at once; while (re)connecting, wait up to the bound.
+  if (client.status === 'reconnecting' || client.status === 'close' || client.status === 'end') {
+    return Promise.reject(new RedisUnavailableError(`Redis is unavailable (${client.status}).`));
+  }
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new RedisUnavailableError(`Redis did not answer within ${timeoutMs} ms.`)),
+      timeoutMs,
+    );
+  });
+  return Promise.race([
+    command().catch((error: unknown) => {
+      throw error instanceof RedisUnavailableError
+        ? error
+        : new RedisUnavailableError(undefined, error);
+    }),
+    timeout,
+  ]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * A Lua script run with `EVALSHA`, loaded with `EVAL` the first time a server does not know it
+ * (`NOSCRIPT`, after a restart). One round trip in the usual case.
+ * @internal
+ */
+export class LuaScript {
+  readonly #source: string;
+  readonly #sha: string;
+
+  constructor(source: string) {
+    this.#source = source;
+    this.#sha = createHash('sha1').update(source).digest('hex');
+  }
+
+  async run(
+    client: Redis,
+    keys: readonly string[],
+    args: readonly (string | number)[],
+  ): Promise<unknown> {
+    try {
+      return await client.evalsha(this.#sha, keys.length, ...keys, ...args);
+    } catch (error) {
+      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
+      return client.eval(this.#source, keys.length, ...keys, ...args);
+    }
+  }
+}
