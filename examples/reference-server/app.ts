@@ -25,6 +25,7 @@ import { createEvents } from './events.js';
 import { keyRoutes } from './keys.js';
 import { createMessages } from './messages.js';
 import { createOAuth } from './oauth.js';
+import { createSharedState } from './shared-state.js';
 import { createUsers } from './users.js';
 import { createWebhooks } from './webhooks.js';
 
@@ -33,7 +34,7 @@ export interface ReferenceApp {
   listener: RequestListener;
   messages: ReturnType<typeof createMessages>;
   /** The `/events` streams: `close()` ends them all (graceful shutdown). */
-  events: ReturnType<typeof createEvents>;
+  events: Awaited<ReturnType<typeof createEvents>>;
   /** For the server's `upgrade` event: the `/ws` channel. */
   upgrade: UpgradeHandler;
   /** Graceful shutdown: WebSocket clients get 1001, event streams end. */
@@ -62,9 +63,13 @@ export async function createApp(config: ServerConfig, baseUrl: string): Promise<
   });
   // bearer tokens first: the authorization server's own, verified with its keys
   const authenticators = [oauth.bearer, ...auth.authenticators];
-  const events = createEvents({ heartbeatSeconds: config.sseHeartbeatSeconds });
+  const shared = createSharedState(config.redisUrl);
+  const events = await createEvents({
+    heartbeatSeconds: config.sseHeartbeatSeconds,
+    broker: shared.broker('events', 1000),
+  });
   // WebSocket pushes go to the connections subscribed to the message's own channel
-  const channelHub = createHub();
+  const channelHub = createHub({ broker: shared.broker('channels', 1000) });
   const webhooks = createWebhooks({
     allowPrivate: config.webhookAllowPrivate,
     allowHttp: !config.production,
@@ -101,6 +106,7 @@ export async function createApp(config: ServerConfig, baseUrl: string): Promise<
           limit: config.rateLimit,
           windowMs: config.rateLimitWindowSeconds * 1000,
           trustProxy: config.trustProxy,
+          ...(shared.rateLimitStore !== undefined && { store: shared.rateLimitStore }),
         }),
         requireAuthenticated,
       ]),
@@ -139,6 +145,7 @@ export async function createApp(config: ServerConfig, baseUrl: string): Promise<
     async close() {
       await Promise.all([channels.close(), events.close(), webhooks.close()]);
       await channelHub.close();
+      await shared.close();
     },
     generatedDemoKey: auth.generatedDemoKey,
   };

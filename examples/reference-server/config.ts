@@ -21,6 +21,8 @@ export interface ServerConfig {
   sseHeartbeatSeconds: number;
   /** `WS_HEARTBEAT`: seconds between WebSocket pings; a peer that misses one is ended. */
   wsHeartbeatSeconds: number;
+  /** `REDIS_URL`: shared state and fan-out in Redis, so that several processes act as one. */
+  redisUrl: string | undefined;
   /** `WEBHOOK_ALLOW_PRIVATE=1`: webhook URLs may point at loopback/private addresses (and use http). */
   webhookAllowPrivate: boolean;
   /** `WEBHOOK_RETRY_SCHEDULE`: seconds between delivery attempts; unset, the library's schedule. */
@@ -54,6 +56,20 @@ function pem(env: NodeJS.ProcessEnv, name: string): Buffer | undefined {
   } catch (err) {
     throw new ConfigError(`${name}: cannot read ${path} (${(err as Error).message})`);
   }
+}
+
+function redisUrl(raw: string | undefined): string | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError('REDIS_URL is not a URL (redis://host:port)');
+  }
+  if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') {
+    throw new ConfigError('REDIS_URL must be a redis:// or rediss:// URL');
+  }
+  return raw;
 }
 
 function retrySchedule(raw: string | undefined): number[] | undefined {
@@ -109,6 +125,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     signingKeyPath: env.SIGNING_KEY || undefined,
     sseHeartbeatSeconds: integer(env, 'SSE_HEARTBEAT', 15, 1),
     wsHeartbeatSeconds: integer(env, 'WS_HEARTBEAT', 30, 1),
+    redisUrl: redisUrl(env.REDIS_URL),
     webhookAllowPrivate: env.WEBHOOK_ALLOW_PRIVATE === '1' || env.WEBHOOK_ALLOW_PRIVATE === 'true',
     webhookRetrySchedule: retrySchedule(env.WEBHOOK_RETRY_SCHEDULE),
   };

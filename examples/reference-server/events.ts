@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
+  type Broker,
   createHub,
   EVENT_STREAM_TYPE,
   type EventStream,
@@ -28,22 +29,28 @@ const RESET = { event: 'stream.reset', reason: 'too-far-behind' } as const;
  * heartbeats every `heartbeatSeconds`. A client that comes back with `Last-Event-ID` gets
  * what it missed while the history still holds it; otherwise an explicit `reset` event
  * (`{"event":"stream.reset","reason":"too-far-behind"}`) before the live events, never a
- * silent gap. Authentication is the caller's (mounted in front of the route).
+ * silent gap. Authentication is the caller's (mounted in front of the route). With a broker
+ * shared through Redis, a client resumes on whichever process it reconnects to.
  */
-export function createEvents(options: { heartbeatSeconds: number }) {
-  const broker = new MemoryBroker({ historySize: HISTORY_SIZE });
+export async function createEvents(options: {
+  heartbeatSeconds: number;
+  /** Where the events go: in memory, or Redis when several processes serve as one. */
+  broker?: Broker;
+}) {
+  const broker = options.broker ?? new MemoryBroker({ historySize: HISTORY_SIZE });
   const hub = createHub({ broker });
   const streams = new Set<EventStream>();
+  // The ids are bare offsets, read back in the broker's current epoch: known at start, and
+  // followed with every event (a new one when Redis lost its data).
+  let epoch = (await hub.position(EVENTS_CHANNEL)).epoch;
 
-  // The ids are bare offsets: this server has one broker, whose epoch is implied. Made once,
-  // so every stream shares one formatting of each event.
+  // Made once, so every stream shares one formatting of each event.
   const ids = {
-    toEvent: (message: HubMessage) => ({
-      id: String(message.offset),
-      data: { event: message.event, data: message.data },
-    }),
-    parseId: (id: string) =>
-      OFFSET.test(id) ? { epoch: broker.epoch, offset: Number(id) } : undefined,
+    toEvent: (message: HubMessage) => {
+      epoch = message.epoch;
+      return { id: String(message.offset), data: { event: message.event, data: message.data } };
+    },
+    parseId: (id: string) => (OFFSET.test(id) ? { epoch, offset: Number(id) } : undefined),
     // Too far behind, from before a restart, or not one of our ids: say so, with the id of
     // the newest event, so that the next reconnection resumes from there.
     toReset: (position: Position) => ({

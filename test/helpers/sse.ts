@@ -15,7 +15,7 @@ export interface Client {
 }
 
 export function connect(
-  target: Listening,
+  target: Pick<Listening, 'port'>,
   path = '/',
   headers?: OutgoingHttpHeaders,
 ): Promise<Client> {

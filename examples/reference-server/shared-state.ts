@@ -1,0 +1,44 @@
+import { Redis } from 'ioredis';
+import { type Broker, MemoryBroker, type RateLimitStore } from 'portico';
+import { RedisBroker, RedisRateLimitStore } from 'portico/redis';
+
+/**
+ * Where the state that processes must share lives: in this process (no `REDIS_URL`), or in
+ * Redis, so that processes sharing one Redis and one `BASE_URL` act as one service.
+ */
+export interface SharedState {
+  /** The rate-limit counters; `undefined`: the limiter's own in-memory store. */
+  rateLimitStore: RateLimitStore | undefined;
+  /** A broker for one hub: `name` keeps the hubs' channels apart. */
+  broker(name: string, historySize: number): Broker;
+  /** Closes the Redis connections. */
+  close(): Promise<void>;
+}
+
+export function createSharedState(redisUrl: string | undefined): SharedState {
+  if (redisUrl === undefined) {
+    return {
+      rateLimitStore: undefined,
+      broker: (_name, historySize) => new MemoryBroker({ historySize }),
+      close: async () => {},
+    };
+  }
+  // Commands fail fast while Redis is away (answered 503); ioredis reconnects on its own.
+  const client = new Redis(redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: true });
+  client.on('error', () => {
+    // reported per request as 503 problems; ioredis logs nothing itself and retries
+  });
+  const brokers: RedisBroker[] = [];
+  return {
+    rateLimitStore: new RedisRateLimitStore({ client, prefix: 'portico:ref:rl:' }),
+    broker(name, historySize) {
+      const broker = new RedisBroker({ client, prefix: `portico:ref:${name}:`, historySize });
+      brokers.push(broker);
+      return broker;
+    },
+    async close() {
+      await Promise.all(brokers.map((broker) => broker.close()));
+      await client.quit().catch(() => client.disconnect());
+    },
+  };
+}

@@ -1,0 +1,86 @@
+// Two reference-server processes on one real Redis (REDIS_URL) act as one service.
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import WebSocket from 'ws';
+import { hasRedis, type RedisServer, startRedis } from '../helpers/redis.js';
+import { connect, parseEvents } from '../helpers/sse.js';
+import { type RunningServer, startReferenceServer } from './spawn-server.js';
+
+const DEMO_KEY = 'demo-key-of-the-redis-suite-0123456789ab';
+const BOB = `Basic ${Buffer.from('bob:bob-password').toString('base64')}`;
+
+describe.skipIf(!hasRedis)('reference server: two processes on one Redis', () => {
+  let redis: RedisServer;
+  let a: RunningServer;
+  let b: RunningServer;
+
+  beforeAll(async () => {
+    redis = await startRedis();
+    const env = { DEMO_API_KEY: DEMO_KEY, REDIS_URL: redis.url, RATE_LIMIT: '10' };
+    [a, b] = await Promise.all([startReferenceServer(env), startReferenceServer(env)]);
+  });
+  afterAll(async () => {
+    await Promise.all([a?.stop(), b?.stop()]);
+    await redis?.stop();
+  });
+
+  const post = (server: RunningServer, text: string) =>
+    fetch(`${server.url}/api/messages`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'X-API-Key': DEMO_KEY },
+      body: JSON.stringify({ text }),
+    });
+
+  it('pushes a message posted to B to a WebSocket client of A', async () => {
+    const ws = new WebSocket(`${a.url.replace('http', 'ws')}/ws`, {
+      headers: { 'X-API-Key': DEMO_KEY },
+    });
+    const received: Record<string, unknown>[] = [];
+    ws.on('message', (data) => received.push(JSON.parse(String(data))));
+    await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
+    ws.send(JSON.stringify({ type: 'subscribe', channel: 'general', recover: true }));
+    await vi.waitFor(() => expect(received.map((m) => m.type)).toContain('subscribed'));
+    expect((await post(b, 'from B')).status).toBe(201);
+    await vi.waitFor(() =>
+      expect(received.find((m) => m.type === 'push')).toMatchObject({
+        event: 'message.created',
+        data: { text: 'from B' },
+      }),
+    );
+    ws.close();
+  });
+
+  it('streams B’s messages to A’s /events, and resumes on B with A’s Last-Event-ID', async () => {
+    const headers = { 'X-API-Key': DEMO_KEY };
+    const onA = await connect({ port: Number(new URL(a.url).port) }, '/events', headers);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await post(b, 'one');
+    const [first] = parseEvents(await onA.until((t) => parseEvents(t).length > 0, 5000));
+    expect(JSON.parse(first!.data!)).toMatchObject({
+      event: 'message.created',
+      data: { text: 'one' },
+    });
+    onA.destroy();
+    await post(a, 'two');
+    await post(b, 'three');
+    const onB = await connect({ port: Number(new URL(b.url).port) }, '/events', {
+      ...headers,
+      'Last-Event-ID': first!.id!,
+    });
+    const replayed = parseEvents(await onB.until((t) => parseEvents(t).length >= 2, 5000));
+    expect(replayed.map((e) => JSON.parse(e.data!).data.text)).toEqual(['two', 'three']);
+    expect(Number(replayed[1]!.id)).toBe(Number(first!.id) + 2);
+    onB.destroy();
+  });
+
+  it('counts one rate limit across both: 20 requests against a limit of 10, exactly 10 pass', async () => {
+    const statuses = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        fetch(`${(i % 2 ? a : b).url}/api/me`, { headers: { Authorization: BOB } }).then(
+          (r) => r.status,
+        ),
+      ),
+    );
+    expect(statuses.filter((s) => s === 200)).toHaveLength(10);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(10);
+  });
+});
