@@ -1,7 +1,8 @@
 /**
  * Redis-backed state for portico behind several processes (on `ioredis`, an optional peer
  * dependency): {@link RedisRateLimitStore} (exact limits across processes) and
- * {@link RedisBroker} (the realtime hub's fan-out and resume history across processes).
+ * {@link RedisBroker} (the realtime hub's fan-out and resume history across processes) and
+ * {@link RedisWebhookStore} (a durable, leased webhook delivery queue shared by every sender).
  * When Redis is down, what needs it fails fast with {@link RedisUnavailableError}, answered as
  * a 503 problem with `Retry-After`; ioredis reconnects on its own.
  *
@@ -13,3 +14,4 @@
 export { RedisBroker, type RedisBrokerOptions } from './broker.js';
 export { RedisRateLimitStore, type RedisRateLimitStoreOptions } from './rate-limit-store.js';
 export { RedisUnavailableError } from './script.js';
+export { RedisWebhookStore, type RedisWebhookStoreOptions } from './webhook-store.js';

@@ -1,0 +1,309 @@
+import type { Redis } from 'ioredis';
+import { assertKnownOptions, invalidOption } from '../internal/options.js';
+import type {
+  AuthorizationCodeRecord,
+  Consumed,
+  DeviceCodeRecord,
+  OAuthStore,
+  RefreshTokenRecord,
+} from '../oauth/store.js';
+import { guarded, LuaScript } from './script.js';
+
+/**
+ * Options of {@link RedisOAuthStore}.
+ *
+ * @example
+ * ```ts
+ * const options: RedisOAuthStoreOptions = { client: new Redis(process.env.REDIS_URL), prefix: 'auth:' };
+ * ```
+ */
+export interface RedisOAuthStoreOptions {
+  /** The ioredis client; it stays yours to close. */
+  client: Redis;
+  /** Prefix of every key. @defaultValue `"portico:oauth:"` */
+  prefix?: string;
+  /** How long a command may take before the request is answered as if Redis were down. @defaultValue `1000` */
+  timeoutMs?: number;
+}
+
+// A key of another type (a prefix shared by mistake) reads as absent rather than failing.
+const READ = new LuaScript(`
+local v = redis.pcall('GET', KEYS[1])
+if type(v) ~= 'string' then return false end
+return v
+`);
+
+// One-time values are stored as {"record":…}. Consuming marks them {"usedAt":…,"record":…}
+// (by prefixing the text, so the record is never re-encoded) with the time left unchanged,
+// and returns the value as it was: whoever gets it unmarked is the one first use.
+// KEYS: the value; ARGV: now (epoch ms)
+const CONSUME = new LuaScript(`
+local v = redis.pcall('GET', KEYS[1])
+if type(v) ~= 'string' or string.sub(v, 1, 1) ~= '{' then return false end
+local ok, entry = pcall(cjson.decode, v)
+if not ok or type(entry) ~= 'table' or type(entry.record) ~= 'table' then return false end
+if entry.usedAt == nil then
+  local ttl = redis.call('PTTL', KEYS[1])
+  local marked = '{"usedAt":' .. ARGV[1] .. ',' .. string.sub(v, 2)
+  if ttl > 0 then redis.call('SET', KEYS[1], marked, 'PX', ttl)
+  else redis.call('SET', KEYS[1], marked) end
+end
+return v
+`);
+
+// KEYS: device, user-code index; ARGV: record JSON, device hash, ttl
+const SAVE_DEVICE = new LuaScript(`
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[3])
+redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[3])
+`);
+
+// Replaces a device record that still exists, keeping its time left. A decision is never
+// undone: a poll that read "pending" just before the user approved must not write it back.
+// KEYS: device; ARGV: record JSON, its status
+const UPDATE_DEVICE = new LuaScript(`
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl == -2 then return 0 end
+if ARGV[2] == 'pending' then
+  local v = redis.pcall('GET', KEYS[1])
+  local ok, old = pcall(cjson.decode, type(v) == 'string' and v or '')
+  if ok and type(old) == 'table' and old.status ~= nil and old.status ~= 'pending' then return 0 end
+end
+if ttl > 0 then redis.call('SET', KEYS[1], ARGV[1], 'PX', ttl)
+else redis.call('SET', KEYS[1], ARGV[1]) end
+return 1
+`);
+
+// Exactly one caller deletes the device code; the index goes with it if it still points there.
+// KEYS: device, user-code index; ARGV: device hash
+const CONSUME_DEVICE = new LuaScript(`
+if redis.call('DEL', KEYS[1]) == 0 then return 0 end
+if redis.call('GET', KEYS[2]) == ARGV[1] then redis.call('DEL', KEYS[2]) end
+return 1
+`);
+
+// A revocation is never shortened by a later one. KEYS: mark; ARGV: ttl
+const REVOKE = new LuaScript(`
+local left = redis.call('PTTL', KEYS[1])
+if left == -1 or left >= tonumber(ARGV[1]) then return 0 end
+redis.call('SET', KEYS[1], '1', 'PX', ARGV[1])
+return 1
+`);
+
+/**
+ * An {@link OAuthStore} in Redis, so that several processes act as one authorization server:
+ * a code issued by one is redeemed at another, and a refresh token rotated at one is known as
+ * used at all. Records are JSON under hashes of the values, expiring with `PX`. Codes and
+ * refresh tokens are consumed by one Lua script, atomically: of any number of simultaneous
+ * redemptions across processes exactly one sees `fresh`; the others, and every later one
+ * until the value would have expired, see `used` with the time of the first use, so that a
+ * replay revokes the grant (RFC 6749 §4.1.2, RFC 9700 §4.14.2). Device codes are found by
+ * user code through an index key and updated keeping their expiry; a value that cannot be
+ * read reads as absent. When Redis is down or slow, every method rejects at once (after
+ * `timeoutMs` at most) with {@link RedisUnavailableError}.
+ *
+ * @example
+ * ```ts
+ * import { Redis } from 'ioredis';
+ * const store = new RedisOAuthStore({ client: new Redis(process.env.REDIS_URL) });
+ * const auth = createAuthorizationServer({ issuer, clients, keys, users, sessions, store });
+ * ```
+ */
+export class RedisOAuthStore implements OAuthStore {
+  readonly #client: Redis;
+  readonly #prefix: string;
+  readonly #timeout: number;
+
+  constructor(options: RedisOAuthStoreOptions) {
+    assertKnownOptions('RedisOAuthStore', options, ['client', 'prefix', 'timeoutMs']);
+    const { client, prefix = 'portico:oauth:', timeoutMs = 1000 } = options ?? {};
+    if (typeof client?.evalsha !== 'function') {
+      throw invalidOption('RedisOAuthStore: `client` must be an ioredis client');
+    }
+    if (typeof prefix !== 'string')
+      throw invalidOption('RedisOAuthStore: `prefix` must be a string');
+    if (!(timeoutMs > 0)) throw invalidOption('RedisOAuthStore: `timeoutMs` must be > 0');
+    this.#client = client;
+    this.#prefix = prefix;
+    this.#timeout = timeoutMs;
+  }
+
+  saveCode(hash: string, record: AuthorizationCodeRecord, ttlMs: number): Promise<void> {
+    return this.#save(`code:${hash}`, JSON.stringify({ record }), ttlMs);
+  }
+
+  async consumeCode(hash: string): Promise<Consumed<AuthorizationCodeRecord>> {
+    return oneTime(await this.#consume(`code:${hash}`), isCodeRecord);
+  }
+
+  saveRefreshToken(hash: string, record: RefreshTokenRecord, ttlMs: number): Promise<void> {
+    return this.#save(`rt:${hash}`, JSON.stringify({ record }), ttlMs);
+  }
+
+  async rotateRefreshToken(hash: string): Promise<Consumed<RefreshTokenRecord>> {
+    return oneTime(await this.#consume(`rt:${hash}`), isRefreshRecord);
+  }
+
+  async getRefreshToken(hash: string): Promise<Consumed<RefreshTokenRecord>> {
+    return oneTime(await this.#read(`rt:${hash}`), isRefreshRecord);
+  }
+
+  async deleteRefreshToken(hash: string): Promise<void> {
+    await this.#run(() => this.#client.del(`${this.#prefix}rt:${hash}`));
+  }
+
+  async saveDeviceCode(hash: string, record: DeviceCodeRecord, ttlMs: number): Promise<void> {
+    const keys = [`${this.#prefix}device:${hash}`, `${this.#prefix}user-code:${record.userCode}`];
+    const ttl = expiry(ttlMs);
+    if (ttl === undefined) {
+      await this.#run(() => this.#client.del(...keys));
+      return;
+    }
+    await this.#run(() => SAVE_DEVICE.run(this.#client, keys, [JSON.stringify(record), hash, ttl]));
+  }
+
+  async getDeviceCode(hash: string): Promise<DeviceCodeRecord | undefined> {
+    return deviceRecord(await this.#read(`device:${hash}`));
+  }
+
+  async findDeviceCode(
+    userCode: string,
+  ): Promise<{ hash: string; record: DeviceCodeRecord } | undefined> {
+    return this.#run(async () => {
+      const hash = await READ.run(this.#client, [`${this.#prefix}user-code:${userCode}`], []);
+      if (typeof hash !== 'string') return undefined;
+      const text = await READ.run(this.#client, [`${this.#prefix}device:${hash}`], []);
+      const record = deviceRecord(text);
+      // an index left pointing at another authorization is no match
+      return record?.userCode === userCode ? { hash, record } : undefined;
+    });
+  }
+
+  async updateDeviceCode(hash: string, record: DeviceCodeRecord): Promise<void> {
+    await this.#run(() =>
+      UPDATE_DEVICE.run(
+        this.#client,
+        [`${this.#prefix}device:${hash}`],
+        [JSON.stringify(record), record.status],
+      ),
+    );
+  }
+
+  async consumeDeviceCode(hash: string): Promise<boolean> {
+    const record = await this.getDeviceCode(hash);
+    if (record === undefined) return false;
+    const keys = [`${this.#prefix}device:${hash}`, `${this.#prefix}user-code:${record.userCode}`];
+    return (await this.#run(() => CONSUME_DEVICE.run(this.#client, keys, [hash]))) === 1;
+  }
+
+  async revokeGrant(grantId: string, ttlMs: number): Promise<void> {
+    const ttl = expiry(ttlMs);
+    if (ttl === undefined) return;
+    await this.#run(() => REVOKE.run(this.#client, [`${this.#prefix}revoked:${grantId}`], [ttl]));
+  }
+
+  async isGrantRevoked(grantId: string): Promise<boolean> {
+    const count = await this.#run(() => this.#client.exists(`${this.#prefix}revoked:${grantId}`));
+    return count === 1;
+  }
+
+  #run<T>(command: () => Promise<T>): Promise<T> {
+    return guarded(this.#client, this.#timeout, command);
+  }
+
+  async #save(key: string, value: string, ttlMs: number): Promise<void> {
+    const ttl = expiry(ttlMs);
+    const full = this.#prefix + key;
+    await this.#run<unknown>(() =>
+      ttl === undefined ? this.#client.del(full) : this.#client.set(full, value, 'PX', ttl),
+    );
+  }
+
+  #read(key: string): Promise<unknown> {
+    return this.#run(() => READ.run(this.#client, [this.#prefix + key], []));
+  }
+
+  #consume(key: string): Promise<unknown> {
+    return this.#run(() => CONSUME.run(this.#client, [this.#prefix + key], [Date.now()]));
+  }
+}
+
+/** Whole milliseconds ≥ 1 for `PX`, or `undefined` when the value would already be gone. */
+function expiry(ttlMs: number): number | undefined {
+  if (typeof ttlMs !== 'number' || Number.isNaN(ttlMs)) {
+    throw invalidOption('RedisOAuthStore: a time to live must be a number of milliseconds');
+  }
+  const ms = Math.ceil(Math.min(ttlMs, Number.MAX_SAFE_INTEGER));
+  return ms > 0 ? ms : undefined;
+}
+
+function parse(text: unknown): Record<string, unknown> | undefined {
+  if (typeof text !== 'string') return undefined;
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A stored one-time value as the store reads it: anything else reads as absent. */
+function oneTime<R>(text: unknown, isRecord: (value: unknown) => value is R): Consumed<R> {
+  const entry = parse(text);
+  if (entry === undefined || !isRecord(entry.record)) return undefined;
+  const { record, usedAt } = entry;
+  if (usedAt === undefined) return { state: 'fresh', record };
+  return Number.isFinite(usedAt) ? { state: 'used', record, usedAt: usedAt as number } : undefined;
+}
+
+function deviceRecord(text: unknown): DeviceCodeRecord | undefined {
+  const record = parse(text);
+  return isDeviceRecord(record) ? record : undefined;
+}
+
+const isString = (value: unknown): value is string => typeof value === 'string';
+const isScope = (value: unknown): value is string[] =>
+  Array.isArray(value) && value.every(isString);
+const isNumber = (value: unknown): value is number => Number.isFinite(value);
+
+function isCodeRecord(value: unknown): value is AuthorizationCodeRecord {
+  const r = value as Partial<Record<keyof AuthorizationCodeRecord, unknown>> | undefined;
+  return (
+    typeof r === 'object' &&
+    r !== null &&
+    isString(r.clientId) &&
+    isString(r.redirectUri) &&
+    isString(r.sub) &&
+    isScope(r.scope) &&
+    isNumber(r.authTime) &&
+    isString(r.grantId)
+  );
+}
+
+function isRefreshRecord(value: unknown): value is RefreshTokenRecord {
+  const r = value as Partial<Record<keyof RefreshTokenRecord, unknown>> | undefined;
+  return (
+    typeof r === 'object' &&
+    r !== null &&
+    isString(r.clientId) &&
+    isString(r.sub) &&
+    isScope(r.scope) &&
+    isString(r.grantId) &&
+    isNumber(r.familyExpiresAt)
+  );
+}
+
+function isDeviceRecord(value: unknown): value is DeviceCodeRecord {
+  const r = value as Partial<Record<keyof DeviceCodeRecord, unknown>> | undefined;
+  return (
+    typeof r === 'object' &&
+    r !== null &&
+    isString(r.clientId) &&
+    isScope(r.scope) &&
+    isString(r.userCode) &&
+    (r.status === 'pending' || r.status === 'approved' || r.status === 'denied') &&
+    isNumber(r.interval) &&
+    isString(r.grantId)
+  );
+}
