@@ -74,6 +74,8 @@ export async function createApp(config: ServerConfig, baseUrl: string): Promise<
     allowPrivate: config.webhookAllowPrivate,
     allowHttp: !config.production,
     schedule: config.webhookRetrySchedule,
+    timeoutSeconds: config.webhookTimeoutSeconds,
+    store: shared.webhookStore,
   });
   const messages = createMessages({
     onCreate(message) {

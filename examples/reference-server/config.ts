@@ -27,6 +27,8 @@ export interface ServerConfig {
   webhookAllowPrivate: boolean;
   /** `WEBHOOK_RETRY_SCHEDULE`: seconds between delivery attempts; unset, the library's schedule. */
   webhookRetrySchedule: number[] | undefined;
+  /** `WEBHOOK_TIMEOUT`: seconds a delivery attempt may take (15). */
+  webhookTimeoutSeconds: number;
 }
 
 /** Thrown for a setting the server cannot start with; main prints it and exits 1. */
@@ -128,5 +130,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     redisUrl: redisUrl(env.REDIS_URL),
     webhookAllowPrivate: env.WEBHOOK_ALLOW_PRIVATE === '1' || env.WEBHOOK_ALLOW_PRIVATE === 'true',
     webhookRetrySchedule: retrySchedule(env.WEBHOOK_RETRY_SCHEDULE),
+    webhookTimeoutSeconds: integer(env, 'WEBHOOK_TIMEOUT', 15, 1),
   };
 }

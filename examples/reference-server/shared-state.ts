@@ -1,6 +1,12 @@
 import { Redis } from 'ioredis';
-import { type Broker, MemoryBroker, type RateLimitStore } from 'portico';
-import { RedisBroker, RedisRateLimitStore } from 'portico/redis';
+import {
+  type Broker,
+  MemoryBroker,
+  MemoryWebhookStore,
+  type RateLimitStore,
+  type WebhookStore,
+} from 'portico';
+import { RedisBroker, RedisRateLimitStore, RedisWebhookStore } from 'portico/redis';
 
 /**
  * Where the state that processes must share lives: in this process (no `REDIS_URL`), or in
@@ -9,6 +15,8 @@ import { RedisBroker, RedisRateLimitStore } from 'portico/redis';
 export interface SharedState {
   /** The rate-limit counters; `undefined`: the limiter's own in-memory store. */
   rateLimitStore: RateLimitStore | undefined;
+  /** Webhook subscriptions and the delivery queue (shared: a crashed sender's deliveries are taken over). */
+  webhookStore: WebhookStore;
   /** A broker for one hub: `name` keeps the hubs' channels apart. */
   broker(name: string, historySize: number): Broker;
   /** Closes the Redis connections. */
@@ -19,6 +27,7 @@ export function createSharedState(redisUrl: string | undefined): SharedState {
   if (redisUrl === undefined) {
     return {
       rateLimitStore: undefined,
+      webhookStore: new MemoryWebhookStore(),
       broker: (_name, historySize) => new MemoryBroker({ historySize }),
       close: async () => {},
     };
@@ -31,6 +40,7 @@ export function createSharedState(redisUrl: string | undefined): SharedState {
   const brokers: RedisBroker[] = [];
   return {
     rateLimitStore: new RedisRateLimitStore({ client, prefix: 'portico:ref:rl:' }),
+    webhookStore: new RedisWebhookStore({ client, prefix: 'portico:ref:wh:' }),
     broker(name, historySize) {
       const broker = new RedisBroker({ client, prefix: `portico:ref:${name}:`, historySize });
       brokers.push(broker);

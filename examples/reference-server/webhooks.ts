@@ -9,6 +9,7 @@ import {
   sendNoContent,
   unprocessable,
   WebhookAddressError,
+  type WebhookStore,
 } from 'portico';
 import type { Message } from './messages.js';
 
@@ -23,6 +24,10 @@ export interface WebhookSettings {
   allowHttp: boolean;
   /** Seconds between attempts; unset, the library's schedule. */
   schedule: number[] | undefined;
+  /** Seconds an attempt may take. */
+  timeoutSeconds: number;
+  /** Where subscriptions and deliveries live (Redis behind several processes). */
+  store: WebhookStore;
 }
 
 function invalid(field: string, message: string): never {
@@ -36,12 +41,12 @@ function invalid(field: string, message: string): never {
  */
 export function createWebhooks(settings: WebhookSettings) {
   const sender = createWebhookSender({
+    store: settings.store,
+    timeout: settings.timeoutSeconds * 1000,
     allowPrivate: settings.allowPrivate,
     allowHttp: settings.allowHttp || settings.allowPrivate,
     ...(settings.schedule !== undefined && { schedule: settings.schedule }),
   });
-  /** Who registered each endpoint: only they may remove it. */
-  const owners = new Map<string, string>();
 
   const routes: Record<string, MethodTable> = {
     '/api/webhooks': {
@@ -67,8 +72,8 @@ export function createWebhooks(settings: WebhookSettings) {
           const endpoint = await sender.addEndpoint({
             url,
             events: events as string[] | undefined,
+            owner,
           });
-          owners.set(endpoint.id, owner);
           sendJson(
             res,
             201,
@@ -90,10 +95,10 @@ export function createWebhooks(settings: WebhookSettings) {
       DELETE: async (req, res) => {
         const id = getParams(req).id ?? '';
         // someone else's subscription is as good as none
-        if (owners.get(id) !== requirePrincipal(req).sub || !(await sender.removeEndpoint(id))) {
+        const endpoint = await sender.getEndpoint(id);
+        if (endpoint?.owner !== requirePrincipal(req).sub || !(await sender.removeEndpoint(id))) {
           throw notFound('No webhook subscription of yours has this id.');
         }
-        owners.delete(id);
         sendNoContent(res);
       },
     },

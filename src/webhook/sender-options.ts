@@ -40,7 +40,11 @@ export interface WebhookSenderOptions {
   schedule?: readonly number[];
   /** Spread of each wait, as a fraction (± 20 %), so that failures do not retry in step. @defaultValue `0.2` */
   jitter?: number;
-  /** Milliseconds an attempt may take, from connecting to the answer's headers. @defaultValue `15000` */
+  /**
+   * Milliseconds an attempt may take, from connecting to the answer. A claimed delivery is
+   * leased for this plus 5 s: past that, another sender (process) takes it over.
+   * @defaultValue `15000`
+   */
   timeout?: number;
   /** Attempts in flight at once, over every endpoint. @defaultValue `10` */
   concurrency?: number;

@@ -29,6 +29,8 @@ export interface NewWebhookEndpoint {
   events?: readonly string[] | undefined;
   /** Its `whsec_` secret. @defaultValue a new random one */
   secret?: string | undefined;
+  /** Who registers it (kept on the endpoint for the app's own checks). */
+  owner?: string | undefined;
 }
 
 /**
@@ -65,6 +67,12 @@ export interface WebhookSender {
   /** Stops taking deliveries and waits for those in flight; what is pending stays in the store. */
   close(): Promise<void>;
 }
+
+/**
+ * How long past an attempt's timeout a claimed delivery stays leased: time to record the
+ * outcome. A sender that died lets its deliveries go after `timeout` + this.
+ */
+const LEASE_MARGIN_MS = 5000;
 
 const newId = (prefix: string) => `${prefix}_${randomBytes(16).toString('base64url')}`;
 
@@ -230,7 +238,7 @@ export function createWebhookSender(options: WebhookSenderOptions = {}): Webhook
           const batch = await store.claim({
             now: now(),
             limit: concurrency - inFlight.size,
-            leaseMs: timeout + 30_000,
+            leaseMs: timeout + LEASE_MARGIN_MS,
             perEndpoint: settings.perEndpointConcurrency,
             ordered: settings.ordered,
           });
@@ -270,6 +278,12 @@ export function createWebhookSender(options: WebhookSenderOptions = {}): Webhook
     async addEndpoint(input) {
       if (closed) throw new TypeError('The webhook sender is closed.');
       assertEventNames(input.events);
+      if (
+        input.owner !== undefined &&
+        (typeof input.owner !== 'string' || input.owner.length > 200)
+      ) {
+        throw new TypeError('`owner` must be a string of at most 200 characters.');
+      }
       const url = await assertWebhookUrl(input.url, guard);
       const secret = input.secret ?? generateWebhookSecret();
       signWebhook(secret, { id: 'msg_check', timestamp: 0, body: '' }); // a bad secret throws here
@@ -277,6 +291,7 @@ export function createWebhookSender(options: WebhookSenderOptions = {}): Webhook
         id: newId('ep'),
         url: url.href,
         ...(input.events !== undefined && { events: [...input.events] }),
+        ...(input.owner !== undefined && { owner: input.owner }),
         secrets: [secret],
         consecutiveFailures: 0,
         createdAt: now(),

@@ -15,6 +15,8 @@ export interface WebhookEndpoint {
   url: string;
   /** The events it receives; unset for every event. */
   events?: readonly string[] | undefined;
+  /** Who registered it (an app's user or tenant id), for the app's own checks. */
+  owner?: string | undefined;
   /**
    * The `whsec_` signing secrets, newest first: each delivery carries one signature per
    * secret, so that a receiver rotating its secret accepts both meanwhile.

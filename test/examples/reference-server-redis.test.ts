@@ -1,6 +1,7 @@
 // Two reference-server processes on one real Redis (REDIS_URL) act as one service.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
+import { closeAll, listen } from '../helpers/http.js';
 import { hasRedis, type RedisServer, startRedis } from '../helpers/redis.js';
 import { connect, parseEvents } from '../helpers/sse.js';
 import { type RunningServer, startReferenceServer } from './spawn-server.js';
@@ -20,6 +21,7 @@ describe.skipIf(!hasRedis)('reference server: two processes on one Redis', () =>
   });
   afterAll(async () => {
     await Promise.all([a?.stop(), b?.stop()]);
+    await closeAll();
     await redis?.stop();
   });
 
@@ -71,6 +73,45 @@ describe.skipIf(!hasRedis)('reference server: two processes on one Redis', () =>
     expect(Number(replayed[1]!.id)).toBe(Number(first!.id) + 2);
     onB.destroy();
   });
+
+  it('finishes the webhook deliveries of a process killed mid-delivery in another', async () => {
+    const env = {
+      DEMO_API_KEY: DEMO_KEY,
+      REDIS_URL: redis.url,
+      WEBHOOK_ALLOW_PRIVATE: '1',
+      WEBHOOK_TIMEOUT: '2',
+      WEBHOOK_RETRY_SCHEDULE: '0.1,0.1',
+    };
+    const first = await startReferenceServer(env);
+    const ids: string[] = [];
+    let firstArrived: () => void = () => {};
+    const arrived = new Promise<void>((resolve) => {
+      firstArrived = resolve;
+    });
+    // the first attempt hangs (its sender dies holding it); the next one is answered
+    const target = await listen((req, res) => {
+      ids.push(String(req.headers['webhook-id']));
+      req.resume();
+      if (ids.length === 1) firstArrived();
+      else res.writeHead(204).end();
+    });
+    const created = await fetch(`${first.url}/api/webhooks`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'X-API-Key': DEMO_KEY },
+      body: JSON.stringify({ url: `${target.url}/hook` }),
+    });
+    expect(created.status).toBe(201);
+    expect((await post(first, 'delivered by another')).status).toBe(201);
+    await arrived;
+    await first.stop('SIGKILL');
+    const second = await startReferenceServer(env);
+    try {
+      await vi.waitFor(() => expect(ids).toHaveLength(2), { timeout: 15_000, interval: 100 });
+      expect(ids[1]).toBe(ids[0]);
+    } finally {
+      await second.stop();
+    }
+  }, 30_000);
 
   it('counts one rate limit across both: 20 requests against a limit of 10, exactly 10 pass', async () => {
     const statuses = await Promise.all(
