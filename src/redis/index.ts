@@ -1,8 +1,9 @@
 /**
  * Redis-backed state for portico behind several processes (on `ioredis`, an optional peer
- * dependency): {@link RedisRateLimitStore} (exact limits across processes) and
- * {@link RedisBroker} (the realtime hub's fan-out and resume history across processes) and
- * {@link RedisWebhookStore} (a durable, leased webhook delivery queue shared by every sender).
+ * dependency): {@link RedisRateLimitStore} (exact limits across processes),
+ * {@link RedisBroker} (the realtime hub's fan-out and resume history across processes),
+ * {@link RedisWebhookStore} (a durable, leased webhook delivery queue shared by every sender),
+ * {@link RedisSessionStore} and {@link RedisApiKeyStore}.
  * When Redis is down, what needs it fails fast with {@link RedisUnavailableError}, answered as
  * a 503 problem with `Retry-After`; ioredis reconnects on its own.
  *
@@ -11,7 +12,9 @@
  *
  * @module redis
  */
+export { RedisApiKeyStore, type RedisApiKeyStoreOptions } from './api-key-store.js';
 export { RedisBroker, type RedisBrokerOptions } from './broker.js';
 export { RedisRateLimitStore, type RedisRateLimitStoreOptions } from './rate-limit-store.js';
 export { RedisUnavailableError } from './script.js';
+export { RedisSessionStore, type RedisSessionStoreOptions } from './session-store.js';
 export { RedisWebhookStore, type RedisWebhookStoreOptions } from './webhook-store.js';
