@@ -48,7 +48,10 @@ export async function createApp(config: ServerConfig, baseUrl: string): Promise<
   const users = await createUsers();
   // the service's own pages and the CORS origins: who may use the session cookie and open /ws
   const ownAndCorsOrigins = [...new Set([new URL(baseUrl).origin, ...config.corsOrigins])];
+  const shared = createSharedState(config.redisUrl);
   const auth = await createAuth({
+    apiKeyStore: shared.apiKeyStore,
+    sessionStore: shared.sessionStore,
     users,
     allowedOrigins: ownAndCorsOrigins,
     secureCookies: true,
@@ -63,7 +66,6 @@ export async function createApp(config: ServerConfig, baseUrl: string): Promise<
   });
   // bearer tokens first: the authorization server's own, verified with its keys
   const authenticators = [oauth.bearer, ...auth.authenticators];
-  const shared = createSharedState(config.redisUrl);
   const events = await createEvents({
     heartbeatSeconds: config.sseHeartbeatSeconds,
     broker: shared.broker('events', 1000),

@@ -9,6 +9,7 @@ import {
   MemoryApiKeyStore,
   mtlsAuth,
   type Principal,
+  type SessionStore,
 } from 'portico';
 import { USER_SCOPES, type User, type Users } from './users.js';
 
@@ -35,16 +36,25 @@ export async function createAuth(options: {
   secureCookies: boolean;
   demoApiKey: string | undefined;
   mtls: boolean;
+  /** Shared stores (Redis) when several processes serve as one; in memory otherwise. */
+  apiKeyStore?: ApiKeyStore | undefined;
+  sessionStore?: SessionStore | undefined;
 }): Promise<AuthSetup> {
   const { users } = options;
-  const apiKeys = new MemoryApiKeyStore();
+  const apiKeys = options.apiKeyStore ?? new MemoryApiKeyStore();
   let generatedDemoKey: string | undefined;
   if (options.demoApiKey) {
-    await importApiKey(apiKeys, options.demoApiKey, { owner: 'alice', name: 'demo' });
+    try {
+      await importApiKey(apiKeys, options.demoApiKey, { owner: 'alice', name: 'demo' });
+    } catch (error) {
+      // in a shared store, another process of the service imported it first
+      if ((error as { code?: unknown }).code !== 'ERR_API_KEY_EXISTS') throw error;
+    }
   } else {
     generatedDemoKey = (await createApiKey(apiKeys, { owner: 'alice', name: 'demo' })).key;
   }
   const sessions = createSessions({
+    ...(options.sessionStore !== undefined && { store: options.sessionStore }),
     allowedOrigins: [...options.allowedOrigins],
     cookie: { secure: options.secureCookies },
   });

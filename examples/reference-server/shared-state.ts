@@ -1,12 +1,20 @@
 import { Redis } from 'ioredis';
 import {
+  type ApiKeyStore,
   type Broker,
   MemoryBroker,
   MemoryWebhookStore,
   type RateLimitStore,
+  type SessionStore,
   type WebhookStore,
 } from 'portico';
-import { RedisBroker, RedisRateLimitStore, RedisWebhookStore } from 'portico/redis';
+import {
+  RedisApiKeyStore,
+  RedisBroker,
+  RedisRateLimitStore,
+  RedisSessionStore,
+  RedisWebhookStore,
+} from 'portico/redis';
 
 /**
  * Where the state that processes must share lives: in this process (no `REDIS_URL`), or in
@@ -15,6 +23,9 @@ import { RedisBroker, RedisRateLimitStore, RedisWebhookStore } from 'portico/red
 export interface SharedState {
   /** The rate-limit counters; `undefined`: the limiter's own in-memory store. */
   rateLimitStore: RateLimitStore | undefined;
+  /** API keys and sessions; `undefined`: in memory. */
+  apiKeyStore: ApiKeyStore | undefined;
+  sessionStore: SessionStore | undefined;
   /** Webhook subscriptions and the delivery queue (shared: a crashed sender's deliveries are taken over). */
   webhookStore: WebhookStore;
   /** A broker for one hub: `name` keeps the hubs' channels apart. */
@@ -27,6 +38,8 @@ export function createSharedState(redisUrl: string | undefined): SharedState {
   if (redisUrl === undefined) {
     return {
       rateLimitStore: undefined,
+      apiKeyStore: undefined,
+      sessionStore: undefined,
       webhookStore: new MemoryWebhookStore(),
       broker: (_name, historySize) => new MemoryBroker({ historySize }),
       close: async () => {},
@@ -41,6 +54,8 @@ export function createSharedState(redisUrl: string | undefined): SharedState {
   return {
     rateLimitStore: new RedisRateLimitStore({ client, prefix: 'portico:ref:rl:' }),
     webhookStore: new RedisWebhookStore({ client, prefix: 'portico:ref:wh:' }),
+    apiKeyStore: new RedisApiKeyStore({ client, prefix: 'portico:ref:apikey:' }),
+    sessionStore: new RedisSessionStore({ client, prefix: 'portico:ref:sess:' }),
     broker(name, historySize) {
       const broker = new RedisBroker({ client, prefix: `portico:ref:${name}:`, historySize });
       brokers.push(broker);

@@ -14,10 +14,20 @@ describe.skipIf(!hasRedis)('reference server: two processes on one Redis', () =>
   let a: RunningServer;
   let b: RunningServer;
 
+  /** Every process of the service gets the same settings. */
+  const ENV = () => ({
+    DEMO_API_KEY: DEMO_KEY,
+    REDIS_URL: redis.url,
+    // the rate-limit test counts bob's calls; alice's key makes fewer than 10 calls in all
+    RATE_LIMIT: '10',
+    WEBHOOK_ALLOW_PRIVATE: '1',
+    WEBHOOK_TIMEOUT: '2',
+    WEBHOOK_RETRY_SCHEDULE: '0.1,0.1',
+  });
+
   beforeAll(async () => {
     redis = await startRedis();
-    const env = { DEMO_API_KEY: DEMO_KEY, REDIS_URL: redis.url, RATE_LIMIT: '10' };
-    [a, b] = await Promise.all([startReferenceServer(env), startReferenceServer(env)]);
+    [a, b] = await Promise.all([startReferenceServer(ENV()), startReferenceServer(ENV())]);
   });
   afterAll(async () => {
     await Promise.all([a?.stop(), b?.stop()]);
@@ -75,14 +85,7 @@ describe.skipIf(!hasRedis)('reference server: two processes on one Redis', () =>
   });
 
   it('finishes the webhook deliveries of a process killed mid-delivery in another', async () => {
-    const env = {
-      DEMO_API_KEY: DEMO_KEY,
-      REDIS_URL: redis.url,
-      WEBHOOK_ALLOW_PRIVATE: '1',
-      WEBHOOK_TIMEOUT: '2',
-      WEBHOOK_RETRY_SCHEDULE: '0.1,0.1',
-    };
-    const first = await startReferenceServer(env);
+    const first = await startReferenceServer(ENV());
     const ids: string[] = [];
     let firstArrived: () => void = () => {};
     const arrived = new Promise<void>((resolve) => {
@@ -104,7 +107,8 @@ describe.skipIf(!hasRedis)('reference server: two processes on one Redis', () =>
     expect((await post(first, 'delivered by another')).status).toBe(201);
     await arrived;
     await first.stop('SIGKILL');
-    const second = await startReferenceServer(env);
+    // A and B (and a new process) serve as one service: one of them takes the delivery over
+    const second = await startReferenceServer(ENV());
     try {
       await vi.waitFor(() => expect(ids).toHaveLength(2), { timeout: 15_000, interval: 100 });
       expect(ids[1]).toBe(ids[0]);
@@ -112,6 +116,35 @@ describe.skipIf(!hasRedis)('reference server: two processes on one Redis', () =>
       await second.stop();
     }
   }, 30_000);
+
+  it('shares sessions and API keys: signed in or issued on A, accepted on B', async () => {
+    const login = await fetch(`${a.url}/login`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Origin: a.url },
+      body: JSON.stringify({ username: 'alice', password: 'alice-password' }),
+    });
+    expect(login.status).toBeLessThan(400);
+    const cookie = login.headers.getSetCookie().find((c) => c.startsWith('session='));
+    expect(cookie).toBeTruthy();
+    const me = await fetch(`${b.url}/api/me`, { headers: { Cookie: cookie!.split(';')[0]! } });
+    expect(me.status).toBe(200);
+    expect(await me.json()).toMatchObject({ sub: 'alice' });
+
+    const issued = await fetch(`${a.url}/api/keys`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'X-API-Key': DEMO_KEY },
+      body: JSON.stringify({ name: 'shared' }),
+    });
+    expect(issued.status).toBe(201);
+    const { key, id } = (await issued.json()) as { key: string; id: string };
+    expect((await fetch(`${b.url}/api/me`, { headers: { 'X-API-Key': key } })).status).toBe(200);
+    const revoked = await fetch(`${b.url}/api/keys/${id}`, {
+      method: 'DELETE',
+      headers: { 'X-API-Key': DEMO_KEY },
+    });
+    expect(revoked.status).toBe(204);
+    expect((await fetch(`${a.url}/api/me`, { headers: { 'X-API-Key': key } })).status).toBe(401);
+  });
 
   it('counts one rate limit across both: 20 requests against a limit of 10, exactly 10 pass', async () => {
     const statuses = await Promise.all(
