@@ -3,7 +3,8 @@
  * dependency): {@link RedisRateLimitStore} (exact limits across processes),
  * {@link RedisBroker} (the realtime hub's fan-out and resume history across processes),
  * {@link RedisWebhookStore} (a durable, leased webhook delivery queue shared by every sender),
- * {@link RedisSessionStore} and {@link RedisApiKeyStore}.
+ * {@link RedisSessionStore}, {@link RedisApiKeyStore} and {@link RedisOAuthStore} (one-time codes
+ * and refresh-token rotation atomic across processes).
  * When Redis is down, what needs it fails fast with {@link RedisUnavailableError}, answered as
  * a 503 problem with `Retry-After`; ioredis reconnects on its own.
  *
@@ -14,6 +15,7 @@
  */
 export { RedisApiKeyStore, type RedisApiKeyStoreOptions } from './api-key-store.js';
 export { RedisBroker, type RedisBrokerOptions } from './broker.js';
+export { RedisOAuthStore, type RedisOAuthStoreOptions } from './oauth-store.js';
 export { RedisRateLimitStore, type RedisRateLimitStoreOptions } from './rate-limit-store.js';
 export { RedisUnavailableError } from './script.js';
 export { RedisSessionStore, type RedisSessionStoreOptions } from './session-store.js';

@@ -57,19 +57,20 @@ redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[3])
 redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[3])
 `);
 
-// Replaces a device record that still exists, keeping its time left. A decision is never
-// undone: a poll that read "pending" just before the user approved must not write it back.
-// KEYS: device; ARGV: record JSON, its status
+// Replaces a device record that still exists (and reads as one), keeping its time left. A
+// decision is never undone: a poll that read "pending" just before the user approved must not
+// write it back. KEYS: device; ARGV: record JSON, its status
 const UPDATE_DEVICE = new LuaScript(`
 local ttl = redis.call('PTTL', KEYS[1])
-if ttl == -2 then return 0 end
-if ARGV[2] == 'pending' then
-  local v = redis.pcall('GET', KEYS[1])
-  local ok, old = pcall(cjson.decode, type(v) == 'string' and v or '')
-  if ok and type(old) == 'table' and old.status ~= nil and old.status ~= 'pending' then return 0 end
-end
-if ttl > 0 then redis.call('SET', KEYS[1], ARGV[1], 'PX', ttl)
-else redis.call('SET', KEYS[1], ARGV[1]) end
+if ttl <= 0 then return 0 end
+local v = redis.pcall('GET', KEYS[1])
+if type(v) ~= 'string' then return 0 end
+local ok, old = pcall(cjson.decode, v)
+if not ok or type(old) ~= 'table' then return 0 end
+local was = old.status
+if was ~= 'pending' and was ~= 'approved' and was ~= 'denied' then return 0 end
+if ARGV[2] == 'pending' and was ~= 'pending' then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ttl)
 return 1
 `);
 
@@ -77,7 +78,7 @@ return 1
 // KEYS: device, user-code index; ARGV: device hash
 const CONSUME_DEVICE = new LuaScript(`
 if redis.call('DEL', KEYS[1]) == 0 then return 0 end
-if redis.call('GET', KEYS[2]) == ARGV[1] then redis.call('DEL', KEYS[2]) end
+if redis.pcall('GET', KEYS[2]) == ARGV[1] then redis.call('DEL', KEYS[2]) end
 return 1
 `);
 

@@ -1,0 +1,738 @@
+import { createHash } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createSessions } from '../../src/auth/session.js';
+import { createRouter } from '../../src/http/router.js';
+import { defineClient, MemoryClientStore } from '../../src/oauth/clients.js';
+import { createKeySet } from '../../src/oauth/key-set.js';
+import { createAuthorizationServer } from '../../src/oauth/server.js';
+import {
+  type AuthorizationCodeRecord,
+  type DeviceCodeRecord,
+  MemoryOAuthStore,
+  type OAuthStore,
+  type RefreshTokenRecord,
+} from '../../src/oauth/store.js';
+import { hashToken } from '../../src/oauth/tokens.js';
+import { RedisOAuthStore } from '../../src/redis/oauth-store.js';
+import { RedisUnavailableError } from '../../src/redis/script.js';
+import { hiddenInputs, sessionCookie } from '../helpers/browser.js';
+import { closeAll, json, type Listening, type Reply, request, serve } from '../helpers/http.js';
+import { hasRedis, type RedisServer, startRedis } from '../helpers/redis.js';
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+// ---- one contract, run against the memory store and the Redis store -------------------------
+
+/** A store under test, with its clock: `elapse` moves the memory store's, sleeps for Redis. */
+interface Harness {
+  store: OAuthStore;
+  now(): number;
+  elapse(ms: number): Promise<void>;
+}
+
+/** Time to live of the records of the contract: short, as Redis lets it pass for real. */
+const TTL = 400;
+
+const code: AuthorizationCodeRecord = {
+  clientId: 'c',
+  redirectUri: 'https://a/cb',
+  sub: 'alice',
+  scope: ['openid'],
+  authTime: 1,
+  grantId: 'g1',
+};
+
+const refreshRecord = (): RefreshTokenRecord => ({
+  clientId: 'c',
+  sub: 'alice',
+  scope: ['openid'],
+  grantId: 'g',
+  familyExpiresAt: Date.now() + 1e6,
+});
+
+const device: DeviceCodeRecord = {
+  clientId: 'd',
+  scope: ['openid'],
+  userCode: 'ABCDEFGH',
+  status: 'pending',
+  interval: 5,
+  grantId: 'g',
+};
+
+const CONTRACT: readonly { name: string; run(h: Harness): Promise<void> }[] = [
+  {
+    name: 'consumes a code once and remembers it was used until it would have expired',
+    async run({ store, now, elapse }) {
+      await store.saveCode('h', code, TTL);
+      const before = now();
+      expect(await store.consumeCode('h')).toEqual({ state: 'fresh', record: code });
+      const after = now();
+      await elapse(20);
+      const again = await store.consumeCode('h');
+      expect(again).toMatchObject({ state: 'used', record: code });
+      const usedAt = again?.state === 'used' ? again.usedAt : Number.NaN;
+      expect(usedAt).toBeGreaterThanOrEqual(before);
+      expect(usedAt).toBeLessThanOrEqual(after);
+      await elapse(TTL);
+      expect(await store.consumeCode('h')).toBeUndefined();
+    },
+  },
+  {
+    name: 'reports the first use on every later consumption, not the latest',
+    async run({ store, now, elapse }) {
+      await store.saveRefreshToken('r', refreshRecord(), TTL);
+      const before = now();
+      expect((await store.rotateRefreshToken('r'))?.state).toBe('fresh');
+      const after = now();
+      await elapse(30);
+      const second = await store.rotateRefreshToken('r');
+      await elapse(30);
+      const third = await store.rotateRefreshToken('r');
+      const read = await store.getRefreshToken('r');
+      for (const seen of [second, third, read]) {
+        expect(seen?.state).toBe('used');
+        const usedAt = seen?.state === 'used' ? seen.usedAt : Number.NaN;
+        expect(usedAt).toBeGreaterThanOrEqual(before);
+        expect(usedAt).toBeLessThanOrEqual(after);
+      }
+      expect(second).toEqual(third);
+    },
+  },
+  {
+    name: 'rotates a refresh token once, reads it without consuming, and deletes it',
+    async run({ store }) {
+      const record = refreshRecord();
+      await store.saveRefreshToken('r', record, 1e6);
+      expect(await store.getRefreshToken('r')).toEqual({ state: 'fresh', record });
+      expect(await store.getRefreshToken('r')).toEqual({ state: 'fresh', record });
+      expect((await store.rotateRefreshToken('r'))?.state).toBe('fresh');
+      expect((await store.rotateRefreshToken('r'))?.state).toBe('used');
+      expect(await store.getRefreshToken('r')).toMatchObject({ state: 'used', record });
+      await store.deleteRefreshToken('r');
+      expect(await store.getRefreshToken('r')).toBeUndefined();
+      expect(await store.rotateRefreshToken('r')).toBeUndefined();
+      await store.deleteRefreshToken('never-saved');
+    },
+  },
+  {
+    name: 'forgets a refresh token when its time is up, used or not',
+    async run({ store, elapse }) {
+      await store.saveRefreshToken('fresh', refreshRecord(), TTL);
+      await store.saveRefreshToken('used', refreshRecord(), TTL);
+      await store.rotateRefreshToken('used');
+      await elapse(TTL);
+      expect(await store.getRefreshToken('fresh')).toBeUndefined();
+      expect(await store.rotateRefreshToken('used')).toBeUndefined();
+    },
+  },
+  {
+    name: 'keeps every field of the records as given',
+    async run({ store }) {
+      const full: AuthorizationCodeRecord = {
+        ...code,
+        redirectUriOmitted: true,
+        codeChallenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+        nonce: 'n-0S6_WzA2Mj "quoted" ✓',
+        scope: ['openid', 'profile', 'read:messages'],
+      };
+      await store.saveCode('full', full, TTL);
+      expect(await store.consumeCode('full')).toEqual({ state: 'fresh', record: full });
+      const rt = { ...refreshRecord(), scope: [], authTime: 1_700_000_000 };
+      await store.saveRefreshToken('full', rt, TTL);
+      expect(await store.getRefreshToken('full')).toEqual({ state: 'fresh', record: rt });
+      const approved: DeviceCodeRecord = {
+        ...device,
+        userCode: 'BCDFGHJK',
+        status: 'approved',
+        sub: 'alice',
+        authTime: 1_700_000_000,
+        lastPollAt: 1_700_000_000_123,
+      };
+      await store.saveDeviceCode('full', approved, TTL);
+      expect(await store.getDeviceCode('full')).toEqual(approved);
+    },
+  },
+  {
+    name: 'finds device codes by user code, updates them in place and consumes once',
+    async run({ store }) {
+      await store.saveDeviceCode('dh', device, 600_000);
+      expect(await store.findDeviceCode('ABCDEFGH')).toEqual({ hash: 'dh', record: device });
+      expect(await store.findDeviceCode('ZZZZZZZZ')).toBeUndefined();
+      await store.updateDeviceCode('dh', { ...device, status: 'approved', sub: 'alice' });
+      expect(await store.getDeviceCode('dh')).toMatchObject({ status: 'approved', sub: 'alice' });
+      expect(await store.findDeviceCode('ABCDEFGH')).toMatchObject({
+        hash: 'dh',
+        record: { status: 'approved', sub: 'alice' },
+      });
+      expect(await store.consumeDeviceCode('dh')).toBe(true);
+      expect(await store.consumeDeviceCode('dh')).toBe(false);
+      expect(await store.findDeviceCode('ABCDEFGH')).toBeUndefined();
+      expect(await store.getDeviceCode('dh')).toBeUndefined();
+    },
+  },
+  {
+    name: 'keeps a device code’s expiry when it is updated, and never brings one back',
+    async run({ store, elapse }) {
+      await store.saveDeviceCode('dh', device, TTL);
+      await elapse(TTL / 2);
+      await store.updateDeviceCode('dh', { ...device, lastPollAt: Date.now(), interval: 10 });
+      expect(await store.getDeviceCode('dh')).toMatchObject({ interval: 10 });
+      await elapse(TTL / 2);
+      expect(await store.getDeviceCode('dh')).toBeUndefined();
+      expect(await store.findDeviceCode('ABCDEFGH')).toBeUndefined();
+      await store.updateDeviceCode('dh', { ...device, status: 'approved', sub: 'alice' });
+      expect(await store.getDeviceCode('dh')).toBeUndefined();
+      expect(await store.consumeDeviceCode('dh')).toBe(false);
+    },
+  },
+  {
+    name: 'revokes grants for a while',
+    async run({ store, elapse }) {
+      await store.revokeGrant('g', TTL);
+      expect(await store.isGrantRevoked('g')).toBe(true);
+      expect(await store.isGrantRevoked('other')).toBe(false);
+      await elapse(TTL);
+      expect(await store.isGrantRevoked('g')).toBe(false);
+    },
+  },
+  {
+    name: 'knows nothing of values it was never given',
+    async run({ store }) {
+      expect(await store.consumeCode('nope')).toBeUndefined();
+      expect(await store.rotateRefreshToken('nope')).toBeUndefined();
+      expect(await store.getRefreshToken('nope')).toBeUndefined();
+      expect(await store.getDeviceCode('nope')).toBeUndefined();
+      expect(await store.findDeviceCode('NOPENOPE')).toBeUndefined();
+      expect(await store.consumeDeviceCode('nope')).toBe(false);
+      expect(await store.isGrantRevoked('nope')).toBe(false);
+    },
+  },
+];
+
+function runContract(harness: () => Harness): void {
+  for (const { name, run } of CONTRACT) it(name, () => run(harness()));
+}
+
+describe('OAuthStore contract: MemoryOAuthStore', () => {
+  runContract(() => {
+    const clock = { t: 1_000_000 };
+    return {
+      store: new MemoryOAuthStore({ now: () => clock.t }),
+      now: () => clock.t,
+      elapse: async (ms) => {
+        clock.t += ms;
+      },
+    };
+  });
+});
+
+// ---- the Redis store ------------------------------------------------------------------------
+
+describe.skipIf(!hasRedis)('RedisOAuthStore (real redis-server)', () => {
+  let redis: RedisServer;
+  let prefixes = 0;
+  const prefix = () => `t${++prefixes}:`;
+
+  beforeAll(async () => {
+    redis = await startRedis();
+  });
+  afterEach(closeAll);
+  afterAll(async () => {
+    await redis?.stop();
+  });
+
+  describe('the contract', () => {
+    runContract(() => ({
+      store: new RedisOAuthStore({ client: redis.client(), prefix: prefix() }),
+      now: Date.now,
+      elapse: (ms) => sleep(ms + 30),
+    }));
+  });
+
+  it('keeps JSON records under one key family each, expiring with PX', async () => {
+    const client = redis.client();
+    const store = new RedisOAuthStore({ client });
+    await store.saveCode('c1', code, 60_000);
+    await store.saveRefreshToken('r1', refreshRecord(), 120_000);
+    await store.saveDeviceCode('d1', device, 600_000);
+    await store.revokeGrant('g1', 30_000);
+    const keys = (await client.keys('portico:oauth:*')).sort();
+    expect(keys).toEqual([
+      'portico:oauth:code:c1',
+      'portico:oauth:device:d1',
+      'portico:oauth:revoked:g1',
+      'portico:oauth:rt:r1',
+      'portico:oauth:user-code:ABCDEFGH',
+    ]);
+    expect(JSON.parse((await client.get('portico:oauth:code:c1'))!)).toEqual({ record: code });
+    expect(await client.get('portico:oauth:user-code:ABCDEFGH')).toBe('d1');
+    const ttl = async (key: string) => client.pttl(`portico:oauth:${key}`);
+    expect(await ttl('code:c1')).toBeGreaterThan(59_000);
+    expect(await ttl('code:c1')).toBeLessThanOrEqual(60_000);
+    expect(await ttl('rt:r1')).toBeGreaterThan(119_000);
+    expect(await ttl('device:d1')).toBeGreaterThan(599_000);
+    const [index, record] = [await ttl('user-code:ABCDEFGH'), await ttl('device:d1')];
+    expect(Math.abs(index - record)).toBeLessThan(100);
+    expect(await ttl('revoked:g1')).toBeGreaterThan(29_000);
+
+    // consuming keeps the record and its time left
+    await store.consumeCode('c1');
+    const used = JSON.parse((await client.get('portico:oauth:code:c1'))!);
+    expect(used).toEqual({ usedAt: expect.any(Number), record: code });
+    expect(await ttl('code:c1')).toBeGreaterThan(59_000);
+    await store.updateDeviceCode('d1', { ...device, interval: 10 });
+    expect(await ttl('device:d1')).toBeGreaterThan(599_000);
+    await client.del(keys);
+  });
+
+  it('sees one process’s consumption from another (two stores on two connections)', async () => {
+    const p = prefix();
+    const a = new RedisOAuthStore({ client: redis.client(), prefix: p });
+    const b = new RedisOAuthStore({ client: redis.client(), prefix: p });
+    await a.saveCode('c', code, 60_000);
+    expect((await b.consumeCode('c'))?.state).toBe('fresh');
+    expect((await a.consumeCode('c'))?.state).toBe('used');
+
+    await b.saveRefreshToken('r', refreshRecord(), 60_000);
+    expect((await a.rotateRefreshToken('r'))?.state).toBe('fresh');
+    expect((await b.getRefreshToken('r'))?.state).toBe('used');
+    expect((await b.rotateRefreshToken('r'))?.state).toBe('used');
+
+    await a.saveDeviceCode('d', device, 60_000);
+    const found = await b.findDeviceCode('ABCDEFGH');
+    await b.updateDeviceCode(found!.hash, { ...found!.record, status: 'approved', sub: 'bob' });
+    expect(await a.getDeviceCode('d')).toMatchObject({ status: 'approved', sub: 'bob' });
+    expect(await a.consumeDeviceCode('d')).toBe(true);
+    expect(await b.consumeDeviceCode('d')).toBe(false);
+    expect(await b.findDeviceCode('ABCDEFGH')).toBeUndefined();
+
+    await b.revokeGrant('g', 60_000);
+    expect(await a.isGrantRevoked('g')).toBe(true);
+  });
+
+  it('lets exactly one of 20 simultaneous redemptions across two processes see a first use', async () => {
+    const p = prefix();
+    const stores = [0, 1].map(() => new RedisOAuthStore({ client: redis.client(), prefix: p })) as [
+      RedisOAuthStore,
+      RedisOAuthStore,
+    ];
+    await stores[0].saveRefreshToken('r', refreshRecord(), 60_000);
+    await stores[1].saveCode('c', code, 60_000);
+    await stores[0].saveDeviceCode('d', { ...device, status: 'approved', sub: 'alice' }, 60_000);
+    const all = <T>(run: (store: RedisOAuthStore) => Promise<T>) =>
+      Promise.all(Array.from({ length: 20 }, (_, i) => run(stores[i % 2]!)));
+
+    const rotated = await all((s) => s.rotateRefreshToken('r'));
+    const fresh = rotated.filter((r) => r?.state === 'fresh');
+    const used = rotated.filter((r) => r?.state === 'used');
+    expect([fresh.length, used.length]).toEqual([1, 19]);
+    // every later one reports the same first use
+    expect(new Set(used.map((r) => (r?.state === 'used' ? r.usedAt : 0))).size).toBe(1);
+
+    const codes = await all((s) => s.consumeCode('c'));
+    expect(codes.filter((r) => r?.state === 'fresh')).toHaveLength(1);
+    expect(codes.filter((r) => r?.state === 'used')).toHaveLength(19);
+
+    const devices = await all((s) => s.consumeDeviceCode('d'));
+    expect(devices.filter(Boolean)).toHaveLength(1);
+  });
+
+  it('never undoes a decision with a stale "pending" write (a poll racing the approval)', async () => {
+    const store = new RedisOAuthStore({ client: redis.client(), prefix: prefix() });
+    await store.saveDeviceCode('d', device, 60_000);
+    const polled = await store.getDeviceCode('d');
+    await store.updateDeviceCode('d', { ...device, status: 'approved', sub: 'alice' });
+    await store.updateDeviceCode('d', { ...polled!, lastPollAt: Date.now() });
+    expect(await store.getDeviceCode('d')).toMatchObject({ status: 'approved', sub: 'alice' });
+    // pending to pending, and one decision to another, are still written
+    await store.saveDeviceCode('e', { ...device, userCode: 'BCDFGHJK' }, 60_000);
+    await store.updateDeviceCode('e', { ...device, userCode: 'BCDFGHJK', interval: 10 });
+    expect(await store.getDeviceCode('e')).toMatchObject({ status: 'pending', interval: 10 });
+  });
+
+  it('reads values it cannot make sense of as absent, never failing', async () => {
+    const client = redis.client();
+    const p = prefix();
+    const store = new RedisOAuthStore({ client, prefix: p });
+    const garbage: [string, string][] = [
+      ['code:text', 'not json'],
+      ['code:array', '[1,2]'],
+      ['code:empty', '{}'],
+      ['code:partial', JSON.stringify({ record: { clientId: 'c' } })],
+      ['code:bad-used', JSON.stringify({ usedAt: 'yesterday', record: code })],
+      ['code:null-used', JSON.stringify({ usedAt: null, record: code })],
+      ['rt:text', '{"record":'],
+      ['rt:scope', JSON.stringify({ record: { ...refreshRecord(), scope: 'openid' } })],
+      ['device:text', '\u0000\u0001'],
+      ['device:status', JSON.stringify({ ...device, status: 'maybe' })],
+      ['user-code:AAAAAAAA', 'device:text'],
+      ['user-code:BBBBBBBB', 'elsewhere'],
+    ];
+    for (const [key, value] of garbage) await client.set(p + key, value, 'PX', 60_000);
+    await client.hset(`${p}code:hash`, 'a', '1');
+    await client.rpush(`${p}device:list`, 'x');
+    await client.sadd(`${p}user-code:CCCCCCCC`, 'x');
+
+    for (const hash of ['text', 'array', 'empty', 'partial', 'bad-used', 'null-used', 'hash']) {
+      expect(await store.consumeCode(hash), hash).toBeUndefined();
+    }
+    for (const hash of ['text', 'scope']) {
+      expect(await store.getRefreshToken(hash)).toBeUndefined();
+      expect(await store.rotateRefreshToken(hash)).toBeUndefined();
+    }
+    for (const hash of ['text', 'status', 'list']) {
+      expect(await store.getDeviceCode(hash)).toBeUndefined();
+      expect(await store.consumeDeviceCode(hash)).toBe(false);
+      await store.updateDeviceCode(hash, device); // does not bring a record to life
+      expect(await store.getDeviceCode(hash)).toBeUndefined();
+    }
+    for (const userCode of ['AAAAAAAA', 'BBBBBBBB', 'CCCCCCCC']) {
+      expect(await store.findDeviceCode(userCode)).toBeUndefined();
+    }
+    // an index pointing at another authorization is no match
+    await store.saveDeviceCode('x', { ...device, userCode: 'DDDDDDDD' }, 60_000);
+    await client.set(`${p}user-code:ABCDEFGH`, 'x');
+    expect(await store.findDeviceCode('ABCDEFGH')).toBeUndefined();
+    // an index of another type does not stop the device code from being consumed
+    await client.del(`${p}user-code:DDDDDDDD`);
+    await client.sadd(`${p}user-code:DDDDDDDD`, 'x');
+    expect(await store.consumeDeviceCode('x')).toBe(true);
+  });
+
+  it('stores nothing for a time to live already over, and never shortens a revocation', async () => {
+    const client = redis.client();
+    const p = prefix();
+    const store = new RedisOAuthStore({ client, prefix: p });
+    await store.saveCode('c', code, 60_000);
+    await store.saveCode('c', code, 0);
+    expect(await store.consumeCode('c')).toBeUndefined();
+    await store.saveRefreshToken('r', refreshRecord(), -5);
+    await store.saveDeviceCode('d', device, 0);
+    await store.revokeGrant('g0', 0);
+    expect(await client.keys(`${p}*`)).toEqual([]);
+
+    await store.saveCode('frac', code, 0.4);
+    expect(await client.pttl(`${p}code:frac`)).toBeLessThanOrEqual(1);
+    await store.revokeGrant('g', 60_000);
+    await store.revokeGrant('g', 1_000);
+    expect(await client.pttl(`${p}revoked:g`)).toBeGreaterThan(59_000);
+    await store.revokeGrant('g', 120_000);
+    expect(await client.pttl(`${p}revoked:g`)).toBeGreaterThan(119_000);
+  });
+
+  it('fails fast with RedisUnavailableError while Redis is down, and works again after', async () => {
+    const own = await startRedis();
+    try {
+      const store = new RedisOAuthStore({ client: own.client(), timeoutMs: 300 });
+      await store.saveCode('c', code, 60_000);
+      await own.kill();
+      const started = Date.now();
+      const calls: (() => unknown)[] = [
+        () => store.saveCode('c', code, 60_000),
+        () => store.consumeCode('c'),
+        () => store.rotateRefreshToken('r'),
+        () => store.getRefreshToken('r'),
+        () => store.deleteRefreshToken('r'),
+        () => store.saveDeviceCode('d', device, 60_000),
+        () => store.getDeviceCode('d'),
+        () => store.findDeviceCode('ABCDEFGH'),
+        () => store.updateDeviceCode('d', device),
+        () => store.consumeDeviceCode('d'),
+        () => store.revokeGrant('g', 60_000),
+        () => store.isGrantRevoked('g'),
+      ];
+      for (const call of calls) {
+        await expect(Promise.resolve().then(call)).rejects.toBeInstanceOf(RedisUnavailableError);
+      }
+      expect(Date.now() - started).toBeLessThan(calls.length * 300);
+      await own.restart();
+      await expect
+        .poll(() => store.isGrantRevoked('g').catch(() => 'down'), { timeout: 10_000 })
+        .toBe(false);
+      await store.saveCode('c', code, 60_000);
+      expect((await store.consumeCode('c'))?.state).toBe('fresh');
+    } finally {
+      await own.stop();
+    }
+  });
+
+  it('rejects bad options', () => {
+    expect(() => new RedisOAuthStore({} as never)).toThrow(TypeError);
+    expect(() => new RedisOAuthStore(undefined as never)).toThrow(TypeError);
+    const client = redis.client();
+    expect(() => new RedisOAuthStore({ client, timeoutMs: 0 })).toThrow(TypeError);
+    expect(() => new RedisOAuthStore({ client, prefix: 1 as never })).toThrow(TypeError);
+    expect(() => new RedisOAuthStore({ client, prefx: 'a:' } as never)).toThrow(
+      /Did you mean `prefix`/,
+    );
+  });
+
+  // ---- two authorization servers on one Redis ---------------------------------------------
+
+  describe('two authorization servers sharing one Redis', () => {
+    const ISSUER = 'https://auth.example.test';
+    const WEB_CB = 'https://app.example.com/cb';
+    const VERIFIER = 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk';
+    const CHALLENGE = createHash('sha256').update(VERIFIER).digest('base64url');
+    const WEB = `Basic ${Buffer.from('web:web-secret-123').toString('base64')}`;
+    const FORM = 'application/x-www-form-urlencoded';
+
+    /** Two "processes" of one service: same issuer, clients, keys and form key; own connections. */
+    async function twoServers(on: RedisServer, timeoutMs = 1000) {
+      const clients = new MemoryClientStore([
+        await defineClient({
+          clientId: 'web',
+          secret: 'web-secret-123',
+          grantTypes: ['authorization_code', 'refresh_token'],
+          redirectUris: [WEB_CB],
+          scopes: ['openid', 'profile', 'offline_access'],
+        }),
+        await defineClient({
+          clientId: 'tv',
+          grantTypes: ['urn:ietf:params:oauth:grant-type:device_code', 'refresh_token'],
+          redirectUris: [],
+          scopes: ['openid', 'offline_access'],
+        }),
+      ]);
+      const keys = await createKeySet();
+      const formKey = 'one-form-key-for-every-process-of-the-service';
+      const p = prefix();
+      return Promise.all(
+        [0, 1].map(async () => {
+          const client: Redis = on.client();
+          const store = new RedisOAuthStore({ client, prefix: p, timeoutMs });
+          const server = createAuthorizationServer({
+            issuer: ISSUER,
+            clients,
+            keys,
+            formKey,
+            users: {
+              verify: (username, password) =>
+                username === 'alice' && password === 'alice-password'
+                  ? { sub: 'alice', name: 'Alice' }
+                  : undefined,
+              get: (sub) => (sub === 'alice' ? { sub, name: 'Alice' } : undefined),
+            },
+            sessions: createSessions({ allowedOrigins: [ISSUER], cookie: { secure: false } }),
+            store,
+            devicePollInterval: 0, // no slow_down between the polls of the tests
+          });
+          const http = await serve([createRouter(server.routes)], { onError: () => {} });
+          return { http, store };
+        }),
+      ) as Promise<[Node, Node]>;
+    }
+    type Node = { http: Listening; store: RedisOAuthStore };
+
+    const post = (on: Listening, path: string, fields: [string, string][], headers = {}) =>
+      request(on, path, {
+        method: 'POST',
+        headers: { 'Content-Type': FORM, ...headers },
+        body: new URLSearchParams(fields).toString(),
+      });
+
+    /** Signs alice in at `on`: the consent page and the session cookie. */
+    async function signIn(on: Listening): Promise<{ consent: Reply; cookie: string }> {
+      const query = new URLSearchParams({
+        response_type: 'code',
+        client_id: 'web',
+        redirect_uri: WEB_CB,
+        scope: 'openid offline_access',
+        state: 's',
+        code_challenge: CHALLENGE,
+        code_challenge_method: 'S256',
+      });
+      const page = await request(on, `/authorize?${query}`);
+      expect(page.status).toBe(200);
+      const consent = await post(on, '/authorize', [
+        ...hiddenInputs(page.body),
+        ['username', 'alice'],
+        ['password', 'alice-password'],
+      ]);
+      expect(consent.status).toBe(200);
+      return { consent, cookie: sessionCookie(consent.headers)! };
+    }
+
+    const approve = (on: Listening, { consent, cookie }: { consent: Reply; cookie: string }) =>
+      post(on, '/authorize', [...hiddenInputs(consent.body), ['decision', 'approve']], {
+        Cookie: cookie,
+      });
+
+    /** Signs alice in at `on` and approves: the authorization code. */
+    async function authorize(on: Listening): Promise<string> {
+      const done = await approve(on, await signIn(on));
+      expect(done.status).toBe(303);
+      return new URL(done.headers.location!).searchParams.get('code')!;
+    }
+
+    const redeem = (on: Listening, authCode: string) =>
+      post(
+        on,
+        '/token',
+        [
+          ['grant_type', 'authorization_code'],
+          ['code', authCode],
+          ['redirect_uri', WEB_CB],
+          ['code_verifier', VERIFIER],
+        ],
+        { Authorization: WEB },
+      );
+    const refresh = (on: Listening, token: string, client: 'web' | 'tv' = 'web') =>
+      post(
+        on,
+        '/token',
+        [
+          ['grant_type', 'refresh_token'],
+          ['refresh_token', token],
+          ...(client === 'tv' ? [['client_id', 'tv'] as [string, string]] : []),
+        ],
+        client === 'web' ? { Authorization: WEB } : {},
+      );
+    const tokens = (reply: Reply) => {
+      expect(reply.status, reply.body).toBe(200);
+      return json<{ access_token: string; refresh_token: string; id_token: string }>(reply);
+    };
+    const grantOf = async (store: OAuthStore, refreshToken: string) =>
+      (await store.getRefreshToken(hashToken(refreshToken)))!.record.grantId;
+
+    it('redeems at B a code issued at A; a replay at A revokes the grant', async () => {
+      const [a, b] = await twoServers(redis);
+      const authCode = await authorize(a.http);
+      const issued = tokens(await redeem(b.http, authCode));
+      expect(issued.id_token).toBeDefined();
+      const grantId = await grantOf(a.store, issued.refresh_token);
+
+      const replay = await redeem(a.http, authCode);
+      expect([replay.status, json(replay).error]).toEqual([400, 'invalid_grant']);
+      expect(await b.store.isGrantRevoked(grantId)).toBe(true);
+      expect(json(await refresh(b.http, issued.refresh_token)).error).toBe('invalid_grant');
+    });
+
+    it('rotates at B a refresh token issued at A; reuse at A revokes the family', async () => {
+      const [a, b] = await twoServers(redis);
+      const first = tokens(await redeem(a.http, await authorize(a.http)));
+      const second = tokens(await refresh(b.http, first.refresh_token));
+      expect(second.refresh_token).not.toBe(first.refresh_token);
+      const third = tokens(await refresh(a.http, second.refresh_token));
+
+      const reuse = await refresh(a.http, first.refresh_token);
+      expect([reuse.status, json(reuse).error]).toEqual([400, 'invalid_grant']);
+      expect(await b.store.isGrantRevoked(await grantOf(b.store, first.refresh_token))).toBe(true);
+      // the legitimate successor fails too, at either server, and its access token is inactive
+      expect(json(await refresh(b.http, third.refresh_token)).error).toBe('invalid_grant');
+      const introspection = await post(b.http, '/introspect', [['token', third.access_token]], {
+        Authorization: WEB,
+      });
+      expect(json(introspection)).toEqual({ active: false });
+    });
+
+    it('lets one of 20 simultaneous refreshes across both servers through, and revokes', async () => {
+      const [a, b] = await twoServers(redis);
+      const first = tokens(await redeem(a.http, await authorize(a.http)));
+      const replies = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => refresh((i % 2 ? a : b).http, first.refresh_token)),
+      );
+      expect(replies.filter((r) => r.status === 200).length).toBeLessThanOrEqual(1);
+      expect(replies.every((r) => r.status === 200 || json(r).error === 'invalid_grant')).toBe(
+        true,
+      );
+      expect(await a.store.isGrantRevoked(await grantOf(a.store, first.refresh_token))).toBe(true);
+    });
+
+    it('runs the device flow across both: started at A, approved at A, polled at B', async () => {
+      const [a, b] = await twoServers(redis);
+      const started = json<{ device_code: string; user_code: string }>(
+        await post(a.http, '/device', [
+          ['client_id', 'tv'],
+          ['scope', 'openid offline_access'],
+        ]),
+      );
+      const poll = (on: Listening) =>
+        post(on, '/token', [
+          ['grant_type', 'urn:ietf:params:oauth:grant-type:device_code'],
+          ['device_code', started.device_code],
+          ['client_id', 'tv'],
+        ]);
+      expect(json(await poll(b.http)).error).toBe('authorization_pending');
+
+      const first = await request(a.http, `/device/verify?user_code=${started.user_code}`);
+      const page = await post(a.http, '/device/verify', [
+        ...hiddenInputs(first.body),
+        ['username', 'alice'],
+        ['password', 'alice-password'],
+      ]);
+      expect(page.body).toContain('name="decision" value="approve"');
+      const done = await post(
+        a.http,
+        '/device/verify',
+        [...hiddenInputs(page.body), ['user_code', started.user_code], ['decision', 'approve']],
+        { Cookie: sessionCookie(page.headers)! },
+      );
+      expect(done.status).toBe(200);
+
+      const issued = tokens(await poll(b.http));
+      expect(issued.refresh_token).toBeDefined();
+      expect(json(await poll(a.http)).error).toBe('expired_token');
+      tokens(await refresh(a.http, issued.refresh_token, 'tv'));
+    });
+
+    /** A 503 problem with Retry-After that says nothing of Redis. */
+    const expectUnavailable = (reply: Reply) => {
+      expect(reply.status, reply.body).toBe(503);
+      expect(reply.headers['content-type']).toBe('application/problem+json');
+      expect(reply.headers['retry-after']).toMatch(/^\d+$/);
+      expect(reply.body).not.toMatch(/redis|ECONNREFUSED/i);
+    };
+
+    it('answers 503 problems while Redis is down, without hanging, and works again once it is back', async () => {
+      const own = await startRedis();
+      const log = vi.spyOn(console, 'error').mockImplementation(() => {});
+      try {
+        const [a, b] = await twoServers(own, 300);
+        const issued = tokens(await redeem(a.http, await authorize(a.http)));
+        const authCode = await authorize(a.http);
+        const signedIn = await signIn(a.http);
+        await own.kill();
+        const started = Date.now();
+        expectUnavailable(await approve(a.http, signedIn));
+        expectUnavailable(
+          await post(b.http, '/revoke', [['token', issued.refresh_token]], { Authorization: WEB }),
+        );
+        expectUnavailable(
+          await post(a.http, '/introspect', [['token', issued.refresh_token]], {
+            Authorization: WEB,
+          }),
+        );
+        expectUnavailable(await redeem(b.http, authCode));
+        expectUnavailable(await refresh(a.http, issued.refresh_token));
+        expect(Date.now() - started).toBeLessThan(2_000);
+
+        await own.restart(); // empty: what was stored is gone, and a new sign-in works
+        await expect
+          .poll(() => a.store.isGrantRevoked('g').catch(() => 'down'), { timeout: 10_000 })
+          .toBe(false);
+        const again = tokens(await redeem(b.http, await authorize(a.http)));
+        tokens(await refresh(a.http, again.refresh_token));
+      } finally {
+        log.mockRestore();
+        await own.stop();
+      }
+    });
+
+    // The token endpoint lets the store's RedisUnavailableError through to the adapter.
+    it('answers a token request with a 503 problem while Redis is down', async () => {
+      const own = await startRedis();
+      const log = vi.spyOn(console, 'error').mockImplementation(() => {});
+      try {
+        const [a, b] = await twoServers(own, 300);
+        const authCode = await authorize(a.http);
+        await own.kill();
+        expectUnavailable(await redeem(b.http, authCode));
+      } finally {
+        log.mockRestore();
+        await own.stop();
+      }
+    });
+  });
+});
