@@ -63,6 +63,7 @@ export async function createApp(config: ServerConfig, baseUrl: string): Promise<
     users,
     sessions: auth.sessions,
     signingKeyPath: config.signingKeyPath,
+    shared,
   });
   // bearer tokens first: the authorization server's own, verified with its keys
   const authenticators = [oauth.bearer, ...auth.authenticators];

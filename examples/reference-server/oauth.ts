@@ -1,3 +1,4 @@
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import {
   type AuthorizationServer,
@@ -8,6 +9,7 @@ import {
   type Sessions,
   type UserClaims,
 } from 'portico';
+import type { SharedState } from './shared-state.js';
 import type { User, Users } from './users.js';
 
 const USER_CLIENT_SCOPES = [
@@ -64,19 +66,33 @@ function claimsOf(user: User): UserClaims {
 }
 
 /** The authorization server of the reference service, at the contract's paths. */
+/** A new RS256 signing key, as PKCS#8 PEM. */
+function newSigningKeyPem(): string {
+  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  return privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+}
+
 export async function createOAuth(options: {
   issuer: string;
   users: Users;
   sessions: Sessions;
   signingKeyPath: string | undefined;
+  /** Shared state: the grant store, and the keys every process must agree on. */
+  shared: SharedState;
 }): Promise<AuthorizationServer> {
-  const keys = await createKeySet(
+  const { shared } = options;
+  // SIGNING_KEY, else one key for the whole service (made by the first process with Redis)
+  const pem =
     options.signingKeyPath === undefined
-      ? {}
-      : { keys: [readFileSync(options.signingKeyPath, 'utf8')] },
-  );
+      ? await shared.agreed('signing-key', newSigningKeyPem)
+      : readFileSync(options.signingKeyPath, 'utf8');
+  const keys = await createKeySet({ keys: [pem] });
+  // sign-in and consent forms are bound by an HMAC: every process must use the same key
+  const formKey = await shared.agreed('form-key', () => randomBytes(32).toString('base64url'));
   return createAuthorizationServer({
     issuer: options.issuer,
+    formKey,
+    ...(shared.oauthStore !== undefined && { store: shared.oauthStore }),
     clients: await demoClients(),
     keys,
     sessions: options.sessions,

@@ -4,6 +4,7 @@ import {
   type Broker,
   MemoryBroker,
   MemoryWebhookStore,
+  type OAuthStore,
   type RateLimitStore,
   type SessionStore,
   type WebhookStore,
@@ -11,6 +12,7 @@ import {
 import {
   RedisApiKeyStore,
   RedisBroker,
+  RedisOAuthStore,
   RedisRateLimitStore,
   RedisSessionStore,
   RedisWebhookStore,
@@ -23,6 +25,13 @@ import {
 export interface SharedState {
   /** The rate-limit counters; `undefined`: the limiter's own in-memory store. */
   rateLimitStore: RateLimitStore | undefined;
+  /** Authorization codes, refresh tokens, device codes; `undefined`: in memory. */
+  oauthStore: OAuthStore | undefined;
+  /**
+   * A value every process must agree on (the token signing key, the form key): made by
+   * `make` in this process, or by the first process and read from Redis by the others.
+   */
+  agreed(name: string, make: () => string): Promise<string>;
   /** API keys and sessions; `undefined`: in memory. */
   apiKeyStore: ApiKeyStore | undefined;
   sessionStore: SessionStore | undefined;
@@ -38,6 +47,8 @@ export function createSharedState(redisUrl: string | undefined): SharedState {
   if (redisUrl === undefined) {
     return {
       rateLimitStore: undefined,
+      oauthStore: undefined,
+      agreed: async (_name, make) => make(),
       apiKeyStore: undefined,
       sessionStore: undefined,
       webhookStore: new MemoryWebhookStore(),
@@ -55,6 +66,16 @@ export function createSharedState(redisUrl: string | undefined): SharedState {
     rateLimitStore: new RedisRateLimitStore({ client, prefix: 'portico:ref:rl:' }),
     webhookStore: new RedisWebhookStore({ client, prefix: 'portico:ref:wh:' }),
     apiKeyStore: new RedisApiKeyStore({ client, prefix: 'portico:ref:apikey:' }),
+    oauthStore: new RedisOAuthStore({ client, prefix: 'portico:ref:oauth:' }),
+    async agreed(name, make) {
+      // The first process sets it; every later one reads that. Redis must be private to the
+      // service (ACLs, TLS): the signing key is kept there.
+      const key = `portico:ref:agreed:${name}`;
+      await client.set(key, make(), 'NX');
+      const value = await client.get(key);
+      if (value === null) throw new Error(`Redis lost ${key}`);
+      return value;
+    },
     sessionStore: new RedisSessionStore({ client, prefix: 'portico:ref:sess:' }),
     broker(name, historySize) {
       const broker = new RedisBroker({ client, prefix: `portico:ref:${name}:`, historySize });

@@ -16,6 +16,8 @@ describe.skipIf(!hasRedis)('reference server: two processes on one Redis', () =>
 
   /** Every process of the service gets the same settings. */
   const ENV = () => ({
+    // one service: one public address (the token issuer and audience) for every process
+    BASE_URL: 'http://portico.test',
     DEMO_API_KEY: DEMO_KEY,
     REDIS_URL: redis.url,
     // the rate-limit test counts bob's calls; alice's key makes fewer than 10 calls in all
@@ -120,7 +122,7 @@ describe.skipIf(!hasRedis)('reference server: two processes on one Redis', () =>
   it('shares sessions and API keys: signed in or issued on A, accepted on B', async () => {
     const login = await fetch(`${a.url}/login`, {
       method: 'POST',
-      headers: { 'Content-Type': 'application/json', Origin: a.url },
+      headers: { 'Content-Type': 'application/json', Origin: 'http://portico.test' },
       body: JSON.stringify({ username: 'alice', password: 'alice-password' }),
     });
     expect(login.status).toBeLessThan(400);
@@ -144,6 +146,27 @@ describe.skipIf(!hasRedis)('reference server: two processes on one Redis', () =>
     });
     expect(revoked.status).toBe(204);
     expect((await fetch(`${a.url}/api/me`, { headers: { 'X-API-Key': key } })).status).toBe(401);
+  });
+
+  it('signs with one key: a token issued by A is accepted by B, and both publish one JWKS', async () => {
+    const token = await fetch(`${a.url}/token`, {
+      method: 'POST',
+      headers: {
+        'Content-Type': 'application/x-www-form-urlencoded',
+        Authorization: `Basic ${Buffer.from('demo-service:demo-service-secret').toString('base64')}`,
+      },
+      body: 'grant_type=client_credentials&scope=read%3Amessages',
+    });
+    expect(token.status).toBe(200);
+    const { access_token } = (await token.json()) as { access_token: string };
+    const listed = await fetch(`${b.url}/api/messages`, {
+      headers: { Authorization: `Bearer ${access_token}` },
+    });
+    expect(listed.status).toBe(200);
+    const [jwksA, jwksB] = await Promise.all(
+      [a, b].map((s) => fetch(`${s.url}/.well-known/jwks.json`).then((r) => r.json())),
+    );
+    expect(jwksB).toEqual(jwksA);
   });
 
   it('counts one rate limit across both: 20 requests against a limit of 10, exactly 10 pass', async () => {
