@@ -81,6 +81,7 @@ export async function createApp(config: ServerConfig, baseUrl: string): Promise<
     store: shared.webhookStore,
   });
   const messages = createMessages({
+    repository: shared.messages,
     onCreate(message) {
       events.publish(message);
       webhooks.publish(message);

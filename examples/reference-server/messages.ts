@@ -27,12 +27,33 @@ export interface Message {
   createdAt: string;
 }
 
-interface Stored {
+/** A message with its validators; deleted ones are kept (so that they answer 410). */
+export interface Stored {
   message: Message;
   /** Last change, in whole seconds (HTTP dates have no finer precision). */
   modified: Date;
   etag: string;
   deleted: boolean;
+}
+
+/** Where messages live: this process's memory, or Redis (shared-state.ts). */
+export interface MessageRepository {
+  get(id: string): Promise<Stored | undefined>;
+  put(stored: Stored): Promise<void>;
+  /** Every message, oldest first. */
+  list(): Promise<Stored[]>;
+}
+
+/** The in-memory repository (one process). */
+export function memoryMessages(): MessageRepository {
+  const messages = new Map<string, Stored>();
+  return {
+    get: async (id) => messages.get(id),
+    put: async (stored) => {
+      messages.set(stored.message.id, stored);
+    },
+    list: async () => [...messages.values()],
+  };
 }
 
 const MAX_TEXT = 1000;
@@ -114,23 +135,25 @@ export type MessageListener = (message: Message) => void;
  * The `/api/messages` resource: an in-memory store (deleted messages are remembered so
  * that they answer 410) and its handlers.
  */
-export function createMessages(options: { onCreate?: MessageListener } = {}) {
-  const messages = new Map<string, Stored>();
+export function createMessages(
+  options: { onCreate?: MessageListener; repository?: MessageRepository } = {},
+) {
+  const messages = options.repository ?? memoryMessages();
 
-  function store(message: Message): Stored {
+  async function store(message: Message): Promise<Stored> {
     const stored: Stored = {
       message,
       modified: new Date(Math.floor(Date.now() / 1000) * 1000),
       etag: createETag(JSON.stringify(message)),
       deleted: false,
     };
-    messages.set(message.id, stored);
+    await messages.put(stored);
     return stored;
   }
 
-  function find(req: IncomingMessage): Stored {
+  async function find(req: IncomingMessage): Promise<Stored> {
     const id = getParams(req).id ?? '';
-    const stored = messages.get(id);
+    const stored = await messages.get(id);
     if (stored === undefined) throw notFound(`No message has the id ${JSON.stringify(id)}.`);
     if (stored.deleted) throw gone(`The message ${id} was deleted.`);
     return stored;
@@ -149,10 +172,10 @@ export function createMessages(options: { onCreate?: MessageListener } = {}) {
   }
 
   const collection: MethodTable = {
-    GET(req, res) {
+    async GET(req, res) {
       const channel = new URL(req.url ?? '/', 'http://x').searchParams.get('channel');
       const list: Message[] = [];
-      for (const stored of messages.values()) {
+      for (const stored of await messages.list()) {
         if (!stored.deleted && (channel === null || stored.message.channel === channel)) {
           list.push(stored.message);
         }
@@ -168,38 +191,42 @@ export function createMessages(options: { onCreate?: MessageListener } = {}) {
         from: requirePrincipal(req).sub,
         createdAt: new Date().toISOString(),
       };
-      const stored = store(message);
+      const stored = await store(message);
       answer(res, 201, stored, `/api/messages/${message.id}`);
       options.onCreate?.(message);
     },
   };
 
   const item: MethodTable = {
-    GET(req, res) {
-      const stored = find(req);
+    async GET(req, res) {
+      const stored = await find(req);
       if (checkConditional(req, res, validators(stored))) return;
       answer(res, 200, stored);
     },
     async PUT(req, res) {
-      const stored = find(req);
+      const stored = await find(req);
       if (checkConditional(req, res, validators(stored))) return;
       const fields = validate(await readJson(req), ['text', 'channel']);
-      answer(res, 200, store({ ...stored.message, text: fields.text!, channel: fields.channel! }));
+      answer(
+        res,
+        200,
+        await store({ ...stored.message, text: fields.text!, channel: fields.channel! }),
+      );
     },
     async PATCH(req, res) {
-      const stored = find(req);
+      const stored = await find(req);
       if (checkConditional(req, res, validators(stored))) return;
       const body = await readJson(req);
       const fields = validate(body, []);
       if (fields.text === undefined && fields.channel === undefined) {
         throw unprocessable([{ field: '', message: 'Send at least one of text, channel.' }]);
       }
-      answer(res, 200, store({ ...stored.message, ...fields }));
+      answer(res, 200, await store({ ...stored.message, ...fields }));
     },
-    DELETE(req, res) {
-      const stored = find(req);
+    async DELETE(req, res) {
+      const stored = await find(req);
       if (checkConditional(req, res, validators(stored))) return;
-      stored.deleted = true;
+      await messages.put({ ...stored, deleted: true });
       sendNoContent(res);
     },
   };
@@ -208,10 +235,6 @@ export function createMessages(options: { onCreate?: MessageListener } = {}) {
     routes: {
       '/api/messages': withScopes(collection),
       '/api/messages/:id': withScopes(item),
-    },
-    /** Number of messages kept, deleted ones included. */
-    get size() {
-      return messages.size;
     },
   };
 }

@@ -7,6 +7,7 @@ import {
   type OAuthStore,
   type RateLimitStore,
   type SessionStore,
+  serviceUnavailable,
   type WebhookStore,
 } from 'portico';
 import {
@@ -17,6 +18,7 @@ import {
   RedisSessionStore,
   RedisWebhookStore,
 } from 'portico/redis';
+import { type MessageRepository, memoryMessages, type Stored } from './messages.js';
 
 /**
  * Where the state that processes must share lives: in this process (no `REDIS_URL`), or in
@@ -32,6 +34,8 @@ export interface SharedState {
    * `make` in this process, or by the first process and read from Redis by the others.
    */
   agreed(name: string, make: () => string): Promise<string>;
+  /** The messages of `/api/messages`. */
+  messages: MessageRepository;
   /** API keys and sessions; `undefined`: in memory. */
   apiKeyStore: ApiKeyStore | undefined;
   sessionStore: SessionStore | undefined;
@@ -48,6 +52,7 @@ export function createSharedState(redisUrl: string | undefined): SharedState {
     return {
       rateLimitStore: undefined,
       oauthStore: undefined,
+      messages: memoryMessages(),
       agreed: async (_name, make) => make(),
       apiKeyStore: undefined,
       sessionStore: undefined,
@@ -67,6 +72,7 @@ export function createSharedState(redisUrl: string | undefined): SharedState {
     webhookStore: new RedisWebhookStore({ client, prefix: 'portico:ref:wh:' }),
     apiKeyStore: new RedisApiKeyStore({ client, prefix: 'portico:ref:apikey:' }),
     oauthStore: new RedisOAuthStore({ client, prefix: 'portico:ref:oauth:' }),
+    messages: redisMessages(client, 'portico:ref:messages'),
     async agreed(name, make) {
       // The first process sets it; every later one reads that. Redis must be private to the
       // service (ACLs, TLS): the signing key is kept there.
@@ -85,6 +91,34 @@ export function createSharedState(redisUrl: string | undefined): SharedState {
     async close() {
       await Promise.all(brokers.map((broker) => broker.close()));
       await client.quit().catch(() => client.disconnect());
+    },
+  };
+}
+
+/** Messages in one Redis hash (id → JSON), read whole for the list: fine for a demo's size. */
+function redisMessages(client: Redis, key: string): MessageRepository {
+  const revive = (json: string): Stored => {
+    const raw = JSON.parse(json) as Omit<Stored, 'modified'> & { modified: number };
+    return { ...raw, modified: new Date(raw.modified) };
+  };
+  // Redis away: a 503 problem with Retry-After, not a 500
+  const unavailable = (error: unknown): never => {
+    throw serviceUnavailable(5, 'Messages are unavailable for now; try again shortly.', {
+      cause: error,
+    });
+  };
+  return {
+    async get(id) {
+      const json = await client.hget(key, id).catch(unavailable);
+      return json === null ? undefined : revive(json);
+    },
+    async put(stored) {
+      const json = JSON.stringify({ ...stored, modified: stored.modified.getTime() });
+      await client.hset(key, stored.message.id, json).catch(unavailable);
+    },
+    async list() {
+      const all = (await client.hvals(key).catch(unavailable)).map(revive);
+      return all.sort((a, b) => a.message.createdAt.localeCompare(b.message.createdAt));
     },
   };
 }

@@ -20,7 +20,7 @@ describe.skipIf(!hasRedis)('reference server: two processes on one Redis', () =>
     BASE_URL: 'http://portico.test',
     DEMO_API_KEY: DEMO_KEY,
     REDIS_URL: redis.url,
-    // the rate-limit test counts bob's calls; alice's key makes fewer than 10 calls in all
+    // the rate-limit test counts bob's calls; alice's key makes 7 calls in all
     RATE_LIMIT: '10',
     WEBHOOK_ALLOW_PRIVATE: '1',
     WEBHOOK_TIMEOUT: '2',
@@ -53,7 +53,13 @@ describe.skipIf(!hasRedis)('reference server: two processes on one Redis', () =>
     await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
     ws.send(JSON.stringify({ type: 'subscribe', channel: 'general', recover: true }));
     await vi.waitFor(() => expect(received.map((m) => m.type)).toContain('subscribed'));
-    expect((await post(b, 'from B')).status).toBe(201);
+    const created = await post(b, 'from B');
+    expect(created.status).toBe(201);
+    // the message itself is shared too: A serves it, with the same validators
+    const { id } = (await created.json()) as { id: string };
+    const onA = await fetch(`${a.url}/api/messages/${id}`, { headers: { 'X-API-Key': DEMO_KEY } });
+    expect(onA.status).toBe(200);
+    expect(onA.headers.get('etag')).toBe(created.headers.get('etag'));
     await vi.waitFor(() =>
       expect(received.find((m) => m.type === 'push')).toMatchObject({
         event: 'message.created',
@@ -132,18 +138,17 @@ describe.skipIf(!hasRedis)('reference server: two processes on one Redis', () =>
     expect(me.status).toBe(200);
     expect(await me.json()).toMatchObject({ sub: 'alice' });
 
+    // as alice's session (counted apart from her API key's calls)
+    const asAlice = { Cookie: cookie!.split(';')[0]!, Origin: 'http://portico.test' };
     const issued = await fetch(`${a.url}/api/keys`, {
       method: 'POST',
-      headers: { 'Content-Type': 'application/json', 'X-API-Key': DEMO_KEY },
+      headers: { 'Content-Type': 'application/json', ...asAlice },
       body: JSON.stringify({ name: 'shared' }),
     });
     expect(issued.status).toBe(201);
     const { key, id } = (await issued.json()) as { key: string; id: string };
     expect((await fetch(`${b.url}/api/me`, { headers: { 'X-API-Key': key } })).status).toBe(200);
-    const revoked = await fetch(`${b.url}/api/keys/${id}`, {
-      method: 'DELETE',
-      headers: { 'X-API-Key': DEMO_KEY },
-    });
+    const revoked = await fetch(`${b.url}/api/keys/${id}`, { method: 'DELETE', headers: asAlice });
     expect(revoked.status).toBe(204);
     expect((await fetch(`${a.url}/api/me`, { headers: { 'X-API-Key': key } })).status).toBe(401);
   });
