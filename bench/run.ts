@@ -24,6 +24,15 @@ import {
 } from './realtime/measure.js';
 import { renderFanoutTable } from './realtime/report.js';
 import type { FanoutComparison, FanoutResult, FanoutSettings } from './realtime/types.js';
+import { senderCommandLine } from './senders/control.js';
+import {
+  measureSenders,
+  receiverCommandLine,
+  senderOptions,
+  summarizeSenders,
+} from './senders/measure.js';
+import { renderSenderTable } from './senders/report.js';
+import type { SenderComparison, SenderResult, SenderSettings } from './senders/types.js';
 
 function commandLine(args: readonly string[]): string {
   const quoted = args.map((a) => (/^[\w./:=-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`));
@@ -33,7 +42,7 @@ function commandLine(args: readonly string[]): string {
   return nodeCommand('bench/run.ts', quoted);
 }
 
-function select(names: readonly string[]): (Comparison | FanoutComparison)[] {
+function select(names: readonly string[]): (Comparison | FanoutComparison | SenderComparison)[] {
   if (names.length === 0) return [...comparisons];
   return names.map((name) => {
     const found = comparisons.find((c) => c.name === name);
@@ -47,7 +56,7 @@ function select(names: readonly string[]): (Comparison | FanoutComparison)[] {
 }
 
 /** Every stored result, in registry order (unknown names last). */
-function storedResults(): (ComparisonResult | FanoutResult)[] {
+function storedResults(): (ComparisonResult | FanoutResult | SenderResult)[] {
   const order = (name: string) => {
     const i = comparisons.findIndex((c) => c.name === name);
     return i === -1 ? comparisons.length : i;
@@ -58,7 +67,8 @@ function storedResults(): (ComparisonResult | FanoutResult)[] {
       (file) =>
         JSON.parse(readFileSync(join(RESULTS_DIR, file), 'utf8')) as
           | ComparisonResult
-          | FanoutResult,
+          | FanoutResult
+          | SenderResult,
     )
     .sort((a, b) => order(a.name) - order(b.name) || a.name.localeCompare(b.name));
 }
@@ -150,6 +160,58 @@ async function runFanout(
   };
 }
 
+async function runSenders(
+  comparison: SenderComparison,
+  cli: CliOptions,
+  command: string,
+): Promise<SenderResult> {
+  const settings: SenderSettings = {
+    quick: cli.quick,
+    rounds: cli.rounds,
+    deliveries: cli.deliveries,
+    concurrency: comparison.concurrency,
+    pinned: canPin(),
+  };
+  const machine = machineInfo();
+  const date = new Date().toISOString();
+  const measurements = await measureSenders(comparison, settings);
+  const options = senderOptions(comparison, 0, settings);
+  return {
+    kind: 'sender',
+    name: comparison.name,
+    title: comparison.title,
+    description: comparison.description,
+    baseline: comparison.baseline,
+    date,
+    command,
+    receiverCommand: receiverCommandLine(),
+    senderCommands: Object.fromEntries(
+      comparison.senders.map((s) => [s.name, senderCommandLine(s, options)]),
+    ),
+    machine,
+    settings,
+    notes: comparison.notes ?? [],
+    servers: summarizeSenders(comparison, measurements),
+    measurements,
+  };
+}
+
+async function run(
+  comparison: Comparison | FanoutComparison | SenderComparison,
+  cli: CliOptions,
+  command: string,
+): Promise<ComparisonResult | FanoutResult | SenderResult> {
+  if (comparison.kind === 'fanout') return runFanout(comparison, cli, command);
+  if (comparison.kind === 'sender') return runSenders(comparison, cli, command);
+  return runRequest(comparison, cli, command);
+}
+
+function tableOf(result: ComparisonResult | FanoutResult | SenderResult): string {
+  if (result.kind === 'fanout') return renderFanoutTable(result);
+  if (result.kind === 'sender') return renderSenderTable(result);
+  return renderTable(result);
+}
+
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const cli = parseCli(args);
@@ -174,16 +236,13 @@ async function main(): Promise<void> {
   mkdirSync(RESULTS_DIR, { recursive: true });
   for (const comparison of selected) {
     process.stderr.write(`${comparison.name}: ${comparison.title}\n`);
-    const result =
-      comparison.kind === 'fanout'
-        ? await runFanout(comparison, cli, command)
-        : await runRequest(comparison, cli, command);
+    const result = await run(comparison, cli, command);
     writeFileSync(
       join(RESULTS_DIR, `${comparison.name}.json`),
       `${JSON.stringify(result, null, 2)}\n`,
     );
     writeFileSync(join(RESULTS_DIR, `${comparison.name}.svg`), renderChart(result));
-    const table = result.kind === 'fanout' ? renderFanoutTable(result) : renderTable(result);
+    const table = tableOf(result);
     process.stdout.write(`\n${comparison.name}: ${comparison.title}\n\n${table}\n\n`);
   }
   writeFileSync(BENCHMARKS_FILE, renderBenchmarks(storedResults()));

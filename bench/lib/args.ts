@@ -12,12 +12,15 @@ export interface CliOptions {
   /** Fan-out comparisons: connections per server, and broadcasts per round. */
   clients: number;
   messages: number;
+  /** Sender comparisons (webhook): deliveries per round. */
+  deliveries: number;
   report: boolean;
   help: boolean;
 }
 
 export const USAGE = `usage: npm run bench -- [names…] [--quick] [--rounds N] [--duration S]
                             [--warmup S] [--connections N] [--clients N] [--messages K]
+                            [--deliveries M]
 
   names          comparisons to run (default: all)
   --quick        2 rounds × 2 s after a 1 s warm-up (default: 5 rounds × 5 s after 2 s)
@@ -28,6 +31,7 @@ export const USAGE = `usage: npm run bench -- [names…] [--quick] [--rounds N] 
   --connections N  concurrent connections (1–1000, default 50)
   --clients N    fan-out (ws, sse): connections per server (1–15000; default 10000, quick 1000)
   --messages K   fan-out (ws, sse): broadcasts per round (1–1000, default 10)
+  --deliveries M senders (webhook): deliveries per round (1–100000; default 5000, quick 1000)
   --report       measure nothing: rebuild BENCHMARKS.md and the charts from bench/results`;
 
 function integer(
@@ -61,6 +65,7 @@ export function parseCli(argv: readonly string[]): CliOptions {
       connections: { type: 'string' },
       clients: { type: 'string' },
       messages: { type: 'string' },
+      deliveries: { type: 'string' },
       report: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -76,6 +81,7 @@ export function parseCli(argv: readonly string[]): CliOptions {
     connections: integer('connections', values.connections, 50, 1, 1000),
     clients: integer('clients', values.clients, quick ? 1000 : 10_000, 1, 15_000),
     messages: integer('messages', values.messages, 10, 1, 1000),
+    deliveries: integer('deliveries', values.deliveries, quick ? 1000 : 5000, 1, 100_000),
     report: values.report === true,
     help: values.help === true,
   };

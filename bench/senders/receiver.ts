@@ -22,13 +22,14 @@ function control(req: IncomingMessage, res: ServerResponse): void {
     count = 0;
     first = undefined;
     capturing = true;
-    return reply(res, 200, { count });
+    reply(res, 200, { count });
+  } else if (req.method === 'GET' && req.url === '/_bench/count') {
+    reply(res, 200, { count });
+  } else if (req.method === 'GET' && req.url === '/_bench/first' && first !== undefined) {
+    reply(res, 200, first);
+  } else {
+    reply(res, 404, { error: 'not found' });
   }
-  if (req.method === 'GET' && req.url === '/_bench/count') return reply(res, 200, { count });
-  if (req.method === 'GET' && req.url === '/_bench/first') {
-    return first === undefined ? reply(res, 404, { error: 'none yet' }) : reply(res, 200, first);
-  }
-  reply(res, 404, { error: 'no such route' });
 }
 
 function capture(req: IncomingMessage, res: ServerResponse): void {

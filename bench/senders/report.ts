@@ -62,7 +62,7 @@ ${notes}
 - Machine: ${m.cpus} × ${m.cpuModel}, ${m.totalMemoryGiB} GiB, Node ${m.node}, ${m.platform}; load average at start ${m.loadAverage.join(' / ')}
 - Load: ${settingsLine(result.settings)}
 - Receiver (its own process, on 127.0.0.1, \`NODE_ENV=production\`): \`${result.receiverCommand}\`
-- Senders (each its own process, \`NODE_ENV=production\`, started once for every round):
+- Senders (each its own process, \`NODE_ENV=production\`, kept for every round):
 ${senders}
 - Raw data: [\`bench/results/${result.name}.json\`](bench/results/${result.name}.json)
 

@@ -93,6 +93,9 @@ export async function createOAuth(options: {
     issuer: options.issuer,
     formKey,
     ...(shared.oauthStore !== undefined && { store: shared.oauthStore }),
+    ...(shared.deviceFailureStore !== undefined && {
+      deviceFailureStore: shared.deviceFailureStore,
+    }),
     clients: await demoClients(),
     keys,
     sessions: options.sessions,

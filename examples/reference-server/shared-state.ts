@@ -27,6 +27,8 @@ import { type MessageRepository, memoryMessages, type Stored } from './messages.
 export interface SharedState {
   /** The rate-limit counters; `undefined`: the limiter's own in-memory store. */
   rateLimitStore: RateLimitStore | undefined;
+  /** Wrong device user codes per user (RFC 8628 §5.1 lockout); `undefined`: in memory. */
+  deviceFailureStore: RateLimitStore | undefined;
   /** Authorization codes, refresh tokens, device codes; `undefined`: in memory. */
   oauthStore: OAuthStore | undefined;
   /**
@@ -52,6 +54,7 @@ export function createSharedState(redisUrl: string | undefined): SharedState {
     return {
       rateLimitStore: undefined,
       oauthStore: undefined,
+      deviceFailureStore: undefined,
       messages: memoryMessages(),
       agreed: async (_name, make) => make(),
       apiKeyStore: undefined,
@@ -72,6 +75,7 @@ export function createSharedState(redisUrl: string | undefined): SharedState {
     webhookStore: new RedisWebhookStore({ client, prefix: 'portico:ref:wh:' }),
     apiKeyStore: new RedisApiKeyStore({ client, prefix: 'portico:ref:apikey:' }),
     oauthStore: new RedisOAuthStore({ client, prefix: 'portico:ref:oauth:' }),
+    deviceFailureStore: new RedisRateLimitStore({ client, prefix: 'portico:ref:device:' }),
     messages: redisMessages(client, 'portico:ref:messages'),
     async agreed(name, make) {
       // The first process sets it; every later one reads that. Redis must be private to the

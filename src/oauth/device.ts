@@ -4,8 +4,9 @@ import type { SessionRecord } from '../auth/session-store.js';
 import type { Middleware } from '../core/compose.js';
 import { sendJson } from '../core/send.js';
 import { type MethodTable, methods } from '../http/router.js';
-import { ExpiringMap } from '../internal/expiring-map.js';
 import { assertKnownOptions, invalidOption } from '../internal/options.js';
+import { MemoryStore } from '../rate-limit/memory-store.js';
+import type { RateLimitStore } from '../rate-limit/store.js';
 import { singleParams } from './client-auth.js';
 import type { OAuthContext } from './context.js';
 import { NO_STORE, OAuthError, sendOAuthError } from './errors.js';
@@ -184,6 +185,13 @@ export interface DeviceVerificationOptions extends FormPageOptions {
    * @defaultValue `900` (15 minutes)
    */
   failureWindow?: number;
+  /**
+   * Where wrong user codes are counted, per user. Give a shared one (`RedisRateLimitStore`)
+   * when several processes serve the page, or each process allows `maxFailures` of its own.
+   * It must implement `peek`.
+   * @defaultValue a new in-memory `MemoryStore`
+   */
+  failureStore?: RateLimitStore;
 }
 
 function positive(owner: string, name: string, value: unknown, fallback: number): number {
@@ -221,29 +229,30 @@ export function createDeviceVerificationEndpoint(
     'formTtl',
     'maxFailures',
     'failureWindow',
+    'failureStore',
   ]);
   const pages = resolvePages(owner, options.pages);
   const tokens = createFormTokens(owner, { key: options.formKey, ttl: options.formTtl });
   const maxFailures = positive(owner, 'maxFailures', options.maxFailures, 5);
   const windowMs = positive(owner, 'failureWindow', options.failureWindow, 900) * 1000;
   /** Wrong codes per user (`sub`), counted from the first in the window. */
-  const failures = new ExpiringMap<number>(
-    owner,
-    {},
-    { maxEntries: 100_000, maxEntriesOption: 'maxEntries' },
-  );
+  const failures = options.failureStore ?? new MemoryStore({ maxKeys: 100_000 });
+  if (typeof failures.increment !== 'function' || typeof failures.peek !== 'function') {
+    throw invalidOption(`${owner}: \`failureStore\` must implement increment and peek`);
+  }
+  const keyOf = (sub: string) => `device-user-code:${sub}`;
+  const secondsUntil = (resetAt: number) => Math.max(1, Math.ceil((resetAt - Date.now()) / 1000));
 
   /** Seconds until the user may try again, or 0 when not locked out. */
-  function lockedFor(sub: string): number {
-    const entry = failures.entry(sub);
-    if (entry === undefined || entry.value < maxFailures) return 0;
-    return Math.max(1, Math.ceil((entry.until - failures.now()) / 1000));
+  async function lockedFor(sub: string): Promise<number> {
+    const hit = await failures.peek!(keyOf(sub));
+    return hit === undefined || hit.count < maxFailures ? 0 : secondsUntil(hit.resetAt);
   }
 
-  function countFailure(sub: string): void {
-    const entry = failures.entry(sub);
-    if (entry === undefined) failures.set(sub, 1, failures.now() + windowMs);
-    else entry.value += 1;
+  /** Counts a wrong code; the seconds of lockout it leads to, or 0. */
+  async function countFailure(sub: string): Promise<number> {
+    const hit = await failures.increment(keyOf(sub), windowMs);
+    return hit.count < maxFailures ? 0 : secondsUntil(hit.resetAt);
   }
 
   function errorPage(
@@ -296,7 +305,7 @@ export function createDeviceVerificationEndpoint(
     let clientName: string | undefined;
     let scopes: readonly string[] | undefined;
     if (typed !== undefined && message === undefined) {
-      const wait = lockedFor(session.sub);
+      const wait = await lockedFor(session.sub);
       if (wait > 0) return tooMany(res, wait);
       const code = normalizeUserCode(typed);
       const found = code === undefined ? undefined : await ctx.store.findDeviceCode(code);
@@ -305,7 +314,7 @@ export function createDeviceVerificationEndpoint(
         clientName = client?.name ?? found.record.clientId;
         scopes = found.record.scope;
       } else {
-        countFailure(session.sub);
+        await countFailure(session.sub);
         message = BAD_CODE;
       }
     }
@@ -373,13 +382,12 @@ export function createDeviceVerificationEndpoint(
     if (decision !== 'approve' && decision !== 'deny') {
       return errorPage(res, 400, 'This request cannot be completed', 'Choose Allow or Deny.');
     }
-    const wait = lockedFor(session.sub);
+    const wait = await lockedFor(session.sub);
     if (wait > 0) return tooMany(res, wait);
     const code = typed === undefined ? undefined : normalizeUserCode(typed);
     const found = code === undefined ? undefined : await ctx.store.findDeviceCode(code);
     if (found === undefined || found.record.status !== 'pending') {
-      countFailure(session.sub);
-      const now = lockedFor(session.sub);
+      const now = await countFailure(session.sub);
       if (now > 0) return tooMany(res, now);
       return showCodeForm(res, session, typed, 400, BAD_CODE);
     }

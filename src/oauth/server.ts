@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Authenticator } from '../auth/authenticator.js';
 import type { MethodTable } from '../http/router.js';
+import type { RateLimitStore } from '../rate-limit/store.js';
 import { createAuthorizeEndpoint } from './authorize.js';
 import {
   type AuthorizationServerOptions,
@@ -57,6 +58,11 @@ export interface CreateAuthorizationServerOptions extends AuthorizationServerOpt
   deviceMaxFailures?: number;
   /** The window of `deviceMaxFailures`, seconds. @defaultValue `900` */
   deviceFailureWindow?: number;
+  /**
+   * Where wrong user codes are counted: a shared store (`RedisRateLimitStore`) when several
+   * processes serve the issuer. @defaultValue in memory
+   */
+  deviceFailureStore?: RateLimitStore;
 }
 
 /** An authorization server: its routes for a router, and an authenticator for its own tokens. */
@@ -103,6 +109,7 @@ export function createAuthorizationServer(
     jwksMaxAge,
     deviceMaxFailures,
     deviceFailureWindow,
+    deviceFailureStore,
     ...serverOptions
   } = options;
   const context = createOAuthContext(serverOptions);
@@ -131,6 +138,7 @@ export function createAuthorizationServer(
       ...forms,
       ...(deviceMaxFailures === undefined ? {} : { maxFailures: deviceMaxFailures }),
       ...(deviceFailureWindow === undefined ? {} : { failureWindow: deviceFailureWindow }),
+      ...(deviceFailureStore === undefined ? {} : { failureStore: deviceFailureStore }),
     }),
     [at(paths.revoke)]: { POST: createRevocationEndpoint(context) },
     [at(paths.introspect)]: { POST: createIntrospectionEndpoint(context) },

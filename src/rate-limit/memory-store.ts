@@ -66,6 +66,12 @@ export class MemoryStore implements RateLimitStore {
     return this.#windows.size;
   }
 
+  /** The count of `key` without counting; see {@link RateLimitStore.peek}. */
+  peek(key: string): RateLimitHit | undefined {
+    const window = this.#windows.get(key);
+    return window === undefined ? undefined : { count: window.count, resetAt: window.resetAt };
+  }
+
   /** Counts one request for `key`; see {@link RateLimitStore.increment}. */
   increment(key: string, windowMs: number): RateLimitHit {
     let window = this.#windows.get(key);

@@ -44,6 +44,12 @@ export interface RateLimitStore {
    * a count of 1.
    */
   increment(key: string, windowMs: number): RateLimitHit | Promise<RateLimitHit>;
+  /**
+   * The count of `key` in its current window without counting anything, or `undefined` when
+   * it has none. Optional: the rate limiter does not need it; lockouts (the device page's
+   * wrong user codes) do.
+   */
+  peek?(key: string): RateLimitHit | undefined | Promise<RateLimitHit | undefined>;
   /** Forgets the count of `key` (to lift a limit by hand, or in tests). */
   reset?(key: string): void | Promise<void>;
   /** Releases what the store holds (timers, connections). */

@@ -73,6 +73,21 @@ export class RedisRateLimitStore implements RateLimitStore {
     return { count, resetAt: now + ttl };
   }
 
+  async peek(key: string): Promise<RateLimitHit | undefined> {
+    const now = Date.now();
+    const reply = await guarded(this.#client, this.#timeout, () =>
+      this.#client
+        .multi()
+        .get(this.#prefix + key)
+        .pttl(this.#prefix + key)
+        .exec(),
+    );
+    const count = Number(reply?.[0]?.[1]);
+    const ttl = Number(reply?.[1]?.[1]);
+    if (!Number.isSafeInteger(count) || count < 1 || !(ttl > 0)) return undefined;
+    return { count, resetAt: now + ttl };
+  }
+
   async reset(key: string): Promise<void> {
     await guarded(this.#client, this.#timeout, () => this.#client.del(this.#prefix + key));
   }

@@ -24,6 +24,8 @@ describe.skipIf(!hasRedis)('RedisRateLimitStore (real redis-server)', () => {
     expect([first.count, second.count, other.count]).toEqual([1, 2, 1]);
     expect(first.resetAt).toBeGreaterThanOrEqual(before + 59_000);
     expect(first.resetAt).toBeLessThanOrEqual(Date.now() + 60_000);
+    expect(await store.peek('alice')).toEqual({ count: 2, resetAt: expect.any(Number) });
+    expect(await store.peek('nobody')).toBeUndefined();
     await store.reset('alice');
     expect((await store.increment('alice', 60_000)).count).toBe(1);
     const short = await store.increment('short', 50);

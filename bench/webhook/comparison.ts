@@ -1,0 +1,57 @@
+import type { SenderComparison } from '../senders/types.js';
+
+/** Signed webhook deliveries to a local receiver: a raw undici loop vs portico's sender. */
+export const webhookComparison: SenderComparison = {
+  kind: 'sender',
+  name: 'webhook',
+  title: 'webhook deliveries to a local receiver',
+  description:
+    'Each sender process delivers M POSTs to one receiver process (node:http on 127.0.0.1, ' +
+    'answering `204` to every POST) over keep-alive connections, at most 10 in flight, every ' +
+    'body `{"event":"bench.tick","type":"bench.tick","timestamp":…,"data":{round, seq, text}}` ' +
+    '(about 290 bytes, `data` about 200). The floor is a plain loop of `undici.request` through ' +
+    'one keep-alive `undici.Agent`, unsigned, each answer dumped. portico runs ' +
+    '`createWebhookSender({ allowHttp: true, allowPrivate: true, concurrency: 10, ' +
+    'perEndpointConcurrency: 10, schedule: [] })` with one endpoint and calls ' +
+    "`sender.send('bench.tick', data)` once per delivery, each awaited, counting deliveries " +
+    'from `onEvent`: every delivery is queued in the `MemoryWebhookStore`, signed (HMAC-SHA256, ' +
+    'Standard Webhooks headers) and sent through the address-guarded agent; the no-guard row ' +
+    'gives it its own `undici.Agent` as `dispatcher`, which bypasses the address guard, so ' +
+    'the two rows part what the guard and what the queue and signing cost. Target: portico at ' +
+    '80 % or more of the floor’s deliveries/s.',
+  baseline: 'undici-raw',
+  event: 'bench.tick',
+  path: '/hooks/bench',
+  concurrency: 10,
+  senders: [
+    {
+      name: 'undici-raw',
+      label: 'raw undici.request loop (unsigned)',
+      entry: 'bench/webhook/raw.ts',
+      signed: false,
+    },
+    {
+      name: 'portico',
+      label: 'portico createWebhookSender',
+      entry: 'bench/webhook/portico.ts',
+      signed: true,
+    },
+    {
+      name: 'portico-no-guard',
+      label: 'portico, own undici.Agent (no address guard)',
+      entry: 'bench/webhook/portico.ts',
+      args: ['--no-guard'],
+      signed: true,
+    },
+  ],
+  notes: [
+    'portico sends all M events first (each `send` awaited, as an application calls it per ' +
+      'event), so its queue holds up to M pending deliveries while they go out; the raw loop ' +
+      'has no queue. A round ends at the last delivery either way. M is 5,000 by default ' +
+      '(`--deliveries M` to change it): the memory store scans every pending delivery on each ' +
+      'claim and on each look for the next due one, so portico’s cost per delivery grows with ' +
+      'M, and at 20,000 one round takes tens of seconds on a small machine.',
+    'portico’s requests also carry `user-agent` and the three `webhook-*` headers, and a ' +
+      'per-attempt timeout (`AbortSignal.timeout`); the raw loop sends `content-type` only.',
+  ],
+};
