@@ -86,7 +86,7 @@ export async function attemptDelivery(
       headers,
       body: delivery.body,
       dispatcher: settings.dispatcher,
-      signal: AbortSignal.timeout(settings.timeout),
+      // no AbortSignal per attempt: the agent bounds connecting, these the answer
       headersTimeout: settings.timeout,
       bodyTimeout: settings.timeout,
     });

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { Dispatcher } from 'undici';
 import { assertWebhookUrl, createGuardedAgent } from './address-guard.js';
 import { type AttemptOutcome, attemptDelivery } from './attempt.js';
@@ -74,7 +74,8 @@ export interface WebhookSender {
  */
 const LEASE_MARGIN_MS = 5000;
 
-const newId = (prefix: string) => `${prefix}_${randomBytes(16).toString('base64url')}`;
+/** `msg_…` / `ep_…`: 122 random bits (randomUUID draws from a buffered pool: cheap per id). */
+const newId = (prefix: string) => `${prefix}_${randomUUID().replaceAll('-', '')}`;
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it rejects.
 const EVENT_NAME = /^[^\u0000-\u001f\u007f]{1,200}$/;
@@ -118,13 +119,19 @@ export function createWebhookSender(options: WebhookSenderOptions = {}): Webhook
     ...(settings.lookup && { lookup: settings.lookup }),
   };
   const ownDispatcher = settings.dispatcher === undefined;
-  const dispatcher: Dispatcher = settings.dispatcher ?? createGuardedAgent(guard);
+  const dispatcher: Dispatcher =
+    settings.dispatcher ??
+    createGuardedAgent({ ...guard, connectTimeout: Math.min(timeout, 10_000) });
   const attemptSettings = { dispatcher, timeout, userAgent: settings.userAgent, now };
   const inFlight = new Set<Promise<void>>();
   const endpointLocks = new Map<string, Promise<unknown>>();
   let timer: NodeJS.Timeout | undefined;
+  /** When `timer` fires (epoch ms). */
+  let timerAt = 0;
   let ticking = false;
   let again = false;
+  /** Whether the last look at the store found nothing it could take (all due ones held back). */
+  let idle = false;
   let closed = false;
 
   const emit = (event: WebhookSenderEvent) => {
@@ -162,7 +169,11 @@ export function createWebhookSender(options: WebhookSenderOptions = {}): Webhook
       ? endpoint.secrets
       : endpoint.secrets.slice(0, 1);
 
-  async function finish(delivery: WebhookDelivery, outcome: AttemptOutcome | undefined) {
+  async function finish(
+    delivery: WebhookDelivery,
+    outcome: AttemptOutcome | undefined,
+    endpoint?: WebhookEndpoint,
+  ) {
     const verdict = outcome?.verdict ?? 'final';
     let delay: number | undefined;
     if (verdict === 'retry') {
@@ -177,9 +188,12 @@ export function createWebhookSender(options: WebhookSenderOptions = {}): Webhook
     await store.update(delivery);
     if (delivery.state === 'delivered') {
       emit({ type: 'delivered', delivery });
-      await changeEndpoint(delivery.endpointId, (e) => {
-        e.consecutiveFailures = 0;
-      });
+      // a write only when there is a failure count to clear
+      if (endpoint === undefined || endpoint.consecutiveFailures > 0) {
+        await changeEndpoint(delivery.endpointId, (e) => {
+          e.consecutiveFailures = 0;
+        });
+      }
     } else if (delivery.state === 'failed') {
       emit({ type: 'dead-letter', delivery });
       const endpoint = await changeEndpoint(delivery.endpointId, (e) => {
@@ -209,7 +223,7 @@ export function createWebhookSender(options: WebhookSenderOptions = {}): Webhook
     );
     delivery.attempts.push(outcome.attempt);
     emit({ type: 'attempt', delivery, attempt: outcome.attempt });
-    await finish(delivery, outcome);
+    await finish(delivery, outcome, endpoint);
   }
 
   function start(delivery: WebhookDelivery): void {
@@ -242,7 +256,8 @@ export function createWebhookSender(options: WebhookSenderOptions = {}): Webhook
             perEndpoint: settings.perEndpointConcurrency,
             ordered: settings.ordered,
           });
-          if (batch.length === 0) break;
+          idle = batch.length === 0;
+          if (idle) break;
           for (const delivery of batch) start(delivery);
         }
       } while (again && !closed);
@@ -260,10 +275,20 @@ export function createWebhookSender(options: WebhookSenderOptions = {}): Webhook
     if (closed) return;
     if (wait === undefined) {
       const due = await store.nextDue?.();
-      wait = due === undefined ? pollInterval : Math.min(Math.max(0, due - now()), pollInterval);
+      // Due deliveries held back by a concurrency bound wait for an attempt to end (which
+      // wakes the sender), not for a spin on the store.
+      const until = due === undefined ? pollInterval : due - now();
+      wait = Math.min(Math.max(until, idle && until <= 0 ? pollInterval : 0), pollInterval);
     }
+    // keep a timer that already fires as soon (no timer churn per attempt)
+    const at = Date.now() + wait;
+    if (timer !== undefined && timerAt <= at) return;
     if (timer !== undefined) clearTimeout(timer);
-    timer = setTimeout(wake, wait);
+    timerAt = at;
+    timer = setTimeout(() => {
+      timer = undefined;
+      wake();
+    }, wait);
     timer.unref();
   }
 
