@@ -62,7 +62,7 @@ export interface SessionStore {
   delete(hash: string): void | Promise<void>;
   /**
    * Records activity: sets `lastSeenAt` and extends the record's life to `ttlMs`. Without
-   * it, {@link createSessions} rewrites the whole record with `set`.
+   * it, `createSessions()` rewrites the whole record with `set`.
    */
   touch?(hash: string, lastSeenAt: number, ttlMs: number): void | Promise<void>;
 }
