@@ -1,6 +1,8 @@
 // Two reference-server processes on one real Redis (REDIS_URL) act as one service.
+import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
+import { Browser } from '../helpers/browser.js';
 import { closeAll, listen } from '../helpers/http.js';
 import { hasRedis, type RedisServer, startRedis } from '../helpers/redis.js';
 import { connect, parseEvents } from '../helpers/sse.js';
@@ -174,6 +176,69 @@ describe.skipIf(!hasRedis)('reference server: two processes on one Redis', () =>
     expect(jwksB).toEqual(jwksA);
   });
 
+  it('rotates at B a refresh token issued by A, and detects its reuse at A', async () => {
+    const verifier = randomBytes(32).toString('base64url');
+    const authorize = new URL(`${a.url}/authorize`);
+    for (const [k, v] of Object.entries({
+      response_type: 'code',
+      client_id: 'demo-spa',
+      redirect_uri: 'http://127.0.0.1:5173/callback',
+      scope: 'openid read:messages',
+      state: 'st',
+      code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+      code_challenge_method: 'S256',
+    })) {
+      authorize.searchParams.set(k, v);
+    }
+    // the sign-in and consent forms on A
+    const browser = new Browser('http://portico.test');
+    const signIn = await browser.fetch(authorize);
+    const signedIn = await browser.submit(
+      signIn,
+      { username: 'alice', password: 'alice-password' },
+      authorize,
+    );
+    const consent = [302, 303].includes(signedIn.status)
+      ? await browser.fetch(new URL(signedIn.headers.get('location')!, authorize))
+      : signedIn;
+    const decided = await browser.submit(consent, { decision: 'approve' }, authorize);
+    const code = new URL(decided.headers.get('location')!).searchParams.get('code')!;
+    expect(code).toBeTruthy();
+
+    const token = (server: RunningServer, form: Record<string, string>) =>
+      fetch(`${server.url}/token`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ client_id: 'demo-spa', ...form }),
+      });
+    const issued = await token(b, {
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: 'http://127.0.0.1:5173/callback',
+      code_verifier: verifier,
+    });
+    expect(issued.status).toBe(200);
+    const first = (await issued.json()) as { refresh_token: string };
+    const rotated = await token(b, {
+      grant_type: 'refresh_token',
+      refresh_token: first.refresh_token,
+    });
+    expect(rotated.status).toBe(200);
+    const second = (await rotated.json()) as { refresh_token: string };
+    const reused = await token(a, {
+      grant_type: 'refresh_token',
+      refresh_token: first.refresh_token,
+    });
+    expect(reused.status).toBe(400);
+    expect(await reused.json()).toMatchObject({ error: 'invalid_grant' });
+    // the whole family is revoked, on every process
+    const afterReuse = await token(b, {
+      grant_type: 'refresh_token',
+      refresh_token: second.refresh_token,
+    });
+    expect(await afterReuse.json()).toMatchObject({ error: 'invalid_grant' });
+  });
+
   it('counts one rate limit across both: 20 requests against a limit of 10, exactly 10 pass', async () => {
     const statuses = await Promise.all(
       Array.from({ length: 20 }, (_, i) =>
@@ -185,4 +250,28 @@ describe.skipIf(!hasRedis)('reference server: two processes on one Redis', () =>
     expect(statuses.filter((s) => s === 200)).toHaveLength(10);
     expect(statuses.filter((s) => s === 429)).toHaveLength(10);
   });
+  // last: it takes Redis away from every process of the suite
+  it('answers 503 with Retry-After while Redis is down, stays up, and recovers', async () => {
+    await redis.kill();
+    const down = await fetch(`${a.url}/api/me`, { headers: { Authorization: BOB } });
+    expect(down.status).toBe(503);
+    expect(down.headers.get('retry-after')).toMatch(/^\d+$/);
+    expect(down.headers.get('content-type')).toBe('application/problem+json');
+    const posted = await fetch(`${b.url}/api/messages`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Authorization: BOB },
+      body: '{"text":"while down"}',
+    });
+    expect(posted.status).toBe(503);
+    await redis.restart(); // empty, as after a failover without persistence
+    await vi.waitFor(
+      async () => {
+        const up = await fetch(`${b.url}/api/messages`, { headers: { Authorization: BOB } });
+        expect(up.status).toBe(200);
+      },
+      { timeout: 15_000, interval: 200 },
+    );
+    expect(a.child.exitCode).toBeNull();
+    expect(b.child.exitCode).toBeNull();
+  }, 30_000);
 });
