@@ -10,6 +10,7 @@ import type {
   Position,
   Unsubscribe,
 } from './broker.js';
+import { deliverToListeners } from './deliver.js';
 
 /**
  * Options of {@link MemoryBroker}.
@@ -132,7 +133,7 @@ export class MemoryBroker implements Broker {
         state.count += 1;
       }
     }
-    for (const listener of [...state.listeners]) this.#deliver(listener, message);
+    deliverToListeners(state.listeners, message, this.#onError);
     return message;
   }
 
@@ -196,25 +197,6 @@ export class MemoryBroker implements Broker {
       state.ring[state.head] = undefined;
       state.head = (state.head + 1) % this.#size;
       state.count -= 1;
-    }
-  }
-
-  #deliver(listener: HubListener, message: HubMessage): void {
-    try {
-      const result = listener(message);
-      if (result !== undefined && typeof (result as Promise<void>).then === 'function') {
-        (result as Promise<void>).then(undefined, (error: unknown) => this.#report(error, message));
-      }
-    } catch (error) {
-      this.#report(error, message);
-    }
-  }
-
-  #report(error: unknown, message: HubMessage): void {
-    try {
-      this.#onError(error, message);
-    } catch {
-      // An error reporter that throws must not break delivery either.
     }
   }
 

@@ -11,6 +11,7 @@ import type {
   Position,
   Unsubscribe,
 } from '../realtime/broker.js';
+import { deliverToListeners } from '../realtime/deliver.js';
 import { guarded, LuaScript } from './script.js';
 
 /**
@@ -229,26 +230,7 @@ export class RedisBroker implements Broker {
     } catch {
       return; // not one of ours
     }
-    for (const listener of [...listeners]) {
-      try {
-        const result = listener(message);
-        if (result !== undefined && typeof (result as Promise<void>).then === 'function') {
-          (result as Promise<void>).then(undefined, (error: unknown) =>
-            this.#report(error, message),
-          );
-        }
-      } catch (error) {
-        this.#report(error, message);
-      }
-    }
-  }
-
-  #report(error: unknown, message: HubMessage): void {
-    try {
-      this.#onError(error, message);
-    } catch {
-      // a failing reporter must not break delivery
-    }
+    deliverToListeners(listeners, message, this.#onError);
   }
 
   #assertOpen(): void {

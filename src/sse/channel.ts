@@ -7,6 +7,7 @@ import { formatPosition, parsePosition } from '../realtime/position.js';
 import { formatEvent, type ServerSentEvent } from './format.js';
 import {
   createEventStream,
+  EVENT_STREAM_OPTIONS,
   type EventStream,
   type EventStreamOptions,
   lastEventId,
@@ -69,15 +70,7 @@ const OWN_OPTIONS = [
   'lastEventIdQuery',
   'onError',
 ] as const;
-const STREAM_OPTIONS = [
-  'retry',
-  'retryJitter',
-  'heartbeat',
-  'maxQueue',
-  'maxQueueBytes',
-  'json',
-  'headers',
-] as const;
+const STREAM_OPTIONS = EVENT_STREAM_OPTIONS;
 
 const defaultToEvent = (m: HubMessage): ServerSentEvent => ({
   id: formatPosition(m),

@@ -71,7 +71,8 @@ export interface EventStream {
   onClose(listener: (reason: EventStreamCloseReason) => void): void;
 }
 
-const KNOWN = [
+/** The option names of {@link createEventStream}. @internal */
+export const EVENT_STREAM_OPTIONS = [
   'retry',
   'retryJitter',
   'heartbeat',
@@ -140,7 +141,7 @@ export function createEventStream(
   res: ServerResponse,
   options: EventStreamOptions = {},
 ): EventStream {
-  assertKnownOptions('createEventStream', options, KNOWN);
+  assertKnownOptions('createEventStream', options, EVENT_STREAM_OPTIONS);
   const retry = options.retry === false ? false : nonNegative('retry', options.retry, 3000);
   const jitter = nonNegative('retryJitter', options.retryJitter, 0.2);
   if (jitter > 1) throw invalidOption('createEventStream: `retryJitter` must be at most 1');
