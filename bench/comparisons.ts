@@ -4,6 +4,8 @@ import { httpComparison } from './http/comparison.js';
 import type { Comparison } from './lib/types.js';
 import { oauthComparison } from './oauth/comparison.js';
 import type { FanoutComparison } from './realtime/types.js';
+import { redisFanoutComparison } from './redis-fanout/comparison.js';
+import { redisRateLimitComparison } from './redis-rate-limit/comparison.js';
 import type { SenderComparison } from './senders/types.js';
 import { sseComparison } from './sse/comparison.js';
 import { webhookComparison } from './webhook/comparison.js';
@@ -16,4 +18,6 @@ export const comparisons: readonly (Comparison | FanoutComparison | SenderCompar
   wsComparison,
   sseComparison,
   webhookComparison,
+  redisRateLimitComparison,
+  redisFanoutComparison,
 ];

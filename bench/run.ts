@@ -128,7 +128,9 @@ async function runFanout(
   const settings: FanoutSettings = {
     quick: cli.quick,
     rounds: cli.fanoutRounds,
-    clients: cli.clients,
+    clients:
+      cli.clients ??
+      (cli.quick ? (comparison.clients?.quick ?? 1000) : (comparison.clients?.full ?? 10_000)),
     messages: cli.messages,
     connectConcurrency: 100,
     pinned: canPin(),

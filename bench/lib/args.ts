@@ -9,8 +9,8 @@ export interface CliOptions {
   durationSeconds: number;
   warmupSeconds: number;
   connections: number;
-  /** Fan-out comparisons: connections per server, and broadcasts per round. */
-  clients: number;
+  /** Fan-out comparisons: connections per server (unset: the comparison's default), and broadcasts per round. */
+  clients: number | undefined;
   messages: number;
   /** Sender comparisons (webhook): deliveries per round. */
   deliveries: number;
@@ -29,7 +29,8 @@ export const USAGE = `usage: npm run bench -- [names…] [--quick] [--rounds N] 
   --duration S   seconds per measurement (1–60)
   --warmup S     seconds of discarded load per server before measuring (0–60)
   --connections N  concurrent connections (1–1000, default 50)
-  --clients N    fan-out (ws, sse): connections per server (1–15000; default 10000, quick 1000)
+  --clients N    fan-out (ws, sse, redis-fanout): connections per server (1–15000; default
+                 10000, quick 1000; redis-fanout 2000, quick 500)
   --messages K   fan-out (ws, sse): broadcasts per round (1–1000, default 10)
   --deliveries M senders (webhook): deliveries per round (1–100000; default 5000, quick 1000)
   --report       measure nothing: rebuild BENCHMARKS.md and the charts from bench/results`;
@@ -79,7 +80,8 @@ export function parseCli(argv: readonly string[]): CliOptions {
     durationSeconds: integer('duration', values.duration, quick ? 2 : 5, 1, 60),
     warmupSeconds: integer('warmup', values.warmup, quick ? 1 : 2, 0, 60),
     connections: integer('connections', values.connections, 50, 1, 1000),
-    clients: integer('clients', values.clients, quick ? 1000 : 10_000, 1, 15_000),
+    clients:
+      values.clients === undefined ? undefined : integer('clients', values.clients, 0, 1, 15_000),
     messages: integer('messages', values.messages, 10, 1, 1000),
     deliveries: integer('deliveries', values.deliveries, quick ? 1000 : 5000, 1, 100_000),
     report: values.report === true,

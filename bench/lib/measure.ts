@@ -96,6 +96,18 @@ export async function measureComparison(
   settings: RunSettings,
 ): Promise<Measurement[]> {
   const variables = (await comparison.setup?.()) ?? {};
+  try {
+    return await measureWith(comparison, settings, variables);
+  } finally {
+    await comparison.teardown?.();
+  }
+}
+
+async function measureWith(
+  comparison: Comparison,
+  settings: RunSettings,
+  variables: Readonly<Record<string, string>>,
+): Promise<Measurement[]> {
   // What each server is sent: the comparison's headers and its own, variables expanded.
   const headersOf = new Map(
     comparison.servers.map((spec) => [

@@ -73,7 +73,15 @@ export interface Comparison {
   expect: {
     status: number;
     body?: string;
-    check?: (answer: Answer, server: { spec: ServerSpec; port: number }) => Promise<string[]>;
+    check?: (
+      answer: Answer,
+      server: {
+        spec: ServerSpec;
+        port: number;
+        /** The comparison's setup variables (a Redis URL, say), for checks beyond the answer. */
+        variables: Readonly<Record<string, string>>;
+      },
+    ) => Promise<string[]>;
   };
   /** What one request makes, for the tables and charts. @defaultValue {@link REQUESTS} */
   unit?: Unit;
@@ -85,6 +93,11 @@ export interface Comparison {
    * request headers stands for them. Their values are never written to the results.
    */
   setup?: () => Promise<Readonly<Record<string, string>>>;
+  /**
+   * Runs in the orchestrator once the servers have stopped, whether the run succeeded or not
+   * (when `setup` succeeded): stops what `setup` started (a Redis server, say).
+   */
+  teardown?: () => Promise<void>;
 }
 
 /** What `bench/lib/load.ts` is given (as one JSON argument). */

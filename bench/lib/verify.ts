@@ -57,7 +57,7 @@ export async function verifyServer(
     problems.push(`body ${JSON.stringify(answer.body)}, expected ${JSON.stringify(body)}`);
   }
   if (comparison.expect.check !== undefined) {
-    problems.push(...(await comparison.expect.check(answer, { spec, port })));
+    problems.push(...(await comparison.expect.check(answer, { spec, port, variables })));
   }
   for (const headers of spec.refuses ?? []) {
     const refused = await fetchOnce(port, comparison, mergeHeaders(base, headers, variables));

@@ -10,7 +10,10 @@ import { type Connection, connector } from './connectors.js';
 import type { ClientCommand, ClientOptions, ClientReport, TickData } from './types.js';
 
 const options = JSON.parse(process.argv[2] ?? 'null') as ClientOptions;
-if (options === null || !options.url.includes('//127.0.0.1:')) {
+if (
+  options === null ||
+  ![options.url, ...(options.urls ?? [])].every((u) => u.includes('//127.0.0.1:'))
+) {
   throw new Error('usage: clients.ts <ClientOptions as JSON> (on 127.0.0.1)');
 }
 if (process.send === undefined) throw new Error('clients.ts runs under the bench orchestrator');
@@ -53,14 +56,14 @@ function onTick(client: number, data: TickData): void {
 
 /** Opens every connection, at most `concurrency` at a time, within `connectTimeoutMs`. */
 async function connectAll(): Promise<Connection[]> {
-  const connect = connector(options);
+  const connects = (options.urls ?? [options.url]).map((url) => connector({ ...options, url }));
   const connections: Connection[] = [];
   let next = 0;
   const worker = async () => {
     while (next < N) {
       const client = next++;
       connections.push(
-        await connect({
+        await connects[client % connects.length]!({
           onTick: (data) => onTick(client, data),
           onClose: () => closed++,
         }),

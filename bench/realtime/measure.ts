@@ -27,6 +27,7 @@ import type {
   FanoutServerSpec,
   FanoutSettings,
   FanoutSummary,
+  ServerStats,
 } from './types.js';
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
@@ -55,17 +56,24 @@ export function canPin(): boolean {
 
 interface Running {
   spec: FanoutServerSpec;
-  server: RunningServer;
+  /** Its server processes (one unless `spec.processes`); broadcasts go through the first. */
+  servers: RunningServer[];
   clients: ClientProcess;
   /** Round ids are unique per server: probes and warm-up too. */
   nextRound: number;
 }
 
-function clientOptions(spec: FanoutServerSpec, port: number, s: FanoutSettings): ClientOptions {
+function clientOptions(
+  spec: FanoutServerSpec,
+  ports: readonly number[],
+  s: FanoutSettings,
+): ClientOptions {
   const scheme = spec.client === 'ws' ? 'ws' : 'http';
+  const urls = ports.map((port) => `${scheme}://127.0.0.1:${port}${spec.path}`);
   return {
     kind: spec.client,
-    url: `${scheme}://127.0.0.1:${port}${spec.path}`,
+    url: urls[0]!,
+    ...(urls.length > 1 && { urls }),
     ...(spec.subscribe !== undefined && { subscribe: spec.subscribe }),
     clients: s.clients,
     concurrency: s.connectConcurrency,
@@ -78,12 +86,13 @@ const SERVER_NODE_ARGS = ['--expose-gc'];
 
 /** A server's command line as run. */
 export const serverCommandLine = (spec: FanoutServerSpec) =>
-  ['node', ...SERVER_NODE_ARGS, '--import', 'tsx', spec.entry].join(' ');
+  ['node', ...SERVER_NODE_ARGS, '--import', 'tsx', spec.entry].join(' ') +
+  ((spec.processes ?? 1) > 1 ? ` (${spec.processes} processes)` : '');
 
 /** The client process's command line as run (its port varies). */
 export function clientCommandLine(comparison: FanoutComparison, settings: FanoutSettings): string {
   const spec = comparison.servers[0]!;
-  const example = JSON.stringify(clientOptions(spec, 0, settings)).replace(':0/', ':<port>/');
+  const example = JSON.stringify(clientOptions(spec, [0], settings)).replace(':0/', ':<port>/');
   return nodeCommand(CLIENT_SCRIPT, [`'${example}'`]);
 }
 
@@ -98,7 +107,7 @@ async function probe(r: Running): Promise<void> {
   };
   probed.then(settle, settle);
   while (!done) {
-    await broadcast(r.server.port, id, 1, 10_000);
+    await broadcast(r.servers[0]!.port, id, 1, 10_000);
     await Promise.race([probed.catch(() => {}), sleep(PROBE_EVERY_MS)]);
   }
   const { reached, timedOut } = await probed;
@@ -115,10 +124,10 @@ async function runRound(r: Running, round: number, s: FanoutSettings): Promise<F
   const timeoutMs = 30_000 + (s.clients * s.messages) / 5; // at least 5,000 deliveries/s
   r.clients.send({ type: 'arm', round: id, messages: s.messages, timeoutMs });
   await r.clients.next('armed', 10_000);
-  const cpuBefore = processCpuSeconds(r.server.pid);
-  const { sendMs } = await broadcast(r.server.port, id, s.messages, timeoutMs);
+  const cpuBefore = cpuSeconds(r.servers);
+  const { sendMs } = await broadcast(r.servers[0]!.port, id, s.messages, timeoutMs);
   const got = await r.clients.next('round', timeoutMs + 10_000);
-  const cpuAfter = processCpuSeconds(r.server.pid);
+  const cpuAfter = cpuSeconds(r.servers);
   if (
     got.timedOut ||
     got.delivered !== got.expected ||
@@ -148,33 +157,64 @@ async function runRound(r: Running, round: number, s: FanoutSettings): Promise<F
   };
 }
 
-/** Starts one server and its clients, checks them, and reads memory per connection. */
+/** CPU time (user + system) of every process of a server; undefined without procfs. */
+function cpuSeconds(servers: readonly RunningServer[]): number | undefined {
+  let total = 0;
+  for (const server of servers) {
+    const seconds = processCpuSeconds(server.pid);
+    if (seconds === undefined) return undefined;
+    total += seconds;
+  }
+  return total;
+}
+
+/** Memory and connections of every process of a server, added up. */
+async function statsOf(servers: readonly RunningServer[]): Promise<ServerStats> {
+  const all = await Promise.all(servers.map((server) => serverStats(server.port)));
+  return all.reduce((a, b) => ({
+    rss: a.rss + b.rss,
+    heapUsed: a.heapUsed + b.heapUsed,
+    connections: a.connections + b.connections,
+  }));
+}
+
+/** Starts one server (its processes) and its clients, checks them, and reads memory per connection. */
 async function prepare(
   spec: FanoutServerSpec,
   s: FanoutSettings,
+  env: Readonly<Record<string, string>>,
   running: Running[],
 ): Promise<FanoutMemory> {
-  const server = await startServer(
-    { name: spec.name, label: spec.label, entry: spec.entry },
-    SERVER_NODE_ARGS,
-  );
+  const servers: RunningServer[] = [];
   const before = await (async () => {
-    if (s.pinned) pin(server.pid, 0);
-    return serverStats(server.port);
+    for (let i = 0; i < (spec.processes ?? 1); i++) {
+      const server = await startServer(
+        { name: spec.name, label: spec.label, entry: spec.entry },
+        SERVER_NODE_ARGS,
+        env,
+      );
+      servers.push(server);
+      if (s.pinned) pin(server.pid, 0);
+    }
+    return statsOf(servers);
   })().catch(async (error: unknown) => {
-    await server.stop();
+    await Promise.all(servers.map((server) => server.stop()));
     throw error;
   });
-  const options = clientOptions(spec, server.port, s);
-  const r: Running = { spec, server, clients: startClients(spec.name, options), nextRound: 1 };
+  const options = clientOptions(
+    spec,
+    servers.map((server) => server.port),
+    s,
+  );
+  const r: Running = { spec, servers, clients: startClients(spec.name, options), nextRound: 1 };
   running.push(r);
   if (s.pinned) pin(r.clients.pid, 1);
   const { ms: connectMs } = await r.clients.next('connected', options.connectTimeoutMs + 30_000);
   await probe(r);
-  let after = await serverStats(server.port);
+  let after = await statsOf(servers);
   for (let i = 0; i < 20 && after.connections !== s.clients; i++) {
     await sleep(250);
-    after = await serverStats(server.port);
+    after = await statsOf(servers);
   }
   if (after.connections !== s.clients) {
     throw new Error(
@@ -204,10 +244,23 @@ export async function measureFanout(
   comparison: FanoutComparison,
   s: FanoutSettings,
 ): Promise<{ memory: FanoutMemory[]; measurements: FanoutMeasurement[] }> {
+  const env = (await comparison.setup?.()) ?? {};
+  try {
+    return await measureWith(comparison, s, env);
+  } finally {
+    await comparison.teardown?.();
+  }
+}
+
+async function measureWith(
+  comparison: FanoutComparison,
+  s: FanoutSettings,
+  env: Readonly<Record<string, string>>,
+): Promise<{ memory: FanoutMemory[]; measurements: FanoutMeasurement[] }> {
   const running: Running[] = [];
   try {
     const memory: FanoutMemory[] = [];
-    for (const spec of comparison.servers) memory.push(await prepare(spec, s, running));
+    for (const spec of comparison.servers) memory.push(await prepare(spec, s, env, running));
     const measurements: FanoutMeasurement[] = [];
     for (let round = 0; round < s.rounds; round++) {
       for (let i = 0; i < running.length; i++) {
@@ -227,7 +280,7 @@ export async function measureFanout(
     return { memory, measurements };
   } finally {
     for (const r of running) await r.clients.stop();
-    await Promise.all(running.map((r) => r.server.stop()));
+    await Promise.all(running.flatMap((r) => r.servers.map((server) => server.stop())));
   }
 }
 

@@ -25,6 +25,12 @@ export interface FanoutServerSpec {
   path: string;
   /** For `ws` clients: the text frame sent once open (the channel subscription). */
   subscribe?: string;
+  /**
+   * Server processes sharing the N connections (client i connects to process i mod n); every
+   * broadcast is sent through the first, so the others get it only through their broker.
+   * @defaultValue `1`
+   */
+  processes?: number;
 }
 
 /** Broadcast to N connections, measured against a baseline. */
@@ -40,6 +46,15 @@ export interface FanoutComparison {
   secondaryBaseline?: string;
   servers: readonly FanoutServerSpec[];
   notes?: readonly string[];
+  /** Connections per server when `--clients` is not given. @defaultValue 10,000 (quick 1,000) */
+  clients?: { full: number; quick: number };
+  /**
+   * Runs in the orchestrator once, before the servers start, and returns variables that every
+   * server gets in its environment (never written to the results).
+   */
+  setup?: () => Promise<Readonly<Record<string, string>>>;
+  /** Runs once the servers have stopped, whether the run succeeded or not (when `setup` did). */
+  teardown?: () => Promise<void>;
 }
 
 export interface FanoutSettings {
@@ -111,6 +126,8 @@ export type ClientReport =
 export interface ClientOptions {
   kind: ClientKind;
   url: string;
+  /** When several server processes share the clients: client i connects to `urls[i % n]`. */
+  urls?: readonly string[];
   subscribe?: string;
   clients: number;
   concurrency: number;
