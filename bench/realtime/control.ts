@@ -2,34 +2,15 @@
  * The orchestrator's side of a fan-out run: the client process (spawned with an IPC channel,
  * every wait for it bounded) and the server's `/_bench/` routes.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { request } from 'node:http';
+import { type IpcChild, ipcChild } from '../lib/ipc-child.js';
 import { ROOT } from '../lib/paths.js';
 import type { ClientCommand, ClientOptions, ClientReport, ServerStats } from './types.js';
 
 export const CLIENT_SCRIPT = 'bench/realtime/clients.ts';
-const STOP_TIMEOUT_MS = 5_000;
 
-type ReportOf<T extends ClientReport['type']> = Extract<ClientReport, { type: T }>;
-
-export interface ClientProcess {
-  pid: number | undefined;
-  send(command: ClientCommand): void;
-  /** The next report of `type` (queued ones first); rejects after `timeoutMs` or on failure. */
-  next<T extends ClientReport['type']>(type: T, timeoutMs: number): Promise<ReportOf<T>>;
-  stop(): Promise<void>;
-}
-
-function exited(child: ChildProcess, ms: number): Promise<boolean> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true);
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => resolve(false), ms);
-    child.once('exit', () => {
-      clearTimeout(timer);
-      resolve(true);
-    });
-  });
-}
+export type ClientProcess = IpcChild<ClientReport, ClientCommand>;
 
 /** Starts `node --import tsx bench/realtime/clients.ts '<options>'` for one server. */
 export function startClients(name: string, options: ClientOptions): ClientProcess {
@@ -41,61 +22,7 @@ export function startClients(name: string, options: ClientOptions): ClientProces
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     },
   );
-  const queue: ClientReport[] = [];
-  let failure: string | undefined;
-  let waiter:
-    | { type: string; resolve: (r: ClientReport) => void; reject: (e: Error) => void }
-    | undefined;
-  const failWith = (message: string) => {
-    failure ??= `clients of ${name}: ${message}`;
-    waiter?.reject(new Error(failure));
-    waiter = undefined;
-  };
-  child.on('message', (report: ClientReport) => {
-    if (report.type === 'failed') return failWith(report.message);
-    if (waiter?.type === report.type) {
-      const { resolve } = waiter;
-      waiter = undefined;
-      resolve(report);
-    } else queue.push(report);
-  });
-  child.once('error', (error) => failWith(error.message));
-  child.once('exit', (code, signal) => failWith(`exited (code ${code}, signal ${signal})`));
-  return {
-    pid: child.pid,
-    send: (command) => child.send(command),
-    next(type, timeoutMs) {
-      const queued = queue.findIndex((r) => r.type === type);
-      if (queued !== -1)
-        return Promise.resolve(queue.splice(queued, 1)[0] as ReportOf<typeof type>);
-      if (failure !== undefined) return Promise.reject(new Error(failure));
-      return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => {
-          waiter = undefined;
-          reject(new Error(`clients of ${name}: no \`${type}\` report within ${timeoutMs} ms`));
-        }, timeoutMs);
-        waiter = {
-          type,
-          resolve: (r) => {
-            clearTimeout(timer);
-            resolve(r as ReportOf<typeof type>);
-          },
-          reject: (e) => {
-            clearTimeout(timer);
-            reject(e);
-          },
-        };
-      });
-    },
-    async stop() {
-      failure ??= 'stopped';
-      if (child.connected) child.send({ type: 'exit' } satisfies ClientCommand);
-      if (!(await exited(child, STOP_TIMEOUT_MS))) {
-        child.kill('SIGKILL');
-        await exited(child, STOP_TIMEOUT_MS);
-      }
-    },
-  };
+  return ipcChild<ClientReport, ClientCommand>(child, `clients of ${name}`);
 }
 
 /** One request to a server's `/_bench/` route, bounded by `timeoutMs`; the JSON answer. */

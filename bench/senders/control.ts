@@ -2,8 +2,9 @@
  * The orchestrator's side of a sender run: each sender process (spawned with an IPC channel,
  * every wait for it bounded) and the receiver's `/_bench/` routes.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { request } from 'node:http';
+import { type IpcChild, ipcChild } from '../lib/ipc-child.js';
 import { ROOT } from '../lib/paths.js';
 import { nodeCommand } from '../lib/processes.js';
 import {
@@ -15,28 +16,7 @@ import {
   type SenderSpec,
 } from './types.js';
 
-const STOP_TIMEOUT_MS = 5_000;
-
-type ReportOf<T extends SenderReport['type']> = Extract<SenderReport, { type: T }>;
-
-export interface SenderProcess {
-  pid: number | undefined;
-  send(command: SenderCommand): void;
-  /** The next report of `type`; rejects after `timeoutMs`, or once the sender failed. */
-  next<T extends SenderReport['type']>(type: T, timeoutMs: number): Promise<ReportOf<T>>;
-  stop(): Promise<void>;
-}
-
-function exited(child: ChildProcess, ms: number): Promise<boolean> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true);
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => resolve(false), ms);
-    child.once('exit', () => {
-      clearTimeout(timer);
-      resolve(true);
-    });
-  });
-}
+export type SenderProcess = IpcChild<SenderReport, SenderCommand>;
 
 const senderArgs = (spec: SenderSpec, options: SenderOptions) => [
   ...(spec.args ?? []),
@@ -64,61 +44,7 @@ export function startSender(
       env: { ...process.env, [SECRET_ENV]: secret, NODE_ENV: 'production' },
     },
   );
-  const queue: SenderReport[] = [];
-  let failure: string | undefined;
-  let waiter:
-    | { type: string; resolve: (r: SenderReport) => void; reject: (e: Error) => void }
-    | undefined;
-  const failWith = (message: string) => {
-    failure ??= `sender ${spec.name}: ${message}`;
-    waiter?.reject(new Error(failure));
-    waiter = undefined;
-  };
-  child.on('message', (report: SenderReport) => {
-    if (report.type === 'failed') return failWith(report.message);
-    if (waiter?.type === report.type) {
-      const { resolve } = waiter;
-      waiter = undefined;
-      resolve(report);
-    } else queue.push(report);
-  });
-  child.once('error', (error) => failWith(error.message));
-  child.once('exit', (code, signal) => failWith(`exited (code ${code}, signal ${signal})`));
-  return {
-    pid: child.pid,
-    send: (command) => child.send(command),
-    next(type, timeoutMs) {
-      const queued = queue.findIndex((r) => r.type === type);
-      if (queued !== -1)
-        return Promise.resolve(queue.splice(queued, 1)[0] as ReportOf<typeof type>);
-      if (failure !== undefined) return Promise.reject(new Error(failure));
-      return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => {
-          waiter = undefined;
-          reject(new Error(`sender ${spec.name}: no \`${type}\` report within ${timeoutMs} ms`));
-        }, timeoutMs);
-        waiter = {
-          type,
-          resolve: (r) => {
-            clearTimeout(timer);
-            resolve(r as ReportOf<typeof type>);
-          },
-          reject: (e) => {
-            clearTimeout(timer);
-            reject(e);
-          },
-        };
-      });
-    },
-    async stop() {
-      failure ??= 'stopped';
-      if (child.connected) child.send({ type: 'exit' } satisfies SenderCommand);
-      if (!(await exited(child, STOP_TIMEOUT_MS))) {
-        child.kill('SIGKILL');
-        await exited(child, STOP_TIMEOUT_MS);
-      }
-    },
-  };
+  return ipcChild<SenderReport, SenderCommand>(child, `sender ${spec.name}`);
 }
 
 /** One request to the receiver's `/_bench/` routes within 5 s: status and JSON answer. */
