@@ -46,6 +46,14 @@ export interface FollowOptions {
   onStart?: (start: FollowStart) => void;
   /** Each event, the replayed ones then the live ones, in offset order and each once. */
   onEvent: (message: HubMessage) => void;
+  /**
+   * Called when live events were lost after the start: a gap in the offsets (a subscriber
+   * connection that dropped while others published) that the history no longer covers, or a
+   * new epoch (the broker lost its data). The client must reload; `position` is where the
+   * events that follow come after. Gaps the history covers are filled without a call.
+   * Only followed subscriptions (with `since` or `onStart`) watch for gaps.
+   */
+  onLost?: (position: Position) => void;
 }
 
 /**
@@ -97,6 +105,8 @@ export function followChannel(hub: Hub, channel: string, options: FollowOptions)
   if (since === undefined && onStart === undefined) {
     return { unsubscribe: hub.subscribe(channel, onEvent), ready: Promise.resolve() };
   }
+  const { onLost } = options;
+  /** Live events held back while the history is read (the catch-up, or a gap being filled). */
   let held: HubMessage[] | undefined = [];
   let last: Position | undefined;
   let done = false;
@@ -106,10 +116,41 @@ export function followChannel(hub: Hub, channel: string, options: FollowOptions)
     last = { epoch: message.epoch, offset: message.offset };
     onEvent(message);
   };
-  const off = hub.subscribe(channel, (message) => {
-    if (held === undefined) deliver(message);
-    else held.push(message);
-  });
+  const lost = (position: Position) => {
+    last = position;
+    onLost?.(position);
+  };
+  /** Reads what a gap missed from the history, holding live events meanwhile. */
+  const fillGap = async (from: Position, first: HubMessage) => {
+    held = [first];
+    const before = { epoch: first.epoch, offset: first.offset - 1 };
+    try {
+      const history = await hub.replay(channel, from);
+      if (done) return;
+      if (history.recovered) for (const message of history.events) deliver(message);
+      else lost(before);
+    } catch {
+      if (!done) lost(before);
+    }
+    const pending = held ?? [];
+    held = undefined;
+    for (const message of pending) receive(message);
+  };
+  const receive = (message: HubMessage) => {
+    if (done) return;
+    if (held !== undefined) {
+      held.push(message);
+      return;
+    }
+    if (last !== undefined && message.epoch !== last.epoch) {
+      lost({ epoch: message.epoch, offset: message.offset - 1 });
+    } else if (last !== undefined && message.offset > last.offset + 1) {
+      void fillGap(last, message);
+      return;
+    }
+    deliver(message);
+  };
+  const off = hub.subscribe(channel, receive);
   const unsubscribe: Unsubscribe = () => {
     done = true;
     held = undefined;
@@ -149,7 +190,7 @@ export function followChannel(hub: Hub, channel: string, options: FollowOptions)
     for (const message of missed) deliver(message);
     const pending = held ?? [];
     held = undefined;
-    for (const message of pending) deliver(message);
+    for (const message of pending) receive(message);
   };
 
   const ready = catchUp().catch((error: unknown) => {

@@ -178,6 +178,8 @@ export function streamChannel(
       onStart: ({ recovered, position }) => {
         if (recovered === false) stream?.send(toReset(position));
       },
+      // live events lost later (a dropped broker connection): the same explicit reset
+      onLost: (position: Position) => stream?.send(toReset(position)),
     }),
     onEvent: (message) => {
       if (stream !== undefined && !stream.closed) stream[WRITE_FORMATTED](format(message));

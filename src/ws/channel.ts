@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { RawData, WebSocket } from 'ws';
 import type { Principal } from '../auth/principal.js';
-import type { HubMessage, Unsubscribe } from '../realtime/broker.js';
+import type { HubMessage, Position, Unsubscribe } from '../realtime/broker.js';
 import { followChannel } from '../realtime/follow.js';
 import { formatPosition, parsePosition } from '../realtime/position.js';
 import {
@@ -232,6 +232,14 @@ export function createChannelProtocol(options: ChannelProtocolOptions = {}): Cha
             channel,
             position: formatPosition(position),
             ...(recovered !== undefined && { recovered }),
+          }),
+        // live pushes lost later (a dropped broker connection): told like a failed resume
+        onLost: (position: Position) =>
+          send(conn, {
+            type: 'subscribed',
+            channel,
+            position: formatPosition(position),
+            recovered: false,
           }),
       }),
       onEvent: deliver,

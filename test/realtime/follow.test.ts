@@ -121,6 +121,52 @@ describe('followChannel', () => {
     expect(f.offsets).toEqual([2, 3, 4, 5, 6, 7, 8]);
   });
 
+  /** A broker that drops the live delivery of the offsets in `dropped` (history keeps them). */
+  function lossyHub(dropped: Set<number>, historySize = 100) {
+    const inner = new MemoryBroker({ historySize });
+    const broker: Broker = {
+      publish: (channel, draft) => inner.publish(channel, draft),
+      subscribe: (channel, listener) =>
+        inner.subscribe(channel, (m) => (dropped.has(m.offset) ? undefined : listener(m))),
+      history: (channel, since) => inner.history(channel, since),
+      position: (channel) => inner.position(channel),
+      close: () => inner.close(),
+    };
+    const hub = createHub({ broker });
+    hubs.push(hub);
+    return { hub, inner };
+  }
+
+  it('fills a gap in the live events from the history, in order', async () => {
+    const { hub } = lossyHub(new Set([3, 4]));
+    const lost: Position[] = [];
+    const offsets: number[] = [];
+    const f = followChannel(hub, 'c', {
+      onStart: () => {},
+      onEvent: (m) => void offsets.push(m.offset),
+      onLost: (p) => void lost.push(p),
+    });
+    await f.ready;
+    await publishMany(hub, 'c', 1, 6);
+    await vi.waitFor(() => expect(offsets).toEqual([1, 2, 3, 4, 5, 6]));
+    expect(lost).toEqual([]);
+  });
+
+  it('says what was lost when the history no longer covers a gap', async () => {
+    const { hub, inner } = lossyHub(new Set([2, 3, 4]), 1);
+    const lost: Position[] = [];
+    const offsets: number[] = [];
+    const f = followChannel(hub, 'c', {
+      onStart: () => {},
+      onEvent: (m) => void offsets.push(m.offset),
+      onLost: (p) => void lost.push(p),
+    });
+    await f.ready;
+    await publishMany(hub, 'c', 1, 6);
+    await vi.waitFor(() => expect(offsets).toEqual([1, 5, 6]));
+    expect(lost).toEqual([{ epoch: inner.epoch, offset: 4 }]);
+  });
+
   it('delivers nothing once unsubscribed, even mid catch-up', async () => {
     const { hub, broker } = setup();
     await publishMany(hub, 'c', 1, 3);
