@@ -1,0 +1,283 @@
+// The package as users install it: built and packed from a copy of the project, unpacked into
+// throwaway consumer projects that hold only what npm would install (portico's dependencies),
+// then loaded from ESM and CommonJS, compiled by TypeScript and linted by publint and attw.
+import { execFile } from 'node:child_process';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const bin = (name: string) => join(root, 'node_modules', '.bin', name);
+
+/** A few runtime exports per subpath; every subpath of `exports` must be listed. */
+const EXPECTED: Record<string, string[]> = {
+  portico: ['createHub', 'sendError', 'toNodeListener', 'cors', 'rateLimit', 'toExpress', 'toKoa'],
+  'portico/core': ['compose', 'HttpError', 'sendError', 'sendJson'],
+  'portico/http': ['createRouter', 'readJson', 'securityHeaders'],
+  'portico/cors': ['cors'],
+  'portico/rate-limit': ['rateLimit', 'MemoryStore'],
+  'portico/auth': ['apiKeyAuth', 'jwtBearer'],
+  'portico/oauth': ['createAuthorizationServer'],
+  'portico/ws': ['CloseCode', 'createUpgradeHandler'],
+  'portico/sse': ['createEventStream'],
+  'portico/realtime': ['createHub', 'MemoryBroker'],
+  'portico/webhook': ['createWebhookSender'],
+  'portico/redis': ['RedisBroker'],
+  'portico/node': ['toNodeListener'],
+  'portico/express': ['toExpress'],
+  'portico/koa': ['toKoa'],
+};
+const SPECIFIERS = Object.keys(EXPECTED);
+
+/** Runs a command; a failure carries its whole output. */
+async function run(cmd: string, args: string[], cwd: string, timeout = 60_000): Promise<string> {
+  try {
+    const { stdout } = await promisify(execFile)(cmd, args, {
+      cwd,
+      timeout,
+      maxBuffer: 64 * 1024 * 1024,
+      env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' },
+    });
+    return stdout;
+  } catch (error) {
+    const {
+      stdout = '',
+      stderr = '',
+      message,
+    } = error as Error & { stdout?: string; stderr?: string };
+    throw new Error(`${cmd} ${args.join(' ')} failed in ${cwd}\n${message}\n${stdout}\n${stderr}`);
+  }
+}
+
+const write = (file: string, text: string) => {
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(file, text);
+};
+
+const dependencies = (dir: string): string[] => {
+  const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+  return Object.keys({ ...pkg.dependencies, ...pkg.optionalDependencies });
+};
+
+/**
+ * Links into `modules` the packages `names` and everything they need, found as node finds
+ * them from the repository (nested copies come along inside their parent's folder).
+ */
+function linkClosure(names: string[], modules: string): void {
+  const seen = new Set<string>();
+  const visit = (name: string, from: string) => {
+    for (let dir = from; dir.startsWith(root); dir = dirname(dir)) {
+      const candidate = join(dir, 'node_modules', name);
+      if (existsSync(join(candidate, 'package.json'))) {
+        if (seen.has(candidate)) return;
+        seen.add(candidate);
+        if (dir === root) {
+          mkdirSync(dirname(join(modules, name)), { recursive: true });
+          symlinkSync(candidate, join(modules, name), 'dir');
+        }
+        for (const dep of dependencies(candidate)) visit(dep, candidate);
+        return;
+      }
+    } // not found: a missing optional one
+  };
+  for (const name of names) visit(name, root);
+}
+
+let work: string;
+let tarball: string;
+let packed: { path: string }[];
+let pkg: { dependencies: Record<string, string>; exports: Record<string, unknown> };
+
+beforeAll(async () => {
+  work = mkdtempSync(join(tmpdir(), 'portico-package-'));
+  // A copy of the project as a clone has it, so that the build and the tarball are its own.
+  const stage = join(work, 'stage');
+  const listed = await run('git', ['ls-files', '-z', '-co', '--exclude-standard'], root);
+  for (const file of listed.split('\0')) {
+    if (file && existsSync(join(root, file))) {
+      mkdirSync(dirname(join(stage, file)), { recursive: true });
+      copyFileSync(join(root, file), join(stage, file));
+    }
+  }
+  symlinkSync(join(root, 'node_modules'), join(stage, 'node_modules'), 'dir');
+  await run('npm', ['run', 'build'], stage, 120_000);
+  // No prepack script exists (the build above stands for it); --ignore-scripts keeps any
+  // lifecycle output out of the JSON.
+  const [report] = JSON.parse(
+    await run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', work], stage),
+  ) as { filename: string; files: { path: string }[] }[];
+  tarball = join(work, report!.filename);
+  packed = report!.files;
+
+  // Consumers: "app" has only what npm installs with portico (no express, koa, ioredis);
+  // "typed" adds @types/node and ioredis, as a TypeScript user of portico/redis has them.
+  // portico itself is a real folder in each, as node and tsc resolve from real paths.
+  for (const [consumer, extra] of [
+    ['app', []],
+    ['typed', ['@types/node', 'ioredis']],
+  ] as const) {
+    const modules = join(work, consumer, 'node_modules');
+    mkdirSync(modules, { recursive: true });
+    await run('tar', ['-xzf', tarball, '-C', modules], work);
+    renameSync(join(modules, 'package'), join(modules, 'portico'));
+    pkg = JSON.parse(readFileSync(join(modules, 'portico', 'package.json'), 'utf8'));
+    linkClosure([...Object.keys(pkg.dependencies), ...extra], modules);
+  }
+}, 180_000);
+
+afterAll(() => {
+  if (work) rmSync(work, { recursive: true, force: true });
+});
+
+describe('the packed tarball', () => {
+  it('holds only dist, the README, the LICENSE, the CHANGELOG and package.json', () => {
+    const paths = packed.map((file) => file.path).sort();
+    const unexpected = paths.filter(
+      (path) =>
+        !/^dist\/[\w-]+\.(js|cjs|d\.ts|d\.cts|js\.map|cjs\.map)$/.test(path) &&
+        !['README.md', 'LICENSE', 'CHANGELOG.md', 'package.json'].includes(path),
+    );
+    expect(unexpected, 'files that should not be published').toEqual([]);
+    expect(paths).toEqual(
+      expect.arrayContaining(['README.md', 'LICENSE', 'CHANGELOG.md', 'package.json']),
+    );
+    expect(paths.filter((path) => path.startsWith('dist/index.'))).toHaveLength(6);
+  });
+
+  it('lists every subpath of exports in this test', () => {
+    const subpaths = Object.keys(pkg.exports)
+      .filter((key) => key !== './package.json')
+      .map((key) => (key === '.' ? 'portico' : `portico/${key.slice(2)}`));
+    expect(subpaths.sort()).toEqual([...SPECIFIERS].sort());
+  });
+
+  it('passes publint with no errors or warnings', async () => {
+    const out = await run(bin('publint'), ['run', tarball, '--strict'], work);
+    expect(out).toContain('All good!');
+  });
+
+  it('passes arethetypeswrong for node16 (CJS and ESM) and bundler', async () => {
+    // node10 resolution cannot see subpath exports at all, hence the node16 profile.
+    await run(
+      bin('attw'),
+      [tarball, '--profile', 'node16', '--no-definitely-typed', '--format', 'ascii'],
+      work,
+    );
+  });
+});
+
+describe('a consumer without express, koa or ioredis', () => {
+  const dump = (load: string) => `
+const specifiers = ${JSON.stringify(SPECIFIERS)};
+const keys = {};
+for (const specifier of specifiers) keys[specifier] = Object.keys(${load}).sort();
+console.log(JSON.stringify(keys));`;
+
+  let esm: Record<string, string[]>;
+
+  it('imports every subpath from ESM', async () => {
+    write(join(work, 'app', 'esm.mjs'), dump('await import(specifier)'));
+    esm = JSON.parse(await run(process.execPath, ['esm.mjs'], join(work, 'app')));
+    for (const specifier of SPECIFIERS) {
+      expect(esm[specifier], specifier).toEqual(expect.arrayContaining(EXPECTED[specifier]!));
+    }
+  });
+
+  it('requires every subpath from CommonJS, with the same exports as ESM', async () => {
+    write(join(work, 'app', 'cjs.cjs'), dump('require(specifier)'));
+    const cjs = JSON.parse(await run(process.execPath, ['cjs.cjs'], join(work, 'app')));
+    expect(cjs).toEqual(esm);
+  });
+
+  it('really lacks express, koa and ioredis', async () => {
+    const probe = `for (const name of ['express', 'koa', 'ioredis']) {
+  try { require.resolve(name); console.log(name); } catch {}
+}`;
+    write(join(work, 'app', 'probe.cjs'), probe);
+    expect(await run(process.execPath, ['probe.cjs'], join(work, 'app'))).toBe('');
+  });
+});
+
+describe('a TypeScript consumer', () => {
+  const source = `import { createHub, sendError, toNodeListener } from 'portico';
+import { compose, type Middleware } from 'portico/core';
+import { createRouter } from 'portico/http';
+import { cors } from 'portico/cors';
+import { rateLimit } from 'portico/rate-limit';
+import { apiKeyAuth } from 'portico/auth';
+import { createAuthorizationServer } from 'portico/oauth';
+import { CloseCode } from 'portico/ws';
+import { createEventStream } from 'portico/sse';
+import { MemoryBroker } from 'portico/realtime';
+import { createWebhookSender } from 'portico/webhook';
+import { RedisBroker } from 'portico/redis';
+import { toExpress } from 'portico/express';
+import { toKoa } from 'portico/koa';
+
+const options: import('portico/webhook').WebhookSenderOptions = {};
+const stack: Middleware[] = [cors({ origins: ['https://app.example.com'] }), rateLimit({ limit: 1 })];
+// @ts-expect-error the typings are real, not any
+rateLimit({ limit: 'one' });
+export const used = [createHub, sendError, toNodeListener, compose, createRouter, apiKeyAuth,
+  createAuthorizationServer, CloseCode, createEventStream, MemoryBroker, createWebhookSender,
+  RedisBroker, toExpress, toKoa, options, stack];
+`;
+  const compile = async (name: string, type: 'module' | 'commonjs', options: object) => {
+    const dir = join(work, 'typed', name);
+    write(join(dir, 'package.json'), JSON.stringify({ type }));
+    write(join(dir, 'index.ts'), source);
+    const compilerOptions = { target: 'es2022', strict: true, noEmit: true, ...options };
+    write(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: ['index.ts'] }));
+    await run(bin('tsc'), ['-p', dir], dir, 120_000);
+  };
+
+  // Every variant runs at once; the declaration files are checked (skipLibCheck: false) once
+  // as ESM and once as CommonJS, where it costs most of each run's time.
+  it.concurrent('compiles as ESM under node16 resolution', async () => {
+    await compile('node16-esm', 'module', {
+      module: 'node16',
+      moduleResolution: 'node16',
+      skipLibCheck: false,
+    });
+  }, 120_000);
+
+  it.concurrent('compiles as CommonJS under node16 resolution', async () => {
+    // skipLibCheck: under module node16 a CommonJS file may not require an ES module, and
+    // portico's .d.cts import jose 6, which is ESM only (TS1479 inside portico's typings);
+    // node20 below checks them with require(esm), as Node >= 20.19 runs them.
+    await compile('node16-cjs', 'commonjs', {
+      module: 'node16',
+      moduleResolution: 'node16',
+      skipLibCheck: true,
+    });
+  }, 120_000);
+
+  it.concurrent('compiles as CommonJS under node20 (require of ES modules)', async () => {
+    await compile('node20-cjs', 'commonjs', {
+      module: 'node20',
+      moduleResolution: 'node16',
+      skipLibCheck: false,
+    });
+  }, 120_000);
+
+  it.concurrent('compiles under bundler resolution', async () => {
+    await compile('bundler', 'module', {
+      module: 'esnext',
+      moduleResolution: 'bundler',
+      skipLibCheck: true,
+    });
+  }, 120_000);
+});
