@@ -1,8 +1,9 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { Broker, HistoryResult, Position } from '../../src/realtime/broker.js';
+import type { HistoryResult, Position } from '../../src/realtime/broker.js';
 import { type FollowStart, followChannel } from '../../src/realtime/follow.js';
 import { createHub, type Hub } from '../../src/realtime/hub.js';
 import { MemoryBroker } from '../../src/realtime/memory-broker.js';
+import { wrapBroker } from '../helpers/broker.js';
 
 const hubs: Hub[] = [];
 
@@ -97,18 +98,14 @@ describe('followChannel', () => {
     const gate = new Promise<void>((resolve) => {
       release = resolve;
     });
-    const broker: Broker = {
-      publish: (channel, draft) => inner.publish(channel, draft),
-      subscribe: (channel, listener) => inner.subscribe(channel, listener),
+    const broker = wrapBroker(inner, {
       // The history is read at once, but answered only after more events went out.
       history: async (channel, since): Promise<HistoryResult> => {
         const result = inner.history(channel, since);
         await gate;
         return result;
       },
-      position: (channel) => inner.position(channel),
-      close: () => inner.close(),
-    };
+    });
     const hub = createHub({ broker });
     hubs.push(hub);
     await publishMany(hub, 'c', 1, 4);
@@ -124,14 +121,10 @@ describe('followChannel', () => {
   /** A broker that drops the live delivery of the offsets in `dropped` (history keeps them). */
   function lossyHub(dropped: Set<number>, historySize = 100) {
     const inner = new MemoryBroker({ historySize });
-    const broker: Broker = {
-      publish: (channel, draft) => inner.publish(channel, draft),
+    const broker = wrapBroker(inner, {
       subscribe: (channel, listener) =>
         inner.subscribe(channel, (m) => (dropped.has(m.offset) ? undefined : listener(m))),
-      history: (channel, since) => inner.history(channel, since),
-      position: (channel) => inner.position(channel),
-      close: () => inner.close(),
-    };
+    });
     const hub = createHub({ broker });
     hubs.push(hub);
     return { hub, inner };
@@ -182,8 +175,7 @@ describe('followChannel', () => {
   it('rejects `ready` and ends the subscription when the broker fails', async () => {
     const inner = new MemoryBroker();
     const released = vi.fn();
-    const broker: Broker = {
-      publish: (channel, draft) => inner.publish(channel, draft),
+    const broker = wrapBroker(inner, {
       subscribe: (channel, listener) => {
         const off = inner.subscribe(channel, listener);
         return () => {
@@ -193,8 +185,7 @@ describe('followChannel', () => {
       },
       history: () => Promise.reject(new Error('history unavailable')),
       position: () => Promise.reject(new Error('position unavailable')),
-      close: () => inner.close(),
-    };
+    });
     const hub = createHub({ broker });
     hubs.push(hub);
     const replaying = record(hub, 'c', { epoch: inner.epoch, offset: 0 });

@@ -3,6 +3,7 @@ import type { Broker, HubMessage } from '../../src/realtime/broker.js';
 import { createHub, type Hub } from '../../src/realtime/hub.js';
 import { MemoryBroker, type MemoryBrokerOptions } from '../../src/realtime/memory-broker.js';
 import { formatPosition, parsePosition } from '../../src/realtime/position.js';
+import { wrapBroker } from '../helpers/broker.js';
 
 const hubs: Hub[] = [];
 
@@ -282,7 +283,7 @@ describe('close', () => {
   it('releases an asynchronous subscription ended before it settled', async () => {
     const inner = new MemoryBroker();
     const released = vi.fn();
-    const broker: Broker = {
+    const broker = wrapBroker(inner, {
       publish: async (channel, draft) => inner.publish(channel, draft),
       subscribe: async (channel, listener) => {
         const off = inner.subscribe(channel, listener);
@@ -291,10 +292,7 @@ describe('close', () => {
           off();
         };
       },
-      history: async (channel, since) => inner.history(channel, since),
-      position: async (channel) => inner.position(channel),
-      close: () => inner.close(),
-    };
+    });
     const hub = createHub({ broker });
     hubs.push(hub);
     const early = vi.fn();

@@ -1,11 +1,11 @@
 import { createServer } from 'node:http';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { Broker } from '../../src/realtime/broker.js';
 import { createHub, type Hub } from '../../src/realtime/hub.js';
 import { MemoryBroker } from '../../src/realtime/memory-broker.js';
 import { type ChannelStreamOptions, streamChannel } from '../../src/sse/channel.js';
 import type { EventStream } from '../../src/sse/stream.js';
 import { countOpenEventStreams } from '../../src/sse/stream.js';
+import { wrapBroker } from '../helpers/broker.js';
 import { closeAll, listen, request } from '../helpers/http.js';
 import { connect, parseEvents } from '../helpers/sse.js';
 
@@ -126,8 +126,7 @@ describe('streamChannel', () => {
   it('unsubscribes when the client goes away', async () => {
     const inner = new MemoryBroker();
     const released = vi.fn();
-    const broker: Broker = {
-      publish: (channel, draft) => inner.publish(channel, draft),
+    const broker = wrapBroker(inner, {
       subscribe: (channel, listener) => {
         const off = inner.subscribe(channel, listener);
         return () => {
@@ -135,10 +134,7 @@ describe('streamChannel', () => {
           off();
         };
       },
-      history: (channel, since) => inner.history(channel, since),
-      position: (channel) => inner.position(channel),
-      close: () => inner.close(),
-    };
+    });
     const hub = createHub({ broker });
     hubs.push(hub);
     const { streams, server } = await serveChannel(hub);
@@ -153,8 +149,7 @@ describe('streamChannel', () => {
   it('leaves no subscription and no stream behind over 500 connect/disconnect cycles', async () => {
     const inner = new MemoryBroker();
     let live = 0;
-    const broker: Broker = {
-      publish: (channel, draft) => inner.publish(channel, draft),
+    const broker = wrapBroker(inner, {
       subscribe: (channel, listener) => {
         live++;
         const off = inner.subscribe(channel, listener);
@@ -163,10 +158,7 @@ describe('streamChannel', () => {
           off();
         };
       },
-      history: (channel, since) => inner.history(channel, since),
-      position: (channel) => inner.position(channel),
-      close: () => inner.close(),
-    };
+    });
     const hub = createHub({ broker });
     hubs.push(hub);
     await hub.publish('news', 'headline', {});
@@ -186,13 +178,9 @@ describe('streamChannel', () => {
 
   it('closes the stream and reports when the broker cannot replay', async () => {
     const inner = new MemoryBroker();
-    const broker: Broker = {
-      publish: (channel, draft) => inner.publish(channel, draft),
-      subscribe: (channel, listener) => inner.subscribe(channel, listener),
+    const broker = wrapBroker(inner, {
       history: () => Promise.reject(new Error('broker down')),
-      position: (channel) => inner.position(channel),
-      close: () => inner.close(),
-    };
+    });
     const hub = createHub({ broker });
     hubs.push(hub);
     const onError = vi.fn();

@@ -1,10 +1,10 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { forbidden } from '../../src/core/errors.js';
-import type { Broker } from '../../src/realtime/broker.js';
 import { createHub, type Hub } from '../../src/realtime/hub.js';
 import { MemoryBroker } from '../../src/realtime/memory-broker.js';
 import { createChannelProtocol } from '../../src/ws/channel.js';
 import type { ChannelAccess } from '../../src/ws/channel-options.js';
+import { wrapBroker } from '../helpers/broker.js';
 import { closeChannels, connect, silent, start } from '../helpers/ws-channel.js';
 
 afterEach(closeChannels);
@@ -99,13 +99,9 @@ describe('channel resume', () => {
 
   it('closes with 1011 when the broker cannot replay', async () => {
     const inner = new MemoryBroker();
-    const broker: Broker = {
-      publish: (channel, draft) => inner.publish(channel, draft),
-      subscribe: (channel, listener) => inner.subscribe(channel, listener),
+    const broker = wrapBroker(inner, {
       history: () => Promise.reject(new Error('broker down')),
-      position: (channel) => inner.position(channel),
-      close: () => inner.close(),
-    };
+    });
     const onError = vi.fn();
     const url = await start({ hub: createHub({ broker }), onError });
     const a = await connect(url, 'alice');
