@@ -3,13 +3,8 @@ import { FANOUT_METHOD, renderFanoutSection } from '../realtime/report.js';
 import type { FanoutResult } from '../realtime/types.js';
 import { renderSenderSection, SENDER_METHOD } from '../senders/report.js';
 import type { SenderResult } from '../senders/types.js';
-import {
-  type ComparisonResult,
-  type MachineInfo,
-  REQUESTS,
-  type RunSettings,
-  type Spread,
-} from './types.js';
+import { renderSection } from './section.js';
+import { type ComparisonResult, REQUESTS, type RunSettings, type Spread } from './types.js';
 
 const int = (n: number) => Math.round(n).toLocaleString('en-US');
 const ms = (n: number) => (Number.isInteger(n) ? String(n) : n.toFixed(1));
@@ -19,13 +14,6 @@ const cpu = (n: number | null | undefined) => (n === null || n === undefined ? '
 function ratio(spread: Spread, isBaseline: boolean): string {
   if (isBaseline) return '1.00 (baseline)';
   return `**${spread.median.toFixed(2)}** (${spread.min.toFixed(2)}–${spread.max.toFixed(2)})`;
-}
-
-function machineLine(m: MachineInfo): string {
-  return (
-    `${m.cpus} × ${m.cpuModel}, ${m.totalMemoryGiB} GiB, Node ${m.node}, ${m.platform}; ` +
-    `load average at start ${m.loadAverage.join(' / ')}`
-  );
 }
 
 function settingsLine(s: RunSettings): string {
@@ -64,8 +52,7 @@ const headerList = (headers: Readonly<Record<string, string>>) =>
     .map(([k, v]) => `${k}: ${v}`)
     .join(', ');
 
-function renderSection(result: ComparisonResult): string {
-  const notes = result.notes.map((n) => `- ${n}`).join('\n');
+function renderRequestSection(result: ComparisonResult): string {
   const servers = Object.entries(result.serverCommands)
     .map(([name, command]) => {
       const own = result.serverRequestHeaders?.[name];
@@ -76,29 +63,16 @@ function renderSection(result: ComparisonResult): string {
   const { method, path, headers, body } = result.request;
   const headerText = headerList(headers);
   const bodyText = body === undefined ? '' : ` and body \`${body}\``;
-  return `## \`${result.name}\`: ${result.title}
-
-${result.description}
-
-${renderTable(result)}
-
-![${result.name} chart](bench/results/${result.name}.svg)
-
-${notes}
-
-<details><summary>How this table was made</summary>
-
-- Date: ${result.date}
-- Command: \`${result.command}\`
-- Machine: ${machineLine(result.machine)}
-- Load: ${settingsLine(result.settings)}; request \`${method} ${path}\`${headerText ? ` with \`${headerText}\`` : ''}${bodyText}
-- Servers (each its own process, on 127.0.0.1, \`NODE_ENV=production\`):
-${servers}
-- Load generator (autocannon, one process per measurement): \`${result.loadCommand}\`
-- Raw data: [\`bench/results/${result.name}.json\`](bench/results/${result.name}.json)
-
-</details>
-`;
+  return renderSection({
+    ...result,
+    table: renderTable(result),
+    how: [
+      `Load: ${settingsLine(result.settings)}; request \`${method} ${path}\`` +
+        `${headerText ? ` with \`${headerText}\`` : ''}${bodyText}`,
+      `Servers (each its own process, on 127.0.0.1, \`NODE_ENV=production\`):\n${servers}`,
+      `Load generator (autocannon, one process per measurement): \`${result.loadCommand}\``,
+    ],
+  });
 }
 
 export function renderBenchmarks(
@@ -110,7 +84,7 @@ export function renderBenchmarks(
         ? renderFanoutSection(r)
         : r.kind === 'sender'
           ? renderSenderSection(r)
-          : renderSection(r),
+          : renderRequestSection(r),
     )
     .join('\n');
   return `# Benchmarks

@@ -1,4 +1,5 @@
 /** The table and BENCHMARKS.md section of a fan-out comparison. */
+import { commandList, renderSection } from '../lib/section.js';
 import type { Spread } from '../lib/types.js';
 import type { FanoutResult, FanoutSettings } from './types.js';
 
@@ -48,34 +49,16 @@ function settingsLine(s: FanoutSettings): string {
 }
 
 export function renderFanoutSection(result: FanoutResult): string {
-  const notes = result.notes.map((n) => `- ${n}`).join('\n');
-  const servers = Object.entries(result.serverCommands)
-    .map(([name, command]) => `  - ${name}: \`${command}\``)
-    .join('\n');
-  const m = result.machine;
-  return `## \`${result.name}\`: ${result.title}
-
-${result.description}
-
-${renderFanoutTable(result)}
-
-![${result.name} chart](bench/results/${result.name}.svg)
-
-${notes}
-
-<details><summary>How this table was made</summary>
-
-- Date: ${result.date}
-- Command: \`${result.command}\`
-- Machine: ${m.cpus} × ${m.cpuModel}, ${m.totalMemoryGiB} GiB, Node ${m.node}, ${m.platform}; load average at start ${m.loadAverage.join(' / ')}
-- Load: ${settingsLine(result.settings)}
-- Servers (each its own process, on 127.0.0.1, \`NODE_ENV=production\`, \`--expose-gc\` for the memory readings):
-${servers}
-- Client process (one per server, holding its N connections): \`${result.clientCommand}\`
-- Raw data: [\`bench/results/${result.name}.json\`](bench/results/${result.name}.json)
-
-</details>
-`;
+  return renderSection({
+    ...result,
+    table: renderFanoutTable(result),
+    how: [
+      `Load: ${settingsLine(result.settings)}`,
+      'Servers (each its own process, on 127.0.0.1, `NODE_ENV=production`, `--expose-gc` for ' +
+        `the memory readings):\n${commandList(result.serverCommands)}`,
+      `Client process (one per server, holding its N connections): \`${result.clientCommand}\``,
+    ],
+  });
 }
 
 /** How the fan-out numbers are made, for the head of BENCHMARKS.md. */

@@ -1,4 +1,5 @@
 /** The table and BENCHMARKS.md section of a sender comparison. */
+import { commandList, renderSection } from '../lib/section.js';
 import type { Spread } from '../lib/types.js';
 import type { SenderResult, SenderSettings } from './types.js';
 
@@ -40,34 +41,17 @@ function settingsLine(s: SenderSettings): string {
 }
 
 export function renderSenderSection(result: SenderResult): string {
-  const notes = result.notes.map((n) => `- ${n}`).join('\n');
-  const senders = Object.entries(result.senderCommands)
-    .map(([name, command]) => `  - ${name}: \`${command}\``)
-    .join('\n');
-  const m = result.machine;
-  return `## \`${result.name}\`: ${result.title}
-
-${result.description}
-
-${renderSenderTable(result)}
-
-![${result.name} chart](bench/results/${result.name}.svg)
-
-${notes}
-
-<details><summary>How this table was made</summary>
-
-- Date: ${result.date}
-- Command: \`${result.command}\`
-- Machine: ${m.cpus} × ${m.cpuModel}, ${m.totalMemoryGiB} GiB, Node ${m.node}, ${m.platform}; load average at start ${m.loadAverage.join(' / ')}
-- Load: ${settingsLine(result.settings)}
-- Receiver (its own process, on 127.0.0.1, \`NODE_ENV=production\`): \`${result.receiverCommand}\`
-- Senders (each its own process, \`NODE_ENV=production\`, kept for every round):
-${senders}
-- Raw data: [\`bench/results/${result.name}.json\`](bench/results/${result.name}.json)
-
-</details>
-`;
+  return renderSection({
+    ...result,
+    table: renderSenderTable(result),
+    how: [
+      `Load: ${settingsLine(result.settings)}`,
+      'Receiver (its own process, on 127.0.0.1, `NODE_ENV=production`): ' +
+        `\`${result.receiverCommand}\``,
+      'Senders (each its own process, `NODE_ENV=production`, kept for every round):\n' +
+        commandList(result.senderCommands),
+    ],
+  });
 }
 
 /** How the sender numbers are made, for the head of BENCHMARKS.md. */
