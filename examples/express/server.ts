@@ -2,7 +2,6 @@
 // WebSocket channel. Compare it line by line with examples/node-http and examples/koa.
 // node --import tsx examples/express/server.ts   (env: PORT; listens on 127.0.0.1)
 import { createServer } from 'node:http';
-import { pathToFileURL } from 'node:url';
 import express from 'express';
 import {
   apiKeyAuth,
@@ -21,7 +20,14 @@ import {
   unprocessable,
 } from 'portico';
 import { expressErrorHandler, expressNotFound, toExpress } from 'portico/express';
-import { AUDIENCE, DEMO_API_KEY, DEMO_JWT_SECRET, ISSUER, ORIGIN } from '../frameworks/shared.js';
+import {
+  AUDIENCE,
+  DEMO_API_KEY,
+  DEMO_JWT_SECRET,
+  ISSUER,
+  ORIGIN,
+  runIfMain,
+} from '../frameworks/shared.js';
 
 export async function createApp({ apiKey = DEMO_API_KEY, jwtSecret = DEMO_JWT_SECRET } = {}) {
   const keys = new MemoryApiKeyStore();
@@ -78,14 +84,4 @@ export async function createApp({ apiKey = DEMO_API_KEY, jwtSecret = DEMO_JWT_SE
   return { server, close };
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  const { server, close } = await createApp();
-  const port = Number(process.env.PORT || 3011);
-  server.listen(port, '127.0.0.1', () => {
-    console.log(
-      `Express example on http://127.0.0.1:${port}; the demo key is in examples/frameworks/shared.ts`,
-    );
-  });
-  process.once('SIGTERM', () => void close());
-  process.once('SIGINT', () => void close());
-}
+await runIfMain(import.meta.url, 'Express', 3011, () => createApp());
