@@ -70,7 +70,8 @@ const OWN_OPTIONS = [
   'lastEventIdQuery',
   'onError',
 ] as const;
-const STREAM_OPTIONS = EVENT_STREAM_OPTIONS;
+/** Every option name `streamChannel` takes, its own and the stream's. */
+const KNOWN_OPTIONS = [...OWN_OPTIONS, ...EVENT_STREAM_OPTIONS];
 
 const defaultToEvent = (m: HubMessage): ServerSentEvent => ({
   id: formatPosition(m),
@@ -142,7 +143,7 @@ export function streamChannel(
   res: ServerResponse,
   options: ChannelStreamOptions,
 ): EventStream {
-  assertKnownOptions('streamChannel', options, [...OWN_OPTIONS, ...STREAM_OPTIONS]);
+  assertKnownOptions('streamChannel', options, KNOWN_OPTIONS);
   const {
     hub,
     channel,
@@ -160,7 +161,7 @@ export function streamChannel(
   optionalFunction('toReset', toReset);
   optionalFunction('onError', onError);
   const streamOptions: EventStreamOptions = {};
-  for (const key of STREAM_OPTIONS) {
+  for (const key of EVENT_STREAM_OPTIONS) {
     if (options[key] !== undefined) Object.assign(streamOptions, { [key]: options[key] });
   }
 
