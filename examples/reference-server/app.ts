@@ -21,6 +21,7 @@ import {
 import { accountRoutes } from './account.js';
 import { createAuth } from './auth.js';
 import type { ServerConfig } from './config.js';
+import { consoleRoutes } from './console.js';
 import { createEvents } from './events.js';
 import { keyRoutes } from './keys.js';
 import { createMessages } from './messages.js';
@@ -89,10 +90,16 @@ export async function createApp(config: ServerConfig, baseUrl: string): Promise<
     },
   });
   const challenges = authenticators.flatMap((a) => (a.challenge ? [a.challenge] : []));
+  // A Basic challenge makes browsers prompt for a password, even for a page's fetch() or
+  // EventSource: offer it to navigations and non-browser clients only. Browsers mark every
+  // request with Sec-Fetch-Site, and a script's with a Sec-Fetch-Mode other than navigate.
+  const scriptChallenges = challenges.filter((c) => !c.startsWith('Basic '));
   const requireAuthenticated: Middleware = (req, _res, next) => {
     // OPTIONS asks what a path supports (204 with Allow): no credential needed
     if (req.method !== 'OPTIONS' && getPrincipal(req) === undefined) {
-      throw authenticationRequired(challenges);
+      const { 'sec-fetch-site': site, 'sec-fetch-mode': mode } = req.headers;
+      const fromScript = site !== undefined && mode !== 'navigate';
+      throw authenticationRequired(fromScript ? scriptChallenges : challenges);
     }
     return next();
   };
@@ -130,6 +137,7 @@ export async function createApp(config: ServerConfig, baseUrl: string): Promise<
       ...webhooks.routes,
       ...accountRoutes(users, auth),
       ...oauth.routes,
+      ...consoleRoutes(),
     }),
   );
   const channels = createChannelProtocol({

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type JWTPayload, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { request } from '../helpers/http.js';
 import { type RunningServer, startReferenceServer } from './spawn-server.js';
 
 const fixtures = new URL('../fixtures/tls/', import.meta.url);
@@ -84,6 +85,22 @@ describe('/api/me with each mechanism', () => {
     expect(challenges).toContain('Basic realm=');
     expect(challenges).toContain('charset="UTF-8"');
     expect(res.headers.get('content-type')).toBe('application/problem+json');
+  });
+
+  it('offers no Basic challenge to a page’s script, so the browser shows no password prompt', async () => {
+    const fromPage = { 'Sec-Fetch-Site': 'same-origin', 'Sec-Fetch-Mode': 'cors' };
+    const res = await call('/api/me', { headers: fromPage });
+    expect(res.status).toBe(401);
+    const challenges = res.headers.get('www-authenticate') ?? '';
+    expect(challenges).toContain('Bearer realm=');
+    expect(challenges).not.toContain('Basic');
+    // fetch() always sends its own Sec-Fetch-Mode: a navigation goes through node:http
+    const navigation = { 'sec-fetch-site': 'none', 'sec-fetch-mode': 'navigate' };
+    const typed = await request(server.url, '/api/me', {
+      headers: navigation,
+    });
+    expect(typed.status).toBe(401);
+    expect(String(typed.headers['www-authenticate'])).toContain('Basic realm=');
   });
 
   it('answers for the owner of an API key', async () => {

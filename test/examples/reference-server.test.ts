@@ -70,6 +70,20 @@ describe('reference server: start-up and common headers', () => {
     expect(problem.detail).toBeTypeOf('string');
   });
 
+  it('serves its console page at / with a policy that allows no inline script', async () => {
+    const page = await fetch(`${server.url}/`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    const csp = page.headers.get('content-security-policy') ?? '';
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).toContain("connect-src 'self'");
+    expect(csp).not.toContain('unsafe-inline');
+    expect(await page.text()).toContain('src="/console.js"');
+    for (const asset of ['/console.js', '/live.js', '/style.css']) {
+      expect((await fetch(`${server.url}${asset}`)).status).toBe(200);
+    }
+  });
+
   it('keeps a sane caller X-Request-ID and replaces others', async () => {
     const kept = await api('/api/messages', { headers: { 'X-Request-ID': 'trace-1.2:3_x' } });
     expect(kept.headers.get('x-request-id')).toBe('trace-1.2:3_x');

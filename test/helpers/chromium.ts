@@ -1,0 +1,38 @@
+// Debian's Chromium driven by playwright-core (npm packages cannot download browsers here).
+// `.ci/run` installs it; elsewhere the browser suites skip and say how to get it.
+import { existsSync, mkdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { type Browser, chromium } from 'playwright-core';
+
+const EXECUTABLE = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
+
+/** Whether a Chromium is installed to run the browser suites with. */
+export const hasChromium = existsSync(EXECUTABLE);
+
+if (!hasChromium) {
+  console.warn(
+    `browser tests skipped: no Chromium at ${EXECUTABLE}. Install it (Debian/Ubuntu: ` +
+      '`sudo apt-get install chromium`) or point CHROMIUM_PATH at one; .ci/run installs it.',
+  );
+}
+
+/** Where the browser suites save their screenshots (next to vitest's report). */
+export const SCREENSHOTS = fileURLToPath(new URL('../../test-results/browser/', import.meta.url));
+
+/** A headless Chromium, with the flags this machine needs (no sandbox as root, no network). */
+export function launchChromium(): Promise<Browser> {
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  return chromium.launch({
+    executablePath: EXECUTABLE,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+}
