@@ -17,6 +17,7 @@ export const entries = {
   node: 'src/adapters/node.ts',
   express: 'src/adapters/express.ts',
   koa: 'src/adapters/koa.ts',
+  fastify: 'src/adapters/fastify.ts',
 };
 
 export default defineConfig({

@@ -7,7 +7,7 @@ export default defineConfig({
   resolve: {
     alias: [
       { find: /^portico$/, replacement: `${src}index.ts` },
-      { find: /^portico\/(node|express|koa)$/, replacement: `${src}adapters/$1.ts` },
+      { find: /^portico\/(node|express|koa|fastify)$/, replacement: `${src}adapters/$1.ts` },
       { find: /^portico\/(.*)$/, replacement: `${src}$1/index.ts` },
     ],
   },

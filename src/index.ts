@@ -12,6 +12,16 @@ export {
   expressNotFound,
   toExpress,
 } from './adapters/express.js';
+export {
+  type FastifyErrorHandler,
+  type FastifyHandler,
+  type FastifyHook,
+  type FastifyReplyLike,
+  type FastifyRequestLike,
+  fastifyErrorHandler,
+  fastifyNotFound,
+  toFastify,
+} from './adapters/fastify.js';
 export { type KoaContextLike, type KoaMiddleware, toKoa } from './adapters/koa.js';
 export { type NodeListenerOptions, toNodeListener } from './adapters/node.js';
 export {

@@ -1,5 +1,5 @@
-// The demo credentials of examples/node-http, examples/express and examples/koa (the same small
-// API on three hosts), and how they start. Demo only: never use a published key or secret for real.
+// The demo credentials of examples/node-http, express, koa and fastify (the same small
+// API on four hosts), and how they start. Demo only: never use a published key or secret for real.
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';

@@ -1,9 +1,10 @@
-// examples/{node-http,express,koa}/server.ts, the same small API on three hosts, run in-process
-// over real sockets: one suite for the three, so they stay alike.
+// examples/{node-http,express,koa,fastify}/server.ts, the same small API on four hosts, run
+// in-process over real sockets: one suite for the four, so they stay alike.
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import * as expressExample from '../../examples/express/server.js';
+import * as fastifyExample from '../../examples/fastify/server.js';
 import {
   AUDIENCE,
   DEMO_API_KEY,
@@ -49,6 +50,7 @@ describe.each([
   ['node:http', nodeExample],
   ['Express', expressExample],
   ['Koa', koaExample],
+  ['Fastify', fastifyExample],
 ])('the %s example', (_name, example) => {
   let app: Awaited<ReturnType<typeof example.createApp>>;
   let listening: Listening;

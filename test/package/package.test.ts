@@ -39,6 +39,7 @@ const EXPECTED: Record<string, string[]> = {
   'portico/node': ['toNodeListener'],
   'portico/express': ['toExpress'],
   'portico/koa': ['toKoa'],
+  'portico/fastify': ['toFastify', 'fastifyErrorHandler', 'fastifyNotFound'],
 };
 const SPECIFIERS = Object.keys(EXPECTED);
 
@@ -179,7 +180,7 @@ describe('the packed tarball', () => {
   });
 });
 
-describe('a consumer without express, koa or ioredis', () => {
+describe('a consumer without express, koa, fastify or ioredis', () => {
   const dump = (load: string) => `
 const specifiers = ${JSON.stringify(SPECIFIERS)};
 const keys = {};
@@ -202,8 +203,8 @@ console.log(JSON.stringify(keys));`;
     expect(cjs).toEqual(esm);
   });
 
-  it('really lacks express, koa and ioredis', async () => {
-    const probe = `for (const name of ['express', 'koa', 'ioredis']) {
+  it('really lacks express, koa, fastify and ioredis', async () => {
+    const probe = `for (const name of ['express', 'koa', 'fastify', 'ioredis']) {
   try { require.resolve(name); console.log(name); } catch {}
 }`;
     write(join(work, 'app', 'probe.cjs'), probe);
@@ -226,6 +227,7 @@ import { createWebhookSender } from 'portico/webhook';
 import { RedisBroker } from 'portico/redis';
 import { toExpress } from 'portico/express';
 import { toKoa } from 'portico/koa';
+import { toFastify } from 'portico/fastify';
 
 const options: import('portico/webhook').WebhookSenderOptions = {};
 const stack: Middleware[] = [cors({ origins: ['https://app.example.com'] }), rateLimit({ limit: 1 })];
@@ -233,7 +235,7 @@ const stack: Middleware[] = [cors({ origins: ['https://app.example.com'] }), rat
 rateLimit({ limit: 'one' });
 export const used = [createHub, sendError, toNodeListener, compose, createRouter, apiKeyAuth,
   createAuthorizationServer, CloseCode, createEventStream, MemoryBroker, createWebhookSender,
-  RedisBroker, toExpress, toKoa, options, stack];
+  RedisBroker, toExpress, toKoa, toFastify, options, stack];
 `;
   const compile = async (name: string, type: 'module' | 'commonjs', options: object) => {
     const dir = join(work, 'typed', name);

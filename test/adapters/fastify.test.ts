@@ -1,0 +1,345 @@
+// portico on Fastify 5: the onRequest hook, the error handler and the not-found handler, over
+// real sockets, with Fastify's logger watched for "reply already sent" and other complaints.
+import { globalAgent } from 'node:http';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { fastifyErrorHandler, fastifyNotFound, toFastify } from '../../src/adapters/fastify.js';
+import { authenticate } from '../../src/auth/authenticate.js';
+import type { Authenticator } from '../../src/auth/authenticator.js';
+import type { Middleware } from '../../src/core/compose.js';
+import { getRequestId } from '../../src/core/context.js';
+import { conflict } from '../../src/core/errors.js';
+import { sendJson } from '../../src/core/send.js';
+import { cors } from '../../src/cors/cors.js';
+import { requestId } from '../../src/http/request-id.js';
+import { mount } from '../../src/http/router.js';
+import { securityHeaders } from '../../src/http/security-headers.js';
+import { rateLimit } from '../../src/rate-limit/rate-limit.js';
+import { closeAll, json, type Listening, listen, type Reply, request } from '../helpers/http.js';
+import { connect as connectStream } from '../helpers/sse.js';
+
+const ORIGIN = 'http://app.example.test';
+
+const userHeader: Authenticator = {
+  scheme: 'User',
+  challenge: 'User realm="test"',
+  authenticate(req) {
+    const sub = req.headers['x-user'];
+    return typeof sub === 'string' ? { sub, scopes: [], method: 'test' } : undefined;
+  },
+};
+
+/** Middleware that answers (or fails) by itself under `/mw/`, and passes everything else on. */
+const own: Middleware = async (req, res, next) => {
+  switch (req.url) {
+    case '/mw/answer':
+      return sendJson(res, 200, { answeredBy: 'portico' });
+    case '/mw/conflict':
+      throw conflict('Already there.');
+    case '/mw/boom':
+      await new Promise((r) => setTimeout(r, 5));
+      throw new Error('secret internals: hunter2');
+    case '/mw/half':
+      res.writeHead(200, { 'Content-Type': 'text/plain' });
+      res.write('partial');
+      throw new Error('failed halfway');
+    case '/mw/stream':
+      res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+      res.write('data: first\n\n');
+      setTimeout(() => res.write('data: second\n\n'), 30);
+      return; // holds the response open
+    default: {
+      const started = Date.now();
+      await next(); // settles at once under Fastify
+      res.setHeader('X-Next-Settled-Ms', String(Date.now() - started));
+    }
+  }
+};
+
+let app: FastifyInstance;
+let listening: Listening;
+const logs: { level: number; msg: string }[] = [];
+const failures: unknown[] = [];
+let routed = 0;
+
+beforeAll(async () => {
+  app = Fastify({
+    bodyLimit: 1024,
+    logger: { level: 'warn', stream: { write: (line: string) => logs.push(JSON.parse(line)) } },
+  });
+  const onError = (error: unknown) => failures.push(error);
+  app.addHook(
+    'onRequest',
+    toFastify(
+      [
+        requestId(),
+        securityHeaders(),
+        cors({ origins: [ORIGIN], credentials: true }),
+        mount('/api', rateLimit({ limit: 1000, windowMs: 60_000 })),
+        mount('/private', authenticate([userHeader])),
+        mount('/limited', rateLimit({ limit: 1, windowMs: 60_000 })),
+        own,
+      ],
+      { onError },
+    ),
+  );
+  app.get('/api/hello', async (request) => {
+    routed++;
+    return { hello: 'world', id: getRequestId(request.raw) ?? null };
+  });
+  app.get('/private/me', async () => ({ me: true }));
+  app.get('/limited', async () => ({ ok: true }));
+  app.post('/api/echo', async (request, reply) => reply.code(201).send(request.body));
+  app.post(
+    '/api/validated',
+    {
+      schema: {
+        body: {
+          type: 'object',
+          required: ['text'],
+          properties: { text: { type: 'string' } },
+        },
+      },
+    },
+    async (request) => request.body,
+  );
+  app.get('/api/conflict', async () => {
+    throw conflict('Already there.');
+  });
+  app.get('/api/native', async () => {
+    throw Object.assign(new Error('native conflict'), { statusCode: 409 });
+  });
+  app.get('/api/boom', async (_request, reply) => {
+    reply.header('X-Route', 'kept').type('text/html');
+    throw new Error('secret internals: hunter2');
+  });
+  app.setNotFoundHandler(fastifyNotFound());
+  app.setErrorHandler(fastifyErrorHandler({ onError }));
+  await app.ready();
+  listening = await listen(app.server);
+});
+
+afterAll(async () => {
+  await closeAll();
+  await app.close();
+});
+
+beforeEach(() => {
+  logs.length = 0;
+  failures.length = 0;
+});
+
+const call = (
+  method: string,
+  path: string,
+  headers: Record<string, string> = {},
+  body?: string | Buffer,
+) => request(listening, path, { method, headers, body, agent: globalAgent });
+
+function expectProblem(reply: Reply, status: number): Record<string, unknown> {
+  expect(reply.status, reply.body).toBe(status);
+  expect(reply.headers['content-type']).toBe('application/problem+json');
+  const problem = json(reply);
+  expect(problem.status).toBe(status);
+  return problem;
+}
+
+/** The headers the portico chain sets on every answer. */
+function expectPorticoHeaders(reply: Reply): void {
+  expect(reply.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+  expect(reply.headers['x-content-type-options']).toBe('nosniff');
+  expect(reply.headers['x-frame-options']).toBe('DENY');
+  expect(reply.headers['access-control-allow-origin']).toBe(ORIGIN);
+  expect(reply.headers['access-control-allow-credentials']).toBe('true');
+}
+
+/** Fastify's logger stayed quiet: no "reply already sent", no error it logged itself. */
+function expectQuietFastify(): void {
+  expect(logs).toEqual([]);
+}
+
+describe('toFastify', () => {
+  it("runs with Fastify's logger watched", () => {
+    app.log.warn('probe');
+    expect(logs).toMatchObject([{ level: 40, msg: 'probe' }]);
+  });
+
+  it("keeps the chain's headers on Fastify's own answer", async () => {
+    const before = routed;
+    const res = await call('GET', '/api/hello', { Origin: ORIGIN });
+    expect(res.status).toBe(200);
+    expect(routed).toBe(before + 1);
+    expect(res.headers['content-type']).toMatch(/^application\/json/);
+    expect(json(res)).toEqual({ hello: 'world', id: res.headers['x-request-id'] });
+    expectPorticoHeaders(res);
+    expect(res.headers['x-ratelimit-limit']).toBe('1000');
+    expect(Number(res.headers['x-ratelimit-remaining'])).toBeLessThan(1000);
+    // next() settled before Fastify answered, so a header set after it still went out
+    expect(Number(res.headers['x-next-settled-ms'])).toBeLessThan(50);
+    expectQuietFastify();
+  });
+
+  it('answers a CORS preflight itself, without Fastify answering again', async () => {
+    const before = routed;
+    const res = await call('OPTIONS', '/api/hello', {
+      Origin: ORIGIN,
+      'Access-Control-Request-Method': 'GET',
+      'Access-Control-Request-Headers': 'authorization',
+    });
+    expect(res.status).toBe(204);
+    expect(res.body).toBe('');
+    expect(res.headers['access-control-allow-origin']).toBe(ORIGIN);
+    expect(String(res.headers['access-control-allow-headers'])).toMatch(/authorization/i);
+    expect(routed).toBe(before);
+    expectQuietFastify();
+  });
+
+  it('lets a middleware answer, and keeps the connection usable afterwards', async () => {
+    const res = await call('GET', '/mw/answer', { Origin: ORIGIN });
+    expect(res.status).toBe(200);
+    expect(json(res)).toEqual({ answeredBy: 'portico' });
+    expectPorticoHeaders(res);
+    const again = await call('GET', '/api/hello'); // same keep-alive agent
+    expect(again.status).toBe(200);
+    expectQuietFastify();
+  });
+
+  it('answers 401 with its challenge, and routes once a credential is sent', async () => {
+    const refused = await call('GET', '/private/me', { Origin: ORIGIN });
+    expectProblem(refused, 401);
+    expect(refused.headers['www-authenticate']).toMatch(/^User/);
+    expectPorticoHeaders(refused);
+    const allowed = await call('GET', '/private/me', { 'X-User': 'alice' });
+    expect(allowed.status).toBe(200);
+    expect(json(allowed)).toEqual({ me: true });
+    expectQuietFastify();
+  });
+
+  it('answers 429 with Retry-After once the limit is reached', async () => {
+    expect((await call('GET', '/limited')).status).toBe(200);
+    const limited = await call('GET', '/limited', { Origin: ORIGIN });
+    expectProblem(limited, 429);
+    expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
+    expect(limited.headers['x-ratelimit-remaining']).toBe('0');
+    expectPorticoHeaders(limited);
+    expectQuietFastify();
+  });
+
+  it("sends the chain's errors to Fastify's error handler, hiding internals", async () => {
+    const conflictRes = await call('GET', '/mw/conflict', { Origin: ORIGIN });
+    expect(expectProblem(conflictRes, 409)).toMatchObject({
+      title: 'Conflict',
+      detail: 'Already there.',
+      instance: '/mw/conflict',
+    });
+    expectPorticoHeaders(conflictRes);
+    expect(failures).toEqual([]);
+
+    const boom = await call('GET', '/mw/boom', { Origin: ORIGIN });
+    const problem = expectProblem(boom, 500);
+    expect(problem.requestId).toBe(boom.headers['x-request-id']);
+    expect(boom.body).not.toMatch(/secret|hunter2/);
+    expectPorticoHeaders(boom);
+    expect(failures).toHaveLength(1);
+    expect(String(failures[0])).toMatch(/hunter2/);
+    expectQuietFastify();
+  });
+
+  it('ends the connection when the chain fails after its answer started', async () => {
+    await expect(call('GET', '/mw/half')).rejects.toThrow(); // cut short mid-body
+    expect(failures).toHaveLength(1);
+    expect(String(failures[0])).toMatch(/failed halfway/);
+    expectQuietFastify();
+  });
+
+  it('leaves a response the chain holds open (an event stream) to the chain', async () => {
+    const stream = await connectStream(listening, '/mw/stream', { Origin: ORIGIN });
+    try {
+      expect(stream.status).toBe(200);
+      expect(stream.headers['access-control-allow-origin']).toBe(ORIGIN);
+      // Fastify did not route it (its not-found answer would have cut the stream)
+      expect(await stream.until((text) => text.includes('data: second'))).toBe(
+        'data: first\n\ndata: second\n\n',
+      );
+    } finally {
+      stream.destroy();
+    }
+    expectQuietFastify();
+  });
+});
+
+describe('fastifyErrorHandler', () => {
+  it("renders route errors, portico's and Fastify-native, keeping earlier headers", async () => {
+    for (const path of ['/api/conflict', '/api/native']) {
+      const res = await call('GET', path, { Origin: ORIGIN });
+      expect(expectProblem(res, 409)).toMatchObject({ title: 'Conflict', instance: path });
+      expectPorticoHeaders(res);
+    }
+    expectQuietFastify();
+  });
+
+  it('hides an unexpected route error, keeps reply.header() but drops the representation', async () => {
+    const res = await call('GET', '/api/boom', { Origin: ORIGIN });
+    expectProblem(res, 500);
+    expect(res.body).not.toMatch(/secret|hunter2/);
+    expect(res.headers['x-route']).toBe('kept');
+    expectPorticoHeaders(res);
+    expect(failures).toHaveLength(1);
+    expectQuietFastify();
+  });
+
+  it("answers Fastify's body errors with their status: 400, 415, 413, and validation 400", async () => {
+    const jsonType = { 'Content-Type': 'application/json', Origin: ORIGIN };
+    const ok = await call('POST', '/api/echo', jsonType, '{"a":[1,2]}');
+    expect(ok.status).toBe(201);
+    expect(json(ok)).toEqual({ a: [1, 2] });
+
+    const invalid = await call('POST', '/api/echo', jsonType, '{"a":1,}');
+    expectProblem(invalid, 400);
+    expectPorticoHeaders(invalid);
+
+    const wrongType = await call(
+      'POST',
+      '/api/echo',
+      { 'Content-Type': 'application/x-unknown', Origin: ORIGIN },
+      'hi',
+    );
+    expect(expectProblem(wrongType, 415).detail).toMatch(/unsupported media type/i);
+    expectPorticoHeaders(wrongType);
+
+    const big = await call('POST', '/api/echo', jsonType, JSON.stringify({ a: 'x'.repeat(2048) }));
+    expectProblem(big, 413);
+    expectPorticoHeaders(big);
+
+    const unvalidated = await call('POST', '/api/validated', jsonType, '{"txt":"hi"}');
+    expect(expectProblem(unvalidated, 400).detail).toMatch(/text/);
+    expect(json(await call('POST', '/api/validated', jsonType, '{"text":"hi"}'))).toEqual({
+      text: 'hi',
+    });
+    expect(failures).toEqual([]);
+    expectQuietFastify();
+  });
+
+  it('answers application/json to clients that accept only that', async () => {
+    const res = await call('GET', '/api/conflict', { Accept: 'application/json' });
+    expect(res.status).toBe(409);
+    expect(res.headers['content-type']).toBe('application/json');
+    expect(json(res).status).toBe(409);
+  });
+});
+
+describe('fastifyNotFound', () => {
+  it('answers an unknown path or method with a 404 problem, keeping the headers', async () => {
+    for (const [method, path] of [
+      ['GET', '/nowhere?api_key=secret'],
+      ['DELETE', '/api/hello'],
+    ] as const) {
+      const res = await call(method, path, { Origin: ORIGIN });
+      const problem = expectProblem(res, 404);
+      expect(problem.instance).toBe(path.split('?')[0]);
+      expect(res.body).not.toContain('secret');
+      expectPorticoHeaders(res);
+    }
+    expectQuietFastify();
+  });
+});
