@@ -96,7 +96,7 @@ function queryValues(req: IncomingMessage, name: string): string[] {
  *   router,
  * ]);
  * ```
- * @see https://www.rfc-editor.org/rfc/rfc9110#section-11.6.1
+ * @see {@link https://www.rfc-editor.org/rfc/rfc9110#section-11.6.1 | RFC 9110 §11.6.1}
  */
 export function apiKeyAuth(options: ApiKeyAuthOptions): Authenticator {
   assertKnownOptions('apiKeyAuth()', options, KNOWN_OPTIONS);

@@ -170,7 +170,14 @@ export interface ImportApiKeyOptions {
   prefix?: string;
 }
 
-/** The longest key {@link importApiKey} takes (and `apiKeyAuth` looks up). */
+/**
+ * The longest key {@link importApiKey} takes (and `apiKeyAuth` looks up).
+ *
+ * @example
+ * ```ts
+ * if (legacyKey.length <= MAX_API_KEY_LENGTH) await importApiKey(store, legacyKey, { owner: 'u-42' });
+ * ```
+ */
 export const MAX_API_KEY_LENGTH = 512;
 
 function checkOwner(owner: string, fn: string): void {

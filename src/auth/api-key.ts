@@ -2,7 +2,14 @@ import { createHash, randomBytes } from 'node:crypto';
 import * as zlib from 'node:zlib';
 import { assertKnownOptions, invalidOption } from '../internal/options.js';
 
-/** The prefix of the API keys portico generates when none is given. */
+/**
+ * The prefix of the API keys portico generates when none is given.
+ *
+ * @example
+ * ```ts
+ * generateApiKey().startsWith(`${DEFAULT_API_KEY_PREFIX}_`); // true
+ * ```
+ */
 export const DEFAULT_API_KEY_PREFIX = 'ptk';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
@@ -115,7 +122,7 @@ function checksum(body: string): string {
  * const key = generateApiKey(); // 'ptk_…' (42 characters)
  * const staging = generateApiKey({ prefix: 'ptks' });
  * ```
- * @see https://github.blog/engineering/platform-security/behind-githubs-new-authentication-token-formats/
+ * @see {@link https://github.blog/engineering/platform-security/behind-githubs-new-authentication-token-formats/ | GitHub's authentication token formats}
  */
 export function generateApiKey(options?: ApiKeyFormatOptions): string {
   const prefix = prefixOf('generateApiKey()', options);

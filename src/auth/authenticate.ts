@@ -31,7 +31,7 @@ export interface AuthenticateOptions {
  * const auth = authenticate([jwtBearer({ issuer, audience, jwksUrl }), apiKeyAuth({ store })]);
  * const app = compose([requestId(), auth, createRouter({ '/api/me': { GET: me } })]);
  * ```
- * @see https://www.rfc-editor.org/rfc/rfc9110#section-11.6.1
+ * @see {@link https://www.rfc-editor.org/rfc/rfc9110#section-11.6.1 | RFC 9110 §11.6.1}
  */
 export function authenticate(
   authenticators: readonly Authenticator[],
@@ -147,7 +147,7 @@ export interface RequireScopesOptions {
  * ```ts
  * createRouter({ '/api/messages': { GET: compose([requireScopes(['read:messages']), list]) } });
  * ```
- * @see https://www.rfc-editor.org/rfc/rfc6750#section-3.1
+ * @see {@link https://www.rfc-editor.org/rfc/rfc6750#section-3.1 | RFC 6750 §3.1}
  */
 export function requireScopes(
   scopes: readonly string[],
@@ -184,6 +184,7 @@ export function requireScopes(
  * ```ts
  * createRouter({ '/api/keys': { POST: compose([requireRole(['admin']), createKey]) } });
  * ```
+ * @see {@link https://www.rfc-editor.org/rfc/rfc9110#section-15.5.4 | RFC 9110 §15.5.4}
  */
 export function requireRole(roles: readonly string[]): Middleware {
   if (

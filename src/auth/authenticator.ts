@@ -33,7 +33,15 @@ export interface Authenticator {
   authenticate(req: IncomingMessage): Principal | undefined | Promise<Principal | undefined>;
 }
 
-/** Quotes a challenge parameter value (RFC 9110 §5.6.4), refusing CR/LF and controls. */
+/**
+ * Quotes a challenge parameter value (RFC 9110 §5.6.4), refusing CR/LF and controls.
+ *
+ * @example
+ * ```ts
+ * quoteParam('api "v2"'); // '"api \\"v2\\""'
+ * ```
+ * @see {@link https://www.rfc-editor.org/rfc/rfc9110#section-5.6.4 | RFC 9110 §5.6.4}
+ */
 export function quoteParam(value: string): string {
   // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing them is the point
   if (/[\u0000-\u001f\u007f]/.test(value)) {
@@ -49,6 +57,7 @@ export function quoteParam(value: string): string {
  * ```ts
  * challenge('Basic', { realm: 'api', charset: 'UTF-8' }); // Basic realm="api", charset="UTF-8"
  * ```
+ * @see {@link https://www.rfc-editor.org/rfc/rfc9110#section-11.3 | RFC 9110 §11.3}
  */
 export function challenge(
   scheme: string,

@@ -4,7 +4,11 @@ import { type Authenticator, challenge as buildChallenge } from './authenticator
 import { invalidAuthRequest, invalidCredentials } from './errors.js';
 import type { Principal } from './principal.js';
 
-/** Options of {@link basicAuth}. */
+/**
+ * Options of {@link basicAuth}.
+ *
+ * @see {@link https://www.rfc-editor.org/rfc/rfc7617#section-2 | RFC 7617 §2}
+ */
 export interface BasicAuthOptions {
   /**
    * Checks a user-id and password (both NFC-normalised, without control characters; the
@@ -43,7 +47,7 @@ const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
  * ```ts
  * parseBasicCredentials('Basic dXNlcjpwYTpzcw=='); // { username: 'user', password: 'pa:ss' }
  * ```
- * @see https://www.rfc-editor.org/rfc/rfc7617#section-2
+ * @see {@link https://www.rfc-editor.org/rfc/rfc7617#section-2 | RFC 7617 §2}
  */
 export function parseBasicCredentials(
   value: string,
@@ -89,8 +93,8 @@ export function parseBasicCredentials(
  * });
  * app.use(authenticate([basic]));
  * ```
- * @see https://www.rfc-editor.org/rfc/rfc7617
- * @see https://www.rfc-editor.org/rfc/rfc7617#section-2.1 (the `charset` parameter)
+ * @see {@link https://www.rfc-editor.org/rfc/rfc7617 | RFC 7617}
+ * @see {@link https://www.rfc-editor.org/rfc/rfc7617#section-2.1 | RFC 7617 §2.1} (the `charset` parameter)
  */
 export function basicAuth(options: BasicAuthOptions): Authenticator {
   assertKnownOptions('basicAuth()', options, ['verify', 'realm']);

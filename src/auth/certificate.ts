@@ -34,7 +34,7 @@ export function getClientCertificate(
  * ```ts
  * certificateThumbprint(cert); // 'bwcK0esc3ACC3DB2Y5_lESsXE8o9ltc05O89jdN-dg2'
  * ```
- * @see https://www.rfc-editor.org/rfc/rfc8705#section-3.1
+ * @see {@link https://www.rfc-editor.org/rfc/rfc8705#section-3.1 | RFC 8705 §3.1}
  */
 export function certificateThumbprint(certificate: { raw: Buffer }): string {
   return createHash('sha256').update(certificate.raw).digest('base64url');

@@ -12,7 +12,11 @@ import {
 import { invalidOption } from '../internal/options.js';
 import { keysUnavailable } from './jwt-error.js';
 
-/** How a remote JWKS is fetched and kept (times in milliseconds, as `jose` takes them). */
+/**
+ * How a remote JWKS is fetched and kept (times in milliseconds, as `jose` takes them).
+ *
+ * @see {@link https://www.rfc-editor.org/rfc/rfc7517#section-5 | RFC 7517 §5}
+ */
 export interface RemoteJwksOptions {
   /**
    * After a fetch (successful or not), how long before a token with an unknown `kid` may

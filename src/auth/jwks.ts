@@ -15,15 +15,30 @@ export {
   type RemoteJwksOptions,
 } from './jwks-remote.js';
 
-/** Where verification keys come from: exactly one of the four sources. */
+/**
+ * Where verification keys come from: exactly one of the four sources.
+ * @see {@link https://www.rfc-editor.org/rfc/rfc7517#section-5 | RFC 7517 §5} (JWK Set)
+ */
 export interface KeySourceOptions {
-  /** A shared secret of at least 32 bytes (48 for HS384, 64 for HS512): HMAC algorithms only. */
+  /**
+   * A shared secret of at least 32 bytes (48 for HS384, 64 for HS512): HMAC algorithms only.
+   * @defaultValue none (give exactly one of `secret`, `publicKey`, `jwks`, `jwksUrl`)
+   */
   secret?: string | Uint8Array;
-  /** A public key: SPKI PEM (or an X.509 certificate PEM), a `KeyObject` or a public JWK. */
+  /**
+   * A public key: SPKI PEM (or an X.509 certificate PEM), a `KeyObject` or a public JWK.
+   * @defaultValue none (give exactly one of `secret`, `publicKey`, `jwks`, `jwksUrl`)
+   */
   publicKey?: string | KeyObject | JWK;
-  /** A local JSON Web Key Set, `{ keys: [...] }`, of public keys. */
+  /**
+   * A local JSON Web Key Set, `{ keys: [...] }`, of public keys (RFC 7517 §5).
+   * @defaultValue none (give exactly one of `secret`, `publicKey`, `jwks`, `jwksUrl`)
+   */
   jwks?: JSONWebKeySet;
-  /** The URL of a remote JWKS (`https:`; `http:` only for tests and local providers). */
+  /**
+   * The URL of a remote JWKS (`https:`; `http:` only for tests and local providers).
+   * @defaultValue none (give exactly one of `secret`, `publicKey`, `jwks`, `jwksUrl`)
+   */
   jwksUrl?: string | URL;
   /** How {@link KeySourceOptions.jwksUrl} is fetched and kept. @defaultValue see its members */
   jwksOptions?: RemoteJwksOptions;

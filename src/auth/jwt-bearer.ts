@@ -15,7 +15,11 @@ import { isJwtError } from './jwt-error.js';
 import type { Principal } from './principal.js';
 import { scopesFromClaim } from './scopes.js';
 
-/** Options of {@link jwtBearer}: those of {@link JwtVerifierOptions}, and these. */
+/**
+ * Options of {@link jwtBearer}: those of {@link JwtVerifierOptions}, and these.
+ *
+ * @see {@link https://www.rfc-editor.org/rfc/rfc6750 | RFC 6750}
+ */
 export interface JwtBearerOptions extends JwtVerifierOptions {
   /** The realm quoted in the `WWW-Authenticate` challenges. @defaultValue `'api'` */
   realm?: string;
@@ -36,7 +40,21 @@ const B64TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
 
 const text = (value: unknown) => (typeof value === 'string' && value !== '' ? value : undefined);
 
-/** The default claims-to-principal mapping (see {@link JwtBearerOptions.toPrincipal}). */
+/**
+ * The default claims-to-principal mapping (see {@link JwtBearerOptions.toPrincipal}).
+ *
+ * @example
+ * ```ts
+ * const bearer = jwtBearer({
+ *   issuer: 'https://auth.example.com',
+ *   audience: 'https://api.example.com',
+ *   jwksUrl: 'https://auth.example.com/.well-known/jwks.json',
+ *   // keep the default mapping, add a tenant check
+ *   toPrincipal: (payload) => (payload.tenant === 'acme' ? principalFromClaims(payload) : undefined),
+ * });
+ * ```
+ * @see {@link https://www.rfc-editor.org/rfc/rfc9068#section-2.2 | RFC 9068 §2.2}
+ */
 export function principalFromClaims(payload: JWTPayload): Principal | undefined {
   const sub = text(payload.sub);
   if (sub === undefined) return undefined;
@@ -128,8 +146,8 @@ function thumbprintOf(req: IncomingMessage): string | undefined {
  *     audience: 'https://api.example.com', typ: 'at+jwt' }),
  * ]);
  * ```
- * @see https://www.rfc-editor.org/rfc/rfc6750
- * @see https://www.rfc-editor.org/rfc/rfc8725
+ * @see {@link https://www.rfc-editor.org/rfc/rfc6750 | RFC 6750}
+ * @see {@link https://www.rfc-editor.org/rfc/rfc8725 | RFC 8725}
  */
 export function jwtBearer(options: JwtBearerOptions): Authenticator {
   assertKnownOptions('jwtBearer', options, [...JWT_VERIFIER_OPTIONS, 'realm', 'toPrincipal']);

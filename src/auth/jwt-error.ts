@@ -9,7 +9,14 @@ import { expiredCredentials, invalidCredentials } from './errors.js';
  */
 export type JwtErrorKind = 'expired' | 'invalid' | 'unavailable';
 
-/** The stable codes of {@link JwtError}, one per {@link JwtErrorKind}. */
+/**
+ * The stable codes of {@link JwtError}, one per {@link JwtErrorKind}.
+ *
+ * @example
+ * ```ts
+ * if (err instanceof PorticoError && err.code === JWT_ERROR_CODES.expired) await refresh();
+ * ```
+ */
 export const JWT_ERROR_CODES = {
   expired: 'ERR_JWT_EXPIRED',
   invalid: 'ERR_JWT_INVALID',
@@ -29,6 +36,7 @@ export const JWT_ERROR_CODES = {
  *   if (err instanceof JwtError && err.kind === 'expired') refresh();
  * }
  * ```
+ * @see {@link https://www.rfc-editor.org/rfc/rfc7519#section-7.2 | RFC 7519 §7.2}
  */
 export class JwtError extends PorticoError {
   /** Why the token was refused. */
@@ -54,7 +62,19 @@ export class JwtError extends PorticoError {
   }
 }
 
-/** Whether `error` is a {@link JwtError} of this kind. */
+/**
+ * Whether `error` is a {@link JwtError} of this kind.
+ *
+ * @example
+ * ```ts
+ * try {
+ *   await verifier.verify(token);
+ * } catch (err) {
+ *   if (isJwtError(err, 'expired')) return refresh();
+ *   throw err;
+ * }
+ * ```
+ */
 export function isJwtError(error: unknown, kind?: JwtErrorKind): error is JwtError {
   return error instanceof JwtError && (kind === undefined || error.kind === kind);
 }

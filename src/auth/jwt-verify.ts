@@ -102,7 +102,7 @@ export async function verifyCompactJwt(
  * accepted only with the same certificate thumbprint; a `cnf` of any other kind (a DPoP
  * `jkt`, a raw key) cannot be checked here and is refused.
  *
- * @see https://www.rfc-editor.org/rfc/rfc8705#section-3
+ * @see {@link https://www.rfc-editor.org/rfc/rfc8705#section-3 | RFC 8705 §3}
  */
 export function checkCertificateBinding(
   payload: JWTPayload,

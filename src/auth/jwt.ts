@@ -18,6 +18,9 @@ export type { VerifiedJwt } from './jwt-verify.js';
  * Options of {@link createJwtVerifier}: exactly one key source (`secret`, `publicKey`,
  * `jwks` or `jwksUrl`, see {@link KeySourceOptions}), the expected issuer and audience, and
  * the rules of RFC 8725.
+ *
+ * @see {@link https://www.rfc-editor.org/rfc/rfc7519#section-7.2 | RFC 7519 §7.2}
+ * @see {@link https://www.rfc-editor.org/rfc/rfc8725 | RFC 8725}
  */
 export interface JwtVerifierOptions extends KeySourceOptions {
   /**
@@ -225,8 +228,8 @@ export function buildJwtVerifier(
  * });
  * const { payload } = await verifier.verify(token);
  * ```
- * @see https://www.rfc-editor.org/rfc/rfc8725
- * @see https://www.rfc-editor.org/rfc/rfc9068
+ * @see {@link https://www.rfc-editor.org/rfc/rfc8725 | RFC 8725}
+ * @see {@link https://www.rfc-editor.org/rfc/rfc9068 | RFC 9068}
  */
 export function createJwtVerifier(options: JwtVerifierOptions): JwtVerifier {
   assertKnownOptions('createJwtVerifier', options, JWT_VERIFIER_OPTIONS);

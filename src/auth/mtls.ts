@@ -17,7 +17,7 @@ import type { Principal } from './principal.js';
  *   map: (cert) => ({ sub: 'billing', scopes: ['write:invoices'], method: 'mtls' }),
  * };
  * ```
- * @see https://www.rfc-editor.org/rfc/rfc5280#section-4.2.1.6 (subject alternative names)
+ * @see {@link https://www.rfc-editor.org/rfc/rfc5280#section-4.2.1.6 | RFC 5280 §4.2.1.6} (subject alternative names)
  */
 export interface MtlsOptions {
   /**
@@ -161,8 +161,8 @@ function leafOf(certificate: DetailedPeerCertificate): PeerCertificate {
  *   toNodeListener([authenticate([mtlsAuth({ subjectAltNames: ['URI:spiffe://example.org/billing'] })]), routes]),
  * );
  * ```
- * @see https://www.rfc-editor.org/rfc/rfc8446#section-4.4.2 (TLS 1.3 client certificates)
- * @see https://www.rfc-editor.org/rfc/rfc8705 (OAuth 2.0 mutual-TLS client authentication)
+ * @see {@link https://www.rfc-editor.org/rfc/rfc8446#section-4.4.2 | RFC 8446 §4.4.2} (TLS 1.3 client certificates)
+ * @see {@link https://www.rfc-editor.org/rfc/rfc8705 | RFC 8705} (OAuth 2.0 mutual-TLS client authentication)
  */
 export function mtlsAuth(options: MtlsOptions = {}): Authenticator {
   assertKnownOptions('mtlsAuth', options, ['fingerprints', 'subjectAltNames', 'map']);

@@ -43,15 +43,30 @@ export interface IdTokenVerifierOptions {
   maxTokenLength?: number;
 }
 
-/** What a verification checks beyond the token itself. */
+/**
+ * What a verification checks beyond the token itself.
+ *
+ * @see {@link https://openid.net/specs/openid-connect-core-1_0.html#IDTokenValidation | OpenID Connect Core §3.1.3.7}
+ */
 export interface IdTokenVerifyOptions {
-  /** The `nonce` sent in the authentication request; the token must carry the same. */
+  /**
+   * The `nonce` sent in the authentication request; the token must carry the same.
+   * @defaultValue none (the `nonce` claim is not checked)
+   */
   nonce?: string;
-  /** The `max_age` sent (seconds): `auth_time` is then required and must be recent enough. */
+  /**
+   * The `max_age` sent (seconds): `auth_time` is then required and must be recent enough.
+   * @defaultValue none (`auth_time` is not checked)
+   */
   maxAge?: number;
 }
 
-/** The claims of a verified ID token (OpenID Connect Core §2, §5.1), typed. */
+/**
+ * The claims of a verified ID token (OpenID Connect Core §2, §5.1), typed.
+ *
+ * @see {@link https://openid.net/specs/openid-connect-core-1_0.html#IDToken | OpenID Connect Core §2}
+ * @see {@link https://openid.net/specs/openid-connect-core-1_0.html#StandardClaims | OpenID Connect Core §5.1}
+ */
 export interface IdTokenClaims extends JWTPayload {
   iss: string;
   sub: string;
@@ -123,7 +138,7 @@ function typed(payload: JWTPayload): IdTokenClaims {
  * const claims = await idTokens.verify(tokens.id_token, { nonce: session.nonce });
  * console.log(claims.email, claims.email_verified);
  * ```
- * @see https://openid.net/specs/openid-connect-core-1_0.html#IDTokenValidation
+ * @see {@link https://openid.net/specs/openid-connect-core-1_0.html#IDTokenValidation | OpenID Connect Core §3.1.3.7}
  */
 export function createIdTokenVerifier(options: IdTokenVerifierOptions): IdTokenVerifier {
   const owner = 'createIdTokenVerifier';

@@ -6,6 +6,8 @@ import { assertKnownOptions, invalidOption } from '../internal/options.js';
  * and 32 MiB per hash on a current server core; raise `cost` as hardware allows (OWASP
  * suggests 17). Accepted: `cost` 10–20, `blockSize` 1–32, `parallelization` 1–16, with
  * N · r · p at most 2^21 (8 times the defaults: 256 MiB, about a second).
+ *
+ * @see {@link https://www.rfc-editor.org/rfc/rfc7914#section-2 | RFC 7914 §2}
  */
 export interface PasswordHashOptions {
   /**
@@ -129,9 +131,9 @@ function malformed(): TypeError {
  * const passwordHash = await hashPassword('correct horse battery staple');
  * // '$scrypt$ln=15,r=8,p=1$…$…'
  * ```
- * @see https://www.rfc-editor.org/rfc/rfc7914
- * @see https://www.rfc-editor.org/rfc/rfc8265#section-4.2 (OpaqueString; obsoletes RFC 7613)
- * @see https://www.rfc-editor.org/rfc/rfc7613#section-4.2
+ * @see {@link https://www.rfc-editor.org/rfc/rfc7914 | RFC 7914}
+ * @see {@link https://www.rfc-editor.org/rfc/rfc8265#section-4.2 | RFC 8265 §4.2} (OpaqueString; obsoletes RFC 7613)
+ * @see {@link https://www.rfc-editor.org/rfc/rfc7613#section-4.2 | RFC 7613 §4.2}
  */
 export async function hashPassword(
   password: string,
@@ -178,7 +180,7 @@ function dummyHash(params: Params): string {
  * const ok = await verifyPassword(password, user?.passwordHash);
  * if (!ok || user === undefined) throw invalidCredentials(challenge);
  * ```
- * @see https://www.rfc-editor.org/rfc/rfc7914
+ * @see {@link https://www.rfc-editor.org/rfc/rfc7914 | RFC 7914}
  */
 export async function verifyPassword(
   password: string,
@@ -208,7 +210,7 @@ export async function verifyPassword(
  *   }
  * }
  * ```
- * @see https://www.rfc-editor.org/rfc/rfc7914#section-2
+ * @see {@link https://www.rfc-editor.org/rfc/rfc7914#section-2 | RFC 7914 §2}
  */
 export function needsRehash(encoded: string, options?: PasswordHashOptions): boolean {
   const wanted = paramsOf('needsRehash()', options);

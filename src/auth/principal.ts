@@ -32,7 +32,14 @@ export interface Principal {
   clientId?: string;
 }
 
-/** The slot holding the authenticated principal. */
+/**
+ * The slot holding the authenticated principal.
+ *
+ * @example
+ * ```ts
+ * getContextValue(req, principalKey); // the same as getPrincipal(req)
+ * ```
+ */
 export const principalKey = createContextKey<Principal>('principal');
 
 /**
@@ -48,7 +55,14 @@ export function getPrincipal(req: IncomingMessage): Principal | undefined {
   return getContextValue(req, principalKey);
 }
 
-/** Records the principal of this request (authenticators and tests). */
+/**
+ * Records the principal of this request (authenticators and tests).
+ *
+ * @example
+ * ```ts
+ * setPrincipal(req, { sub: 'u-42', scopes: ['read:messages'], method: 'session' });
+ * ```
+ */
 export function setPrincipal(req: IncomingMessage, principal: Principal): void {
   setContextValue(req, principalKey, principal);
 }
@@ -61,6 +75,7 @@ export function setPrincipal(req: IncomingMessage, principal: Principal): void {
  * ```ts
  * const { sub } = requirePrincipal(req);
  * ```
+ * @see {@link https://www.rfc-editor.org/rfc/rfc9110#section-15.5.2 | RFC 9110 §15.5.2}
  */
 export function requirePrincipal(req: IncomingMessage): Principal {
   const principal = getPrincipal(req);

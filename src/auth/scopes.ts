@@ -1,7 +1,15 @@
 import { badRequest } from '../core/errors.js';
 import { invalidOption } from '../internal/options.js';
 
-/** The scopes OpenID Connect defines, accepted beside `<action>:<object>` ones. */
+/**
+ * The scopes OpenID Connect defines, accepted beside `<action>:<object>` ones.
+ *
+ * @example
+ * ```ts
+ * OPENID_SCOPES.includes('offline_access'); // true
+ * ```
+ * @see {@link https://openid.net/specs/openid-connect-core-1_0.html#ScopeClaims | OpenID Connect Core §5.4}
+ */
 export const OPENID_SCOPES: readonly string[] = Object.freeze([
   'openid',
   'profile',
@@ -22,6 +30,7 @@ const ACTION_OBJECT = /^[a-z][a-z0-9_-]{0,63}:[a-z][a-z0-9_.*-]{0,127}$/;
  * isValidScope('read:messages'); // true
  * isValidScope('read messages'); // false
  * ```
+ * @see {@link https://www.rfc-editor.org/rfc/rfc6749#section-3.3 | RFC 6749 §3.3}
  */
 export function isValidScope(scope: string): boolean {
   return ACTION_OBJECT.test(scope) || OPENID_SCOPES.includes(scope);
@@ -36,7 +45,7 @@ export function isValidScope(scope: string): boolean {
  * ```ts
  * parseScopes('read:messages write:messages'); // ['read:messages', 'write:messages']
  * ```
- * @see https://www.rfc-editor.org/rfc/rfc6749#section-3.3
+ * @see {@link https://www.rfc-editor.org/rfc/rfc6749#section-3.3 | RFC 6749 §3.3}
  */
 export function parseScopes(value: unknown, field = 'scope'): string[] {
   const list =
@@ -78,6 +87,14 @@ export function parseScopes(value: unknown, field = 'scope'): string[] {
 /**
  * Reads the scopes of a token claim leniently: a space-separated string (or an array, as
  * some issuers send) of RFC 6749 scope tokens; anything else counts as no scope. Never throws.
+ *
+ * @example
+ * ```ts
+ * scopesFromClaim('read:messages write:messages'); // ['read:messages', 'write:messages']
+ * scopesFromClaim(['read:messages']); // ['read:messages']
+ * scopesFromClaim(42); // []
+ * ```
+ * @see {@link https://www.rfc-editor.org/rfc/rfc9068#section-2.2.3 | RFC 9068 §2.2.3}
  */
 export function scopesFromClaim(value: unknown): string[] {
   const list = typeof value === 'string' ? value.split(' ') : Array.isArray(value) ? value : [];
@@ -90,7 +107,15 @@ export function scopesFromClaim(value: unknown): string[] {
   return scopes;
 }
 
-/** Validates scopes given in code (a programming error → TypeError). */
+/**
+ * Validates scopes given in code (a programming error → TypeError).
+ *
+ * @example
+ * ```ts
+ * assertScopes('myRoute()', ['read:messages']); // ok
+ * assertScopes('myRoute()', ['read messages']); // throws a TypeError
+ * ```
+ */
 export function assertScopes(owner: string, scopes: readonly string[]): void {
   for (const scope of scopes) {
     if (typeof scope !== 'string' || !isValidScope(scope)) {

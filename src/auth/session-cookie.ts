@@ -9,7 +9,7 @@ import { assertKnownOptions, invalidOption } from '../internal/options.js';
  * // local development over plain HTTP
  * createSessions({ allowedOrigins: ['http://localhost:5173'], cookie: { secure: false } });
  * ```
- * @see https://datatracker.ietf.org/doc/html/draft-ietf-httpbis-rfc6265bis#section-4.1.2
+ * @see {@link https://datatracker.ietf.org/doc/html/draft-ietf-httpbis-rfc6265bis#section-4.1.2 | RFC 6265bis (draft) §4.1.2}
  */
 export interface SessionCookieOptions {
   /**

@@ -24,6 +24,7 @@ import { MemorySessionStore, type SessionRecord, type SessionStore } from './ses
  *   absoluteTimeout: 8 * 60 * 60,
  * };
  * ```
+ * @see {@link https://cheatsheetseries.owasp.org/cheatsheets/Session_Management_Cheat_Sheet.html | OWASP Session Management Cheat Sheet}
  */
 export interface SessionOptions {
   /**
@@ -56,7 +57,10 @@ export interface SessionOptions {
    * @defaultValue `43200` (12 hours)
    */
   absoluteTimeout?: number;
-  /** Attributes of the cookie. */
+  /**
+   * Attributes of the cookie.
+   * @defaultValue `{ secure: true, sameSite: 'strict', path: '/' }`, no `Domain`
+   */
   cookie?: SessionCookieOptions;
   /**
    * The clock, in epoch milliseconds; inject one to test expiry without waiting.
@@ -102,7 +106,7 @@ export type SessionUpdate = Partial<Pick<SessionRecord, 'name' | 'role' | 'scope
  * await sessions.signOut(req, res); // POST /logout
  * const record = await sessions.read(req); // { sub, createdAt, lastSeenAt, … } | undefined
  * ```
- * @see https://cheatsheetseries.owasp.org/cheatsheets/Session_Management_Cheat_Sheet.html
+ * @see {@link https://cheatsheetseries.owasp.org/cheatsheets/Session_Management_Cheat_Sheet.html | OWASP Session Management Cheat Sheet}
  */
 export interface Sessions {
   /** The `Session` authenticator for `authenticate([...])`, with the CSRF guard. */
@@ -213,9 +217,9 @@ function assertWritable(res: ServerResponse, what: string): void {
  *   routes,
  * ]);
  * ```
- * @see https://datatracker.ietf.org/doc/html/draft-ietf-httpbis-rfc6265bis (cookies)
- * @see https://cheatsheetseries.owasp.org/cheatsheets/Session_Management_Cheat_Sheet.html
- * @see https://cheatsheetseries.owasp.org/cheatsheets/Cross-Site_Request_Forgery_Prevention_Cheat_Sheet.html
+ * @see {@link https://datatracker.ietf.org/doc/html/draft-ietf-httpbis-rfc6265bis | RFC 6265bis (draft)} (cookies)
+ * @see {@link https://cheatsheetseries.owasp.org/cheatsheets/Session_Management_Cheat_Sheet.html | OWASP Session Management Cheat Sheet}
+ * @see {@link https://cheatsheetseries.owasp.org/cheatsheets/Cross-Site_Request_Forgery_Prevention_Cheat_Sheet.html | OWASP Cross-Site Request Forgery Prevention Cheat Sheet}
  */
 export function createSessions(options: SessionOptions): Sessions {
   if (options === undefined || options === null) {

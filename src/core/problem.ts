@@ -3,12 +3,20 @@ import { getRequestId } from './context.js';
 import { type FieldError, HttpError, internalError } from './errors.js';
 import { send } from './send.js';
 
-/** The Problem Details media type (RFC 9457 §3). */
+/**
+ * The Problem Details media type (RFC 9457 §3).
+ *
+ * @example
+ * ```ts
+ * res.setHeader('Content-Type', PROBLEM_TYPE); // 'application/problem+json'
+ * ```
+ * @see {@link https://www.rfc-editor.org/rfc/rfc9457#section-3 | RFC 9457 §3}
+ */
 export const PROBLEM_TYPE = 'application/problem+json';
 
 /**
  * A Problem Details object (RFC 9457) as portico renders it.
- * @see https://www.rfc-editor.org/rfc/rfc9457#section-3
+ * @see {@link https://www.rfc-editor.org/rfc/rfc9457#section-3 | RFC 9457 §3}
  */
 export interface ProblemDetails {
   type: string;
@@ -39,7 +47,15 @@ const defaultOnError = (error: unknown, req: IncomingMessage) => {
   console.error(`[portico] ${req.method} ${requestPath(req)}${id ? ` (${id})` : ''}: ${stack}`);
 };
 
-/** The request's path without its query, which may hold credentials (`api_key`). */
+/**
+ * The request's path without its query, which may hold credentials (`api_key`).
+ *
+ * @example
+ * ```ts
+ * // GET /api/messages?api_key=secret
+ * requestPath(req); // '/api/messages'
+ * ```
+ */
 export function requestPath(req: IncomingMessage): string {
   const url = ((req as { originalUrl?: string }).originalUrl ?? req.url ?? '/') as string;
   const q = url.indexOf('?');
@@ -60,6 +76,14 @@ function statusOf(value: unknown): number | undefined {
  * with a `toHttpError()` method by what it returns,
  * of the `http-errors` kind (Express, Koa's `ctx.throw`) by their `status` and `expose`,
  * anything else into a 500 whose detail reveals nothing.
+ *
+ * @example
+ * ```ts
+ * const error = toHttpError(new Error('boom')); // a 500 whose detail reveals nothing
+ * error.status; // 500
+ * toHttpError(notFound()).status; // 404, the same object
+ * ```
+ * @see {@link https://www.rfc-editor.org/rfc/rfc9457 | RFC 9457}
  */
 export function toHttpError(error: unknown): HttpError {
   if (error instanceof HttpError) return error;
@@ -88,6 +112,14 @@ export function toHttpError(error: unknown): HttpError {
 /**
  * Picks the JSON media type for a problem answer: `application/problem+json` unless the
  * client accepts `application/json` but not the problem type (RFC 9457 §3).
+ *
+ * @example
+ * ```ts
+ * problemContentType('application/json'); // 'application/json'
+ * problemContentType('application/problem+json, application/json'); // 'application/problem+json'
+ * problemContentType(undefined); // 'application/problem+json'
+ * ```
+ * @see {@link https://www.rfc-editor.org/rfc/rfc9457#section-3 | RFC 9457 §3}
  */
 export function problemContentType(accept: string | undefined): string {
   if (!accept) return PROBLEM_TYPE;
@@ -111,7 +143,17 @@ export function problemContentType(accept: string | undefined): string {
   return jsonQ > 0 ? 'application/json' : PROBLEM_TYPE;
 }
 
-/** Builds the Problem Details object of an error for this request. */
+/**
+ * Builds the Problem Details object of an error for this request.
+ *
+ * @example
+ * ```ts
+ * const problem = toProblem(notFound('No message 42.'), req);
+ * // { type: 'about:blank', title: 'Not Found', status: 404, detail: 'No message 42.',
+ * //   instance: '/api/messages/42', requestId: '…' }
+ * ```
+ * @see {@link https://www.rfc-editor.org/rfc/rfc9457#section-3.1 | RFC 9457 §3.1}
+ */
 export function toProblem(error: HttpError, req: IncomingMessage): ProblemDetails {
   const requestId = getRequestId(req);
   const problem: ProblemDetails = {
@@ -168,6 +210,7 @@ const REPRESENTATION_HEADERS = [
  * ```ts
  * try { await handler(req, res) } catch (err) { sendError(req, res, err) }
  * ```
+ * @see {@link https://www.rfc-editor.org/rfc/rfc9457 | RFC 9457}
  */
 export function sendError(
   req: IncomingMessage,

@@ -1,6 +1,13 @@
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 
-/** The JSON media type portico answers with. */
+/**
+ * The JSON media type portico answers with.
+ *
+ * @example
+ * ```ts
+ * send(res, 200, JSON.stringify(body), { 'Content-Type': JSON_TYPE });
+ * ```
+ */
 export const JSON_TYPE = 'application/json; charset=utf-8';
 
 function isHead(res: ServerResponse): boolean {
@@ -15,6 +22,7 @@ function isHead(res: ServerResponse): boolean {
  * ```ts
  * send(res, 200, 'hello', { 'Content-Type': 'text/plain; charset=utf-8' });
  * ```
+ * @see {@link https://www.rfc-editor.org/rfc/rfc9110#section-9.3.2 | RFC 9110 §9.3.2} (HEAD)
  */
 export function send(
   res: ServerResponse,
@@ -58,7 +66,16 @@ export function sendJson(
   send(res, status, JSON.stringify(body), headers);
 }
 
-/** Answers `204 No Content`. */
+/**
+ * Answers `204 No Content`.
+ *
+ * @example
+ * ```ts
+ * messages.delete(id);
+ * sendNoContent(res);
+ * ```
+ * @see {@link https://www.rfc-editor.org/rfc/rfc9110#section-15.3.5 | RFC 9110 §15.3.5}
+ */
 export function sendNoContent(res: ServerResponse, headers?: OutgoingHttpHeaders): void {
   send(res, 204, undefined, headers);
 }
@@ -66,6 +83,12 @@ export function sendNoContent(res: ServerResponse, headers?: OutgoingHttpHeaders
 /**
  * Answers a redirect with `Location`. 307/308 keep the method and are preferred over
  * 302/301 (RFC 9110 §15.4).
+ *
+ * @example
+ * ```ts
+ * sendRedirect(res, 308, '/api/v2/messages');
+ * ```
+ * @see {@link https://www.rfc-editor.org/rfc/rfc9110#section-15.4 | RFC 9110 §15.4}
  */
 export function sendRedirect(
   res: ServerResponse,

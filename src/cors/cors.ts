@@ -4,7 +4,15 @@ import { appendVary } from '../internal/headers.js';
 import { assertKnownOptions, invalidOption } from '../internal/options.js';
 import { buildOriginMatcher, type OriginAllowlist } from './origin.js';
 
-/** The methods {@link cors} allows by default. */
+/**
+ * The methods {@link cors} allows by default.
+ *
+ * @example
+ * ```ts
+ * cors({ origins: ['https://app.example.com'], methods: [...DEFAULT_CORS_METHODS, 'QUERY'] });
+ * ```
+ * @see {@link https://fetch.spec.whatwg.org/#http-cors-protocol | Fetch: the CORS protocol} (`Access-Control-Allow-Methods`)
+ */
 export const DEFAULT_CORS_METHODS: readonly string[] = Object.freeze([
   'GET',
   'HEAD',
@@ -14,7 +22,18 @@ export const DEFAULT_CORS_METHODS: readonly string[] = Object.freeze([
   'DELETE',
 ]);
 
-/** The request headers {@link cors} allows by default. */
+/**
+ * The request headers {@link cors} allows by default.
+ *
+ * @example
+ * ```ts
+ * cors({
+ *   origins: ['https://app.example.com'],
+ *   allowedHeaders: [...DEFAULT_CORS_ALLOWED_HEADERS, 'X-Tenant'],
+ * });
+ * ```
+ * @see {@link https://fetch.spec.whatwg.org/#http-cors-protocol | Fetch: the CORS protocol} (`Access-Control-Allow-Headers`)
+ */
 export const DEFAULT_CORS_ALLOWED_HEADERS: readonly string[] = Object.freeze([
   'Authorization',
   'Content-Type',
@@ -31,6 +50,15 @@ export const DEFAULT_CORS_ALLOWED_HEADERS: readonly string[] = Object.freeze([
  * The response headers {@link cors} exposes by default: the request id, the rate-limit
  * headers and those that creation, caching, throttling and authentication answers carry.
  * CORS-safelisted ones (`Content-Type`, `Last-Modified`, …) are readable without it.
+ *
+ * @example
+ * ```ts
+ * cors({
+ *   origins: ['https://app.example.com'],
+ *   exposedHeaders: [...DEFAULT_CORS_EXPOSED_HEADERS, 'X-Total-Count'],
+ * });
+ * ```
+ * @see {@link https://fetch.spec.whatwg.org/#http-cors-protocol | Fetch: the CORS protocol} (`Access-Control-Expose-Headers`)
  */
 export const DEFAULT_CORS_EXPOSED_HEADERS: readonly string[] = Object.freeze([
   'X-Request-ID',
@@ -44,7 +72,11 @@ export const DEFAULT_CORS_EXPOSED_HEADERS: readonly string[] = Object.freeze([
   'WWW-Authenticate',
 ]);
 
-/** Options of {@link cors}. */
+/**
+ * Options of {@link cors}.
+ *
+ * @see {@link https://fetch.spec.whatwg.org/#http-cors-protocol | Fetch: the CORS protocol}
+ */
 export interface CorsOptions {
   /**
    * The origins allowed to read responses: `'*'`, a list of exact origins
@@ -76,7 +108,7 @@ export interface CorsOptions {
    * answer to an allowed origin, error answers included.
    * @defaultValue {@link DEFAULT_CORS_EXPOSED_HEADERS}: `X-Request-ID, X-RateLimit-Limit,
    * X-RateLimit-Remaining, RateLimit, RateLimit-Policy, Retry-After, Location, ETag,
-   * Last-Modified, WWW-Authenticate`
+   * WWW-Authenticate`
    */
   exposedHeaders?: readonly string[];
   /**
@@ -129,7 +161,7 @@ function tokenList(
  * ```ts
  * if (isPreflightRequest(req)) return sendNoContent(res);
  * ```
- * @see https://fetch.spec.whatwg.org/#cors-preflight-request
+ * @see {@link https://fetch.spec.whatwg.org/#cors-preflight-request | Fetch: CORS-preflight request}
  */
 export function isPreflightRequest(req: IncomingMessage): boolean {
   return (
@@ -159,7 +191,7 @@ export function isPreflightRequest(req: IncomingMessage): boolean {
  *   routes,
  * ]);
  * ```
- * @see https://fetch.spec.whatwg.org/#http-cors-protocol
+ * @see {@link https://fetch.spec.whatwg.org/#http-cors-protocol | Fetch: the CORS protocol}
  */
 export function cors(options: CorsOptions): Middleware {
   assertKnownOptions('cors', options, KNOWN_OPTIONS);

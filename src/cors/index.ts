@@ -3,7 +3,7 @@
  * marks answers to allowed origins, and the origin allowlist matcher it shares with the
  * WebSocket upgrade's `Origin` check.
  *
- * @see https://fetch.spec.whatwg.org/#http-cors-protocol
+ * @see {@link https://fetch.spec.whatwg.org/#http-cors-protocol | Fetch: the CORS protocol}
  * @module cors
  */
 export {

@@ -131,7 +131,7 @@ export function buildOriginMatcher(owner: string, origins: OriginAllowlist): Ori
  * isAllowed('https://app.example.com.evil.net'); // false
  * isAllowed('null'); // false: list 'null' to allow it
  * ```
- * @see https://fetch.spec.whatwg.org/#http-origin
+ * @see {@link https://fetch.spec.whatwg.org/#http-origin | Fetch: the `Origin` header}
  */
 export function createOriginMatcher(origins: OriginAllowlist): OriginMatcher {
   return buildOriginMatcher('createOriginMatcher', origins);

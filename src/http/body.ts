@@ -26,7 +26,14 @@ export interface BodyOptions {
   types?: readonly string[];
 }
 
-/** Default body limit: 1 MiB. */
+/**
+ * Default body limit: 1 MiB.
+ *
+ * @example
+ * ```ts
+ * const upload = await readBody(req, { limit: 4 * DEFAULT_BODY_LIMIT }); // up to 4 MiB
+ * ```
+ */
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 
 const kBody = Symbol('portico.body');
@@ -61,6 +68,7 @@ function drain(req: IncomingMessage): Promise<void> {
  * ```ts
  * const bytes = await readBody(req, { limit: 64 * 1024 });
  * ```
+ * @see {@link https://www.rfc-editor.org/rfc/rfc9110#section-15.5.14 | RFC 9110 §15.5.14}
  */
 export function readBody(req: IncomingMessage, options: { limit?: number } = {}): Promise<Buffer> {
   const holder = req as WithBody;
@@ -199,7 +207,7 @@ function describeJsonError(text: string, err: unknown): string {
  * ```ts
  * const body = await readJson<{ text?: unknown }>(req);
  * ```
- * @see https://www.rfc-editor.org/rfc/rfc8259
+ * @see {@link https://www.rfc-editor.org/rfc/rfc8259 | RFC 8259}
  */
 export async function readJson<T = unknown>(
   req: IncomingMessage,
@@ -226,6 +234,7 @@ export async function readJson<T = unknown>(
  * const form = await readForm(req);
  * form.get('grant_type');
  * ```
+ * @see {@link https://url.spec.whatwg.org/#application/x-www-form-urlencoded | URL Standard: application/x-www-form-urlencoded}
  */
 export async function readForm(
   req: IncomingMessage,

@@ -26,7 +26,7 @@ function statusFor(error: NodeJS.ErrnoException & { rawPacket?: Buffer }): numbe
  * const server = http.createServer(listener);
  * server.on('clientError', handleClientError);
  * ```
- * @see https://nodejs.org/api/http.html#event-clienterror
+ * @see {@link https://nodejs.org/api/http.html#event-clienterror | Node.js: `'clientError'` event}
  */
 export function handleClientError(error: Error, socket: Duplex): void {
   const code = (error as NodeJS.ErrnoException).code;

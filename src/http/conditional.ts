@@ -3,7 +3,11 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { preconditionFailed } from '../core/errors.js';
 import { send } from '../core/send.js';
 
-/** Options of {@link createETag}. */
+/**
+ * Options of {@link createETag}.
+ *
+ * @see {@link https://www.rfc-editor.org/rfc/rfc9110#section-8.8.3 | RFC 9110 §8.8.3}
+ */
 export interface CreateETagOptions {
   /**
    * Make a weak validator (`W/"…"`): equal for representations that are semantically
@@ -22,7 +26,7 @@ export interface CreateETagOptions {
  * createETag('{"id":1}'); // '"A3ySFO73TMOIfzpPCFtOFw"'
  * createETag('{"id":1}', { weak: true }); // 'W/"A3ySFO73TMOIfzpPCFtOFw"'
  * ```
- * @see https://www.rfc-editor.org/rfc/rfc9110#section-8.8.3
+ * @see {@link https://www.rfc-editor.org/rfc/rfc9110#section-8.8.3 | RFC 9110 §8.8.3}
  */
 export function createETag(body: string | Uint8Array, options: CreateETagOptions = {}): string {
   const hash = createHash('sha256').update(body).digest().subarray(0, 16).toString('base64url');
@@ -39,7 +43,7 @@ const ETAG = /^(?:W\/)?"[\x21\x23-\x7e\x80-\xff]*"$/;
  * isETag('W/"v2"'); // true
  * isETag('v2'); // false: entity tags are quoted
  * ```
- * @see https://www.rfc-editor.org/rfc/rfc9110#section-8.8.3
+ * @see {@link https://www.rfc-editor.org/rfc/rfc9110#section-8.8.3 | RFC 9110 §8.8.3}
  */
 export function isETag(value: string): boolean {
   return ETAG.test(value);
@@ -54,7 +58,7 @@ export function isETag(value: string): boolean {
  * ```ts
  * parseETagList('W/"a", "b,c"'); // ['W/"a"', '"b,c"']
  * ```
- * @see https://www.rfc-editor.org/rfc/rfc9110#section-13.1.1
+ * @see {@link https://www.rfc-editor.org/rfc/rfc9110#section-13.1.1 | RFC 9110 §13.1.1}
  */
 export function parseETagList(value: string): string[] {
   if (value.trim() === '*') return ['*'];
@@ -84,7 +88,11 @@ export function parseETagList(value: string): string[] {
   return tags;
 }
 
-/** How two entity tags are compared (RFC 9110 §8.8.3.2). */
+/**
+ * How two entity tags are compared (RFC 9110 §8.8.3.2).
+ *
+ * @see {@link https://www.rfc-editor.org/rfc/rfc9110#section-8.8.3.2 | RFC 9110 §8.8.3.2}
+ */
 export type ETagComparison = 'strong' | 'weak';
 
 /**
@@ -96,7 +104,7 @@ export type ETagComparison = 'strong' | 'weak';
  * compareETags('W/"1"', '"1"', 'weak'); // true
  * compareETags('W/"1"', '"1"', 'strong'); // false
  * ```
- * @see https://www.rfc-editor.org/rfc/rfc9110#section-8.8.3.2
+ * @see {@link https://www.rfc-editor.org/rfc/rfc9110#section-8.8.3.2 | RFC 9110 §8.8.3.2}
  */
 export function compareETags(a: string, b: string, comparison: ETagComparison): boolean {
   const weakA = a.startsWith('W/');
@@ -114,7 +122,7 @@ export function compareETags(a: string, b: string, comparison: ETagComparison): 
  * ```ts
  * matchesETag(req.headers['if-none-match'] ?? '', etag, 'weak');
  * ```
- * @see https://www.rfc-editor.org/rfc/rfc9110#section-13.1
+ * @see {@link https://www.rfc-editor.org/rfc/rfc9110#section-13.1 | RFC 9110 §13.1}
  */
 export function matchesETag(
   header: string,
@@ -152,7 +160,7 @@ function toTime(day: string, month: string, year: number, h: string, m: string, 
  * ```ts
  * parseHttpDate('Sun, 06 Nov 1994 08:49:37 GMT'); // 784111777000
  * ```
- * @see https://www.rfc-editor.org/rfc/rfc9110#section-5.6.7
+ * @see {@link https://www.rfc-editor.org/rfc/rfc9110#section-5.6.7 | RFC 9110 §5.6.7}
  */
 export function parseHttpDate(value: string): number | undefined {
   const v = value.trim();
@@ -179,7 +187,7 @@ export function parseHttpDate(value: string): number | undefined {
  * ```ts
  * res.setHeader('Last-Modified', formatHttpDate(message.updatedAt));
  * ```
- * @see https://www.rfc-editor.org/rfc/rfc9110#section-5.6.7
+ * @see {@link https://www.rfc-editor.org/rfc/rfc9110#section-5.6.7 | RFC 9110 §5.6.7}
  */
 export function formatHttpDate(date: Date | number): string {
   return new Date(toMillis(date, 'date')).toUTCString();
@@ -192,7 +200,11 @@ function toMillis(date: Date | number, what: string): number {
   return ms;
 }
 
-/** The validators of the selected representation, as {@link evaluatePreconditions} takes them. */
+/**
+ * The validators of the selected representation, as {@link evaluatePreconditions} takes them.
+ *
+ * @see {@link https://www.rfc-editor.org/rfc/rfc9110#section-8.8 | RFC 9110 §8.8}
+ */
 export interface RepresentationValidators {
   /** Its entity tag, quoted (`"abc"` or `W/"abc"`), e.g. from {@link createETag}. */
   etag?: string;
@@ -206,7 +218,11 @@ export interface RepresentationValidators {
   exists?: boolean;
 }
 
-/** The outcome of evaluating a request's preconditions. */
+/**
+ * The outcome of evaluating a request's preconditions.
+ *
+ * @see {@link https://www.rfc-editor.org/rfc/rfc9110#section-13.2.2 | RFC 9110 §13.2.2}
+ */
 export type PreconditionOutcome = 'proceed' | 'not-modified' | 'precondition-failed';
 
 const IGNORED_METHODS = new Set(['CONNECT', 'OPTIONS', 'TRACE']);
@@ -275,7 +291,7 @@ function evaluate(
  *   case 'precondition-failed': throw preconditionFailed();
  * }
  * ```
- * @see https://www.rfc-editor.org/rfc/rfc9110#section-13.2.2
+ * @see {@link https://www.rfc-editor.org/rfc/rfc9110#section-13.2.2 | RFC 9110 §13.2.2}
  */
 export function evaluatePreconditions(
   req: IncomingMessage,
@@ -309,7 +325,7 @@ const NOT_ON_304 = [
  * if (checkConditional(req, res, { etag: createETag(body), lastModified: message.updatedAt })) return;
  * send(res, 200, body, { 'Content-Type': JSON_TYPE, 'Cache-Control': 'no-cache' });
  * ```
- * @see https://www.rfc-editor.org/rfc/rfc9110#section-13
+ * @see {@link https://www.rfc-editor.org/rfc/rfc9110#section-13 | RFC 9110 §13}
  */
 export function checkConditional(
   req: IncomingMessage,

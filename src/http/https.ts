@@ -15,7 +15,7 @@ import { createProxyTrust, type TrustProxy } from './proxy.js';
  * ```ts
  * tls.connect({ host, port, ciphers: MODERN_CIPHERS, minVersion: 'TLSv1.2' });
  * ```
- * @see https://www.rfc-editor.org/rfc/rfc9325#section-4.2
+ * @see {@link https://www.rfc-editor.org/rfc/rfc9325#section-4.2 | RFC 9325 §4.2}
  */
 export const MODERN_CIPHERS: string = [
   'TLS_AES_256_GCM_SHA384',
@@ -65,8 +65,8 @@ export interface TlsServerInput {
  *   toNodeListener(app),
  * );
  * ```
- * @see https://www.rfc-editor.org/rfc/rfc8446 (TLS 1.3)
- * @see https://www.rfc-editor.org/info/bcp195 (RFC 9325, secure use of TLS)
+ * @see {@link https://www.rfc-editor.org/rfc/rfc8446 | RFC 8446} (TLS 1.3)
+ * @see {@link https://www.rfc-editor.org/info/bcp195 | BCP 195} (RFC 9325, secure use of TLS)
  */
 export function tlsServerOptions(input: TlsServerInput): ServerOptions {
   assertKnownOptions('tlsServerOptions', input, [
@@ -102,7 +102,11 @@ export function tlsServerOptions(input: TlsServerInput): ServerOptions {
   return options;
 }
 
-/** Options of {@link requireHttps}. */
+/**
+ * Options of {@link requireHttps}.
+ *
+ * @see {@link https://www.rfc-editor.org/rfc/rfc6797#section-7.2 | RFC 6797 §7.2}
+ */
 export interface RequireHttpsOptions {
   /**
    * Which proxies may say the request came over HTTPS (`X-Forwarded-Proto`).
@@ -145,8 +149,8 @@ function pathOf(url: string): string | undefined {
  * // behind one load balancer that terminates TLS
  * const app = compose([requireHttps({ trustProxy: 1 }), securityHeaders({ trustProxy: 1 }), routes]);
  * ```
- * @see https://www.rfc-editor.org/rfc/rfc9110#section-15.4.9 (308)
- * @see https://www.rfc-editor.org/rfc/rfc6797#section-7.2
+ * @see {@link https://www.rfc-editor.org/rfc/rfc9110#section-15.4.9 | RFC 9110 §15.4.9} (308)
+ * @see {@link https://www.rfc-editor.org/rfc/rfc6797#section-7.2 | RFC 6797 §7.2}
  */
 export function requireHttps(options: RequireHttpsOptions = {}): Middleware {
   assertKnownOptions('requireHttps', options, ['trustProxy', 'port']);

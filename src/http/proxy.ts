@@ -34,7 +34,16 @@ const NAMED_RANGES: Record<string, readonly string[]> = {
   linklocal: ['169.254.0.0/16', 'fe80::/10'],
 };
 
-/** Strips brackets, ports and the `::ffff:` prefix of IPv4-mapped addresses. */
+/**
+ * Strips brackets, ports and the `::ffff:` prefix of IPv4-mapped addresses.
+ *
+ * @example
+ * ```ts
+ * normalizeIp('::ffff:192.0.2.1'); // '192.0.2.1'
+ * normalizeIp('[2001:db8::1]:8443'); // '2001:db8::1'
+ * normalizeIp('192.0.2.1:8080'); // '192.0.2.1'
+ * ```
+ */
 export function normalizeIp(raw: string): string {
   let ip = raw.trim();
   if (ip.startsWith('[')) {

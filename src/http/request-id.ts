@@ -23,7 +23,15 @@ export interface RequestIdOptions {
   generate?: () => string;
 }
 
-/** The shape a caller's request id must have to be kept. */
+/**
+ * The shape a caller's request id must have to be kept.
+ *
+ * @example
+ * ```ts
+ * REQUEST_ID_PATTERN.test('req-7f3a:1'); // true
+ * REQUEST_ID_PATTERN.test('a b'); // false: a new id is made instead
+ * ```
+ */
 export const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,200}$/;
 
 /**

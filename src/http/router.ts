@@ -9,6 +9,8 @@ import { invalidOption } from '../internal/options.js';
  * Handlers by HTTP method for one path. `HEAD` falls back to `GET` (the body is left out,
  * the headers kept); `OPTIONS` falls back to `204` with `Allow`; other methods get `405`
  * with `Allow`.
+ *
+ * @see {@link https://www.rfc-editor.org/rfc/rfc9110#section-9 | RFC 9110 §9}
  */
 export type MethodTable = Readonly<Partial<Record<string, Middleware>>>;
 
@@ -23,7 +25,9 @@ const METHOD = /^[A-Z]+$/;
  * ```ts
  * const messages = methods({ GET: listMessages, POST: createMessage });
  * ```
- * @see https://www.rfc-editor.org/rfc/rfc9110#section-15.5.6
+ * @see {@link https://www.rfc-editor.org/rfc/rfc9110#section-9.3.2 | RFC 9110 §9.3.2} (HEAD)
+ * @see {@link https://www.rfc-editor.org/rfc/rfc9110#section-9.3.7 | RFC 9110 §9.3.7} (OPTIONS)
+ * @see {@link https://www.rfc-editor.org/rfc/rfc9110#section-15.5.6 | RFC 9110 §15.5.6}
  */
 export function methods(table: MethodTable): Middleware {
   const handlers = new Map<string, Middleware>();
@@ -63,7 +67,15 @@ export function getParams(req: IncomingMessage): Readonly<Record<string, string>
   return getContextValue(req, paramsKey) ?? EMPTY;
 }
 
-/** The request path without its query string. */
+/**
+ * The request path without its query string.
+ *
+ * @example
+ * ```ts
+ * // GET /api/messages?limit=10
+ * getPathname(req); // '/api/messages'
+ * ```
+ */
 export function getPathname(req: IncomingMessage): string {
   const url = req.url ?? '/';
   const q = url.indexOf('?');
@@ -94,6 +106,7 @@ function toHandler(path: string, value: Middleware | MethodTable): Middleware {
  *   '/api/messages/:id': { GET: read, PUT: replace, PATCH: update, DELETE: remove },
  * });
  * ```
+ * @see {@link https://www.rfc-editor.org/rfc/rfc9110#section-15.5.6 | RFC 9110 §15.5.6}
  */
 export function createRouter(
   routes: Readonly<Record<string, Middleware | MethodTable>>,
@@ -190,6 +203,7 @@ export function mount(prefix: string, middleware: Middleware): Middleware {
  * ```ts
  * app.use(toKoa([routes, notFoundHandler()]));
  * ```
+ * @see {@link https://www.rfc-editor.org/rfc/rfc9110#section-15.5.5 | RFC 9110 §15.5.5}
  */
 export function notFoundHandler(detail = 'Nothing is served at this path.'): Middleware {
   return function notFoundMiddleware() {

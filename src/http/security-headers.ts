@@ -2,7 +2,11 @@ import type { Middleware } from '../core/compose.js';
 import { assertKnownOptions, invalidOption } from '../internal/options.js';
 import { createProxyTrust, type TrustProxy } from './proxy.js';
 
-/** Options of the `Strict-Transport-Security` header. */
+/**
+ * Options of the `Strict-Transport-Security` header.
+ *
+ * @see {@link https://www.rfc-editor.org/rfc/rfc6797#section-6.1 | RFC 6797 §6.1}
+ */
 export interface StrictTransportSecurityOptions {
   /** Seconds the browser keeps to HTTPS only. @defaultValue `31536000` (one year) */
   maxAge?: number;
@@ -16,7 +20,11 @@ export interface StrictTransportSecurityOptions {
   preload?: boolean;
 }
 
-/** Options of {@link securityHeaders}. Every header can be set to `false` to leave it out. */
+/**
+ * Options of {@link securityHeaders}. Every header can be set to `false` to leave it out.
+ *
+ * @see {@link https://owasp.org/www-project-secure-headers/ | OWASP Secure Headers Project}
+ */
 export interface SecurityHeadersOptions {
   /**
    * `Content-Security-Policy`. The default forbids everything, which suits a JSON API;
@@ -61,7 +69,7 @@ export interface SecurityHeadersOptions {
  * ```ts
  * securityHeaders({ contentSecurityPolicy: `${API_CONTENT_SECURITY_POLICY}; report-to csp` });
  * ```
- * @see https://www.w3.org/TR/CSP3/
+ * @see {@link https://www.w3.org/TR/CSP3/ | CSP Level 3}
  */
 export const API_CONTENT_SECURITY_POLICY = "default-src 'none'; frame-ancestors 'none'";
 
@@ -183,11 +191,11 @@ function policyValue(
  *   routes,
  * ]);
  * ```
- * @see https://www.rfc-editor.org/rfc/rfc6797 (HSTS)
- * @see https://www.w3.org/TR/CSP3/
- * @see https://www.w3.org/TR/permissions-policy/
- * @see https://www.w3.org/TR/referrer-policy/
- * @see https://html.spec.whatwg.org/multipage/browsers.html#cross-origin-opener-policies
+ * @see {@link https://www.rfc-editor.org/rfc/rfc6797 | RFC 6797} (HSTS)
+ * @see {@link https://www.w3.org/TR/CSP3/ | CSP Level 3}
+ * @see {@link https://www.w3.org/TR/permissions-policy/ | Permissions Policy}
+ * @see {@link https://www.w3.org/TR/referrer-policy/ | Referrer Policy}
+ * @see {@link https://html.spec.whatwg.org/multipage/browsers.html#cross-origin-opener-policies | HTML: Cross-origin opener policies}
  */
 export function securityHeaders(options: SecurityHeadersOptions = {}): Middleware {
   assertKnownOptions('securityHeaders', options, KNOWN);

@@ -34,6 +34,7 @@ import { hashToken, newOpaqueToken } from './tokens.js';
  *   pages: { signIn: (data) => mySignInPage(data) },
  * };
  * ```
+ * @see {@link https://www.rfc-editor.org/rfc/rfc6749#section-4.1.1 | RFC 6749 §4.1.1}
  */
 export interface AuthorizeEndpointOptions extends FormPageOptions {}
 
@@ -86,6 +87,13 @@ function requestFields(params: URLSearchParams): FormFields {
 /**
  * Adds `params` to a redirect URI, keeping its own query exactly as registered (RFC 6749
  * §3.1.2): the registered URI has no fragment (`defineClient` refuses one).
+ *
+ * @example
+ * ```ts
+ * appendQuery('https://app.example.com/cb?tenant=acme', { code, state, iss: issuer });
+ * // 'https://app.example.com/cb?tenant=acme&code=…&state=…&iss=…'
+ * ```
+ * @see {@link https://www.rfc-editor.org/rfc/rfc6749#section-3.1.2 | RFC 6749 §3.1.2}
  */
 export function appendQuery(uri: string, params: Readonly<Record<string, string | undefined>>) {
   const query = new URLSearchParams();
@@ -115,10 +123,10 @@ export function appendQuery(uri: string, params: Readonly<Record<string, string 
  * const ctx = createOAuthContext({ issuer, clients, keys, users, sessions });
  * const routes = createRouter({ '/authorize': createAuthorizeEndpoint(ctx) });
  * ```
- * @see https://www.rfc-editor.org/rfc/rfc6749#section-4.1
- * @see https://www.rfc-editor.org/rfc/rfc7636
- * @see https://www.rfc-editor.org/rfc/rfc9207
- * @see https://www.rfc-editor.org/rfc/rfc9700#section-4.1
+ * @see {@link https://www.rfc-editor.org/rfc/rfc6749#section-4.1 | RFC 6749 §4.1}
+ * @see {@link https://www.rfc-editor.org/rfc/rfc7636 | RFC 7636}
+ * @see {@link https://www.rfc-editor.org/rfc/rfc9207 | RFC 9207}
+ * @see {@link https://www.rfc-editor.org/rfc/rfc9700#section-4.1 | RFC 9700 §4.1}
  */
 export function createAuthorizeEndpoint(
   ctx: OAuthContext,

@@ -4,7 +4,16 @@ import { verifyPassword } from '../auth/password.js';
 import type { ClientStore, OAuthClient } from './clients.js';
 import { OAuthError } from './errors.js';
 
-/** The parameters of a form request, each present at most once (RFC 6749 §3.2). */
+/**
+ * The parameters of a form request, each present at most once (RFC 6749 §3.2).
+ *
+ * @example
+ * ```ts
+ * const params = singleParams(await readForm(req)); // throws invalid_request for `scope=a&scope=b`
+ * params.get('grant_type');
+ * ```
+ * @see {@link https://www.rfc-editor.org/rfc/rfc6749#section-3.2 | RFC 6749 §3.2}
+ */
 export function singleParams(form: URLSearchParams): Map<string, string> {
   const params = new Map<string, string>();
   for (const [name, value] of form) {
@@ -60,7 +69,7 @@ const BASIC_CHALLENGE = { 'WWW-Authenticate': 'Basic realm="token", error="inval
  * const authenticate = createClientAuthenticator(clients);
  * const client = await authenticate(req, params);
  * ```
- * @see https://www.rfc-editor.org/rfc/rfc6749#section-2.3.1
+ * @see {@link https://www.rfc-editor.org/rfc/rfc6749#section-2.3.1 | RFC 6749 §2.3.1}
  */
 export function createClientAuthenticator(clients: ClientStore) {
   /** clientId + secret hash → SHA-256 of the secret that verified against it. */

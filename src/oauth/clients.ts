@@ -2,7 +2,11 @@ import { hashPassword } from '../auth/password.js';
 import { assertScopes } from '../auth/scopes.js';
 import { invalidOption } from '../internal/options.js';
 
-/** The grants an authorization server supports. */
+/**
+ * The grants an authorization server supports.
+ *
+ * @see {@link https://www.rfc-editor.org/rfc/rfc6749#section-1.3 | RFC 6749 §1.3}
+ */
 export type GrantType =
   | 'authorization_code'
   | 'refresh_token'
@@ -16,7 +20,11 @@ const GRANT_TYPES: readonly GrantType[] = [
   'urn:ietf:params:oauth:grant-type:device_code',
 ];
 
-/** A registered client. Confidential clients have a secret hash; public clients none. */
+/**
+ * A registered client. Confidential clients have a secret hash; public clients none.
+ *
+ * @see {@link https://www.rfc-editor.org/rfc/rfc6749#section-2 | RFC 6749 §2}
+ */
 export interface OAuthClient {
   readonly clientId: string;
   /** scrypt hash of the secret (`hashPassword`); absent for a public client. */
@@ -37,7 +45,11 @@ export interface ClientStore {
   get(clientId: string): OAuthClient | undefined | Promise<OAuthClient | undefined>;
 }
 
-/** What {@link defineClient} takes: the client with its secret in clear, hashed at once. */
+/**
+ * What {@link defineClient} takes: the client with its secret in clear, hashed at once.
+ *
+ * @see {@link https://www.rfc-editor.org/rfc/rfc6749#section-2 | RFC 6749 §2}
+ */
 export interface ClientDefinition extends Omit<OAuthClient, 'secretHash'> {
   /** The secret of a confidential client; omit for a public client. */
   secret?: string;
@@ -54,6 +66,7 @@ export interface ClientDefinition extends Omit<OAuthClient, 'secretHash'> {
  *   grantTypes: ['client_credentials'], redirectUris: [], scopes: ['read:messages'],
  * });
  * ```
+ * @see {@link https://www.rfc-editor.org/rfc/rfc6749#section-2 | RFC 6749 §2}
  */
 export async function defineClient(definition: ClientDefinition): Promise<OAuthClient> {
   const { secret, ...client } = definition;

@@ -23,12 +23,19 @@ export interface AuthorizationServerOptions {
   issuer: string;
   /** `aud` of access tokens. @defaultValue the issuer */
   audience?: string;
+  /** The registered clients. */
   clients: ClientStore;
+  /** The keys that sign access and ID tokens, published at the JWKS endpoint. */
   keys: KeySet;
+  /** Checks user credentials at sign-in and gives the claims of a user. */
   users: OAuthUsers;
   /** Who is signed in at `/authorize` and `/device/verify`: portico's cookie sessions. */
   sessions: Sessions;
-  /** @defaultValue a new {@link MemoryOAuthStore} */
+  /**
+   * Where codes, device codes, refresh tokens and revoked grants live; share one (Redis) between
+   * the processes of one server.
+   * @defaultValue a new {@link MemoryOAuthStore}
+   */
   store?: OAuthStore;
   /** Access token lifetime, seconds. @defaultValue `900` */
   accessTokenTtl?: number;
@@ -102,7 +109,24 @@ function seconds(
   return value;
 }
 
-/** Validates the options once and builds the shared context. */
+/**
+ * Validates the options once and builds the shared context.
+ *
+ * Each endpoint factory (`createTokenEndpoint`, `createAuthorizeEndpoint`, …) takes this
+ * context; {@link createAuthorizationServer} builds one for you.
+ *
+ * @example
+ * ```ts
+ * const ctx = createOAuthContext({
+ *   issuer: 'https://auth.example.com',
+ *   clients: new MemoryClientStore([await defineClient({ … })]),
+ *   keys: await createKeySet(),
+ *   users: { verify: checkPassword, get: loadUser },
+ *   sessions: createSessions({ allowedOrigins: ['https://auth.example.com'] }),
+ * });
+ * const token = createTokenEndpoint(ctx);
+ * ```
+ */
 export function createOAuthContext(options: AuthorizationServerOptions): OAuthContext {
   assertKnownOptions('createAuthorizationServer()', options, KNOWN);
   let issuerUrl: URL;

@@ -32,6 +32,12 @@ import { hashToken, newOpaqueToken } from './tokens.js';
 /**
  * The characters of user codes: consonants only (no vowels, so no words; no 0/O or 1/I
  * confusion), as RFC 8628 §6.1 suggests. 20⁸ ≈ 2.6 × 10¹⁰ codes.
+ *
+ * @example
+ * ```ts
+ * /^[BCDFGHJKLMNPQRSTVWXZ]{8}$/.test(generateUserCode()); // true: USER_CODE_ALPHABET only
+ * ```
+ * @see {@link https://www.rfc-editor.org/rfc/rfc8628#section-6.1 | RFC 8628 §6.1}
  */
 export const USER_CODE_ALPHABET = 'BCDFGHJKLMNPQRSTVWXZ';
 const USER_CODE_LENGTH = 8;
@@ -47,6 +53,7 @@ const SAMPLE_LIMIT = 256 - (256 % USER_CODE_ALPHABET.length);
  * ```ts
  * formatUserCode(generateUserCode()); // 'WDJB-MJHT'
  * ```
+ * @see {@link https://www.rfc-editor.org/rfc/rfc8628#section-6.1 | RFC 8628 §6.1}
  */
 export function generateUserCode(): string {
   let code = '';
@@ -68,7 +75,7 @@ export function generateUserCode(): string {
  * ```ts
  * normalizeUserCode('wdjb-mjht'); // 'WDJBMJHT'
  * ```
- * @see https://www.rfc-editor.org/rfc/rfc8628#section-6.1
+ * @see {@link https://www.rfc-editor.org/rfc/rfc8628#section-6.1 | RFC 8628 §6.1}
  */
 export function normalizeUserCode(input: string): string | undefined {
   if (typeof input !== 'string' || input.length > 64) return undefined;
@@ -76,12 +83,24 @@ export function normalizeUserCode(input: string): string | undefined {
   return USER_CODE_SHAPE.test(code) ? code : undefined;
 }
 
-/** A normalised user code as shown to people: `XXXX-XXXX`. */
+/**
+ * A normalised user code as shown to people: `XXXX-XXXX`.
+ *
+ * @example
+ * ```ts
+ * formatUserCode('WDJBMJHT'); // 'WDJB-MJHT'
+ * ```
+ * @see {@link https://www.rfc-editor.org/rfc/rfc8628#section-6.1 | RFC 8628 §6.1}
+ */
 export function formatUserCode(code: string): string {
   return `${code.slice(0, 4)}-${code.slice(4)}`;
 }
 
-/** Options of {@link createDeviceAuthorizationEndpoint}. */
+/**
+ * Options of {@link createDeviceAuthorizationEndpoint}.
+ *
+ * @see {@link https://www.rfc-editor.org/rfc/rfc8628#section-3.2 | RFC 8628 §3.2}
+ */
 export interface DeviceAuthorizationOptions {
   /**
    * `verification_uri`: where users enter the code (the page of
@@ -102,7 +121,7 @@ export interface DeviceAuthorizationOptions {
  * ```ts
  * const routes = createRouter({ '/device': createDeviceAuthorizationEndpoint(ctx) });
  * ```
- * @see https://www.rfc-editor.org/rfc/rfc8628#section-3.1
+ * @see {@link https://www.rfc-editor.org/rfc/rfc8628#section-3.1 | RFC 8628 §3.1}
  */
 export function createDeviceAuthorizationEndpoint(
   ctx: OAuthContext,
@@ -172,7 +191,11 @@ export function createDeviceAuthorizationEndpoint(
   return methods({ POST: deviceAuthorization });
 }
 
-/** Options of {@link createDeviceVerificationEndpoint}. */
+/**
+ * Options of {@link createDeviceVerificationEndpoint}.
+ *
+ * @see {@link https://www.rfc-editor.org/rfc/rfc8628#section-3.3 | RFC 8628 §3.3}
+ */
 export interface DeviceVerificationOptions extends FormPageOptions {
   /**
    * Wrong user codes a user may enter within `failureWindow` before the page answers 429
@@ -215,8 +238,8 @@ const BAD_CODE = 'That code is not valid or has expired. Check the code your dev
  * ```ts
  * const routes = createRouter({ '/device/verify': createDeviceVerificationEndpoint(ctx) });
  * ```
- * @see https://www.rfc-editor.org/rfc/rfc8628#section-3.3
- * @see https://www.rfc-editor.org/rfc/rfc8628#section-5.1
+ * @see {@link https://www.rfc-editor.org/rfc/rfc8628#section-3.3 | RFC 8628 §3.3}
+ * @see {@link https://www.rfc-editor.org/rfc/rfc8628#section-5.1 | RFC 8628 §5.1}
  */
 export function createDeviceVerificationEndpoint(
   ctx: OAuthContext,

@@ -1,7 +1,12 @@
 import type { ServerResponse } from 'node:http';
 import { PorticoError } from '../core/errors.js';
 
-/** The `error` codes of RFC 6749 §5.2, RFC 8628 §3.5 and RFC 6750 §3.1 that portico sends. */
+/**
+ * The `error` codes of RFC 6749 §5.2, RFC 8628 §3.5 and RFC 6750 §3.1 that portico sends.
+ *
+ * @see {@link https://www.rfc-editor.org/rfc/rfc6749#section-5.2 | RFC 6749 §5.2}
+ * @see {@link https://www.rfc-editor.org/rfc/rfc8628#section-3.5 | RFC 8628 §3.5}
+ */
 export type OAuthErrorCode =
   | 'invalid_request'
   | 'invalid_client'
@@ -34,7 +39,7 @@ const STATUS: Partial<Record<OAuthErrorCode, number>> = {
  * ```ts
  * throw new OAuthError('invalid_grant', 'The authorization code was already used.');
  * ```
- * @see https://www.rfc-editor.org/rfc/rfc6749#section-5.2
+ * @see {@link https://www.rfc-editor.org/rfc/rfc6749#section-5.2 | RFC 6749 §5.2}
  */
 export class OAuthError extends PorticoError {
   /** The `error` code. */
@@ -56,12 +61,27 @@ export class OAuthError extends PorticoError {
   }
 }
 
-/** Headers of every token-endpoint answer (RFC 6749 §5.1): never cached. */
+/**
+ * Headers of every token-endpoint answer (RFC 6749 §5.1): never cached.
+ *
+ * @example
+ * ```ts
+ * sendJson(res, 200, tokenResponse, NO_STORE);
+ * ```
+ * @see {@link https://www.rfc-editor.org/rfc/rfc6749#section-5.1 | RFC 6749 §5.1}
+ */
 export const NO_STORE = { 'Cache-Control': 'no-store', Pragma: 'no-cache' } as const;
 
 /**
  * Writes an OAuth error answer: `Content-Type: application/json` exactly, `no-store`, and
  * `{ error, error_description }`.
+ *
+ * @example
+ * ```ts
+ * sendOAuthError(res, new OAuthError('invalid_grant', 'The refresh token is invalid or expired.'));
+ * // 400 {"error":"invalid_grant","error_description":"The refresh token is invalid or expired."}
+ * ```
+ * @see {@link https://www.rfc-editor.org/rfc/rfc6749#section-5.2 | RFC 6749 §5.2}
  */
 export function sendOAuthError(res: ServerResponse, error: OAuthError): void {
   const body = JSON.stringify({ error: error.error, error_description: error.message });

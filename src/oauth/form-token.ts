@@ -10,7 +10,15 @@ import { defaultPages, type OAuthPages } from './pages.js';
 /** The name/value pairs a form carries in hidden inputs, in order. */
 export type FormFields = readonly (readonly [name: string, value: string])[];
 
-/** The hidden input that carries the form token. */
+/**
+ * The hidden input that carries the form token.
+ *
+ * @example
+ * ```ts
+ * const form = await readForm(req);
+ * tokens.verify('consent', binding, fields, form.get(FORM_TOKEN_FIELD) ?? undefined);
+ * ```
+ */
 export const FORM_TOKEN_FIELD = 'csrf_token';
 
 /** Options of {@link createFormTokens}. */
@@ -70,7 +78,7 @@ export function formKey(owner: string, key: string | Uint8Array | undefined): Bu
  * const token = tokens.issue('consent', sessionBinding, fields);
  * tokens.verify('consent', sessionBinding, fieldsFromPost, form.get('csrf_token') ?? undefined);
  * ```
- * @see https://cheatsheetseries.owasp.org/cheatsheets/Cross-Site_Request_Forgery_Prevention_Cheat_Sheet.html
+ * @see {@link https://cheatsheetseries.owasp.org/cheatsheets/Cross-Site_Request_Forgery_Prevention_Cheat_Sheet.html | OWASP Cross-Site Request Forgery Prevention Cheat Sheet}
  */
 export function createFormTokens(owner: string, options: FormTokenOptions = {}): FormTokens {
   const key = formKey(owner, options.key);

@@ -8,7 +8,11 @@ import { createOwnTokenVerifier, isAccessTokenRevoked } from './own-tokens.js';
 import { looksLikeJwt, oauthEndpoint, readTokenRequest } from './revoke.js';
 import { hashToken } from './tokens.js';
 
-/** An introspection answer (RFC 7662 §2.2). */
+/**
+ * An introspection answer (RFC 7662 §2.2).
+ *
+ * @see {@link https://www.rfc-editor.org/rfc/rfc7662#section-2.2 | RFC 7662 §2.2}
+ */
 export interface IntrospectionResponse {
   active: boolean;
   scope?: string;
@@ -53,7 +57,7 @@ const INACTIVE: IntrospectionResponse = Object.freeze({ active: false });
  * ```ts
  * createRouter({ '/introspect': createIntrospectionEndpoint(ctx) });
  * ```
- * @see https://www.rfc-editor.org/rfc/rfc7662
+ * @see {@link https://www.rfc-editor.org/rfc/rfc7662 | RFC 7662}
  */
 export function createIntrospectionEndpoint(ctx: OAuthContext): Middleware {
   const verifier = createOwnTokenVerifier(ctx);

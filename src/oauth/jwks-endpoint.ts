@@ -31,7 +31,7 @@ export interface JwksEndpointOptions {
  * ```ts
  * createRouter({ '/.well-known/jwks.json': createJwksEndpoint(ctx) });
  * ```
- * @see https://www.rfc-editor.org/rfc/rfc7517#section-5
+ * @see {@link https://www.rfc-editor.org/rfc/rfc7517#section-5 | RFC 7517 §5}
  */
 export function createJwksEndpoint(
   ctx: OAuthContext,

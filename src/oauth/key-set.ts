@@ -7,7 +7,11 @@ import {
 import { calculateJwkThumbprint, exportJWK, type JWK } from 'jose';
 import { assertKnownOptions, invalidOption } from '../internal/options.js';
 
-/** Algorithms a {@link KeySet} signs with. */
+/**
+ * Algorithms a {@link KeySet} signs with.
+ *
+ * @see {@link https://www.rfc-editor.org/rfc/rfc7518#section-3.1 | RFC 7518 §3.1}
+ */
 export type SigningAlgorithm = 'RS256' | 'ES256' | 'EdDSA';
 
 /** One signing key of a {@link KeySet}. */
@@ -54,6 +58,8 @@ export interface KeySetOptions {
 /**
  * The authorization server's signing keys: the newest active key signs; every key that may
  * still verify a live token is published. {@link KeySet.rotate} adds a key without a restart.
+ *
+ * @see {@link https://www.rfc-editor.org/rfc/rfc7517 | RFC 7517}
  */
 export interface KeySet {
   /** The key to sign with now. */
@@ -107,7 +113,7 @@ async function describe(
  * keys.jwks(); // { keys: [{ kty: 'RSA', kid, use: 'sig', alg: 'RS256', n, e }] }
  * await keys.rotate(); // published now, signs in 5 minutes
  * ```
- * @see https://www.rfc-editor.org/rfc/rfc7517 (JWK), https://www.rfc-editor.org/rfc/rfc7638 (kid)
+ * @see {@link https://www.rfc-editor.org/rfc/rfc7517 | RFC 7517} (JWK), {@link https://www.rfc-editor.org/rfc/rfc7638 | RFC 7638} (kid)
  */
 export async function createKeySet(options: KeySetOptions = {}): Promise<KeySet> {
   assertKnownOptions('createKeySet()', options, [

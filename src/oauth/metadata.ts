@@ -16,7 +16,15 @@ export interface OAuthPaths {
   jwks: string;
 }
 
-/** The default {@link OAuthPaths}. */
+/**
+ * The default {@link OAuthPaths}.
+ *
+ * @example
+ * ```ts
+ * DEFAULT_OAUTH_PATHS.token; // '/token'
+ * createAuthorizationServer({ ...options, paths: { token: '/oauth/token' } });
+ * ```
+ */
 export const DEFAULT_OAUTH_PATHS: Readonly<OAuthPaths> = Object.freeze({
   authorize: '/authorize',
   token: '/token',
@@ -28,7 +36,11 @@ export const DEFAULT_OAUTH_PATHS: Readonly<OAuthPaths> = Object.freeze({
   jwks: '/.well-known/jwks.json',
 });
 
-/** Options of {@link authorizationServerMetadata} and {@link createMetadataEndpoint}. */
+/**
+ * Options of {@link authorizationServerMetadata} and {@link createMetadataEndpoint}.
+ *
+ * @see {@link https://www.rfc-editor.org/rfc/rfc8414#section-2 | RFC 8414 §2}
+ */
 export interface MetadataOptions {
   /**
    * `scopes_supported`: the scopes clients may ask for (RECOMMENDED, not exhaustive).
@@ -42,7 +54,11 @@ export interface MetadataOptions {
   maxAge?: number;
 }
 
-/** The metadata document (RFC 8414 §2, OpenID Connect Discovery §3). */
+/**
+ * The metadata document (RFC 8414 §2, OpenID Connect Discovery §3).
+ *
+ * @see {@link https://www.rfc-editor.org/rfc/rfc8414#section-2 | RFC 8414 §2}
+ */
 export interface AuthorizationServerMetadata {
   issuer: string;
   authorization_endpoint: string;
@@ -86,7 +102,15 @@ const CLAIMS = [
 ];
 const PATH_NAMES = Object.keys(DEFAULT_OAUTH_PATHS) as (keyof OAuthPaths)[];
 
-/** The paths with the defaults filled in, each checked to be an absolute path. */
+/**
+ * The paths with the defaults filled in, each checked to be an absolute path.
+ *
+ * @example
+ * ```ts
+ * resolveOAuthPaths({ token: '/oauth/token' }).token; // '/oauth/token'
+ * resolveOAuthPaths().jwks; // '/.well-known/jwks.json'
+ * ```
+ */
 export function resolveOAuthPaths(paths: Partial<OAuthPaths> = {}): OAuthPaths {
   assertKnownOptions('OAuthPaths', paths, PATH_NAMES);
   const resolved = { ...DEFAULT_OAUTH_PATHS, ...paths };
@@ -115,6 +139,7 @@ function base(issuer: string): string {
  * metadataPaths('https://auth.example.com');
  * // ['/.well-known/oauth-authorization-server', '/.well-known/openid-configuration']
  * ```
+ * @see {@link https://www.rfc-editor.org/rfc/rfc8414#section-3 | RFC 8414 §3}
  */
 export function metadataPaths(issuer: string): [string, string] {
   const path = new URL(issuer).pathname.replace(/\/$/, '');
@@ -137,8 +162,8 @@ export function metadataPaths(issuer: string): [string, string] {
  * const doc = authorizationServerMetadata(ctx, { token: '/oauth/token' });
  * doc.token_endpoint; // 'https://auth.example.com/oauth/token'
  * ```
- * @see https://www.rfc-editor.org/rfc/rfc8414#section-2
- * @see https://openid.net/specs/openid-connect-discovery-1_0.html#ProviderMetadata
+ * @see {@link https://www.rfc-editor.org/rfc/rfc8414#section-2 | RFC 8414 §2}
+ * @see {@link https://openid.net/specs/openid-connect-discovery-1_0.html#ProviderMetadata | OpenID Connect Discovery §3}
  */
 export function authorizationServerMetadata(
   ctx: OAuthContext,
@@ -201,7 +226,7 @@ export function authorizationServerMetadata(
  *   '/.well-known/openid-configuration': metadata,
  * });
  * ```
- * @see https://www.rfc-editor.org/rfc/rfc8414#section-3
+ * @see {@link https://www.rfc-editor.org/rfc/rfc8414#section-3 | RFC 8414 §3}
  */
 export function createMetadataEndpoint(
   ctx: OAuthContext,

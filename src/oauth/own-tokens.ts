@@ -57,7 +57,15 @@ function baseOptions(ctx: OAuthContext, jwks: JSONWebKeySet) {
   };
 }
 
-/** Whether the grant a verified access token belongs to was revoked (a malformed `grant_id` counts as revoked). */
+/**
+ * Whether the grant a verified access token belongs to was revoked (a malformed `grant_id` counts as revoked).
+ *
+ * @example
+ * ```ts
+ * const { payload } = await createOwnTokenVerifier(ctx).verify(token);
+ * if (await isAccessTokenRevoked(ctx, payload)) return { active: false };
+ * ```
+ */
 export async function isAccessTokenRevoked(
   ctx: OAuthContext,
   payload: JWTPayload,
@@ -80,6 +88,7 @@ export async function isAccessTokenRevoked(
  * const verifier = createOwnTokenVerifier(ctx);
  * const { payload } = await verifier.verify(token);
  * ```
+ * @see {@link https://www.rfc-editor.org/rfc/rfc9068#section-4 | RFC 9068 §4}
  */
 export function createOwnTokenVerifier(ctx: OAuthContext): JwtVerifier {
   const current = followKeys(ctx, (jwks) =>
@@ -107,8 +116,8 @@ export function createOwnTokenVerifier(ctx: OAuthContext): JwtVerifier {
  * const ctx = createOAuthContext({ issuer: 'https://auth.example.com', clients, keys, users, sessions });
  * const auth = authenticate([ownAccessTokens(ctx), apiKeyAuth(keys), sessions.authenticator]);
  * ```
- * @see https://www.rfc-editor.org/rfc/rfc9068
- * @see https://www.rfc-editor.org/rfc/rfc6750
+ * @see {@link https://www.rfc-editor.org/rfc/rfc9068 | RFC 9068}
+ * @see {@link https://www.rfc-editor.org/rfc/rfc6750 | RFC 6750}
  */
 export function ownAccessTokens(
   ctx: OAuthContext,

@@ -95,7 +95,16 @@ export function escapeHtml(text: string): string {
   return String(text).replace(/[&<>"']/g, (c) => ESCAPES[c]!);
 }
 
-/** The hidden inputs of a form, escaped, one per line. */
+/**
+ * The hidden inputs of a form, escaped, one per line.
+ *
+ * @example
+ * ```ts
+ * hiddenInputs([['client_id', 'spa'], ['state', 'a"b']]);
+ * // <input type="hidden" name="client_id" value="spa">
+ * // <input type="hidden" name="state" value="a&quot;b">
+ * ```
+ */
 export function hiddenInputs(fields: FormFields): string {
   return fields
     .map(
@@ -156,7 +165,16 @@ function scopeList(scopes: readonly string[]): string {
 
 const displayName = (user: PageUser) => user.name ?? user.sub;
 
-/** portico's default pages: small, escaped, accessible, without scripts or external resources. */
+/**
+ * portico's default pages: small, escaped, accessible, without scripts or external resources.
+ *
+ * @example
+ * ```ts
+ * // replace the sign-in page, keep the others
+ * createAuthorizationServer({ ...options, pages: { signIn: (data) => mySignInPage(data) } });
+ * defaultPages.error({ status: 400, title: 'Unknown client', message: 'No such client.' });
+ * ```
+ */
 export const defaultPages: OAuthPages = Object.freeze({
   signIn(data: SignInPageData): string {
     const to =

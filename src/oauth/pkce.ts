@@ -5,12 +5,29 @@ const VERIFIER = /^[A-Za-z0-9\-._~]{43,128}$/;
 /** An S256 `code_challenge`: base64url of a SHA-256 digest, without padding (43 characters). */
 const CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
 
-/** Whether `value` is a well-formed PKCE `code_verifier` (RFC 7636 §4.1). */
+/**
+ * Whether `value` is a well-formed PKCE `code_verifier` (RFC 7636 §4.1).
+ *
+ * @example
+ * ```ts
+ * isCodeVerifier('dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk'); // true
+ * isCodeVerifier('too-short'); // false
+ * ```
+ * @see {@link https://www.rfc-editor.org/rfc/rfc7636#section-4.1 | RFC 7636 §4.1}
+ */
 export function isCodeVerifier(value: string): boolean {
   return VERIFIER.test(value);
 }
 
-/** Whether `value` is a well-formed S256 `code_challenge` (RFC 7636 §4.2). */
+/**
+ * Whether `value` is a well-formed S256 `code_challenge` (RFC 7636 §4.2).
+ *
+ * @example
+ * ```ts
+ * isCodeChallenge('E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM'); // true
+ * ```
+ * @see {@link https://www.rfc-editor.org/rfc/rfc7636#section-4.2 | RFC 7636 §4.2}
+ */
 export function isCodeChallenge(value: string): boolean {
   return CHALLENGE.test(value);
 }
@@ -23,7 +40,7 @@ export function isCodeChallenge(value: string): boolean {
  * codeChallengeS256('dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk');
  * // 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM'
  * ```
- * @see https://www.rfc-editor.org/rfc/rfc7636#section-4.2
+ * @see {@link https://www.rfc-editor.org/rfc/rfc7636#section-4.2 | RFC 7636 §4.2}
  */
 export function codeChallengeS256(verifier: string): string {
   return createHash('sha256').update(verifier, 'ascii').digest('base64url');
@@ -40,7 +57,7 @@ const digest = (value: string) => createHash('sha256').update(value, 'utf8').dig
  * ```ts
  * if (!verifyCodeVerifier(params.get('code_verifier') ?? '', record.codeChallenge)) { … }
  * ```
- * @see https://www.rfc-editor.org/rfc/rfc7636#section-4.6
+ * @see {@link https://www.rfc-editor.org/rfc/rfc7636#section-4.6 | RFC 7636 §4.6}
  */
 export function verifyCodeVerifier(verifier: string, challenge: string): boolean {
   if (!isCodeVerifier(verifier)) return false;

@@ -88,7 +88,7 @@ export function oauthEndpoint(
  * ```ts
  * createRouter({ '/revoke': createRevocationEndpoint(ctx) });
  * ```
- * @see https://www.rfc-editor.org/rfc/rfc7009
+ * @see {@link https://www.rfc-editor.org/rfc/rfc7009 | RFC 7009}
  */
 export function createRevocationEndpoint(ctx: OAuthContext): Middleware {
   const verifier = createOwnTokenVerifier(ctx);

@@ -11,7 +11,7 @@ import { OAuthError } from './errors.js';
  * ```ts
  * resolveScopes(client, params.get('scope')); // ['read:messages']
  * ```
- * @see https://www.rfc-editor.org/rfc/rfc6749#section-3.3
+ * @see {@link https://www.rfc-editor.org/rfc/rfc6749#section-3.3 | RFC 6749 §3.3}
  */
 export function resolveScopes(client: OAuthClient, requested: string | undefined): string[] {
   if (requested === undefined || requested.trim() === '') {
@@ -29,7 +29,17 @@ export function resolveScopes(client: OAuthClient, requested: string | undefined
   return scopes;
 }
 
-/** Narrows `granted` to `requested` (a refresh may narrow, never widen): `invalid_scope` otherwise. */
+/**
+ * Narrows `granted` to `requested` (a refresh may narrow, never widen): `invalid_scope` otherwise.
+ *
+ * @example
+ * ```ts
+ * narrowScopes(['read:messages', 'write:messages'], 'read:messages'); // ['read:messages']
+ * narrowScopes(['read:messages'], undefined); // ['read:messages']
+ * narrowScopes(['read:messages'], 'admin:all'); // throws OAuthError invalid_scope
+ * ```
+ * @see {@link https://www.rfc-editor.org/rfc/rfc6749#section-6 | RFC 6749 §6}
+ */
 export function narrowScopes(granted: readonly string[], requested: string | undefined): string[] {
   if (requested === undefined || requested.trim() === '') return [...granted];
   const scopes = [...new Set(requested.split(' ').filter((s) => s !== ''))];

@@ -44,7 +44,10 @@ export interface CreateAuthorizationServerOptions extends AuthorizationServerOpt
    * @defaultValue a random key per process
    */
   formKey?: string | Uint8Array;
-  /** Scopes advertised in the metadata. */
+  /**
+   * Scopes advertised in the metadata (`scopes_supported`).
+   * @defaultValue `['openid', 'profile', 'email', 'offline_access']`
+   */
   scopesSupported?: MetadataOptions['scopesSupported'];
   /**
    * `Cache-Control: max-age` of the JWKS, seconds: keep it at most the key set's
@@ -94,7 +97,7 @@ export interface AuthorizationServer {
  * });
  * createServer(toNodeListener([requestId(), securityHeaders(), createRouter(auth.routes)]));
  * ```
- * @see https://www.rfc-editor.org/rfc/rfc6749, https://www.rfc-editor.org/rfc/rfc9700
+ * @see {@link https://www.rfc-editor.org/rfc/rfc6749 | RFC 6749}, {@link https://www.rfc-editor.org/rfc/rfc9700 | RFC 9700}
  */
 export function createAuthorizationServer(
   options: CreateAuthorizationServerOptions,

@@ -55,7 +55,7 @@ function sendTokens(res: ServerResponse, tokens: TokenResponse): void {
  * router.route('/token', { POST: token });
  * router.route('/oauth/token', { POST: token });
  * ```
- * @see https://www.rfc-editor.org/rfc/rfc6749#section-3.2
+ * @see {@link https://www.rfc-editor.org/rfc/rfc6749#section-3.2 | RFC 6749 §3.2}
  */
 export function createTokenEndpoint(ctx: OAuthContext): Middleware {
   return async function tokenEndpoint(req, res) {

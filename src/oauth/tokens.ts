@@ -2,17 +2,37 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { type JWTPayload, SignJWT } from 'jose';
 import type { KeySet } from './key-set.js';
 
-/** A new opaque value (code, refresh token, device code): 256 random bits, base64url. */
+/**
+ * A new opaque value (code, refresh token, device code): 256 random bits, base64url.
+ *
+ * @example
+ * ```ts
+ * const refreshToken = newOpaqueToken(); // 43 base64url characters
+ * await ctx.store.saveRefreshToken(hashToken(refreshToken), record, ttlMs);
+ * ```
+ * @see {@link https://www.rfc-editor.org/rfc/rfc6749#section-10.10 | RFC 6749 §10.10}
+ */
 export function newOpaqueToken(): string {
   return randomBytes(32).toString('base64url');
 }
 
-/** The store key of an opaque value: its SHA-256, base64url (high entropy: a fast hash fits). */
+/**
+ * The store key of an opaque value: its SHA-256, base64url (high entropy: a fast hash fits).
+ *
+ * @example
+ * ```ts
+ * const record = await ctx.store.getDeviceCode(hashToken(deviceCode));
+ * ```
+ */
 export function hashToken(value: string): string {
   return createHash('sha256').update(value).digest('base64url');
 }
 
-/** The identity claims the app gives for a user (specification's claim tables). */
+/**
+ * The identity claims the app gives for a user (specification's claim tables).
+ *
+ * @see {@link https://openid.net/specs/openid-connect-core-1_0.html#StandardClaims | OpenID Connect Core §5.1}
+ */
 export interface UserClaims {
   sub: string;
   name?: string;
@@ -28,6 +48,7 @@ export interface TokenIssuerOptions {
   issuer: string;
   /** `aud` of access tokens. @defaultValue the issuer */
   audience?: string;
+  /** The keys that sign the tokens: the newest active one signs. */
   keys: KeySet;
   /** Access token lifetime, seconds. @defaultValue `900` (15 minutes, as the specification recommends) */
   accessTokenTtl?: number;
@@ -35,7 +56,11 @@ export interface TokenIssuerOptions {
   idTokenTtl?: number;
 }
 
-/** What an access token is issued for. */
+/**
+ * What an access token is issued for.
+ *
+ * @see {@link https://www.rfc-editor.org/rfc/rfc9068#section-2.2 | RFC 9068 §2.2}
+ */
 export interface AccessTokenRequest {
   sub: string;
   clientId: string;
@@ -46,7 +71,11 @@ export interface AccessTokenRequest {
   user?: Pick<UserClaims, 'name' | 'role'>;
 }
 
-/** What an ID token is issued for. */
+/**
+ * What an ID token is issued for.
+ *
+ * @see {@link https://openid.net/specs/openid-connect-core-1_0.html#IDToken | OpenID Connect Core §2}
+ */
 export interface IdTokenRequest {
   clientId: string;
   user: UserClaims;
@@ -59,7 +88,16 @@ export interface IdTokenRequest {
 const PROFILE: readonly (keyof UserClaims)[] = ['name', 'picture'];
 const EMAIL: readonly (keyof UserClaims)[] = ['email', 'email_verified'];
 
-/** The user claims the granted scopes release (OpenID Connect Core §5.4). */
+/**
+ * The user claims the granted scopes release (OpenID Connect Core §5.4).
+ *
+ * @example
+ * ```ts
+ * claimsForScopes({ sub: 'u-42', name: 'Alice', email: 'a@example.com' }, ['openid', 'profile']);
+ * // { sub: 'u-42', name: 'Alice' }
+ * ```
+ * @see {@link https://openid.net/specs/openid-connect-core-1_0.html#ScopeClaims | OpenID Connect Core §5.4}
+ */
 export function claimsForScopes(
   user: UserClaims,
   scope: readonly string[],
@@ -82,7 +120,7 @@ export function claimsForScopes(
  * const tokens = createTokenIssuer({ issuer: 'https://auth.example.com', keys });
  * const { token, expiresIn } = await tokens.accessToken({ sub: 'svc', clientId: 'svc', scope: ['read:messages'] });
  * ```
- * @see https://www.rfc-editor.org/rfc/rfc9068
+ * @see {@link https://www.rfc-editor.org/rfc/rfc9068 | RFC 9068}
  */
 export function createTokenIssuer(options: TokenIssuerOptions) {
   const { issuer, keys } = options;

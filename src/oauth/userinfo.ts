@@ -8,7 +8,11 @@ import { NO_STORE } from './errors.js';
 import { ownAccessTokens } from './own-tokens.js';
 import { claimsForScopes } from './tokens.js';
 
-/** Options of {@link createUserInfoEndpoint}. */
+/**
+ * Options of {@link createUserInfoEndpoint}.
+ *
+ * @see {@link https://openid.net/specs/openid-connect-core-1_0.html#UserInfo | OpenID Connect Core §5.3}
+ */
 export interface UserInfoOptions {
   /** The realm quoted in the `WWW-Authenticate` challenges. @defaultValue `'userinfo'` */
   realm?: string;
@@ -31,7 +35,7 @@ export interface UserInfoOptions {
  * ```ts
  * createRouter({ '/userinfo': createUserInfoEndpoint(ctx) });
  * ```
- * @see https://openid.net/specs/openid-connect-core-1_0.html#UserInfo
+ * @see {@link https://openid.net/specs/openid-connect-core-1_0.html#UserInfo | OpenID Connect Core §5.3}
  */
 export function createUserInfoEndpoint(
   ctx: OAuthContext,

@@ -48,7 +48,7 @@ function ipv6Groups(address: string): number[] {
  * ipKey('2001:DB8:1:2:aa:bb:cc:dd'); // '2001:db8:1:2::/64'
  * ipKey('::ffff:203.0.113.7');       // '203.0.113.7'
  * ```
- * @see https://www.rfc-editor.org/rfc/rfc5952
+ * @see {@link https://www.rfc-editor.org/rfc/rfc5952 | RFC 5952}
  */
 export function ipKey(ip: string): string {
   let address = ip;

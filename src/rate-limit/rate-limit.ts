@@ -7,7 +7,12 @@ import { defaultRateLimitKey, principalRateLimitKey, type RateLimitKey } from '.
 import { MemoryStore } from './memory-store.js';
 import type { RateLimitHit, RateLimitStore } from './store.js';
 
-/** Options of {@link rateLimit}. */
+/**
+ * Options of {@link rateLimit}.
+ *
+ * @see {@link https://datatracker.ietf.org/doc/draft-ietf-httpapi-ratelimit-headers/ | RateLimit header fields (IETF draft)}
+ * @see {@link https://www.rfc-editor.org/rfc/rfc6585#section-4 | RFC 6585 §4}
+ */
 export interface RateLimitOptions {
   /**
    * Requests allowed per key and window; the next ones get `429 Too Many Requests`.
@@ -47,12 +52,13 @@ export interface RateLimitOptions {
    * Whether every limited response also carries the IETF draft fields `RateLimit-Policy`
    * (`"default";q=100;w=60`) and `RateLimit` (`"default";r=42;t=17`).
    * @defaultValue `false`
-   * @see https://datatracker.ietf.org/doc/draft-ietf-httpapi-ratelimit-headers/
+   * @see {@link https://datatracker.ietf.org/doc/draft-ietf-httpapi-ratelimit-headers/ | RateLimit header fields (IETF draft)}
    */
   standardHeaders?: boolean;
   /**
    * Requests for which this returns `true` are neither counted nor limited (health checks,
    * internal callers).
+   * @defaultValue none: every request counts
    */
   skip?: (req: IncomingMessage) => boolean;
   /**
@@ -123,8 +129,8 @@ function windowText(windowMs: number): string {
  *   routes,
  * ]);
  * ```
- * @see https://www.rfc-editor.org/rfc/rfc6585#section-4
- * @see https://datatracker.ietf.org/doc/draft-ietf-httpapi-ratelimit-headers/
+ * @see {@link https://www.rfc-editor.org/rfc/rfc6585#section-4 | RFC 6585 §4}
+ * @see {@link https://datatracker.ietf.org/doc/draft-ietf-httpapi-ratelimit-headers/ | RateLimit header fields (IETF draft)}
  */
 export function rateLimit(options: RateLimitOptions = {}): Middleware {
   assertKnownOptions('rateLimit', options, KNOWN_OPTIONS);

@@ -40,9 +40,13 @@ export interface FollowOptions {
    * What the client saw last: the events after it are replayed before the live ones. `null`
    * for a position the client sent that cannot be read (another server's, a corrupted one):
    * then `recovered` is `false`. Unset for a client that starts afresh.
+   * @defaultValue `undefined`: live events only, nothing replayed
    */
   since?: Position | null | undefined;
-  /** Called once, before any event, when `since` is given (even `null`) or `onStart` is wanted. */
+  /**
+   * Called once, before any event, when `since` is given (even `null`) or `onStart` is wanted.
+   * @defaultValue none
+   */
   onStart?: (start: FollowStart) => void;
   /** Each event, the replayed ones then the live ones, in offset order and each once. */
   onEvent: (message: HubMessage) => void;
@@ -52,6 +56,7 @@ export interface FollowOptions {
    * new epoch (the broker lost its data). The client must reload; `position` is where the
    * events that follow come after. Gaps the history covers are filled without a call.
    * Only followed subscriptions (with `since` or `onStart`) watch for gaps.
+   * @defaultValue none: losses are not reported
    */
   onLost?: (position: Position) => void;
 }

@@ -30,6 +30,7 @@ export interface MemoryBrokerOptions {
   /**
    * How long an event stays in the history, in milliseconds; unset keeps it until evicted
    * by `historySize`.
+   * @defaultValue `undefined`: no time limit
    */
   historyTtlMs?: number;
   /**

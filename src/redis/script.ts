@@ -5,6 +5,16 @@ import { type HttpError, PorticoError, serviceUnavailable } from '../core/errors
 /**
  * Redis is not answering: not connected, or a command took longer than its bound. Stores turn
  * it into a 503 problem with `Retry-After` (a rate limiter may fail open instead).
+ *
+ * @example
+ * ```ts
+ * try {
+ *   await store.get(id);
+ * } catch (err) {
+ *   if (err instanceof RedisUnavailableError) metrics.count('redis.unavailable');
+ *   throw err; // sendError answers 503 with `Retry-After: 5`
+ * }
+ * ```
  */
 export class RedisUnavailableError extends PorticoError {
   constructor(message = 'Redis is unavailable.', cause?: unknown) {

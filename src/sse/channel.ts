@@ -51,6 +51,7 @@ export interface ChannelStreamOptions extends EventStreamOptions {
   /**
    * Also read the last event id from this query parameter when the header is absent (for
    * clients that cannot set headers). Off unless given.
+   * @defaultValue none: only the `Last-Event-ID` header is read
    */
   lastEventIdQuery?: string;
   /**
@@ -136,7 +137,7 @@ function optionalFunction(name: string, value: unknown): void {
  * const routes = { '/events': { GET: (req, res) => void streamChannel(req, res, { hub, channel: 'news' }) } };
  * await hub.publish('news', 'headline', { title: 'portico 1.0' });
  * ```
- * @see https://html.spec.whatwg.org/multipage/server-sent-events.html#last-event-id
+ * @see {@link https://html.spec.whatwg.org/multipage/server-sent-events.html#last-event-id | HTML: Server-sent events, `Last-Event-ID`}
  */
 export function streamChannel(
   req: IncomingMessage,

@@ -1,4 +1,8 @@
-/** One event of a `text/event-stream`, before formatting. */
+/**
+ * One event of a `text/event-stream`, before formatting.
+ *
+ * @see {@link https://html.spec.whatwg.org/multipage/server-sent-events.html | HTML: Server-sent events}
+ */
 export interface ServerSentEvent {
   /**
    * The payload. JSON-encoded unless {@link FormatOptions.json} is `false`, in which case it
@@ -14,7 +18,11 @@ export interface ServerSentEvent {
   retry?: number;
 }
 
-/** Options of {@link formatEvent}. */
+/**
+ * Options of {@link formatEvent}.
+ *
+ * @see {@link https://html.spec.whatwg.org/multipage/server-sent-events.html | HTML: Server-sent events}
+ */
 export interface FormatOptions {
   /**
    * Encode `data` with `JSON.stringify`. With `false`, `data` must be a string and is sent
@@ -60,7 +68,7 @@ function dataLines(text: string): string {
  * formatEvent({ data: 'two\nlines' }, { json: false });
  * // 'data: two\ndata: lines\n\n'
  * ```
- * @see https://html.spec.whatwg.org/multipage/server-sent-events.html#event-stream-interpretation
+ * @see {@link https://html.spec.whatwg.org/multipage/server-sent-events.html#event-stream-interpretation | HTML: Server-sent events, interpreting an event stream}
  */
 export function formatEvent(event: ServerSentEvent, options: FormatOptions = {}): string {
   if (event === null || typeof event !== 'object') throw invalid('SSE event must be an object');
@@ -99,7 +107,7 @@ export function formatEvent(event: ServerSentEvent, options: FormatOptions = {})
  * ```ts
  * formatComment('keep-alive'); // ': keep-alive\n\n'
  * ```
- * @see https://html.spec.whatwg.org/multipage/server-sent-events.html#authoring-notes
+ * @see {@link https://html.spec.whatwg.org/multipage/server-sent-events.html#authoring-notes | HTML: Server-sent events, authoring notes}
  */
 export function formatComment(text = ''): string {
   let out = '';

@@ -5,7 +5,7 @@
  * for reconnecting clients; and {@link streamChannel}, which streams one channel of the
  * realtime hub with `Last-Event-ID` resume.
  *
- * @see https://html.spec.whatwg.org/multipage/server-sent-events.html
+ * @see {@link https://html.spec.whatwg.org/multipage/server-sent-events.html | HTML: Server-sent events}
  * @module sse
  */
 export { type ChannelStreamOptions, streamChannel } from './channel.js';

@@ -2,10 +2,22 @@ import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:
 import { assertKnownOptions, invalidOption } from '../internal/options.js';
 import { formatComment, formatEvent, type ServerSentEvent } from './format.js';
 
-/** The media type of an event stream. */
+/**
+ * The media type of an event stream.
+ *
+ * @example
+ * ```ts
+ * res.writeHead(200, { 'Content-Type': EVENT_STREAM_TYPE, 'Cache-Control': 'no-store' });
+ * ```
+ * @see {@link https://html.spec.whatwg.org/multipage/server-sent-events.html | HTML: Server-sent events}
+ */
 export const EVENT_STREAM_TYPE = 'text/event-stream; charset=utf-8';
 
-/** Options of {@link createEventStream}. */
+/**
+ * Options of {@link createEventStream}.
+ *
+ * @see {@link https://html.spec.whatwg.org/multipage/server-sent-events.html | HTML: Server-sent events}
+ */
 export interface EventStreamOptions {
   /**
    * Reconnection time sent in a first `retry:` line, in milliseconds; `false` sends none.
@@ -41,7 +53,10 @@ export interface EventStreamOptions {
    * @defaultValue `true`
    */
   json?: boolean;
-  /** Further response headers (e.g. `Vary`); the event-stream headers always win. */
+  /**
+   * Further response headers (e.g. `Vary`); the event-stream headers always win.
+   * @defaultValue none
+   */
   headers?: OutgoingHttpHeaders;
 }
 
@@ -52,7 +67,11 @@ export interface EventStreamOptions {
  */
 export type EventStreamCloseReason = 'client' | 'server' | 'slow-consumer' | 'error';
 
-/** An open `text/event-stream` response, from {@link createEventStream}. */
+/**
+ * An open `text/event-stream` response, from {@link createEventStream}.
+ *
+ * @see {@link https://html.spec.whatwg.org/multipage/server-sent-events.html | HTML: Server-sent events}
+ */
 export interface EventStream {
   /**
    * Sends one event. Returns `true` when written or queued, `false` once the stream is
@@ -134,7 +153,7 @@ function jittered(retry: number, jitter: number): number {
  *   stream.onClose(off);
  * };
  * ```
- * @see https://html.spec.whatwg.org/multipage/server-sent-events.html
+ * @see {@link https://html.spec.whatwg.org/multipage/server-sent-events.html | HTML: Server-sent events}
  */
 export function createEventStream(
   req: IncomingMessage,
@@ -265,6 +284,7 @@ export interface LastEventIdOptions {
   /**
    * Also read the ID from this query parameter when the header is absent (for clients
    * that cannot set headers on their first connection). Off unless given.
+   * @defaultValue none: only the `Last-Event-ID` header is read
    */
   queryParameter?: string;
 }
@@ -278,7 +298,7 @@ export interface LastEventIdOptions {
  * ```ts
  * const since = lastEventId(req, { queryParameter: 'lastEventId' });
  * ```
- * @see https://html.spec.whatwg.org/multipage/server-sent-events.html#last-event-id
+ * @see {@link https://html.spec.whatwg.org/multipage/server-sent-events.html#last-event-id | HTML: Server-sent events, `Last-Event-ID`}
  */
 export function lastEventId(
   req: IncomingMessage,

@@ -179,7 +179,7 @@ const hostOf = (hostname: string) =>
  *   throw err;
  * }
  * ```
- * @see https://cheatsheetseries.owasp.org/cheatsheets/Server_Side_Request_Forgery_Prevention_Cheat_Sheet.html
+ * @see {@link https://cheatsheetseries.owasp.org/cheatsheets/Server_Side_Request_Forgery_Prevention_Cheat_Sheet.html | OWASP Server Side Request Forgery Prevention Cheat Sheet}
  */
 export async function assertWebhookUrl(
   url: string | URL,

@@ -7,6 +7,7 @@ import { badRequest, type HttpError, PorticoError, unauthorized } from '../core/
  * ```ts
  * if (err instanceof WebhookVerificationError && err.code === WEBHOOK_VERIFICATION_CODES.expired) retryLater();
  * ```
+ * @see {@link https://github.com/standard-webhooks/standard-webhooks/blob/main/spec/standard-webhooks.md#verifying-signatures | Standard Webhooks: verifying signatures}
  */
 export const WEBHOOK_VERIFICATION_CODES = {
   /** `webhook-id`, `webhook-timestamp` or `webhook-signature` is missing or malformed. */
@@ -35,6 +36,7 @@ export type WebhookVerificationFailure = keyof typeof WEBHOOK_VERIFICATION_CODES
  *   throw err;
  * }
  * ```
+ * @see {@link https://github.com/standard-webhooks/standard-webhooks/blob/main/spec/standard-webhooks.md#verifying-signatures | Standard Webhooks: verifying signatures}
  */
 export class WebhookVerificationError extends PorticoError {
   /** What failed. */

@@ -4,7 +4,7 @@
  * {@link verifyWebhooks} middleware for receivers; the address guard that keeps deliveries
  * out of the sender's own network.
  *
- * @see https://www.standardwebhooks.com/
+ * @see {@link https://www.standardwebhooks.com/ | Standard Webhooks}
  * @module webhook
  */
 export {

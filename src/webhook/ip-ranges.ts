@@ -23,8 +23,8 @@ import { isIP } from 'node:net';
  * ```ts
  * const kind: AddressClass = classifyAddress('10.0.0.1'); // 'private'
  * ```
- * @see https://www.iana.org/assignments/iana-ipv4-special-registry/
- * @see https://www.iana.org/assignments/iana-ipv6-special-registry/
+ * @see {@link https://www.iana.org/assignments/iana-ipv4-special-registry/ | IANA IPv4 Special-Purpose Address Registry}
+ * @see {@link https://www.iana.org/assignments/iana-ipv6-special-registry/ | IANA IPv6 Special-Purpose Address Registry}
  */
 export type AddressClass =
   | 'public'
@@ -160,8 +160,8 @@ function classifyIPv6(value: bigint): AddressClass {
  * classifyAddress('::ffff:127.0.0.1'); // 'loopback'
  * classifyAddress('2606:4700::1111'); // 'public'
  * ```
- * @see https://www.iana.org/assignments/iana-ipv4-special-registry/
- * @see https://www.iana.org/assignments/iana-ipv6-special-registry/
+ * @see {@link https://www.iana.org/assignments/iana-ipv4-special-registry/ | IANA IPv4 Special-Purpose Address Registry}
+ * @see {@link https://www.iana.org/assignments/iana-ipv6-special-registry/ | IANA IPv6 Special-Purpose Address Registry}
  */
 export function classifyAddress(ip: string): AddressClass {
   const version = typeof ip === 'string' ? isIP(ip) : 0;
@@ -185,6 +185,8 @@ export function classifyAddress(ip: string): AddressClass {
  * isPublicAddress('10.0.0.1'); // false
  * isPublicAddress('example.com'); // false: resolve it first
  * ```
+ * @see {@link https://www.iana.org/assignments/iana-ipv4-special-registry/ | IANA IPv4 Special-Purpose Address Registry}
+ * @see {@link https://www.iana.org/assignments/iana-ipv6-special-registry/ | IANA IPv6 Special-Purpose Address Registry}
  */
 export function isPublicAddress(ip: string): boolean {
   return typeof ip === 'string' && isIP(ip) !== 0 && classifyAddress(ip) === 'public';

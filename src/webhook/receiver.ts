@@ -92,7 +92,7 @@ async function rawBodyOf(req: IncomingMessage, limit: number): Promise<Buffer> {
  * ]));
  * app.use(express.json()); // after: the receiver needs the raw bytes
  * ```
- * @see https://github.com/standard-webhooks/standard-webhooks/blob/main/spec/standard-webhooks.md#verifying-signatures
+ * @see {@link https://github.com/standard-webhooks/standard-webhooks/blob/main/spec/standard-webhooks.md#verifying-signatures | Standard Webhooks: verifying signatures}
  */
 export function verifyWebhooks(options: WebhookReceiverOptions): Middleware {
   assertKnownOptions('verifyWebhooks', options, KNOWN);

@@ -7,7 +7,7 @@
  * ```ts
  * createWebhookSender({ schedule: DEFAULT_RETRY_SCHEDULE.slice(0, 3) }); // four attempts
  * ```
- * @see https://github.com/standard-webhooks/standard-webhooks/blob/main/spec/standard-webhooks.md#retry-schedule
+ * @see {@link https://github.com/standard-webhooks/standard-webhooks/blob/main/spec/standard-webhooks.md#retry-schedule | Standard Webhooks: retry schedule}
  */
 export const DEFAULT_RETRY_SCHEDULE: readonly number[] = Object.freeze([
   5, 300, 1800, 7200, 18_000, 36_000, 50_400, 72_000, 86_400,
@@ -26,7 +26,7 @@ export const MAX_RETRY_AFTER_MS = 86_400_000;
  * parseRetryAfter('120', Date.now()); // 120000
  * parseRetryAfter('Wed, 21 Oct 2026 07:28:00 GMT', Date.now());
  * ```
- * @see https://www.rfc-editor.org/rfc/rfc9110#section-10.2.3
+ * @see {@link https://www.rfc-editor.org/rfc/rfc9110#section-10.2.3 | RFC 9110 §10.2.3}
  */
 export function parseRetryAfter(value: unknown, now: number): number | undefined {
   if (Array.isArray(value)) value = value[0];
@@ -53,6 +53,7 @@ export function parseRetryAfter(value: unknown, now: number): number | undefined
  * retryDelay(1, DEFAULT_RETRY_SCHEDULE, { jitter: 0 }); // 5000
  * retryDelay(10, DEFAULT_RETRY_SCHEDULE); // undefined: ten attempts made
  * ```
+ * @see {@link https://github.com/standard-webhooks/standard-webhooks/blob/main/spec/standard-webhooks.md#retry-schedule | Standard Webhooks: retry schedule}
  */
 export function retryDelay(
   attemptsMade: number,
@@ -75,6 +76,7 @@ export function retryDelay(
  * ```ts
  * parseRetrySchedule('1,1,1'); // [1, 1, 1]: four attempts a second apart
  * ```
+ * @see {@link https://github.com/standard-webhooks/standard-webhooks/blob/main/spec/standard-webhooks.md#retry-schedule | Standard Webhooks: retry schedule}
  */
 export function parseRetrySchedule(text: string): number[] {
   const parts = text.split(',').map((part) => part.trim());

@@ -57,7 +57,7 @@ export function webhookKeys(secrets: string | readonly string[]): readonly KeyOb
  * ```ts
  * const secret = generateWebhookSecret(); // 'whsec_3q2+7w…'
  * ```
- * @see https://github.com/standard-webhooks/standard-webhooks/blob/main/spec/standard-webhooks.md#signature-scheme
+ * @see {@link https://github.com/standard-webhooks/standard-webhooks/blob/main/spec/standard-webhooks.md#signature-scheme | Standard Webhooks: signature scheme}
  */
 export function generateWebhookSecret(): string {
   return PREFIX + randomBytes(32).toString('base64');

@@ -73,7 +73,7 @@ export interface WebhookSenderOptions {
   rotationOverlapMs?: number;
   /** The `User-Agent` of the attempts. @defaultValue `portico-webhooks/1` */
   userAgent?: string;
-  /** Told about attempts, deliveries, dead letters and disabled endpoints. */
+  /** Told about attempts, deliveries, dead letters and disabled endpoints. @defaultValue none */
   onEvent?: (event: WebhookSenderEvent) => void;
   /** Longest wait between two looks at the store for due deliveries. @defaultValue `1000` */
   pollInterval?: number;

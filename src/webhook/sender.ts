@@ -107,7 +107,7 @@ function assertEventNames(events: unknown): asserts events is readonly string[] 
  * await sender.send('message.created', { id: 42, text: 'hello' });
  * process.once('SIGTERM', () => sender.close());
  * ```
- * @see https://www.standardwebhooks.com/
+ * @see {@link https://www.standardwebhooks.com/ | Standard Webhooks}
  */
 export function createWebhookSender(options: WebhookSenderOptions = {}): WebhookSender {
   const settings: SenderSettings = senderSettings(options);

@@ -3,7 +3,11 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { WebhookVerificationError } from './errors.js';
 import { argError, webhookKeys } from './secret.js';
 
-/** What is signed: the `webhook-id`, the `webhook-timestamp` and the exact body bytes. */
+/**
+ * What is signed: the `webhook-id`, the `webhook-timestamp` and the exact body bytes.
+ *
+ * @see {@link https://www.standardwebhooks.com/ | Standard Webhooks}
+ */
 export interface WebhookMessage {
   /** The message id, the same on every retry: 1–256 visible ASCII characters, no `.`. */
   id: string;
@@ -13,14 +17,22 @@ export interface WebhookMessage {
   body: string | Buffer;
 }
 
-/** The three headers of a signed webhook request, from {@link webhookHeaders}. */
+/**
+ * The three headers of a signed webhook request, from {@link webhookHeaders}.
+ *
+ * @see {@link https://www.standardwebhooks.com/ | Standard Webhooks}
+ */
 export type WebhookHeaders = {
   'webhook-id': string;
   'webhook-timestamp': string;
   'webhook-signature': string;
 };
 
-/** A webhook that passed {@link verifyWebhook}. */
+/**
+ * A webhook that passed {@link verifyWebhook}.
+ *
+ * @see {@link https://github.com/standard-webhooks/standard-webhooks/blob/main/spec/standard-webhooks.md#verifying-signatures | Standard Webhooks: verifying signatures}
+ */
 export interface VerifiedWebhook<T = unknown> {
   /** The `webhook-id`: an idempotency key, the same on every retry. */
   id: string;
@@ -30,7 +42,11 @@ export interface VerifiedWebhook<T = unknown> {
   payload: T;
 }
 
-/** Options of {@link verifyWebhook}. */
+/**
+ * Options of {@link verifyWebhook}.
+ *
+ * @see {@link https://github.com/standard-webhooks/standard-webhooks/blob/main/spec/standard-webhooks.md#verifying-signatures | Standard Webhooks: verifying signatures}
+ */
 export interface VerifyWebhookOptions {
   /**
    * How far, in seconds, the `webhook-timestamp` may be from now, in either direction;
@@ -70,7 +86,7 @@ function hmac(key: KeyObject, id: string, timestamp: number, body: string | Buff
  * ```ts
  * const signature = signWebhook(secret, { id: 'msg_2KWPBg', timestamp: Math.floor(Date.now() / 1000), body });
  * ```
- * @see https://github.com/standard-webhooks/standard-webhooks/blob/main/spec/standard-webhooks.md#signature-scheme
+ * @see {@link https://github.com/standard-webhooks/standard-webhooks/blob/main/spec/standard-webhooks.md#signature-scheme | Standard Webhooks: signature scheme}
  */
 export function signWebhook(secrets: string | readonly string[], message: WebhookMessage): string {
   const { id, timestamp, body } = message;
@@ -98,7 +114,7 @@ export function signWebhook(secrets: string | readonly string[], message: Webhoo
  * const headers = webhookHeaders(secret, { id: 'msg_1', timestamp: Math.floor(Date.now() / 1000), body });
  * await fetch(url, { method: 'POST', body, headers: { ...headers, 'content-type': 'application/json' } });
  * ```
- * @see https://github.com/standard-webhooks/standard-webhooks/blob/main/spec/standard-webhooks.md#webhook-headers-sending-metadata-to-consumers
+ * @see {@link https://github.com/standard-webhooks/standard-webhooks/blob/main/spec/standard-webhooks.md#webhook-headers-sending-metadata-to-consumers | Standard Webhooks: webhook headers sending metadata to consumers}
  */
 export function webhookHeaders(
   secrets: string | readonly string[],
@@ -158,7 +174,7 @@ const decoder = new TextDecoder('utf-8', { fatal: true });
  * ```ts
  * const { id, payload } = verifyWebhook(process.env.WEBHOOK_SECRET!, rawBody, req.headers);
  * ```
- * @see https://github.com/standard-webhooks/standard-webhooks/blob/main/spec/standard-webhooks.md#verifying-signatures
+ * @see {@link https://github.com/standard-webhooks/standard-webhooks/blob/main/spec/standard-webhooks.md#verifying-signatures | Standard Webhooks: verifying signatures}
  */
 export function verifyWebhook<T = unknown>(
   secrets: string | readonly string[],

@@ -106,7 +106,7 @@ export interface ChannelRateLimit {
  * const options: ChannelProtocolOptions = {
  *   hub,
  *   heartbeat: 30_000,
- *   authorize: ({ channel, principal }) => channel !== 'admin' || principal?.roles?.includes('admin') === true,
+ *   authorize: ({ channel, principal }) => channel !== 'admin' || principal?.role === 'admin',
  * };
  * ```
  */
@@ -114,11 +114,15 @@ export interface ChannelProtocolOptions {
   /**
    * Source of server pushes: a `subscribe` also subscribes to the hub channel of that name,
    * and a `subscribe` with `since` or `recover` resumes from the hub's history.
+   * @defaultValue none: subscriptions are recorded, nothing is pushed
    */
   hub?: Hub;
   /** Milliseconds between protocol-level pings; a peer that missed the last pong is ended. 0 disables. @defaultValue 30000 */
   heartbeat?: number;
-  /** Handlers for application message types (the built-in types cannot be replaced). */
+  /**
+   * Handlers for application message types (the built-in types cannot be replaced).
+   * @defaultValue `{}`: only the built-in types
+   */
   extend?: Readonly<Record<string, ChannelMessageHandler>>;
   /**
    * Decides who may subscribe to, and send messages on, which channel. A refusal answers
@@ -130,7 +134,10 @@ export interface ChannelProtocolOptions {
   authorize?: ChannelAuthorizer;
   /** How long `close()` waits for clients to answer the 1001 before terminating them. @defaultValue 5000 */
   closeTimeout?: number;
-  /** Called with unexpected errors, which close the connection with 1011. */
+  /**
+   * Called with unexpected errors, which close the connection with 1011.
+   * @defaultValue logs the stack to `console.error`
+   */
   onError?: (error: unknown) => void;
   /**
    * Per-connection limit on incoming messages, as a token bucket: a burst of up to `messages`,

@@ -125,7 +125,7 @@ function sinceOf(message: Record<string, unknown>) {
  * // in the browser, after a reconnection:
  * socket.send(JSON.stringify({ type: 'subscribe', channel: 'room:1', since: lastPosition }));
  * ```
- * @see https://www.rfc-editor.org/rfc/rfc6455#section-7.4.1
+ * @see {@link https://www.rfc-editor.org/rfc/rfc6455#section-7.4.1 | RFC 6455 §7.4.1}
  */
 export function createChannelProtocol(options: ChannelProtocolOptions = {}): ChannelProtocol {
   const { hub, heartbeat, extend, authorize, closeTimeout, onError, rateLimit, maxBufferedBytes } =

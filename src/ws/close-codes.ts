@@ -10,8 +10,8 @@ import { invalidOption } from '../internal/options.js';
  * ```ts
  * socket.close(CloseCode.POLICY_VIOLATION, 'Origin not allowed');
  * ```
- * @see https://www.rfc-editor.org/rfc/rfc6455#section-7.4.1
- * @see https://www.iana.org/assignments/websocket/websocket.xhtml#close-code-number
+ * @see {@link https://www.rfc-editor.org/rfc/rfc6455#section-7.4.1 | RFC 6455 §7.4.1}
+ * @see {@link https://www.iana.org/assignments/websocket/websocket.xhtml#close-code-number | IANA WebSocket Close Code Number Registry}
  */
 export const CloseCode = Object.freeze({
   /** 1000: the purpose of the connection has been fulfilled. */
@@ -46,10 +46,22 @@ export const CloseCode = Object.freeze({
   TLS_HANDSHAKE: 1015,
 } as const);
 
-/** One of the registered close codes in {@link CloseCode}. */
+/**
+ * One of the registered close codes in {@link CloseCode}.
+ *
+ * @see {@link https://www.rfc-editor.org/rfc/rfc6455#section-7.4.1 | RFC 6455 §7.4.1}
+ */
 export type CloseCodeValue = (typeof CloseCode)[keyof typeof CloseCode];
 
-/** The most bytes of UTF-8 a close reason may take: 125 bytes of control payload less the code. */
+/**
+ * The most bytes of UTF-8 a close reason may take: 125 bytes of control payload less the code.
+ *
+ * @example
+ * ```ts
+ * Buffer.byteLength(reason) <= MAX_CLOSE_REASON_BYTES; // fits in a Close frame
+ * ```
+ * @see {@link https://www.rfc-editor.org/rfc/rfc6455#section-5.5 | RFC 6455 §5.5}
+ */
 export const MAX_CLOSE_REASON_BYTES = 123;
 
 /**
@@ -63,7 +75,7 @@ export const MAX_CLOSE_REASON_BYTES = 123;
  * isSendableCloseCode(1006); // false: reported only
  * isSendableCloseCode(4001); // true
  * ```
- * @see https://www.rfc-editor.org/rfc/rfc6455#section-7.4.2
+ * @see {@link https://www.rfc-editor.org/rfc/rfc6455#section-7.4.2 | RFC 6455 §7.4.2}
  */
 export function isSendableCloseCode(code: number): boolean {
   return (
@@ -81,7 +93,7 @@ export function isSendableCloseCode(code: number): boolean {
  * ```ts
  * ws.on('close', (code) => { if (isReportedOnlyCloseCode(code)) log.warn('unclean close', code) });
  * ```
- * @see https://www.rfc-editor.org/rfc/rfc6455#section-7.4.1
+ * @see {@link https://www.rfc-editor.org/rfc/rfc6455#section-7.4.1 | RFC 6455 §7.4.1}
  */
 export function isReportedOnlyCloseCode(code: number): boolean {
   return code === 1005 || code === 1006 || code === 1015;
@@ -94,7 +106,7 @@ export function isReportedOnlyCloseCode(code: number): boolean {
  * ```ts
  * isApplicationCloseCode(4401); // true
  * ```
- * @see https://www.rfc-editor.org/rfc/rfc6455#section-7.4.2
+ * @see {@link https://www.rfc-editor.org/rfc/rfc6455#section-7.4.2 | RFC 6455 §7.4.2}
  */
 export function isApplicationCloseCode(code: number): boolean {
   return Number.isInteger(code) && code >= 4000 && code <= 4999;
@@ -109,7 +121,7 @@ export function isApplicationCloseCode(code: number): boolean {
  * ```ts
  * truncateCloseReason('é'.repeat(100)); // 61 × 'é', 122 bytes
  * ```
- * @see https://www.rfc-editor.org/rfc/rfc6455#section-5.5.1
+ * @see {@link https://www.rfc-editor.org/rfc/rfc6455#section-5.5.1 | RFC 6455 §5.5.1}
  */
 export function truncateCloseReason(reason: string): string {
   let out = '';
@@ -129,7 +141,7 @@ export function truncateCloseReason(reason: string): string {
 export interface WebSocketCloseErrorOptions {
   /** Stable code. @defaultValue `"ERR_WS_CLOSE"` */
   code?: string;
-  /** The underlying error; kept for logs, never sent. */
+  /** The underlying error; kept for logs, never sent. @defaultValue none */
   cause?: unknown;
 }
 
@@ -141,7 +153,7 @@ export interface WebSocketCloseErrorOptions {
  * ```ts
  * throw new WebSocketCloseError(CloseCode.UNSUPPORTED_DATA, 'Binary messages are not accepted.');
  * ```
- * @see https://www.rfc-editor.org/rfc/rfc6455#section-7.4
+ * @see {@link https://www.rfc-editor.org/rfc/rfc6455#section-7.4 | RFC 6455 §7.4}
  */
 export class WebSocketCloseError extends PorticoError {
   /** The close code to send; always one {@link isSendableCloseCode} accepts. */
@@ -172,7 +184,7 @@ export class WebSocketCloseError extends PorticoError {
  * ```ts
  * try { await handle(message) } catch (err) { socket.close(closeCodeFor(err)) }
  * ```
- * @see https://www.rfc-editor.org/rfc/rfc6455#section-7.4.1
+ * @see {@link https://www.rfc-editor.org/rfc/rfc6455#section-7.4.1 | RFC 6455 §7.4.1}
  */
 export function closeCodeFor(error: unknown): number {
   if (error instanceof WebSocketCloseError) return error.closeCode;

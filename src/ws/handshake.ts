@@ -1,19 +1,46 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 
-/** The GUID a server appends to the client's key before hashing it (RFC 6455 §1.3). */
+/**
+ * The GUID a server appends to the client's key before hashing it (RFC 6455 §1.3).
+ *
+ * @example
+ * ```ts
+ * const accept = createHash('sha1').update(key + WEBSOCKET_GUID).digest('base64');
+ * ```
+ * @see {@link https://www.rfc-editor.org/rfc/rfc6455#section-1.3 | RFC 6455 §1.3}
+ */
 export const WEBSOCKET_GUID = '258EAFA5-E914-47DA-95CA-C5AB0DC85B11';
 
-/** The only WebSocket protocol version portico speaks. */
+/**
+ * The only WebSocket protocol version portico speaks.
+ *
+ * A request with another `Sec-WebSocket-Version` is refused with 426 and
+ * `Sec-WebSocket-Version: 13`.
+ *
+ * @example
+ * ```ts
+ * if (req.headers['sec-websocket-version'] !== WEBSOCKET_VERSION) refuse();
+ * ```
+ * @see {@link https://www.rfc-editor.org/rfc/rfc6455#section-4.4 | RFC 6455 §4.4}
+ */
 export const WEBSOCKET_VERSION = '13';
 
-/** The parts of an `IncomingMessage` that {@link validateUpgradeRequest} reads. */
+/**
+ * The parts of an `IncomingMessage` that {@link validateUpgradeRequest} reads.
+ *
+ * @see {@link https://www.rfc-editor.org/rfc/rfc6455#section-4.2.1 | RFC 6455 §4.2.1}
+ */
 export type UpgradeRequestLike = Pick<
   IncomingMessage,
   'method' | 'httpVersion' | 'httpVersionMajor' | 'httpVersionMinor' | 'headers'
 >;
 
-/** The result of {@link validateUpgradeRequest}: the key and offered subprotocols, or a refusal. */
+/**
+ * The result of {@link validateUpgradeRequest}: the key and offered subprotocols, or a refusal.
+ *
+ * @see {@link https://www.rfc-editor.org/rfc/rfc6455#section-4.2.1 | RFC 6455 §4.2.1}
+ */
 export type UpgradeValidation =
   | {
       ok: true;
@@ -43,7 +70,7 @@ const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
  * ```ts
  * computeAcceptKey('dGhlIHNhbXBsZSBub25jZQ=='); // 's3pPLMBiTxaQ9kYGzzhZRbK+xOo='
  * ```
- * @see https://www.rfc-editor.org/rfc/rfc6455#section-4.2.2
+ * @see {@link https://www.rfc-editor.org/rfc/rfc6455#section-4.2.2 | RFC 6455 §4.2.2}
  */
 export function computeAcceptKey(key: string): string {
   return createHash('sha1')
@@ -86,8 +113,8 @@ function parseProtocols(value: string): string[] | undefined {
  *   const accept = computeAcceptKey(result.key);
  * });
  * ```
- * @see https://www.rfc-editor.org/rfc/rfc6455#section-4.2.1
- * @see https://www.rfc-editor.org/rfc/rfc6455#section-4.4
+ * @see {@link https://www.rfc-editor.org/rfc/rfc6455#section-4.2.1 | RFC 6455 §4.2.1}
+ * @see {@link https://www.rfc-editor.org/rfc/rfc6455#section-4.4 | RFC 6455 §4.4}
  */
 export function validateUpgradeRequest(req: UpgradeRequestLike): UpgradeValidation {
   if (req.method !== 'GET') {
@@ -141,7 +168,7 @@ export function validateUpgradeRequest(req: UpgradeRequestLike): UpgradeValidati
  * ```ts
  * selectSubprotocol(['chat.v2', 'chat.v1'], ['chat.v1', 'chat.v2']); // 'chat.v2'
  * ```
- * @see https://www.rfc-editor.org/rfc/rfc6455#section-4.2.2
+ * @see {@link https://www.rfc-editor.org/rfc/rfc6455#section-4.2.2 | RFC 6455 §4.2.2}
  */
 export function selectSubprotocol(
   offered: readonly string[],

@@ -3,7 +3,7 @@
  * computation, and the close codes with their rules (which may be sent, which are only
  * reported, how long a reason may be, which code answers a portico error).
  *
- * @see https://www.rfc-editor.org/rfc/rfc6455
+ * @see {@link https://www.rfc-editor.org/rfc/rfc6455 | RFC 6455}
  * @module ws
  */
 

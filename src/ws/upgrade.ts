@@ -25,11 +25,22 @@ export interface UpgradeContext {
 export interface UpgradeHandlerOptions {
   /** The only path (query ignored) that accepts upgrades; any other is refused with 404. */
   path: string;
-  /** Origins allowed to connect; a present `Origin` outside it is refused with 403. */
+  /**
+   * Origins allowed to connect; a present `Origin` outside it is refused with 403.
+   * @defaultValue none: every origin may connect
+   * @see {@link https://www.rfc-editor.org/rfc/rfc6455#section-10.2 | RFC 6455 §10.2}
+   */
   origins?: OriginAllowlist;
-  /** Tried in order, like `authenticate()`; no credential → 401 listing their challenges. */
+  /**
+   * Tried in order, like `authenticate()`; no credential → 401 listing their challenges.
+   * @defaultValue `[]`: no authentication, `principal` is `undefined`
+   */
   authenticators?: readonly Authenticator[];
-  /** Subprotocols the server speaks; the client's first supported offer is chosen. */
+  /**
+   * Subprotocols the server speaks; the client's first supported offer is chosen.
+   * @defaultValue `[]`: no subprotocol is selected
+   * @see {@link https://www.rfc-editor.org/rfc/rfc6455#section-1.9 | RFC 6455 §1.9}
+   */
   protocols?: readonly string[];
   /** The largest message accepted; bigger ones close the connection with 1009. @defaultValue 65536 */
   maxPayload?: number;
@@ -37,7 +48,10 @@ export interface UpgradeHandlerOptions {
   perMessageDeflate?: boolean;
   /** Called with every accepted connection. A throw closes it with 1011. */
   onConnection: (ws: WebSocket, context: UpgradeContext) => void;
-  /** Called with unexpected errors (a failing authenticator, a throwing `onConnection`). */
+  /**
+   * Called with unexpected errors (a failing authenticator, a throwing `onConnection`).
+   * @defaultValue logs the request path and stack to `console.error`
+   */
   onError?: (error: unknown, req: IncomingMessage) => void;
 }
 
@@ -61,6 +75,15 @@ function safeHeaderValue(value: string): boolean {
 /**
  * Writes a complete HTTP refusal (Problem Details body, `Connection: close`) on the raw
  * socket of an upgrade request, then destroys the socket.
+ *
+ * @example
+ * ```ts
+ * server.on('upgrade', (req, socket, head) => {
+ *   if (maintenance) return refuseUpgrade(req, socket, serviceUnavailable(60));
+ *   handler(req, socket, head);
+ * });
+ * ```
+ * @see {@link https://www.rfc-editor.org/rfc/rfc6455#section-4.2.1 | RFC 6455 §4.2.1}
  */
 export function refuseUpgrade(req: IncomingMessage, socket: Duplex, error: unknown): void {
   if (socket.destroyed) return;
@@ -105,7 +128,7 @@ export function refuseUpgrade(req: IncomingMessage, socket: Duplex, error: unkno
  * });
  * server.on('upgrade', handler);
  * ```
- * @see https://www.rfc-editor.org/rfc/rfc6455#section-4.2
+ * @see {@link https://www.rfc-editor.org/rfc/rfc6455#section-4.2 | RFC 6455 §4.2}
  */
 export function createUpgradeHandler(options: UpgradeHandlerOptions): UpgradeHandler {
   if (typeof options?.path !== 'string' || !options.path.startsWith('/')) {

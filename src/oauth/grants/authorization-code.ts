@@ -5,7 +5,11 @@ import { isCodeVerifier, verifyCodeVerifier } from '../pkce.js';
 import { revocationTtlMs } from '../revocation.js';
 import { hashToken, newOpaqueToken, type UserClaims } from '../tokens.js';
 
-/** A successful token response (RFC 6749 §5.1, OpenID Connect Core §3.1.3.3). */
+/**
+ * A successful token response (RFC 6749 §5.1, OpenID Connect Core §3.1.3.3).
+ *
+ * @see {@link https://www.rfc-editor.org/rfc/rfc6749#section-5.1 | RFC 6749 §5.1}
+ */
 export interface TokenResponse {
   access_token: string;
   token_type: 'Bearer';
@@ -116,7 +120,16 @@ export function required(params: ReadonlyMap<string, string>, name: string): str
  * must belong to this client, `redirect_uri` must equal the authorization request's exactly,
  * and `code_verifier` must match the S256 challenge (a public client always has one).
  *
- * @see https://www.rfc-editor.org/rfc/rfc6749#section-4.1.3
+ * @example
+ * ```ts
+ * // a custom token endpoint: the grants take the context, the authenticated client and the
+ * // form parameters (each at most once)
+ * const params = singleParams(await readForm(req));
+ * const answer = await authorizationCodeGrant(ctx, client, params);
+ * sendJson(res, 200, answer, NO_STORE);
+ * ```
+ * @see {@link https://www.rfc-editor.org/rfc/rfc6749#section-4.1.3 | RFC 6749 §4.1.3}
+ * @see {@link https://www.rfc-editor.org/rfc/rfc7636#section-4.6 | RFC 7636 §4.6}
  */
 export const authorizationCodeGrant: GrantHandler = async (ctx, client, params) => {
   const code = required(params, 'code');

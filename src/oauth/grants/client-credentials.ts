@@ -8,7 +8,12 @@ import type { GrantHandler } from './authorization-code.js';
  * scopes (least privilege); without one, the client's `defaultScopes` are granted, else all
  * its scopes. No refresh token (RFC 6749 §4.4.3) and no ID token: there is no user.
  *
- * @see https://www.rfc-editor.org/rfc/rfc6749#section-4.4
+ * @example
+ * ```ts
+ * const answer = await clientCredentialsGrant(ctx, client, new Map([['scope', 'read:messages']]));
+ * // { access_token: '…', token_type: 'Bearer', expires_in: 900, scope: 'read:messages' }
+ * ```
+ * @see {@link https://www.rfc-editor.org/rfc/rfc6749#section-4.4 | RFC 6749 §4.4}
  */
 export const clientCredentialsGrant: GrantHandler = async (ctx, client, params) => {
   if (client.secretHash === undefined) {

@@ -2,7 +2,16 @@ import { OAuthError } from '../errors.js';
 import { hashToken } from '../tokens.js';
 import { type GrantHandler, grantUser, issueUserTokens, required } from './authorization-code.js';
 
-/** The `grant_type` of the device authorization grant (RFC 8628 §3.4). */
+/**
+ * The `grant_type` of the device authorization grant (RFC 8628 §3.4).
+ *
+ * @example
+ * ```ts
+ * // the device polls the token endpoint with
+ * new URLSearchParams({ grant_type: DEVICE_CODE_GRANT, device_code: deviceCode, client_id: 'tv' });
+ * ```
+ * @see {@link https://www.rfc-editor.org/rfc/rfc8628#section-3.4 | RFC 8628 §3.4}
+ */
 export const DEVICE_CODE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
 
 /** Seconds added to the polling interval on each `slow_down` (RFC 8628 §3.5). */
@@ -17,7 +26,15 @@ const SLOW_DOWN_STEP = 5;
  * may refresh, an ID token when the scope has `openid`. A device code the store no longer
  * knows (expired, or already ended) is `expired_token`: the device should start over.
  *
- * @see https://www.rfc-editor.org/rfc/rfc8628#section-3.5
+ * @example
+ * ```ts
+ * // a custom token endpoint: the grants take the context, the authenticated client and the
+ * // form parameters (each at most once)
+ * const params = singleParams(await readForm(req));
+ * const answer = await deviceCodeGrant(ctx, client, params);
+ * sendJson(res, 200, answer, NO_STORE);
+ * ```
+ * @see {@link https://www.rfc-editor.org/rfc/rfc8628#section-3.5 | RFC 8628 §3.5}
  */
 export const deviceCodeGrant: GrantHandler = async (ctx, client, params) => {
   const hash = hashToken(required(params, 'device_code'));

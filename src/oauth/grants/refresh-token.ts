@@ -23,8 +23,16 @@ const invalid = () => new OAuthError('invalid_grant', 'The refresh token is inva
  * any other client revoke the grant would only give whoever finds a token a way to sign the
  * user out.
  *
- * @see https://www.rfc-editor.org/rfc/rfc6749#section-6
- * @see https://www.rfc-editor.org/rfc/rfc9700#section-4.14.2
+ * @example
+ * ```ts
+ * // a custom token endpoint: the grants take the context, the authenticated client and the
+ * // form parameters (each at most once)
+ * const params = singleParams(await readForm(req));
+ * const answer = await refreshTokenGrant(ctx, client, params);
+ * sendJson(res, 200, answer, NO_STORE);
+ * ```
+ * @see {@link https://www.rfc-editor.org/rfc/rfc6749#section-6 | RFC 6749 §6}
+ * @see {@link https://www.rfc-editor.org/rfc/rfc9700#section-4.14.2 | RFC 9700 §4.14.2}
  */
 export const refreshTokenGrant: GrantHandler = async (ctx, client, params) => {
   const hash = hashToken(required(params, 'refresh_token'));
