@@ -1,6 +1,8 @@
 /** Every comparison `npm run bench` knows, in the order BENCHMARKS.md lists them. */
 import { authComparison } from './auth/comparison.js';
 import { httpComparison } from './http/comparison.js';
+import { jwtComparison } from './jwt/comparison.js';
+import type { OpsComparison } from './jwt/types.js';
 import type { Comparison } from './lib/types.js';
 import { oauthComparison } from './oauth/comparison.js';
 import type { FanoutComparison } from './realtime/types.js';
@@ -11,9 +13,15 @@ import { sseComparison } from './sse/comparison.js';
 import { webhookComparison } from './webhook/comparison.js';
 import { wsComparison } from './ws/comparison.js';
 
-export const comparisons: readonly (Comparison | FanoutComparison | SenderComparison)[] = [
+export const comparisons: readonly (
+  | Comparison
+  | FanoutComparison
+  | SenderComparison
+  | OpsComparison
+)[] = [
   httpComparison,
   authComparison,
+  jwtComparison,
   oauthComparison,
   wsComparison,
   sseComparison,

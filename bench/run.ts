@@ -7,6 +7,9 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { comparisons } from './comparisons.js';
+import { childCommandLine, measureOps, summarizeOps } from './jwt/measure.js';
+import { renderOpsChart, renderOpsTable } from './jwt/report.js';
+import type { OpsComparison, OpsResult, OpsSettings } from './jwt/types.js';
 import { type CliOptions, parseCli, USAGE } from './lib/args.js';
 import { renderChart } from './lib/chart.js';
 import { machineInfo } from './lib/machine.js';
@@ -42,7 +45,10 @@ function commandLine(args: readonly string[]): string {
   return nodeCommand('bench/run.ts', quoted);
 }
 
-function select(names: readonly string[]): (Comparison | FanoutComparison | SenderComparison)[] {
+type AnyComparison = Comparison | FanoutComparison | SenderComparison | OpsComparison;
+type AnyResult = ComparisonResult | FanoutResult | SenderResult | OpsResult;
+
+function select(names: readonly string[]): AnyComparison[] {
   if (names.length === 0) return [...comparisons];
   return names.map((name) => {
     const found = comparisons.find((c) => c.name === name);
@@ -56,20 +62,14 @@ function select(names: readonly string[]): (Comparison | FanoutComparison | Send
 }
 
 /** Every stored result, in registry order (unknown names last). */
-function storedResults(): (ComparisonResult | FanoutResult | SenderResult)[] {
+function storedResults(): AnyResult[] {
   const order = (name: string) => {
     const i = comparisons.findIndex((c) => c.name === name);
     return i === -1 ? comparisons.length : i;
   };
   return readdirSync(RESULTS_DIR)
     .filter((file) => file.endsWith('.json'))
-    .map(
-      (file) =>
-        JSON.parse(readFileSync(join(RESULTS_DIR, file), 'utf8')) as
-          | ComparisonResult
-          | FanoutResult
-          | SenderResult,
-    )
+    .map((file) => JSON.parse(readFileSync(join(RESULTS_DIR, file), 'utf8')) as AnyResult)
     .sort((a, b) => order(a.name) - order(b.name) || a.name.localeCompare(b.name));
 }
 
@@ -198,20 +198,68 @@ async function runSenders(
   };
 }
 
-async function run(
-  comparison: Comparison | FanoutComparison | SenderComparison,
+async function runOps(
+  comparison: OpsComparison,
   cli: CliOptions,
   command: string,
-): Promise<ComparisonResult | FanoutResult | SenderResult> {
+): Promise<OpsResult> {
+  const settings: OpsSettings = {
+    quick: cli.quick,
+    rounds: cli.rounds,
+    durationMs: cli.durationGiven
+      ? cli.durationSeconds * 1000
+      : comparison.durationMs[cli.quick ? 'quick' : 'full'],
+    warmupMs: comparison.warmupMs[cli.quick ? 'quick' : 'full'],
+    inFlight: 1,
+  };
+  const machine = machineInfo();
+  const date = new Date().toISOString();
+  const measurements = await measureOps(comparison, settings);
+  return {
+    kind: 'ops',
+    name: comparison.name,
+    title: comparison.title,
+    description: comparison.description,
+    baseline: comparison.baseline,
+    ...(comparison.secondaryBaseline !== undefined && {
+      secondaryBaseline: comparison.secondaryBaseline,
+    }),
+    unit: comparison.unit,
+    workloads: comparison.workloads,
+    inputs: comparison.inputs,
+    date,
+    command,
+    childCommands: Object.fromEntries(
+      comparison.variants.map((v) => [v.name, childCommandLine(comparison, '<alg>', v.name)]),
+    ),
+    machine,
+    settings,
+    notes: comparison.notes ?? [],
+    servers: summarizeOps(comparison, measurements),
+    measurements,
+  };
+}
+
+async function run(
+  comparison: AnyComparison,
+  cli: CliOptions,
+  command: string,
+): Promise<AnyResult> {
   if (comparison.kind === 'fanout') return runFanout(comparison, cli, command);
   if (comparison.kind === 'sender') return runSenders(comparison, cli, command);
+  if (comparison.kind === 'ops') return runOps(comparison, cli, command);
   return runRequest(comparison, cli, command);
 }
 
-function tableOf(result: ComparisonResult | FanoutResult | SenderResult): string {
+function tableOf(result: AnyResult): string {
   if (result.kind === 'fanout') return renderFanoutTable(result);
   if (result.kind === 'sender') return renderSenderTable(result);
+  if (result.kind === 'ops') return renderOpsTable(result);
   return renderTable(result);
+}
+
+function chartOf(result: AnyResult): string {
+  return result.kind === 'ops' ? renderOpsChart(result) : renderChart(result);
 }
 
 async function main(): Promise<void> {
@@ -224,7 +272,7 @@ async function main(): Promise<void> {
   if (cli.report) {
     const results = storedResults();
     for (const result of results) {
-      writeFileSync(join(RESULTS_DIR, `${result.name}.svg`), renderChart(result));
+      writeFileSync(join(RESULTS_DIR, `${result.name}.svg`), chartOf(result));
     }
     writeFileSync(BENCHMARKS_FILE, renderBenchmarks(results));
     process.stderr.write(`rebuilt ${BENCHMARKS_FILE} from ${results.length} result(s)\n`);
@@ -243,7 +291,7 @@ async function main(): Promise<void> {
       join(RESULTS_DIR, `${comparison.name}.json`),
       `${JSON.stringify(result, null, 2)}\n`,
     );
-    writeFileSync(join(RESULTS_DIR, `${comparison.name}.svg`), renderChart(result));
+    writeFileSync(join(RESULTS_DIR, `${comparison.name}.svg`), chartOf(result));
     const table = tableOf(result);
     process.stdout.write(`\n${comparison.name}: ${comparison.title}\n\n${table}\n\n`);
   }

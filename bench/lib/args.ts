@@ -7,6 +7,8 @@ export interface CliOptions {
   /** `--rounds` for the fan-out comparisons, whose rounds are longer. */
   fanoutRounds: number;
   durationSeconds: number;
+  /** Whether `--duration` was given (in-process comparisons have their own default). */
+  durationGiven: boolean;
   warmupSeconds: number;
   connections: number;
   /** Fan-out comparisons: connections per server (unset: the comparison's default), and broadcasts per round. */
@@ -26,7 +28,8 @@ export const USAGE = `usage: npm run bench -- [names…] [--quick] [--rounds N] 
   --quick        2 rounds × 2 s after a 1 s warm-up (default: 5 rounds × 5 s after 2 s)
   --rounds N     measured rounds per server, interleaved round-robin (1–20; fan-out
                  comparisons default to 3, quick 2)
-  --duration S   seconds per measurement (1–60)
+  --duration S   seconds per measurement (1–60; in-process comparisons, jwt: per workload,
+                 default 0.45 s, quick 0.2 s)
   --warmup S     seconds of discarded load per server before measuring (0–60)
   --connections N  concurrent connections (1–1000, default 50)
   --clients N    fan-out (ws, sse, redis-fanout): connections per server (1–15000; default
@@ -78,6 +81,7 @@ export function parseCli(argv: readonly string[]): CliOptions {
     rounds: integer('rounds', values.rounds, quick ? 2 : 5, 1, 20),
     fanoutRounds: integer('rounds', values.rounds, quick ? 2 : 3, 1, 20),
     durationSeconds: integer('duration', values.duration, quick ? 2 : 5, 1, 60),
+    durationGiven: values.duration !== undefined,
     warmupSeconds: integer('warmup', values.warmup, quick ? 1 : 2, 0, 60),
     connections: integer('connections', values.connections, 50, 1, 1000),
     clients:

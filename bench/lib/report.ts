@@ -1,4 +1,6 @@
 /** Renders BENCHMARKS.md from every `bench/results/<name>.json`. */
+import { renderOpsSection } from '../jwt/report.js';
+import type { OpsResult } from '../jwt/types.js';
 import { FANOUT_METHOD, renderFanoutSection } from '../realtime/report.js';
 import type { FanoutResult } from '../realtime/types.js';
 import { renderSenderSection, SENDER_METHOD } from '../senders/report.js';
@@ -76,7 +78,7 @@ function renderRequestSection(result: ComparisonResult): string {
 }
 
 export function renderBenchmarks(
-  results: readonly (ComparisonResult | FanoutResult | SenderResult)[],
+  results: readonly (ComparisonResult | FanoutResult | SenderResult | OpsResult)[],
 ): string {
   const sections = results
     .map((r) =>
@@ -84,7 +86,9 @@ export function renderBenchmarks(
         ? renderFanoutSection(r)
         : r.kind === 'sender'
           ? renderSenderSection(r)
-          : renderRequestSection(r),
+          : r.kind === 'ops'
+            ? renderOpsSection(r)
+            : renderRequestSection(r),
     )
     .join('\n');
   return `# Benchmarks
