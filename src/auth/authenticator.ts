@@ -34,7 +34,9 @@ export interface Authenticator {
 }
 
 /**
- * Quotes a challenge parameter value (RFC 9110 §5.6.4), refusing CR/LF and controls.
+ * Quotes a challenge parameter value (RFC 9110 §5.6.4). Only what a quoted-string may hold
+ * is accepted (tab, visible ASCII, space, and the octets 0x80–0xFF): a control character or
+ * a character node could not send in a header throws, at configuration time.
  *
  * @example
  * ```ts
@@ -43,15 +45,20 @@ export interface Authenticator {
  * @see {@link https://www.rfc-editor.org/rfc/rfc9110#section-5.6.4 | RFC 9110 §5.6.4}
  */
 export function quoteParam(value: string): string {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing them is the point
-  if (/[\u0000-\u001f\u007f]/.test(value)) {
-    throw new TypeError('A challenge parameter must not contain control characters');
+  if (/[^\t\x20-\x7e\x80-\xff]/.test(value)) {
+    throw new TypeError(
+      'A challenge parameter may hold tab, space, visible ASCII and Latin-1 characters only',
+    );
   }
   return `"${value.replace(/[\\"]/g, '\\$&')}"`;
 }
 
+/** An RFC 9110 token: an auth scheme or a parameter name. */
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
 /**
- * Builds a challenge: `Bearer realm="api", error="invalid_token"`.
+ * Builds a challenge: `Bearer realm="api", error="invalid_token"`. The scheme and the
+ * parameter names must be tokens, the values what {@link quoteParam} accepts.
  *
  * @example
  * ```ts
@@ -63,8 +70,15 @@ export function challenge(
   scheme: string,
   params: Readonly<Record<string, string | undefined>> = {},
 ): string {
+  if (!TOKEN.test(scheme))
+    throw new TypeError(`The auth scheme must be a token, not ${JSON.stringify(scheme)}`);
   const parts: string[] = [];
   for (const [name, value] of Object.entries(params)) {
+    if (!TOKEN.test(name)) {
+      throw new TypeError(
+        `A challenge parameter name must be a token, not ${JSON.stringify(name)}`,
+      );
+    }
     if (value !== undefined) parts.push(`${name}=${quoteParam(value)}`);
   }
   return parts.length === 0 ? scheme : `${scheme} ${parts.join(', ')}`;

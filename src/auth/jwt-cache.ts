@@ -30,6 +30,8 @@ interface Entry {
 export class VerifiedTokenCache {
   readonly #max: number;
   readonly #entries = new Map<string, Entry>();
+  /** The most recently used key: a hit on it needs no move to the back of the map. */
+  #newest: string | undefined;
   #generation = 0;
 
   constructor(max: number) {
@@ -61,9 +63,17 @@ export class VerifiedTokenCache {
     this.sync(generation);
     const entry = this.#entries.get(key);
     if (entry === undefined) return undefined;
-    this.#entries.delete(key);
-    if (now >= entry.deadline || entry.generation !== generation) return undefined;
-    this.#entries.set(key, entry);
+    if (now >= entry.deadline || entry.generation !== generation) {
+      this.#entries.delete(key);
+      return undefined;
+    }
+    // Least recently used goes first: a hit moves to the back, unless it is there already
+    // (a delete and set per hit on one key leaves V8's hash chain full of dead entries).
+    if (key !== this.#newest) {
+      this.#entries.delete(key);
+      this.#entries.set(key, entry);
+      this.#newest = key;
+    }
     return entry.value;
   }
 
@@ -73,6 +83,7 @@ export class VerifiedTokenCache {
     if (!(deadline > now) || this.#max <= 0) return;
     this.#entries.delete(key);
     this.#entries.set(key, { value, deadline, generation });
+    this.#newest = key;
     while (this.#entries.size > this.#max) {
       const oldest = this.#entries.keys().next().value as string;
       this.#entries.delete(oldest);

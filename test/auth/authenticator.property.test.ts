@@ -1,0 +1,237 @@
+// Property tests of the WWW-Authenticate challenge builder: challenge() and quoteParam().
+import { validateHeaderValue } from 'node:http';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { authenticate } from '../../src/auth/authenticate.js';
+import { challenge, quoteParam } from '../../src/auth/authenticator.js';
+import { basicAuth } from '../../src/auth/basic.js';
+import { sendError } from '../../src/core/problem.js';
+import { fakeRequest, fakeResponse } from '../helpers/fake-http.js';
+
+const RUNS = { numRuns: 1000 };
+
+const TCHAR = "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+const token = fc.string({ unit: fc.constantFrom(...TCHAR), minLength: 1, maxLength: 12 });
+
+/** Characters a quoted-string can carry once escaped (RFC 9110 §5.6.4, less HTAB). */
+const quotable = fc.string({
+  unit: fc.oneof(
+    fc.constantFrom('"', '\\', ' ', ',', '=', ';'),
+    fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)),
+    fc.integer({ min: 0x80, max: 0xff }).map((c) => String.fromCharCode(c)),
+  ),
+  maxLength: 40,
+});
+
+/** Parameter lists with distinct (case-insensitively) names. */
+const paramList = fc.uniqueArray(fc.tuple(token, quotable), {
+  maxLength: 5,
+  selector: ([name]) => name.toLowerCase(),
+});
+
+const isTchar = (c: string) => TCHAR.includes(c);
+
+/**
+ * A strict parser of one challenge (RFC 9110 §11.3): auth-scheme [ 1*SP #auth-param ], each
+ * auth-param `token BWS "=" BWS ( token / quoted-string )`. Throws on anything else.
+ */
+function parseChallenge(text: string): { scheme: string; params: [string, string][] } {
+  let i = 0;
+  const readToken = () => {
+    const start = i;
+    while (i < text.length && isTchar(text[i]!)) i++;
+    if (i === start) throw new SyntaxError(`token expected at ${start}`);
+    return text.slice(start, i);
+  };
+  const skip = (chars: string) => {
+    while (i < text.length && chars.includes(text[i]!)) i++;
+  };
+  const scheme = readToken();
+  const params: [string, string][] = [];
+  if (i === text.length) return { scheme, params };
+  if (text[i] !== ' ') throw new SyntaxError('SP expected after the scheme');
+  skip(' ');
+  for (;;) {
+    const name = readToken();
+    skip(' \t');
+    if (text[i] !== '=') throw new SyntaxError('"=" expected');
+    i++;
+    skip(' \t');
+    let value = '';
+    if (text[i] === '"') {
+      i++;
+      for (;;) {
+        if (i >= text.length) throw new SyntaxError('unterminated quoted-string');
+        const c = text[i]!;
+        const code = c.charCodeAt(0);
+        if (c === '"') {
+          i++;
+          break;
+        }
+        if (c === '\\') {
+          const next = text[i + 1];
+          if (next === undefined) throw new SyntaxError('dangling backslash');
+          const n = next.charCodeAt(0);
+          if (!(n === 0x09 || (n >= 0x20 && n <= 0x7e) || (n >= 0x80 && n <= 0xff))) {
+            throw new SyntaxError('bad quoted-pair');
+          }
+          value += next;
+          i += 2;
+          continue;
+        }
+        // qdtext = HTAB / SP / %x21 / %x23-5B / %x5D-7E / obs-text
+        if (!(code === 0x09 || (code >= 0x20 && code <= 0x7e) || (code >= 0x80 && code <= 0xff))) {
+          throw new SyntaxError(`bad qdtext U+${code.toString(16)}`);
+        }
+        value += c;
+        i++;
+      }
+    } else {
+      value = readToken();
+    }
+    params.push([name, value]);
+    skip(' \t');
+    if (i === text.length) return { scheme, params };
+    if (text[i] !== ',') throw new SyntaxError('"," expected');
+    i++;
+    skip(' \t');
+  }
+}
+
+const unquote = (quoted: string) => {
+  const parsed = parseChallenge(`X p=${quoted}`);
+  return parsed.params[0]![1];
+};
+
+describe('quoteParam (property)', () => {
+  it('round-trips every value it accepts through a strict quoted-string parser', () => {
+    fc.assert(
+      fc.property(quotable, (value) => {
+        const quoted = quoteParam(value);
+        expect(unquote(quoted)).toBe(value);
+      }),
+      RUNS,
+    );
+  });
+
+  it('on any string: either a TypeError, or a quoted-string with no CR, LF, NUL or control', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary', maxLength: 40 }), (value) => {
+        let quoted: string;
+        try {
+          quoted = quoteParam(value);
+        } catch (error) {
+          expect(error).toBeInstanceOf(TypeError);
+          // refused: a control character other than tab, or a character above U+00FF
+          expect(value).toMatch(/[^\t\x20-\x7e\x80-\xff]/);
+          return;
+        }
+        // biome-ignore lint/suspicious/noControlCharactersInRegex: none may come through
+        expect(quoted).not.toMatch(/[\u0000-\u001f\u007f]/);
+        expect(quoted.startsWith('"') && quoted.endsWith('"')).toBe(true);
+      }),
+      RUNS,
+    );
+  });
+});
+
+describe('challenge (property)', () => {
+  it('building then parsing a challenge gives back its scheme and parameters', () => {
+    fc.assert(
+      fc.property(token, paramList, (scheme, list) => {
+        const params = Object.fromEntries(list);
+        // the order challenge() writes them in: the object's own order (integer-like keys first)
+        expect(parseChallenge(challenge(scheme, params))).toEqual({
+          scheme,
+          params: Object.entries(params),
+        });
+      }),
+      RUNS,
+    );
+  });
+
+  it('leaves out undefined parameters', () => {
+    fc.assert(
+      fc.property(token, paramList, fc.array(fc.boolean()), (scheme, list, keep) => {
+        const params = Object.fromEntries(
+          list.map(([n, v], i) => [n, keep[i] === false ? undefined : v]),
+        );
+        const expected = Object.entries(params).filter(([, v]) => v !== undefined);
+        expect(parseChallenge(challenge(scheme, params)).params).toEqual(expected);
+      }),
+      RUNS,
+    );
+  });
+
+  it('never puts CR or LF in its output for any parameter value (token scheme and names)', () => {
+    fc.assert(
+      fc.property(
+        token,
+        fc.dictionary(token, fc.string({ unit: 'binary', maxLength: 30 }), { maxKeys: 4 }),
+        (scheme, params) => {
+          let text: string;
+          try {
+            text = challenge(scheme, params);
+          } catch (error) {
+            expect(error).toBeInstanceOf(TypeError);
+            return;
+          }
+          expect(text).not.toMatch(/[\r\n]/);
+        },
+      ),
+      RUNS,
+    );
+  });
+
+  it('builds a header value node accepts for every Latin-1 parameter value', () => {
+    fc.assert(
+      fc.property(token, paramList, (scheme, list) => {
+        expect(() =>
+          validateHeaderValue('WWW-Authenticate', challenge(scheme, Object.fromEntries(list))),
+        ).not.toThrow();
+      }),
+      RUNS,
+    );
+  });
+
+  // Found by the property above over all of Unicode: quoteParam() used to refuse only C0
+  // controls and DEL, so a realm 'Ā' (U+0100) passed and made every 401 unsendable.
+  it('refuses, or builds a sendable header from, a parameter value above U+00FF', () => {
+    expect(() => challenge('Basic', { realm: 'Ā' })).toThrow(TypeError);
+    const latin1 = challenge('Basic', { realm: 'café' }); // é is U+00E9: sendable
+    expect(() => validateHeaderValue('WWW-Authenticate', latin1)).not.toThrow();
+  });
+
+  // The same, end to end: such a realm is now refused when basicAuth() is configured, so no
+  // 401 can lose its WWW-Authenticate (RFC 9110 §15.5.2 requires it).
+  it('a realm basicAuth accepts never costs its 401 the WWW-Authenticate header', async () => {
+    expect(() => basicAuth({ realm: 'Ā', verify: () => undefined })).toThrow(TypeError);
+    const mw = authenticate([basicAuth({ realm: 'café', verify: () => undefined })]);
+    const req = fakeRequest();
+    const { res } = fakeResponse(req);
+    const error = await Promise.resolve(mw(req, res, async () => {})).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(() => sendError(req, res, error, { onError: () => {} })).not.toThrow();
+    expect(res.statusCode).toBe(401);
+    expect(res.getHeader('WWW-Authenticate')).toBeDefined();
+  });
+
+  // Found by the CR/LF property over all strings: challenge() used to check parameter values
+  // only (challenge('\n') === '\n'); the scheme and the names must now be tokens.
+  it('never puts CR or LF in its output, whatever the scheme and parameter names', () => {
+    for (const [scheme, params] of [
+      ['\n', {}],
+      ['B', { '\n': '' }],
+    ] as const) {
+      let text: string | undefined;
+      try {
+        text = challenge(scheme, params);
+      } catch {
+        text = undefined;
+      }
+      expect(text ?? '').not.toMatch(/[\r\n]/);
+    }
+  });
+});
