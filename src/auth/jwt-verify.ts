@@ -32,6 +32,18 @@ export interface CoreVerifyOptions {
 
 /** Three non-empty base64url segments: the only shape a signed compact JWT can have. */
 const COMPACT = /^[\w-]+\.[\w-]+\.[\w-]+$/;
+/**
+ * Whether every segment is the canonical base64url of its bytes: no length of the form
+ * 4n + 1 and zero unused bits in the last character. Decoders ignore those bits, so without
+ * this check one signature has up to 16 spellings and a token up to 16 distinct strings.
+ */
+function isCanonical(token: string): boolean {
+  for (const segment of token.split('.')) {
+    if (Buffer.from(segment, 'base64url').toString('base64url') !== segment) return false;
+  }
+  return true;
+}
+
 /** At most this many keys are tried when several in a JWKS match a token without `kid`. */
 const MAX_CANDIDATES = 4;
 
@@ -73,8 +85,9 @@ async function runJose(token: string, key: KeySource['key'], options: JWTVerifyO
 
 /**
  * Verifies a compact JWS JWT with `jose` and the rules `jose` leaves out: a length cap and a
- * shape check before any parsing, and `iat` not in the future. Every failure becomes a
- * {@link JwtError}: `expired` only for a token whose signature and claims were otherwise good.
+ * shape check (canonical base64url segments) before any parsing, and `iat` not in the future.
+ * Every failure becomes a {@link JwtError}: `expired` only for a token whose signature and
+ * claims were otherwise good.
  */
 export async function verifyCompactJwt(
   token: unknown,
@@ -82,7 +95,12 @@ export async function verifyCompactJwt(
   options: CoreVerifyOptions,
 ): Promise<VerifiedJwt> {
   const { subject } = options;
-  if (typeof token !== 'string' || token.length > options.maxTokenLength || !COMPACT.test(token)) {
+  if (
+    typeof token !== 'string' ||
+    token.length > options.maxTokenLength ||
+    !COMPACT.test(token) ||
+    !isCanonical(token)
+  ) {
     throw jwtInvalid(subject);
   }
   try {

@@ -37,6 +37,13 @@ function formDecode(part: string): string {
 function basicCredentials(req: IncomingMessage): { id: string; secret: string } | undefined {
   const header = req.headers.authorization;
   if (header === undefined) return undefined;
+  // node keeps only the first Authorization line: refuse a second rather than ignore it
+  let lines = 0;
+  const raw = req.rawHeaders;
+  for (let i = 0; Array.isArray(raw) && i < raw.length; i += 2) {
+    if (raw[i]!.length === 13 && raw[i]!.toLowerCase() === 'authorization') lines++;
+  }
+  if (lines > 1) throw new OAuthError('invalid_request', 'Send one Authorization header.');
   const match = /^Basic[ ]+([A-Za-z0-9+/]+={0,2})[ ]*$/i.exec(header);
   if (!match) {
     if (/^Basic\b/i.test(header))
@@ -59,9 +66,9 @@ const BASIC_CHALLENGE = { 'WWW-Authenticate': 'Basic realm="token", error="inval
 /**
  * Authenticates the client of a token, revocation or introspection request:
  * `client_secret_basic` (form-decoded id and secret, RFC 6749 §2.3.1), `client_secret_post`,
- * or `none` for a public client. Two methods at once is `invalid_request`; an unknown client,
- * a wrong or missing secret, or a secret for a public client is `invalid_client` (401, with a
- * Basic challenge when HTTP authentication was tried). Secrets are verified with scrypt once;
+ * or `none` for a public client. Two methods at once, or two `Authorization` lines, is
+ * `invalid_request`; an unknown client, a wrong or missing secret, or a secret for a public
+ * client is `invalid_client` (401, with a Basic challenge when HTTP authentication was tried). Secrets are verified with scrypt once;
  * a cache of SHA-256 digests of secrets that verified keeps repeated requests cheap.
  *
  * @example
