@@ -1,4 +1,10 @@
-import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import {
+  type IncomingMessage,
+  type OutgoingHttpHeaders,
+  type ServerResponse,
+  validateHeaderName,
+  validateHeaderValue,
+} from 'node:http';
 import { getRequestId } from './context.js';
 import { type FieldError, HttpError, internalError } from './errors.js';
 import { send } from './send.js';
@@ -241,11 +247,41 @@ export function sendError(
   }
   for (const name of REPRESENTATION_HEADERS) res.removeHeader(name);
   const problem = toProblem(problemError, req);
+  const own = sendableHeaders(httpError.headers, req, options);
   const headers: OutgoingHttpHeaders = {
-    ...(httpError.headers as OutgoingHttpHeaders),
-    ...withEarlierCookies(res, httpError.headers),
+    ...own,
+    ...withEarlierCookies(res, own),
     'Content-Type': problemContentType(req.headers.accept),
     'Cache-Control': 'no-store',
   };
   send(res, problem.status, JSON.stringify(problem), headers);
+}
+
+/**
+ * The error's headers that `setHeader` accepts. One with a CR, LF or another forbidden
+ * character (a value built from input, say) would make `setHeader` throw, leaving the
+ * request unanswered and the rejection unhandled: it is dropped and reported instead.
+ */
+function sendableHeaders(
+  headers: HttpError['headers'],
+  req: IncomingMessage,
+  options: ErrorHandlerOptions,
+): HttpError['headers'] {
+  const kept: Record<string, string | readonly string[]> = {};
+  for (const name in headers) {
+    const value = headers[name];
+    if (value === undefined) continue;
+    try {
+      validateHeaderName(name);
+      for (const one of typeof value === 'string' ? [value] : value) validateHeaderValue(name, one);
+      kept[name] = value;
+    } catch (invalid) {
+      try {
+        (options.onError ?? defaultOnError)(invalid, req);
+      } catch {
+        // a failing logger must not take the answer down with it
+      }
+    }
+  }
+  return kept;
 }
