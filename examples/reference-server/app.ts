@@ -2,6 +2,7 @@ import type { RequestListener } from 'node:http';
 import {
   authenticate,
   authenticationRequired,
+  badRequest,
   compose,
   cors,
   createChannelProtocol,
@@ -43,6 +44,25 @@ export interface ReferenceApp {
   /** The demo API key, when this process generated it: printed once at start. */
   generatedDemoKey: string | undefined;
 }
+
+/**
+ * An HTTP/1.1 request carries exactly one `Host`, and no request more than one (RFC 9112
+ * §3.2): otherwise a 400 problem. (node's own check, turned off in main.ts, would answer a
+ * bare 400 without a body, and lets a second Host line through.)
+ */
+const oneHost: Middleware = (req, res, next) => {
+  let hosts = 0;
+  for (let i = 0; i < req.rawHeaders.length; i += 2) {
+    if (req.rawHeaders[i]!.length === 4 && req.rawHeaders[i]!.toLowerCase() === 'host') hosts++;
+  }
+  if (hosts > 1 || (hosts === 0 && req.httpVersion !== '1.0')) {
+    res.setHeader('Connection', 'close'); // a client this confused gets a fresh start
+    throw badRequest('An HTTP/1.1 request must carry exactly one Host header.', {
+      code: 'ERR_HOST_HEADER',
+    });
+  }
+  return next();
+};
 
 /** Builds the service from portico's public API only, for the public address `baseUrl`. */
 export async function createApp(config: ServerConfig, baseUrl: string): Promise<ReferenceApp> {
@@ -104,7 +124,11 @@ export async function createApp(config: ServerConfig, baseUrl: string): Promise<
     return next();
   };
 
-  const chain: Middleware[] = [requestId(), securityHeaders({ trustProxy: config.trustProxy })];
+  const chain: Middleware[] = [
+    requestId(),
+    securityHeaders({ trustProxy: config.trustProxy }),
+    oneHost,
+  ];
   if (config.production && config.tls === undefined) {
     chain.push(requireHttps({ trustProxy: config.trustProxy }));
   }

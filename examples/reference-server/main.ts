@@ -16,6 +16,8 @@ import { createApp, type ReferenceApp } from './app.js';
 import { ConfigError, loadConfig, type ServerConfig } from './config.js';
 
 const SHUTDOWN_GRACE_MS = 8000;
+/** node's own Host check answers a bare 400; the app's (`oneHost` in app.ts) a problem. */
+const OWN_HOST_CHECK = { requireHostHeader: false };
 
 function listeningUrl(server: Server, tls: boolean): string {
   const { address, port } = server.address() as AddressInfo;
@@ -31,10 +33,13 @@ function start(config: ServerConfig): void {
   const dispatch: RequestListener = (req, res) => listener(req, res);
   const server = config.tls
     ? createHttpsServer(
-        tlsServerOptions({ cert: config.tls.cert, key: config.tls.key, ca: config.tls.ca }),
+        {
+          ...tlsServerOptions({ cert: config.tls.cert, key: config.tls.key, ca: config.tls.ca }),
+          ...OWN_HOST_CHECK,
+        },
         dispatch,
       )
-    : createHttpServer(dispatch);
+    : createHttpServer(OWN_HOST_CHECK, dispatch);
   // Slow clients must not hold connections: bounded header and request times.
   server.headersTimeout = 20_000;
   server.requestTimeout = 30_000;

@@ -83,7 +83,10 @@ describe('requestId (property)', () => {
     const TCHAR = "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
     await fc.assert(
       fc.asyncProperty(
-        fc.string({ unit: fc.constantFrom(...TCHAR), minLength: 1, maxLength: 20 }),
+        // `__proto__` is a token, but node itself cannot keep a header of that name
+        fc
+          .string({ unit: fc.constantFrom(...TCHAR), minLength: 1, maxLength: 20 })
+          .filter((name) => name.toLowerCase() !== '__proto__'),
         value,
         async (header, given) => {
           const mw = requestId({ header, generate: () => GENERATED });
