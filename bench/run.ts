@@ -284,9 +284,13 @@ async function main(): Promise<void> {
   execFileSync('npm', ['run', '--silent', 'build'], { stdio: ['ignore', 'ignore', 'inherit'] });
   const command = commandLine(args);
   mkdirSync(RESULTS_DIR, { recursive: true });
+  const started = performance.now();
   for (const comparison of selected) {
     process.stderr.write(`${comparison.name}: ${comparison.title}\n`);
+    const begun = performance.now();
     const result = await run(comparison, cli, command);
+    const seconds = (performance.now() - begun) / 1000;
+    process.stderr.write(`${comparison.name}: done in ${seconds.toFixed(0)} s\n`);
     writeFileSync(
       join(RESULTS_DIR, `${comparison.name}.json`),
       `${JSON.stringify(result, null, 2)}\n`,
@@ -296,7 +300,8 @@ async function main(): Promise<void> {
     process.stdout.write(`\n${comparison.name}: ${comparison.title}\n\n${table}\n\n`);
   }
   writeFileSync(BENCHMARKS_FILE, renderBenchmarks(storedResults()));
-  process.stderr.write(`wrote ${BENCHMARKS_FILE}\n`);
+  const total = (performance.now() - started) / 1000;
+  process.stderr.write(`wrote ${BENCHMARKS_FILE} (measuring took ${total.toFixed(0)} s)\n`);
 }
 
 main().catch((err: unknown) => {

@@ -25,9 +25,10 @@ export const USAGE = `usage: npm run bench -- [names…] [--quick] [--rounds N] 
                             [--deliveries M]
 
   names          comparisons to run (default: all)
-  --quick        2 rounds × 2 s after a 1 s warm-up (default: 5 rounds × 5 s after 2 s)
+  --quick        a smoke run: 1 round × 1 s, no warm-up (default: 5 rounds × 5 s
+                 after 2 s); it shows that every comparison runs, its numbers mean little
   --rounds N     measured rounds per server, interleaved round-robin (1–20; fan-out
-                 comparisons default to 3, quick 2)
+                 comparisons default to 3, quick 1)
   --duration S   seconds per measurement (1–60; in-process comparisons, jwt: per workload,
                  default 0.45 s, quick 0.2 s)
   --warmup S     seconds of discarded load per server before measuring (0–60)
@@ -35,7 +36,7 @@ export const USAGE = `usage: npm run bench -- [names…] [--quick] [--rounds N] 
   --clients N    fan-out (ws, sse, redis-fanout): connections per server (1–15000; default
                  10000, quick 1000; redis-fanout 2000, quick 500)
   --messages K   fan-out (ws, sse): broadcasts per round (1–1000, default 10)
-  --deliveries M senders (webhook): deliveries per round (1–100000; default 5000, quick 1000)
+  --deliveries M senders (webhook): deliveries per round (1–100000; default 5000, quick 500)
   --report       measure nothing: rebuild BENCHMARKS.md and the charts from bench/results`;
 
 function integer(
@@ -78,16 +79,16 @@ export function parseCli(argv: readonly string[]): CliOptions {
   return {
     names: positionals,
     quick,
-    rounds: integer('rounds', values.rounds, quick ? 2 : 5, 1, 20),
-    fanoutRounds: integer('rounds', values.rounds, quick ? 2 : 3, 1, 20),
-    durationSeconds: integer('duration', values.duration, quick ? 2 : 5, 1, 60),
+    rounds: integer('rounds', values.rounds, quick ? 1 : 5, 1, 20),
+    fanoutRounds: integer('rounds', values.rounds, quick ? 1 : 3, 1, 20),
+    durationSeconds: integer('duration', values.duration, quick ? 1 : 5, 1, 60),
     durationGiven: values.duration !== undefined,
-    warmupSeconds: integer('warmup', values.warmup, quick ? 1 : 2, 0, 60),
+    warmupSeconds: integer('warmup', values.warmup, quick ? 0 : 2, 0, 60),
     connections: integer('connections', values.connections, 50, 1, 1000),
     clients:
       values.clients === undefined ? undefined : integer('clients', values.clients, 0, 1, 15_000),
     messages: integer('messages', values.messages, 10, 1, 1000),
-    deliveries: integer('deliveries', values.deliveries, quick ? 1000 : 5000, 1, 100_000),
+    deliveries: integer('deliveries', values.deliveries, quick ? 500 : 5000, 1, 100_000),
     report: values.report === true,
     help: values.help === true,
   };

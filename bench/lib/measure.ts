@@ -119,9 +119,14 @@ async function measureWith(
     loadOptions(comparison, server.port, settings, seconds, headersOf.get(server.spec.name));
   const running: RunningServer[] = [];
   try {
-    for (const spec of comparison.servers) {
-      const server = await startServer(spec, [], variables);
-      running.push(server);
+    // Started side by side (each is a process of its own), then checked one by one.
+    const started = await Promise.allSettled(
+      comparison.servers.map((spec) => startServer(spec, [], variables)),
+    );
+    for (const outcome of started) if (outcome.status === 'fulfilled') running.push(outcome.value);
+    for (const outcome of started) if (outcome.status === 'rejected') throw outcome.reason;
+    for (const server of running) {
+      const { spec } = server;
       const problems = await verifyServer(server.port, spec, comparison, variables);
       if (problems.length > 0) {
         throw new Error(
