@@ -25,7 +25,7 @@ export const USAGE = `usage: npm run bench -- [names…] [--quick] [--rounds N] 
                             [--deliveries M]
 
   names          comparisons to run (default: all)
-  --quick        a smoke run: 1 round × 1 s, no warm-up (default: 5 rounds × 5 s
+  --quick        a smoke run: 1 round × 1 s, no warm-up (default: 4 rounds × 3 s
                  after 2 s); it shows that every comparison runs, its numbers mean little
   --rounds N     measured rounds per server, interleaved round-robin (1–20; fan-out
                  comparisons default to 3, quick 1)
@@ -79,9 +79,9 @@ export function parseCli(argv: readonly string[]): CliOptions {
   return {
     names: positionals,
     quick,
-    rounds: integer('rounds', values.rounds, quick ? 1 : 5, 1, 20),
+    rounds: integer('rounds', values.rounds, quick ? 1 : 4, 1, 20),
     fanoutRounds: integer('rounds', values.rounds, quick ? 1 : 3, 1, 20),
-    durationSeconds: integer('duration', values.duration, quick ? 1 : 5, 1, 60),
+    durationSeconds: integer('duration', values.duration, quick ? 1 : 3, 1, 60),
     durationGiven: values.duration !== undefined,
     warmupSeconds: integer('warmup', values.warmup, quick ? 0 : 2, 0, 60),
     connections: integer('connections', values.connections, 50, 1, 1000),

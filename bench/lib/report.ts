@@ -6,6 +6,7 @@ import type { FanoutResult } from '../realtime/types.js';
 import { renderSenderSection, SENDER_METHOD } from '../senders/report.js';
 import type { SenderResult } from '../senders/types.js';
 import { renderSection } from './section.js';
+import { renderTargets } from './targets.js';
 import { type ComparisonResult, REQUESTS, type RunSettings, type Spread } from './types.js';
 
 const int = (n: number) => Math.round(n).toLocaleString('en-US');
@@ -111,6 +112,13 @@ second reference, where a comparison names one), taken per round against that se
 measurement in the same round: median (min–max). Any non-2xx answer or connection error
 aborts the run. Numbers from a shared machine are noisy: compare ratios, not absolute req/s
 across machines.
+
+## Targets at a glance
+
+Each target of the project, read from the tables below: the ratio column a target names, or,
+between two rows that are not a table's reference, the quotient of their median ratios.
+
+${renderTargets(results)}
 
 ${FANOUT_METHOD}
 
