@@ -6,16 +6,20 @@ import {
   compose,
   cors,
   createChannelProtocol,
+  createContextKey,
   createHub,
   createRouter,
   createUpgradeHandler,
+  getContextValue,
   getPrincipal,
+  HttpError,
   type Middleware,
   mount,
   rateLimit,
   requestId,
   requireHttps,
   securityHeaders,
+  setContextValue,
   toNodeListener,
   type UpgradeHandler,
 } from 'portico';
@@ -24,6 +28,7 @@ import { createAuth } from './auth.js';
 import type { ServerConfig } from './config.js';
 import { consoleRoutes } from './console.js';
 import { createEvents } from './events.js';
+import { createInFlight } from './in-flight.js';
 import { keyRoutes } from './keys.js';
 import { createMessages } from './messages.js';
 import { createOAuth } from './oauth.js';
@@ -39,7 +44,10 @@ export interface ReferenceApp {
   events: Awaited<ReturnType<typeof createEvents>>;
   /** For the server's `upgrade` event: the `/ws` channel. */
   upgrade: UpgradeHandler;
-  /** Graceful shutdown: WebSocket clients get 1001, event streams end. */
+  /**
+   * Graceful shutdown: WebSocket clients get 1001, event streams end, the requests in flight
+   * finish (their messages fanned out and queued for webhooks), then hubs and stores close.
+   */
   close(): Promise<void>;
   /** The demo API key, when this process generated it: printed once at start. */
   generatedDemoKey: string | undefined;
@@ -63,6 +71,9 @@ const oneHost: Middleware = (req, res, next) => {
   }
   return next();
 };
+
+/** The 400/401 a request's credential got, held until the rate limit has counted it. */
+const refusedCredential = createContextKey<HttpError>('refusedCredential');
 
 /** Builds the service from portico's public API only, for the public address `baseUrl`. */
 export async function createApp(config: ServerConfig, baseUrl: string): Promise<ReferenceApp> {
@@ -101,12 +112,14 @@ export async function createApp(config: ServerConfig, baseUrl: string): Promise<
     timeoutSeconds: config.webhookTimeoutSeconds,
     store: shared.webhookStore,
   });
+  // what a graceful shutdown lets finish before it closes the hubs and the stores
+  const inFlight = createInFlight();
   const messages = createMessages({
     repository: shared.messages,
     onCreate(message) {
-      events.publish(message);
-      webhooks.publish(message);
-      channelHub.publish(message.channel, 'message.created', message).catch(() => {});
+      inFlight.add(events.publish(message));
+      inFlight.add(webhooks.publish(message));
+      inFlight.add(channelHub.publish(message.channel, 'message.created', message).catch(() => {}));
     },
   });
   const challenges = authenticators.flatMap((a) => (a.challenge ? [a.challenge] : []));
@@ -124,6 +137,24 @@ export async function createApp(config: ServerConfig, baseUrl: string): Promise<
     return next();
   };
 
+  // A refused credential is answered only once the rate limit has counted the call (by
+  // client IP, there being no caller): guessing keys or passwords spends the guesser's quota.
+  const identify = authenticate(authenticators, { optional: true });
+  const identifyThenCount: Middleware = async (req, res, next) => {
+    try {
+      await identify(req, res, () => Promise.resolve());
+    } catch (refusal) {
+      if (!(refusal instanceof HttpError) || refusal.status >= 500) throw refusal;
+      setContextValue(req, refusedCredential, refusal);
+    }
+    return next();
+  };
+  const answerRefusedCredential: Middleware = (req, _res, next) => {
+    const refusal = getContextValue(req, refusedCredential);
+    if (refusal !== undefined) throw refusal;
+    return next();
+  };
+
   const chain: Middleware[] = [
     requestId(),
     securityHeaders({ trustProxy: config.trustProxy }),
@@ -138,13 +169,14 @@ export async function createApp(config: ServerConfig, baseUrl: string): Promise<
       '/api',
       compose([
         // who is calling, then count the call by API key, else user, else client IP
-        authenticate(authenticators, { optional: true }),
+        identifyThenCount,
         rateLimit({
           limit: config.rateLimit,
           windowMs: config.rateLimitWindowSeconds * 1000,
           trustProxy: config.trustProxy,
           ...(shared.rateLimitStore !== undefined && { store: shared.rateLimitStore }),
         }),
+        answerRefusedCredential,
         requireAuthenticated,
       ]),
     ),
@@ -176,12 +208,18 @@ export async function createApp(config: ServerConfig, baseUrl: string): Promise<
     onConnection: channels.handle,
   });
   return {
-    listener: toNodeListener(chain),
+    listener: inFlight.track(toNodeListener(chain)),
     messages,
     events,
     upgrade,
     async close() {
-      await Promise.all([channels.close(), events.close(), webhooks.close()]);
+      // the live connections first: WebSocket clients get 1001, event streams end
+      events.endStreams();
+      await channels.close();
+      // then the requests in flight get their answers, and what they created is fanned out
+      // and queued for webhooks, before the hubs and the stores (Redis) go
+      await inFlight.drained();
+      await Promise.all([events.close(), webhooks.close()]);
       await channelHub.close();
       await shared.close();
     },

@@ -336,6 +336,26 @@ describe('reference server: settings', () => {
     }
   });
 
+  it('counts refused credentials against the client IP: guessing keys ends in 429', async () => {
+    const limited = await startReferenceServer({ RATE_LIMIT: '3', RATE_LIMIT_WINDOW: '30' });
+    try {
+      const statuses: number[] = [];
+      for (const guess of ['ptk_guess-1', 'ptk_guess-2', 'ptk_guess-3', 'ptk_guess-4']) {
+        const res = await fetch(`${limited.url}/api/me`, { headers: { 'X-API-Key': guess } });
+        statuses.push(res.status);
+        await res.arrayBuffer();
+      }
+      const basic = await fetch(`${limited.url}/api/me`, {
+        headers: { Authorization: `Basic ${Buffer.from('alice:wrong').toString('base64')}` },
+      });
+      statuses.push(basic.status);
+      expect(statuses).toEqual([401, 401, 401, 429, 429]);
+      expect(basic.headers.get('retry-after')).toMatch(/^\d+$/);
+    } finally {
+      await limited.stop();
+    }
+  });
+
   it('refuses to start in production without TLS or a trusted proxy', async () => {
     await expect(startReferenceServer({ NODE_ENV: 'production' })).rejects.toMatchObject({
       code: 1,
