@@ -85,11 +85,21 @@ export async function createEvents(options: {
 
   return {
     routes,
-    /** Fans a new message out to every open stream (and into the history). */
-    publish(message: Message): void {
-      hub.publish(EVENTS_CHANNEL, 'message.created', message).catch((error: unknown) => {
-        console.error('portico reference server: publishing an event failed', error);
-      });
+    /** Fans a new message out to every open stream (and into the history); never rejects. */
+    publish(message: Message): Promise<void> {
+      return hub.publish(EVENTS_CHANNEL, 'message.created', message).then(
+        () => {},
+        (error: unknown) => {
+          console.error('portico reference server: publishing an event failed', error);
+        },
+      );
+    },
+    /**
+     * Ends every open stream, the hub staying open: the requests still in flight during a
+     * graceful shutdown publish what they create (to other processes, with Redis).
+     */
+    endStreams(): void {
+      for (const stream of [...streams]) stream.close();
     },
     /** Ends every open stream and the hub (for a graceful shutdown). */
     async close(): Promise<void> {

@@ -78,16 +78,19 @@ function start(config: ServerConfig): void {
       process.exit(0);
     }, SHUTDOWN_GRACE_MS);
     force.unref();
-    server.close(() => {
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    server.closeIdleConnections();
+    // WebSocket clients get 1001, event streams end, the requests in flight finish and what
+    // they started (fan-out, webhook queueing) is done: then the server's close can finish
+    const appClosed = (app?.close() ?? Promise.resolve()).then(
+      () => server.closeIdleConnections(),
+      (error: unknown) => console.error('portico reference server: closing failed', error),
+    );
+    // exit once both are done: the last answer going out is not the end of its work
+    Promise.all([closed, appClosed]).then(() => {
       clearTimeout(force);
       process.exit(0);
     });
-    server.closeIdleConnections();
-    // WebSocket clients get 1001, event streams end; then the server's close can finish
-    app?.close().then(
-      () => server.closeIdleConnections(),
-      () => {},
-    );
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));

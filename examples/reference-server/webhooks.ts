@@ -106,11 +106,14 @@ export function createWebhooks(settings: WebhookSettings) {
 
   return {
     routes,
-    /** Queues a signed `message.created` delivery to every subscriber. */
-    publish(message: Message): void {
-      sender.send('message.created', message).catch((error: unknown) => {
-        console.error('portico reference server: queueing webhook deliveries failed', error);
-      });
+    /** Queues a signed `message.created` delivery to every subscriber; never rejects. */
+    publish(message: Message): Promise<void> {
+      return sender.send('message.created', message).then(
+        () => {},
+        (error: unknown) => {
+          console.error('portico reference server: queueing webhook deliveries failed', error);
+        },
+      );
     },
     /** Waits for the deliveries in flight (graceful shutdown). */
     close: () => sender.close(),

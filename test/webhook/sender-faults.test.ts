@@ -1,0 +1,131 @@
+// Receivers that hang, reset or answer slowly, over real sockets: what the sender records
+// (docs/webhooks.md: network errors and timeouts retried with the same webhook-id, the last
+// failure dead-lettered and listed by `listDeliveries({ state: 'failed' })`, at least once).
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { MemoryWebhookStore } from '../../src/webhook/memory-store.js';
+import { createWebhookSender, type WebhookSender } from '../../src/webhook/sender.js';
+import type { WebhookSenderEvent, WebhookSenderOptions } from '../../src/webhook/sender-options.js';
+import { closeAll, listen } from '../helpers/http.js';
+
+/** A receiver whose n-th request (from 0) `answer` handles; it counts requests per webhook-id. */
+async function receiver(answer: (n: number, req: IncomingMessage, res: ServerResponse) => void) {
+  const ids: string[] = [];
+  const listening = await listen((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      ids.push(String(req.headers['webhook-id']));
+      answer(ids.length - 1, req, res);
+    });
+  });
+  return { url: `${listening.url}/hook`, ids };
+}
+
+const senders: WebhookSender[] = [];
+afterEach(async () => {
+  await Promise.all(senders.splice(0).map((s) => s.close()));
+  await closeAll();
+});
+
+const TIMEOUT = 300;
+
+function sender(options: WebhookSenderOptions = {}) {
+  const events: WebhookSenderEvent[] = [];
+  const s = createWebhookSender({
+    allowHttp: true,
+    allowPrivate: true,
+    timeout: TIMEOUT,
+    schedule: [0.02, 0.02],
+    jitter: 0,
+    onEvent: (e) => events.push(e),
+    ...options,
+  });
+  senders.push(s);
+  return { sender: s, events };
+}
+
+const settled = (s: WebhookSender, id: string, timeout = 5000) =>
+  vi.waitFor(
+    async () => {
+      const delivery = await s.getDelivery(id);
+      expect(delivery?.state).not.toBe('pending');
+      return delivery!;
+    },
+    { timeout, interval: 10 },
+  );
+
+describe('webhook sender: receivers that misbehave', () => {
+  it('dead-letters a receiver that never answers: every attempt a timeout, listed as failed', async () => {
+    const hanging = await receiver(() => {});
+    const { sender: s, events } = sender();
+    await s.addEndpoint({ url: hanging.url });
+    const [queued] = await s.send('ping', {});
+    const done = await settled(s, queued!.id);
+    expect(done.state).toBe('failed');
+    expect(done.attempts.map((a) => a.error)).toEqual(['timeout', 'timeout', 'timeout']);
+    for (const attempt of done.attempts) {
+      expect(attempt.status).toBeUndefined();
+      expect(attempt.durationMs).toBeGreaterThanOrEqual(TIMEOUT - 20);
+      expect(attempt.durationMs).toBeLessThan(TIMEOUT + 1000);
+    }
+    expect(hanging.ids).toEqual([queued!.id, queued!.id, queued!.id]);
+    expect((await s.listDeliveries({ state: 'failed' })).map((d) => d.id)).toEqual([queued!.id]);
+    expect(events.filter((e) => e.type === 'dead-letter')).toHaveLength(1);
+  });
+
+  it('retries connection resets, delivering once the receiver answers, or dead-lettering', async () => {
+    const recovering = await receiver((n, req, res) =>
+      n < 2 ? req.socket.destroy() : res.writeHead(204).end(),
+    );
+    const broken = await receiver((_n, req) => req.socket.destroy());
+    const { sender: s } = sender();
+    await s.addEndpoint({ url: recovering.url });
+    await s.addEndpoint({ url: broken.url });
+    const queued = await s.send('ping', {});
+    const [delivered, failed] = await Promise.all(queued.map((d) => settled(s, d.id)));
+    expect(delivered!.state).toBe('delivered');
+    expect(delivered!.attempts.map((a) => a.status ?? 'error')).toEqual(['error', 'error', 204]);
+    expect(delivered!.attempts[0]!.error).toMatch(/\S/);
+    expect(failed!.state).toBe('failed');
+    expect(failed!.attempts).toHaveLength(3);
+    expect(failed!.attempts.every((a) => a.status === undefined && a.error)).toBe(true);
+    expect(recovering.ids).toHaveLength(3);
+    expect(broken.ids).toHaveLength(3);
+  });
+
+  it('delivers a slow answer within the timeout once, and sends it no second time', async () => {
+    const slow = await receiver((_n, _req, res) => {
+      setTimeout(() => res.writeHead(200).end(), TIMEOUT * 0.6);
+    });
+    const { sender: s } = sender();
+    await s.addEndpoint({ url: slow.url });
+    const queued = [];
+    for (let i = 0; i < 4; i++) queued.push(...(await s.send('ping', { i })));
+    const done = await Promise.all(queued.map((d) => settled(s, d.id)));
+    expect(done.map((d) => [d.state, d.attempts.length])).toEqual(
+      queued.map(() => ['delivered', 1]),
+    );
+    await new Promise((resolve) => setTimeout(resolve, TIMEOUT * 2));
+    expect(slow.ids.sort()).toEqual(queued.map((d) => d.id).sort());
+  });
+
+  it('keeps what a closing sender did not finish: another sender on the store delivers it', async () => {
+    const store = new MemoryWebhookStore();
+    let hung = 0;
+    const target = await receiver((n, _req, res) => {
+      if (n === 0) hung++;
+      else res.writeHead(204).end(); // the first attempt hangs until the timeout
+    });
+    const { sender: first } = sender({ store, schedule: [0.05] });
+    await first.addEndpoint({ url: target.url });
+    const [queued] = await first.send('ping', {});
+    await vi.waitFor(() => expect(hung).toBe(1));
+    await first.close(); // waits for the attempt in flight: a timeout, recorded as a retry
+    expect((await store.getDelivery(queued!.id))?.state).toBe('pending');
+    const { sender: second } = sender({ store, schedule: [0.05] });
+    const done = await settled(second, queued!.id);
+    expect(done.state).toBe('delivered');
+    expect(done.attempts.map((a) => a.status ?? a.error)).toEqual(['timeout', 204]);
+    expect(target.ids).toEqual([queued!.id, queued!.id]);
+  });
+});
