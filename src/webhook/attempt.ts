@@ -90,8 +90,13 @@ export async function attemptDelivery(
       headersTimeout: settings.timeout,
       bodyTimeout: settings.timeout,
     });
-    // The answer's body is not needed: read a little of it, so the connection is reused.
+    // The answer's body is not needed: read a little of it, so the connection is reused, but
+    // never past the attempt's time (undici's bodyTimeout restarts with every chunk, and a
+    // dribbling receiver would otherwise outlast the lease). The status has decided already.
+    const rest = Math.max(0, settings.timeout - (performance.now() - started));
+    const cut = setTimeout(() => response.body.destroy(), rest);
     await response.body.dump({ limit: 64 * 1024 }).catch(() => {});
+    clearTimeout(cut);
     const status = response.statusCode;
     return {
       attempt: { at, status, durationMs: elapsed() },

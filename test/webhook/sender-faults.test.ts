@@ -109,6 +109,28 @@ describe('webhook sender: receivers that misbehave', () => {
     expect(slow.ids.sort()).toEqual(queued.map((d) => d.id).sort());
   });
 
+  it('takes a 2xx whose body never ends as delivered, within the timeout (no lease overrun)', async () => {
+    const timers: NodeJS.Timeout[] = [];
+    const dribbling = await receiver((_n, _req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      // one byte every 50 ms, for ever: each chunk restarts undici's own bodyTimeout
+      timers.push(setInterval(() => res.write('.'), 50));
+    });
+    try {
+      const { sender: s } = sender();
+      await s.addEndpoint({ url: dribbling.url });
+      const [queued] = await s.send('ping', {});
+      const started = Date.now();
+      const done = await settled(s, queued!.id);
+      expect(done.state).toBe('delivered');
+      expect(done.attempts).toHaveLength(1);
+      expect(Date.now() - started).toBeLessThan(TIMEOUT * 4);
+      expect(dribbling.ids).toEqual([queued!.id]);
+    } finally {
+      for (const timer of timers) clearInterval(timer);
+    }
+  });
+
   it('keeps what a closing sender did not finish: another sender on the store delivers it', async () => {
     const store = new MemoryWebhookStore();
     let hung = 0;
