@@ -88,7 +88,11 @@ function pushPayload(m: HubMessage, positioned: boolean): Buffer {
           position: formatPosition(m),
         }
       : { type: 'push', event: m.event, data: m.data };
-    payload = Buffer.from(JSON.stringify(push));
+    // Its own memory, not a slice of node's 8 KiB pool: a cached payload lives as long as the
+    // hub's history keeps the message, and a pooled one would pin the whole block with it.
+    const text = JSON.stringify(push);
+    payload = Buffer.allocUnsafeSlow(Buffer.byteLength(text));
+    payload.write(text);
     cache.set(m, payload);
   }
   return payload;
