@@ -129,6 +129,8 @@ export function createWebhookSender(options: WebhookSenderOptions = {}): Webhook
   /** When `timer` fires (epoch ms). */
   let timerAt = 0;
   let ticking = false;
+  /** The tick under way: `close()` waits for it, so a batch claimed just then is not lost. */
+  let currentTick: Promise<void> | undefined;
   let again = false;
   /** Whether the last look at the store found nothing it could take (all due ones held back). */
   let idle = false;
@@ -294,7 +296,9 @@ export function createWebhookSender(options: WebhookSenderOptions = {}): Webhook
 
   function wake(): void {
     if (closed) return;
-    tick().catch(() => {});
+    const starting = !ticking; // else the tick under way runs once more
+    const running = tick().catch(() => {});
+    if (starting) currentTick = running;
   }
 
   wake();
@@ -373,6 +377,9 @@ export function createWebhookSender(options: WebhookSenderOptions = {}): Webhook
       if (closed) return;
       closed = true;
       if (timer !== undefined) clearTimeout(timer);
+      // a claim answered after this point still starts its batch: wait for that, then for
+      // every attempt, so each is recorded before the store goes
+      await currentTick;
       await Promise.allSettled([...inFlight]);
       if (ownDispatcher) await dispatcher.close();
     },

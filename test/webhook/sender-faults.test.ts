@@ -131,6 +131,35 @@ describe('webhook sender: receivers that misbehave', () => {
     }
   });
 
+  it('close() waits for a batch claimed while it was called, and records every attempt', async () => {
+    const store = new MemoryWebhookStore();
+    const claim = store.claim.bind(store);
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let held = false;
+    // the first non-empty claim answers only once close() has been called
+    store.claim = async (request) => {
+      const batch = await claim(request);
+      if (batch.length > 0 && !held) {
+        held = true;
+        await gate;
+      }
+      return batch;
+    };
+    const ok = await receiver((_n, _req, res) => res.writeHead(204).end());
+    const { sender: s } = sender({ store });
+    await s.addEndpoint({ url: ok.url });
+    const [queued] = await s.send('ping', {});
+    await vi.waitFor(() => expect(held).toBe(true));
+    const closing = s.close();
+    release();
+    await closing;
+    expect((await store.getDelivery(queued!.id))?.state).toBe('delivered');
+    expect(ok.ids).toEqual([queued!.id]);
+  });
+
   it('keeps what a closing sender did not finish: another sender on the store delivers it', async () => {
     const store = new MemoryWebhookStore();
     let hung = 0;
