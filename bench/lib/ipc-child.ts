@@ -1,6 +1,8 @@
 /**
- * A bench child process driven over IPC (the fan-out clients, the webhook senders): reports
- * queued by type, every wait bounded, a `failed` report or an exit failing every wait after.
+ * A child process driven over IPC (the bench's fan-out clients and webhook senders, the soak
+ * tests' server and clients): reports queued by type, every wait bounded, a `failed` report
+ * or an exit failing every wait after. What a child writes to piped stdout/stderr is kept,
+ * and its tail goes into the failure.
  */
 import type { ChildProcess } from 'node:child_process';
 
@@ -17,6 +19,8 @@ export interface IpcChild<R extends { type: string }, C> {
   send(command: C): void;
   /** The next report of `type` (queued ones first); rejects after `timeoutMs` or on failure. */
   next<T extends R['type']>(type: T, timeoutMs: number): Promise<ReportOf<R, T>>;
+  /** What it wrote on piped stdout and stderr (nothing when they are not piped). */
+  output(): string;
   /** Asks it to exit, then kills it if it has not within 5 s. */
   stop(): Promise<void>;
 }
@@ -38,10 +42,16 @@ export function ipcChild<R extends { type: string }, C>(
   label: string,
 ): IpcChild<R, C> {
   const queue: R[] = [];
+  let out = '';
+  const keep = (d: Buffer) => {
+    out += d.toString();
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
   let failure: string | undefined;
   let waiter: { type: string; resolve: (r: R) => void; reject: (e: Error) => void } | undefined;
   const failWith = (message: string) => {
-    failure ??= `${label}: ${message}`;
+    failure ??= `${label}: ${message}${out === '' ? '' : `\n${out.slice(-2000)}`}`;
     waiter?.reject(new Error(failure));
     waiter = undefined;
   };
@@ -57,7 +67,9 @@ export function ipcChild<R extends { type: string }, C>(
   child.once('exit', (code, signal) => failWith(`exited (code ${code}, signal ${signal})`));
   return {
     pid: child.pid,
-    send: (command) => child.send(command as object),
+    send: (command) => {
+      if (child.connected) child.send(command as object); // gone: `next` reports why
+    },
     next<T extends R['type']>(type: T, timeoutMs: number) {
       const queued = queue.findIndex((r) => r.type === type);
       if (queued !== -1) return Promise.resolve(queue.splice(queued, 1)[0] as ReportOf<R, T>);
@@ -80,6 +92,7 @@ export function ipcChild<R extends { type: string }, C>(
         };
       });
     },
+    output: () => out,
     async stop() {
       failure ??= 'stopped';
       if (child.connected) child.send({ type: 'exit' });

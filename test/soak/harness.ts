@@ -6,6 +6,7 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { type IpcChild, ipcChild } from '../../bench/lib/ipc-child.js';
 import type {
   ServerCommand,
   ServerReport,
@@ -16,31 +17,6 @@ import type {
 } from './protocol.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
-const STOP_TIMEOUT_MS = 5000;
-
-type ReportOf<R extends { type: string }, T extends R['type']> = Extract<R, { type: T }>;
-
-/** A child process spawned with an IPC channel: commands out, typed reports back. */
-export interface IpcChild<R extends { type: string }, C> {
-  send(command: C): void;
-  /** The next report of `type` (queued ones first); rejects after `timeoutMs` or on failure. */
-  next<T extends R['type']>(type: T, timeoutMs: number): Promise<ReportOf<R, T>>;
-  /** What it wrote on stdout and stderr. */
-  output(): string;
-  /** Asks it to exit, killing it if it has not within 5 s. */
-  stop(): Promise<void>;
-}
-
-function exited(child: ChildProcess, ms: number): Promise<boolean> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true);
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => resolve(false), ms);
-    child.once('exit', () => {
-      clearTimeout(timer);
-      resolve(true);
-    });
-  });
-}
 
 /** The soft and hard limits on open descriptors (`ulimit -n`, `ulimit -Hn`) of a child. */
 export function descriptorLimits(): { soft: number; hard: number } {
@@ -71,74 +47,6 @@ function spawnNode(
     return spawn('sh', ['-c', script, process.execPath, ...args], options);
   }
   return spawn(process.execPath, args, options);
-}
-
-function ipcChild<R extends { type: string }, C>(
-  child: ChildProcess,
-  label: string,
-): IpcChild<R, C> {
-  const queue: R[] = [];
-  let out = '';
-  child.stdout?.on('data', (d: Buffer) => {
-    out += d.toString();
-  });
-  child.stderr?.on('data', (d: Buffer) => {
-    out += d.toString();
-  });
-  let failure: string | undefined;
-  let waiter: { type: string; resolve: (r: R) => void; reject: (e: Error) => void } | undefined;
-  const failWith = (message: string) => {
-    failure ??= `${label}: ${message}${out === '' ? '' : `\n${out.slice(-2000)}`}`;
-    waiter?.reject(new Error(failure));
-    waiter = undefined;
-  };
-  child.on('message', (report: R) => {
-    if (report.type === 'failed')
-      return failWith(String((report as { message?: unknown }).message));
-    if (waiter?.type === report.type) {
-      const { resolve } = waiter;
-      waiter = undefined;
-      resolve(report);
-    } else queue.push(report);
-  });
-  child.once('error', (error) => failWith(error.message));
-  child.once('exit', (code, signal) => failWith(`exited (code ${code}, signal ${signal})`));
-  return {
-    send: (command) => {
-      if (child.connected) child.send(command as object);
-    },
-    next<T extends R['type']>(type: T, timeoutMs: number) {
-      const queued = queue.findIndex((r) => r.type === type);
-      if (queued !== -1) return Promise.resolve(queue.splice(queued, 1)[0] as ReportOf<R, T>);
-      if (failure !== undefined) return Promise.reject(new Error(failure));
-      return new Promise<ReportOf<R, T>>((resolve, reject) => {
-        const timer = setTimeout(() => {
-          waiter = undefined;
-          reject(new Error(`${label}: no \`${type}\` report within ${timeoutMs} ms`));
-        }, timeoutMs);
-        waiter = {
-          type,
-          resolve: (r) => {
-            clearTimeout(timer);
-            resolve(r as ReportOf<R, T>);
-          },
-          reject: (e) => {
-            clearTimeout(timer);
-            reject(e);
-          },
-        };
-      });
-    },
-    output: () => out,
-    async stop() {
-      failure ??= 'stopped';
-      if (child.connected) child.send({ type: 'exit' });
-      if (!(await exited(child, STOP_TIMEOUT_MS))) {
-        child.kill('SIGKILL');
-        await exited(child, STOP_TIMEOUT_MS);
-      }
-    },
-  };
 }
 
 /** The soak server (test/soak/server.ts) in its own process. */
