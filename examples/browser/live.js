@@ -52,6 +52,26 @@ export function openLive({ base, channel, onMessage, onFrame, onState }) {
   };
 }
 
+/**
+ * Opens both feeds into a page's live panel: the lists `#sse-messages` and `#ws-messages`,
+ * the states `#sse-state` and `#ws-state`, and the raw frames in `#frames`.
+ *
+ * @param {URL} base the service's origin
+ * @param {string} channel the WebSocket channel to subscribe to
+ */
+export function showLive(base, channel) {
+  const $ = (id) => document.getElementById(id);
+  return openLive({
+    base,
+    channel,
+    onMessage: (via, message) => appendItem($(`${via}-messages`), describeMessage(message), via),
+    onFrame: (via, text) => appendItem($('frames'), `${via} ${text}`),
+    onState: (via, state) => {
+      $(`${via}-state`).textContent = state;
+    },
+  });
+}
+
 /** Appends one line to a list element, as text (never HTML). */
 export function appendItem(list, text, testId) {
   const item = document.createElement('li');

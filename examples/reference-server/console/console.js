@@ -1,6 +1,6 @@
 // The reference server's page at `/`: signed in with the `session` cookie (POST /login),
 // it posts messages over REST and shows them arriving over /events and /ws.
-import { appendItem, describeMessage, openLive, problemText } from '/live.js';
+import { problemText, showLive } from '/live.js';
 
 const $ = (id) => document.getElementById(id);
 const postJson = (path, body) =>
@@ -20,15 +20,7 @@ async function start() {
   const { sub, name } = await me.json();
   $('who').textContent = `${name ?? sub} (${sub})`;
   $('console').hidden = false;
-  openLive({
-    base: new URL(location.origin),
-    channel: $('post-form').elements.channel.value,
-    onMessage: (via, message) => appendItem($(`${via}-messages`), describeMessage(message), via),
-    onFrame: (via, text) => appendItem($('frames'), `${via} ${text}`),
-    onState: (via, state) => {
-      $(`${via}-state`).textContent = state;
-    },
-  });
+  showLive(new URL(location.origin), $('post-form').elements.channel.value);
 }
 
 $('sign-in-form').addEventListener('submit', async (event) => {

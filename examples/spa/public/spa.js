@@ -1,7 +1,7 @@
 // A single-page app of the reference server: the authorization code flow with PKCE (RFC 7636)
 // done with fetch alone, then the API with the access token, and the live feeds with the
 // `session` cookie the sign-in page set (EventSource and WebSocket cannot send a header).
-import { appendItem, describeMessage, openLive, problemText } from '/live.js';
+import { problemText, showLive } from '/live.js';
 
 const CLIENT_ID = 'demo-spa';
 const SCOPE = 'openid profile read:messages write:messages offline_access';
@@ -104,15 +104,7 @@ async function showApp(server, tokens) {
   $('who').textContent = `${name ?? sub} (${sub})`;
   $('scopes').textContent = scopes.join(' ');
   $('app').hidden = false;
-  openLive({
-    base: new URL(server.issuer),
-    channel: 'general',
-    onMessage: (via, message) => appendItem($(`${via}-messages`), describeMessage(message), via),
-    onFrame: (via, text) => appendItem($('frames'), `${via} ${text}`),
-    onState: (via, state) => {
-      $(`${via}-state`).textContent = state;
-    },
-  });
+  showLive(new URL(server.issuer), 'general');
   $('post-form').addEventListener('submit', async (event) => {
     event.preventDefault();
     const text = event.currentTarget.elements.text;
