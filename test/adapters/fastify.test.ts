@@ -15,7 +15,15 @@ import { requestId } from '../../src/http/request-id.js';
 import { mount } from '../../src/http/router.js';
 import { securityHeaders } from '../../src/http/security-headers.js';
 import { rateLimit } from '../../src/rate-limit/rate-limit.js';
-import { closeAll, json, type Listening, listen, type Reply, request } from '../helpers/http.js';
+import {
+  closeAll,
+  expectProblem,
+  json,
+  type Listening,
+  listen,
+  type Reply,
+  request,
+} from '../helpers/http.js';
 import { connect as connectStream } from '../helpers/sse.js';
 
 const ORIGIN = 'http://app.example.test';
@@ -135,14 +143,6 @@ const call = (
   headers: Record<string, string> = {},
   body?: string | Buffer,
 ) => request(listening, path, { method, headers, body, agent: globalAgent });
-
-function expectProblem(reply: Reply, status: number): Record<string, unknown> {
-  expect(reply.status, reply.body).toBe(status);
-  expect(reply.headers['content-type']).toBe('application/problem+json');
-  const problem = json(reply);
-  expect(problem.status).toBe(status);
-  return problem;
-}
 
 /** The headers the portico chain sets on every answer. */
 function expectPorticoHeaders(reply: Reply): void {

@@ -9,7 +9,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as expressExample from '../../examples/auth/express.js';
 import * as koaExample from '../../examples/auth/koa.js';
 import { generateApiKey } from '../../src/auth/api-key.js';
-import { closeAll, json, type Listening, listen, type Reply, request } from '../helpers/http.js';
+import {
+  closeAll,
+  expectProblem,
+  json,
+  type Listening,
+  listen,
+  type Reply,
+  request,
+} from '../helpers/http.js';
 import { snippetsOf, strayedSnippets } from '../helpers/snippets.js';
 
 const root = new URL('../../', import.meta.url);
@@ -52,15 +60,6 @@ const basic = (user: string, password: string) => ({
   Authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`,
 });
 const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
-
-function expectProblem(reply: Reply, status: number, slug: string): Record<string, unknown> {
-  expect(reply.status, reply.body).toBe(status);
-  expect(reply.headers['content-type']).toBe('application/problem+json');
-  const problem = json(reply);
-  expect(problem.type).toBe(`urn:portico:problem:${slug}`);
-  expect(problem.status).toBe(status);
-  return problem;
-}
 
 const challenges = (reply: Reply) => String(reply.headers['www-authenticate'] ?? '');
 

@@ -14,7 +14,7 @@ import {
 } from '../../examples/frameworks/shared.js';
 import * as koaExample from '../../examples/koa/server.js';
 import * as nodeExample from '../../examples/node-http/server.js';
-import { json, type Listening, listen, type Reply, request } from '../helpers/http.js';
+import { expectProblem, json, type Listening, listen, request } from '../helpers/http.js';
 import { connect as connectStream, parseEvents } from '../helpers/sse.js';
 
 const WAIT_MS = 2000;
@@ -37,14 +37,6 @@ const mintToken = (sub: string) =>
     .setIssuedAt()
     .setExpirationTime('5m')
     .sign(new TextEncoder().encode(DEMO_JWT_SECRET));
-
-function expectProblem(reply: Reply, status: number): Record<string, unknown> {
-  expect(reply.status, reply.body).toBe(status);
-  expect(reply.headers['content-type']).toBe('application/problem+json');
-  const problem = json(reply);
-  expect(problem.status).toBe(status);
-  return problem;
-}
 
 describe.each([
   ['node:http', nodeExample],

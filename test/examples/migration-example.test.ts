@@ -10,7 +10,7 @@ import {
   ORIGIN,
 } from '../../examples/frameworks/shared.js';
 import { createApp } from '../../examples/migration/server.js';
-import { json, type Listening, listen, type Reply, request } from '../helpers/http.js';
+import { expectProblem, json, type Listening, listen, request } from '../helpers/http.js';
 import { snippetsOf, strayedSnippets } from '../helpers/snippets.js';
 
 const mintToken = (sub: string, scope: string, secret = DEMO_JWT_SECRET) =>
@@ -22,14 +22,6 @@ const mintToken = (sub: string, scope: string, secret = DEMO_JWT_SECRET) =>
     .setIssuedAt()
     .setExpirationTime('5m')
     .sign(new TextEncoder().encode(secret));
-
-function expectProblem(reply: Reply, status: number): Record<string, unknown> {
-  expect(reply.status, reply.body).toBe(status);
-  expect(reply.headers['content-type']).toBe('application/problem+json');
-  const problem = json(reply);
-  expect(problem.status).toBe(status);
-  return problem;
-}
 
 describe('the migration example (examples/migration/server.ts)', () => {
   let app: Awaited<ReturnType<typeof createApp>>;

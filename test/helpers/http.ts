@@ -12,6 +12,7 @@ import {
 } from 'node:http';
 import { Server as HttpsServer, request as httpsRequest } from 'node:https';
 import { type AddressInfo, connect } from 'node:net';
+import { expect } from 'vitest';
 import { type NodeListenerOptions, toNodeListener } from '../../src/adapters/node.js';
 import type { Middleware } from '../../src/core/compose.js';
 
@@ -99,6 +100,23 @@ function locate(target: Listening | Server | number | string): { hostname: strin
   }
   const server = 'server' in target ? target.server : target;
   return { hostname: '127.0.0.1', port: (server.address() as AddressInfo).port };
+}
+
+/**
+ * Asserts that `reply` is an `application/problem+json` answer with `status` (and, given a
+ * `slug`, the type `urn:portico:problem:<slug>`); returns the problem.
+ */
+export function expectProblem(
+  reply: Reply,
+  status: number,
+  slug?: string,
+): Record<string, unknown> {
+  expect(reply.status, reply.body).toBe(status);
+  expect(reply.headers['content-type']).toBe('application/problem+json');
+  const problem = json(reply);
+  if (slug !== undefined) expect(problem.type).toBe(`urn:portico:problem:${slug}`);
+  expect(problem.status).toBe(status);
+  return problem;
 }
 
 /** Parses a reply body as JSON (a plain record unless told otherwise). */
