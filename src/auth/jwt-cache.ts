@@ -1,4 +1,5 @@
 import * as crypto from 'node:crypto';
+import { MapEvictor } from '../internal/map-evictor.js';
 import type { VerifiedJwt } from './jwt-verify.js';
 
 const { createHash } = crypto;
@@ -30,6 +31,7 @@ interface Entry {
 export class VerifiedTokenCache {
   readonly #max: number;
   readonly #entries = new Map<string, Entry>();
+  readonly #evictor = new MapEvictor(this.#entries);
   /** The most recently used key: a hit on it needs no move to the back of the map. */
   #newest: string | undefined;
   #generation = 0;
@@ -84,10 +86,7 @@ export class VerifiedTokenCache {
     this.#entries.delete(key);
     this.#entries.set(key, { value, deadline, generation });
     this.#newest = key;
-    while (this.#entries.size > this.#max) {
-      const oldest = this.#entries.keys().next().value as string;
-      this.#entries.delete(oldest);
-    }
+    while (this.#entries.size > this.#max) this.#evictor.dropOldest();
   }
 
   /** Drops every entry. */

@@ -1,3 +1,4 @@
+import { MapEvictor } from './map-evictor.js';
 import { invalidOption } from './options.js';
 
 /** Options of {@link ExpiringMap}, validated with the owner's name in messages. */
@@ -31,6 +32,7 @@ function positiveInteger(owner: string, name: string, value: unknown, fallback: 
  */
 export class ExpiringMap<V> {
   readonly #slots = new Map<string, Slot<V>>();
+  readonly #evictor = new MapEvictor(this.#slots);
   readonly #maxEntries: number;
   readonly #sweepIntervalMs: number;
   readonly now: () => number;
@@ -89,7 +91,7 @@ export class ExpiringMap<V> {
   /** Writes `value` until `until` (epoch ms), as the newest entry; a past deadline deletes. */
   set(key: string, value: V, until: number, now = this.#tick()): void {
     if (!this.#slots.delete(key)) {
-      while (this.#slots.size >= this.#maxEntries) this.#dropOldest();
+      while (this.#slots.size >= this.#maxEntries) this.#evictor.dropOldest();
     }
     if (until > now) this.#slots.set(key, { value, until });
   }
@@ -116,12 +118,5 @@ export class ExpiringMap<V> {
     const now = this.now();
     if (now >= this.#nextSweep) this.sweep();
     return now;
-  }
-
-  #dropOldest(): void {
-    for (const key of this.#slots.keys()) {
-      this.#slots.delete(key);
-      return;
-    }
   }
 }

@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { verifyPassword } from '../auth/password.js';
+import { MapEvictor } from '../internal/map-evictor.js';
 import type { ClientStore, OAuthClient } from './clients.js';
 import { OAuthError } from './errors.js';
 
@@ -81,6 +82,7 @@ const BASIC_CHALLENGE = { 'WWW-Authenticate': 'Basic realm="token", error="inval
 export function createClientAuthenticator(clients: ClientStore) {
   /** clientId + secret hash → SHA-256 of the secret that verified against it. */
   const verified = new Map<string, Buffer>();
+  const evictor = new MapEvictor(verified);
   const MAX_VERIFIED = 10_000;
 
   /** scrypt checks in flight, by client, hash and presented digest: concurrent equal checks share one. */
@@ -98,7 +100,7 @@ export function createClientAuthenticator(clients: ClientStore) {
       pending.set(pendingKey, check);
     }
     if (!(await check)) return false;
-    if (verified.size >= MAX_VERIFIED) verified.delete(verified.keys().next().value as string);
+    if (verified.size >= MAX_VERIFIED) evictor.dropOldest();
     verified.set(cacheKey, digest);
     return true;
   }

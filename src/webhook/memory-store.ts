@@ -1,3 +1,5 @@
+import { Fifo } from '../internal/fifo.js';
+import { MapEvictor } from '../internal/map-evictor.js';
 import { assertKnownOptions, invalidOption } from '../internal/options.js';
 import type { WebhookClaim, WebhookDelivery, WebhookEndpoint, WebhookStore } from './store.js';
 
@@ -24,17 +26,34 @@ const copyEndpoint = (e: WebhookEndpoint): WebhookEndpoint => ({
   secrets: [...e.secrets],
   ...(e.events !== undefined && { events: [...e.events] }),
 });
-const copyDelivery = (d: WebhookDelivery): WebhookDelivery => ({
-  ...d,
+const copyOf = (d: WebhookDelivery, leaseUntil: number | undefined): WebhookDelivery => ({
+  // field by field, in one order: every copy has the same shape (a spread has as many as inputs)
+  id: d.id,
+  endpointId: d.endpointId,
+  event: d.event,
+  body: d.body,
+  state: d.state,
   attempts: d.attempts.map((a) => ({ ...a })),
+  nextAttemptAt: d.nextAttemptAt,
+  leaseUntil,
+  createdAt: d.createdAt,
 });
+/** A copy to store: no lease (a stored delivery is leased by `claim` only). */
+const storedCopy = (d: WebhookDelivery): WebhookDelivery => copyOf(d, undefined);
+const copyDelivery = (d: WebhookDelivery): WebhookDelivery => copyOf(d, d.leaseUntil);
 
-/** One endpoint's pending deliveries. */
+/**
+ * One endpoint's pending deliveries. Its two lines are consumed from the front and never
+ * searched: an entry that no longer belongs (finished, leased, replaced by an update) stays
+ * until it reaches the front, and is dropped there.
+ */
 interface Queue {
-  /** Every pending delivery, in the order enqueued (the order of `ordered` claims). */
-  order: Map<string, WebhookDelivery>;
-  /** Those due now and not leased, oldest first. */
-  ready: Map<string, WebhookDelivery>;
+  /** The ids of its pending deliveries, in the order enqueued (the order of `ordered` claims). */
+  order: Fifo<string>;
+  /** Its deliveries that are due and not leased, in the order they became so. */
+  ready: Fifo<WebhookDelivery>;
+  /** How many are pending. */
+  pending: number;
   /** How many are leased (in flight). */
   leased: number;
 }
@@ -59,6 +78,7 @@ export class MemoryWebhookStore implements WebhookStore {
   /** Pending deliveries waiting for a later attempt, not yet in their queue's `ready`. */
   readonly #waiting = new Map<string, WebhookDelivery>();
   readonly #finished = new Map<string, WebhookDelivery>();
+  readonly #finishedEvictor = new MapEvictor(this.#finished);
   readonly #maxFinished: number;
 
   constructor(options: MemoryWebhookStoreOptions = {}) {
@@ -82,7 +102,7 @@ export class MemoryWebhookStore implements WebhookStore {
   async deleteEndpoint(id: string): Promise<boolean> {
     const queue = this.#queues.get(id);
     if (queue !== undefined) {
-      for (const deliveryId of queue.order.keys()) {
+      for (const deliveryId of queue.order) {
         this.#pending.delete(deliveryId);
         this.#waiting.delete(deliveryId);
       }
@@ -98,7 +118,7 @@ export class MemoryWebhookStore implements WebhookStore {
   #queue(endpointId: string): Queue {
     let queue = this.#queues.get(endpointId);
     if (queue === undefined) {
-      queue = { order: new Map(), ready: new Map(), leased: 0 };
+      queue = { order: new Fifo(), ready: new Fifo(), pending: 0, leased: 0 };
       this.#queues.set(endpointId, queue);
     }
     return queue;
@@ -106,17 +126,44 @@ export class MemoryWebhookStore implements WebhookStore {
 
   /** Files a pending, unleased delivery as ready or waiting. */
   #file(delivery: WebhookDelivery, queue: Queue, now: number): void {
-    if (delivery.nextAttemptAt <= now) queue.ready.set(delivery.id, delivery);
+    if (delivery.nextAttemptAt <= now) queue.ready.push(delivery);
     else this.#waiting.set(delivery.id, delivery);
+  }
+
+  /** Whether `delivery`, from a queue's `ready` line, is still the stored one and unleased. */
+  #isReady = (delivery: WebhookDelivery): boolean =>
+    this.#pending.get(delivery.id) === delivery && delivery.leaseUntil === undefined;
+
+  /** Whether a queue's `order` line may drop `id` (no longer pending). */
+  #isGone = (id: string): boolean => !this.#pending.has(id);
+
+  /** The next delivery a claim may take from `queue`, if any, removed from its `ready` line. */
+  #takeNext(queue: Queue, ordered: boolean | undefined): WebhookDelivery | undefined {
+    const isStale = (d: WebhookDelivery) => !this.#isReady(d);
+    if (!ordered) {
+      const next = queue.ready.dropWhile(isStale);
+      if (next !== undefined) queue.ready.shift();
+      return next;
+    }
+    const headId = queue.order.dropWhile(this.#isGone);
+    const head = headId === undefined ? undefined : this.#pending.get(headId);
+    if (head === undefined || head.leaseUntil !== undefined || this.#waiting.has(head.id)) {
+      return undefined;
+    }
+    // the head leaves `ready` when it reaches that line's front (after this lease, it is stale)
+    return head;
   }
 
   async enqueue(deliveries: readonly WebhookDelivery[]): Promise<void> {
     const now = Date.now();
     for (const given of deliveries) {
-      const delivery = { ...copyDelivery(given), leaseUntil: undefined };
+      const delivery = storedCopy(given);
       const queue = this.#queue(delivery.endpointId);
+      if (!this.#pending.has(delivery.id)) {
+        queue.order.push(delivery.id);
+        queue.pending += 1;
+      }
       this.#pending.set(delivery.id, delivery);
-      queue.order.set(delivery.id, delivery);
       this.#file(delivery, queue, now);
     }
   }
@@ -126,7 +173,7 @@ export class MemoryWebhookStore implements WebhookStore {
     for (const [id, delivery] of this.#waiting) {
       if (delivery.nextAttemptAt > now) continue;
       this.#waiting.delete(id);
-      this.#queue(delivery.endpointId).ready.set(id, delivery);
+      this.#queue(delivery.endpointId).ready.push(delivery);
     }
     const claimed: WebhookDelivery[] = [];
     const served: string[] = [];
@@ -134,27 +181,21 @@ export class MemoryWebhookStore implements WebhookStore {
       if (claimed.length >= limit) break;
       let took = false;
       while (claimed.length < limit && queue.leased < perEndpoint) {
-        let next: WebhookDelivery | undefined;
-        if (ordered) {
-          const head = queue.order.values().next().value;
-          next = head !== undefined && queue.ready.has(head.id) ? head : undefined;
-        } else {
-          next = queue.ready.values().next().value;
-        }
+        const next = this.#takeNext(queue, ordered);
         if (next === undefined) break;
-        queue.ready.delete(next.id);
         queue.leased += 1;
         next.leaseUntil = now + leaseMs;
         claimed.push(copyDelivery(next));
         took = true;
       }
+      if (ordered) queue.ready.dropWhile((d) => !this.#isReady(d));
       if (took) served.push(endpointId);
     }
     // Endpoints served go to the back of the line: every endpoint gets its turn.
     for (const endpointId of served) {
       const queue = this.#queues.get(endpointId)!;
       this.#queues.delete(endpointId);
-      if (queue.order.size > 0) this.#queues.set(endpointId, queue);
+      if (queue.pending > 0) this.#queues.set(endpointId, queue);
     }
     return claimed;
   }
@@ -162,27 +203,24 @@ export class MemoryWebhookStore implements WebhookStore {
   async update(delivery: WebhookDelivery): Promise<void> {
     const current = this.#pending.get(delivery.id);
     const queue = this.#queues.get(delivery.endpointId);
-    const stored = { ...copyDelivery(delivery), leaseUntil: undefined };
+    const stored = storedCopy(delivery);
     if (current !== undefined && queue !== undefined) {
+      // `current` leaves the queue's lines when it reaches their front
       if (current.leaseUntil !== undefined) queue.leased = Math.max(0, queue.leased - 1);
-      queue.ready.delete(current.id);
       this.#waiting.delete(current.id);
       if (stored.state === 'pending') {
         this.#pending.set(stored.id, stored);
-        queue.order.set(stored.id, stored);
         this.#file(stored, queue, Date.now());
         return;
       }
       this.#pending.delete(stored.id);
-      queue.order.delete(stored.id);
-      if (queue.order.size === 0 && queue.leased === 0) this.#queues.delete(delivery.endpointId);
+      queue.pending -= 1;
+      if (queue.pending === 0 && queue.leased === 0) this.#queues.delete(delivery.endpointId);
     } else if (stored.state === 'pending') {
       return; // its endpoint was removed meanwhile
     }
     this.#finished.set(stored.id, stored);
-    while (this.#finished.size > this.#maxFinished) {
-      this.#finished.delete(this.#finished.keys().next().value as string);
-    }
+    while (this.#finished.size > this.#maxFinished) this.#finishedEvictor.dropOldest();
   }
 
   async getDelivery(id: string): Promise<WebhookDelivery | undefined> {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Dispatcher } from 'undici';
 import { assertWebhookUrl, createGuardedAgent } from './address-guard.js';
-import { type AttemptOutcome, attemptDelivery } from './attempt.js';
+import { type AttemptOutcome, attemptDelivery, BodyWatch } from './attempt.js';
 import { MemoryWebhookStore } from './memory-store.js';
 import { retryDelay } from './schedule.js';
 import { generateWebhookSecret } from './secret.js';
@@ -122,7 +122,13 @@ export function createWebhookSender(options: WebhookSenderOptions = {}): Webhook
   const dispatcher: Dispatcher =
     settings.dispatcher ??
     createGuardedAgent({ ...guard, connectTimeout: Math.min(timeout, 10_000) });
-  const attemptSettings = { dispatcher, timeout, userAgent: settings.userAgent, now };
+  const attemptSettings = {
+    dispatcher,
+    timeout,
+    userAgent: settings.userAgent,
+    now,
+    bodies: new BodyWatch(timeout),
+  };
   const inFlight = new Set<Promise<void>>();
   const endpointLocks = new Map<string, Promise<unknown>>();
   let timer: NodeJS.Timeout | undefined;
@@ -220,7 +226,8 @@ export function createWebhookSender(options: WebhookSenderOptions = {}): Webhook
     }
     const outcome = await attemptDelivery(
       delivery,
-      { ...endpoint, secrets: signingSecrets(endpoint) },
+      endpoint.url,
+      signingSecrets(endpoint),
       attemptSettings,
     );
     delivery.attempts.push(outcome.attempt);
@@ -228,16 +235,20 @@ export function createWebhookSender(options: WebhookSenderOptions = {}): Webhook
     await finish(delivery, outcome, endpoint);
   }
 
+  async function attempt(delivery: WebhookDelivery): Promise<void> {
+    try {
+      await run(delivery);
+    } catch (error) {
+      // a store failure: the lease runs out and the delivery is taken again
+      console.error('portico webhooks: recording an attempt failed', error);
+    }
+  }
+
   function start(delivery: WebhookDelivery): void {
-    const task = run(delivery)
-      .catch((error: unknown) => {
-        // a store failure: the lease runs out and the delivery is taken again
-        console.error('portico webhooks: recording an attempt failed', error);
-      })
-      .finally(() => {
-        inFlight.delete(task);
-        wake();
-      });
+    const task = attempt(delivery).then(() => {
+      inFlight.delete(task);
+      wake();
+    });
     inFlight.add(task);
   }
 
@@ -263,7 +274,8 @@ export function createWebhookSender(options: WebhookSenderOptions = {}): Webhook
           for (const delivery of batch) start(delivery);
         }
       } while (again && !closed);
-      await arm();
+      // With every slot taken, the end of an attempt wakes the sender: no timer to set.
+      if (inFlight.size < concurrency) await arm();
     } catch (error) {
       console.error('portico webhooks: reading the delivery store failed', error);
       if (!closed) arm(pollInterval);
@@ -367,7 +379,8 @@ export function createWebhookSender(options: WebhookSenderOptions = {}): Webhook
       }));
       if (deliveries.length > 0) {
         await store.enqueue(deliveries);
-        wake();
+        // with every slot taken, the end of an attempt takes them
+        if (inFlight.size < concurrency) wake();
       }
       return deliveries;
     },
