@@ -1,5 +1,6 @@
-import { type Dispatcher, request } from 'undici';
+import type { Dispatcher } from 'undici';
 import { WebhookAddressError } from './errors.js';
+import { type DeadlineWatch, type PostHandle, post } from './post.js';
 import { parseRetryAfter } from './schedule.js';
 import { webhookHeaders } from './signature.js';
 import type { WebhookAttempt, WebhookDelivery } from './store.js';
@@ -25,55 +26,8 @@ export interface AttemptSettings {
   timeout: number;
   userAgent: string;
   now: () => number;
-  /** Cuts the answers' bodies still being read at their attempt's end. */
-  bodies: BodyWatch;
-}
-
-/** What a {@link BodyWatch} can cut. */
-interface Cuttable {
-  destroy(): unknown;
-}
-
-/**
- * Cuts answer bodies still being read when their attempt's time is up, with one timer for
- * all of a sender's attempts (a timer each costs more than the rest of an attempt's own
- * bookkeeping). It ticks every quarter of the timeout, at most every second, while any body
- * is watched, so a body is cut at most that late.
- */
-export class BodyWatch {
-  readonly #deadlines = new Map<Cuttable, number>();
-  readonly #everyMs: number;
-  #timer: NodeJS.Timeout | undefined;
-
-  constructor(timeout: number) {
-    this.#everyMs = Math.max(1, Math.min(1000, Math.floor(timeout / 4)));
-  }
-
-  /** Watches `body` until `unwatch`, cutting it once `deadline` (`performance.now()`) passes. */
-  watch(body: Cuttable, deadline: number): void {
-    this.#deadlines.set(body, deadline);
-    if (this.#timer === undefined) {
-      this.#timer = setInterval(() => this.#check(), this.#everyMs);
-      this.#timer.unref();
-    }
-  }
-
-  unwatch(body: Cuttable): void {
-    this.#deadlines.delete(body);
-  }
-
-  #check(): void {
-    const now = performance.now();
-    for (const [body, deadline] of this.#deadlines) {
-      if (deadline > now) continue;
-      this.#deadlines.delete(body);
-      body.destroy();
-    }
-    if (this.#deadlines.size === 0) {
-      clearInterval(this.#timer);
-      this.#timer = undefined;
-    }
-  }
+  /** Cuts the exchanges still under way at their attempt's end. */
+  deadlines: DeadlineWatch;
 }
 
 /** The refusal of the address guard somewhere in `error`'s causes, if any. */
@@ -110,8 +64,8 @@ function verdictOf(status: number): AttemptVerdict {
 /**
  * POSTs one delivery to its endpoint, signed for this attempt (`webhook-timestamp` is the
  * attempt's time, so that a retry hours later still passes the receiver's tolerance), within
- * `timeout` for the whole exchange (a body still coming then is cut on the next tick of the
- * {@link BodyWatch}). Redirects are not followed. Never throws.
+ * `timeout` for the whole exchange (one still under way then is cut on the next tick of the
+ * {@link DeadlineWatch}). Redirects are not followed. Never throws.
  */
 export async function attemptDelivery(
   delivery: WebhookDelivery,
@@ -127,37 +81,39 @@ export async function attemptDelivery(
       timestamp: Math.floor(at / 1000),
       body: delivery.body,
     });
-    const response = await request(url, {
-      method: 'POST',
-      headers: {
+    let cut: PostHandle | undefined;
+    const answer = await post(
+      url,
+      {
         'content-type': 'application/json',
         'user-agent': settings.userAgent,
         'webhook-id': signed['webhook-id'],
         'webhook-timestamp': signed['webhook-timestamp'],
         'webhook-signature': signed['webhook-signature'],
       },
-      body: delivery.body,
-      dispatcher: settings.dispatcher,
-      // no AbortSignal per attempt: the agent bounds connecting, these the answer
-      headersTimeout: settings.timeout,
-      bodyTimeout: settings.timeout,
+      delivery.body,
+      {
+        dispatcher: settings.dispatcher,
+        timeout: settings.timeout,
+        // The answer's body is not needed: a little of it is read, so the connection is
+        // reused, but never much past the attempt's time (undici's bodyTimeout restarts with
+        // every chunk, and a dribbling receiver would otherwise outlast the lease): the
+        // deadline watch cuts it.
+        bodyLimit: 64 * 1024,
+        started(handle) {
+          cut = handle;
+          settings.deadlines.watch(handle, started + settings.timeout);
+        },
+      },
+    ).finally(() => {
+      if (cut !== undefined) settings.deadlines.unwatch(cut);
     });
-    // The answer's body is not needed: read a little of it, so the connection is reused, but
-    // never much past the attempt's time (undici's bodyTimeout restarts with every chunk, and
-    // a dribbling receiver would otherwise outlast the lease). The status has decided already.
-    const body = response.body;
-    settings.bodies.watch(body, started + settings.timeout);
-    await body.dump({ limit: 64 * 1024 }).catch(() => {});
-    settings.bodies.unwatch(body);
-    const status = response.statusCode;
-    const verdict = verdictOf(status);
+    const verdict = verdictOf(answer.status);
     return {
-      attempt: { at, status, durationMs: Math.round(performance.now() - started) },
+      attempt: { at, status: answer.status, durationMs: Math.round(performance.now() - started) },
       verdict,
       retryAfterMs:
-        verdict === 'retry'
-          ? parseRetryAfter(response.headers['retry-after'], settings.now())
-          : undefined,
+        verdict === 'retry' ? parseRetryAfter(answer.retryAfter, settings.now()) : undefined,
     };
   } catch (error) {
     return {

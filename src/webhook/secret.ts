@@ -1,5 +1,4 @@
-import { randomBytes } from 'node:crypto';
-import { HmacSha256Key } from './hmac.js';
+import { createSecretKey, type KeyObject, randomBytes } from 'node:crypto';
 
 const PREFIX = 'whsec_';
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
@@ -11,13 +10,13 @@ export function argError(message: string, code = 'ERR_INVALID_ARG_VALUE'): TypeE
   return Object.assign(new TypeError(message), { code });
 }
 
-const keys = new Map<string, HmacSha256Key>();
+const keys = new Map<string, KeyObject>();
 const KEY_CACHE_SIZE = 64;
 /** The secret used last (at the back of `keys`). */
 let newest: string | undefined;
 
 /** The HMAC key of one secret, decoded once and kept in a small LRU cache. */
-function keyOf(secret: unknown, what: string): HmacSha256Key {
+function keyOf(secret: unknown, what: string): KeyObject {
   if (typeof secret !== 'string') {
     throw argError(`The webhook ${what} must be a string.`, 'ERR_INVALID_ARG_TYPE');
   }
@@ -40,7 +39,7 @@ function keyOf(secret: unknown, what: string): HmacSha256Key {
       `The webhook ${what} must be \`whsec_\` followed by the base64 of ${MIN_SECRET_BYTES} bytes or more.`,
     );
   }
-  const key = new HmacSha256Key(bytes);
+  const key = createSecretKey(bytes);
   bytes.fill(0);
   keys.set(secret, key);
   newest = secret;
@@ -52,7 +51,7 @@ function keyOf(secret: unknown, what: string): HmacSha256Key {
  * The HMAC keys of one secret or a list of them (validated, cached).
  * @internal shared with the receiver; not part of the public API
  */
-export function webhookKeys(secrets: string | readonly string[]): readonly HmacSha256Key[] {
+export function webhookKeys(secrets: string | readonly string[]): readonly KeyObject[] {
   if (typeof secrets === 'string') return [keyOf(secrets, 'secret')];
   if (!Array.isArray(secrets) || secrets.length === 0) {
     throw argError('Give a webhook secret, or a non-empty list of them.', 'ERR_INVALID_ARG_TYPE');

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Dispatcher } from 'undici';
 import { assertWebhookUrl, createGuardedAgent } from './address-guard.js';
-import { type AttemptOutcome, attemptDelivery, BodyWatch } from './attempt.js';
+import { type AttemptOutcome, attemptDelivery } from './attempt.js';
 import { MemoryWebhookStore } from './memory-store.js';
+import { DeadlineWatch } from './post.js';
 import { retryDelay } from './schedule.js';
 import { generateWebhookSecret } from './secret.js';
 import {
@@ -127,7 +128,7 @@ export function createWebhookSender(options: WebhookSenderOptions = {}): Webhook
     timeout,
     userAgent: settings.userAgent,
     now,
-    bodies: new BodyWatch(timeout),
+    deadlines: new DeadlineWatch(timeout),
   };
   const inFlight = new Set<Promise<void>>();
   const endpointLocks = new Map<string, Promise<unknown>>();

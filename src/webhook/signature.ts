@@ -1,7 +1,6 @@
-import { timingSafeEqual } from 'node:crypto';
+import { createHmac, type KeyObject, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { WebhookVerificationError } from './errors.js';
-import type { HmacSha256Key } from './hmac.js';
 import { argError, webhookKeys } from './secret.js';
 
 /**
@@ -72,8 +71,8 @@ const SIGN_ID = /^[\x21-\x2d\x2f-\x7e]{1,256}$/;
 const VERIFY_ID = /^[\x21-\x7e]{1,256}$/;
 const TIMESTAMP = /^\d{1,15}$/;
 
-function hmac(key: HmacSha256Key, id: string, timestamp: number, body: string | Buffer): string {
-  return key.sign(`${id}.${timestamp}.`, body);
+function hmac(key: KeyObject, id: string, timestamp: number, body: string | Buffer): string {
+  return createHmac('sha256', key).update(`${id}.${timestamp}.`).update(body).digest('base64');
 }
 
 /**
@@ -191,7 +190,7 @@ export function verifyWebhook<T = unknown>(
  * @internal shared with the receiver; not part of the public API
  */
 export function verifyWithKeys<T>(
-  keys: readonly HmacSha256Key[],
+  keys: readonly KeyObject[],
   rawBody: string | Buffer,
   headers: WebhookHeaderSource,
   { tolerance = 300, now = Date.now }: VerifyWebhookOptions = {},

@@ -131,6 +131,36 @@ describe('webhook sender: receivers that misbehave', () => {
     }
   });
 
+  it('takes the status of an answer with a large body or a 1xx first, reading no more than 64 KiB', async () => {
+    const sockets: { large?: number; informational?: number } = {};
+    const large = await receiver((_n, req, res) => {
+      sockets.large = (sockets.large ?? 0) + 1;
+      res.writeHead(200, { 'content-type': 'application/octet-stream' });
+      // 4 MiB offered: the sender gives the connection up past 64 KiB instead of reading it all
+      res.end(Buffer.alloc(4 * 1024 * 1024, 1));
+      req.socket.on('close', () => sockets.large!--);
+    });
+    const informational = await receiver((_n, _req, res) => {
+      res.writeProcessing();
+      res.writeHead(202, { 'retry-after': '120' }).end('accepted');
+    });
+    const { sender: s, events } = sender();
+    const [toLarge] = await Promise.all([
+      s.addEndpoint({ url: large.url }),
+      s.addEndpoint({ url: informational.url }),
+    ]);
+    const queued = await s.send('ping', {});
+    const done = await Promise.all(queued.map((d) => settled(s, d.id)));
+    const byEndpoint = new Map(done.map((d) => [d.endpointId, d]));
+    expect(byEndpoint.get(toLarge!.id)?.attempts.map((a) => [a.status, a.error])).toEqual([
+      [200, undefined],
+    ]);
+    expect(done.map((d) => d.state)).toEqual(['delivered', 'delivered']);
+    expect(done.flatMap((d) => d.attempts.map((a) => a.status)).sort()).toEqual([200, 202]);
+    expect(events.filter((e) => e.type === 'delivered')).toHaveLength(2);
+    await vi.waitFor(() => expect(sockets.large).toBe(0)); // the large answer's connection dropped
+  });
+
   it('close() waits for a batch claimed while it was called, and records every attempt', async () => {
     const store = new MemoryWebhookStore();
     const claim = store.claim.bind(store);
