@@ -1,6 +1,6 @@
 import type { Dispatcher } from 'undici';
 import { WebhookAddressError } from './errors.js';
-import { type DeadlineWatch, type PostHandle, post } from './post.js';
+import { type DeadlineWatch, post } from './post.js';
 import { parseRetryAfter } from './schedule.js';
 import { webhookHeaders } from './signature.js';
 import type { WebhookAttempt, WebhookDelivery } from './store.js';
@@ -81,7 +81,6 @@ export async function attemptDelivery(
       timestamp: Math.floor(at / 1000),
       body: delivery.body,
     });
-    let cut: PostHandle | undefined;
     const answer = await post(
       url,
       {
@@ -100,14 +99,9 @@ export async function attemptDelivery(
         // every chunk, and a dribbling receiver would otherwise outlast the lease): the
         // deadline watch cuts it.
         bodyLimit: 64 * 1024,
-        started(handle) {
-          cut = handle;
-          settings.deadlines.watch(handle, started + settings.timeout);
-        },
+        watch: { deadlines: settings.deadlines, deadline: started + settings.timeout },
       },
-    ).finally(() => {
-      if (cut !== undefined) settings.deadlines.unwatch(cut);
-    });
+    );
     const verdict = verdictOf(answer.status);
     return {
       attempt: { at, status: answer.status, durationMs: Math.round(performance.now() - started) },

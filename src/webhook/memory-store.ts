@@ -134,14 +134,15 @@ export class MemoryWebhookStore implements WebhookStore {
   #isReady = (delivery: WebhookDelivery): boolean =>
     this.#pending.get(delivery.id) === delivery && delivery.leaseUntil === undefined;
 
+  #isStale = (delivery: WebhookDelivery): boolean => !this.#isReady(delivery);
+
   /** Whether a queue's `order` line may drop `id` (no longer pending). */
   #isGone = (id: string): boolean => !this.#pending.has(id);
 
   /** The next delivery a claim may take from `queue`, if any, removed from its `ready` line. */
   #takeNext(queue: Queue, ordered: boolean | undefined): WebhookDelivery | undefined {
-    const isStale = (d: WebhookDelivery) => !this.#isReady(d);
     if (!ordered) {
-      const next = queue.ready.dropWhile(isStale);
+      const next = queue.ready.dropWhile(this.#isStale);
       if (next !== undefined) queue.ready.shift();
       return next;
     }
@@ -188,7 +189,7 @@ export class MemoryWebhookStore implements WebhookStore {
         claimed.push(copyDelivery(next));
         took = true;
       }
-      if (ordered) queue.ready.dropWhile((d) => !this.#isReady(d));
+      if (ordered) queue.ready.dropWhile(this.#isStale);
       if (took) served.push(endpointId);
     }
     // Endpoints served go to the back of the line: every endpoint gets its turn.

@@ -26,8 +26,8 @@ export interface PostOptions {
   timeout: number;
   /** Body bytes read (and thrown away) before the connection is given up instead. */
   bodyLimit: number;
-  /** Called once the exchange can be cut, with the handle to do so. */
-  started?: ((handle: PostHandle) => void) | undefined;
+  /** Cuts the exchange if it is still under way at `deadline` (`performance.now()` time). */
+  watch?: { deadlines: DeadlineWatch; deadline: number } | undefined;
 }
 
 const targets = new Map<string, Target>();
@@ -46,6 +46,77 @@ function targetOf(url: string): Target {
 const one = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value);
 
 /**
+ * One POST under way: undici's handler, the promise's settler and the {@link PostHandle} in
+ * one object (no closure per callback).
+ */
+class Exchange implements Dispatcher.DispatchHandler, PostHandle {
+  #answer: PostAnswer | undefined;
+  #read = 0;
+  #done = false;
+  #controller: Dispatcher.DispatchController | undefined;
+  /** Why it was cut before undici started it, if it was. */
+  #cutFor: Error | undefined;
+  readonly #bodyLimit: number;
+  readonly #deadlines: DeadlineWatch | undefined;
+  readonly #resolve: (answer: PostAnswer) => void;
+  readonly #reject: (error: Error) => void;
+
+  constructor(
+    options: PostOptions,
+    resolve: (answer: PostAnswer) => void,
+    reject: (error: Error) => void,
+  ) {
+    this.#bodyLimit = options.bodyLimit;
+    this.#resolve = resolve;
+    this.#reject = reject;
+    if (options.watch !== undefined) {
+      this.#deadlines = options.watch.deadlines;
+      this.#deadlines.watch(this, options.watch.deadline);
+    }
+  }
+
+  cut(reason: Error): void {
+    if (this.#controller === undefined) this.#cutFor = reason;
+    else this.#controller.abort(reason);
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.#controller = controller;
+    if (this.#cutFor !== undefined) controller.abort(this.#cutFor);
+  }
+
+  onResponseStart(
+    _controller: Dispatcher.DispatchController,
+    status: number,
+    headers: IncomingHttpHeaders,
+  ): void {
+    if (status < 200) return; // informational: the answer is still to come
+    this.#answer = { status, retryAfter: one(headers['retry-after']) };
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    this.#read += chunk.length;
+    if (this.#read > this.#bodyLimit) controller.abort(new Error('The answer is too large.'));
+  }
+
+  onResponseEnd(): void {
+    this.#settle();
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController | undefined, error: Error): void {
+    this.#settle(error);
+  }
+
+  #settle(error?: Error): void {
+    if (this.#done) return;
+    this.#done = true;
+    this.#deadlines?.unwatch(this);
+    if (this.#answer !== undefined) this.#resolve(this.#answer);
+    else this.#reject(error ?? new Error('The exchange ended without an answer.'));
+  }
+}
+
+/**
  * POSTs `body` to `url` through `dispatcher` and settles with the answer's status once its
  * body has been read and thrown away (so the connection is reused), or with the error that
  * ended the exchange before an answer. Redirects are not followed. It drives undici's
@@ -61,34 +132,7 @@ export function post(
 ): Promise<PostAnswer> {
   const { origin, path } = targetOf(url);
   return new Promise((resolve, reject) => {
-    let answer: PostAnswer | undefined;
-    let read = 0;
-    let done = false;
-    const settle = (error?: Error) => {
-      if (done) return;
-      done = true;
-      if (answer !== undefined) resolve(answer);
-      else reject(error ?? new Error('The exchange ended without an answer.'));
-    };
-    const handler: Dispatcher.DispatchHandler = {
-      onRequestStart(controller) {
-        options.started?.({ cut: (reason) => controller.abort(reason) });
-      },
-      onResponseStart(_controller, status, answerHeaders: IncomingHttpHeaders) {
-        if (status < 200) return; // informational: the answer is still to come
-        answer = { status, retryAfter: one(answerHeaders['retry-after']) };
-      },
-      onResponseData(controller, chunk) {
-        read += chunk.length;
-        if (read > options.bodyLimit) controller.abort(new Error('body too large'));
-      },
-      onResponseEnd() {
-        settle();
-      },
-      onResponseError(_controller, error) {
-        settle(error);
-      },
-    };
+    const exchange = new Exchange(options, resolve, reject);
     options.dispatcher.dispatch(
       {
         origin,
@@ -99,7 +143,7 @@ export function post(
         headersTimeout: options.timeout,
         bodyTimeout: options.timeout,
       },
-      handler,
+      exchange,
     );
   });
 }

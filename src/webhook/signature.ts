@@ -99,9 +99,9 @@ export function signWebhook(secrets: string | readonly string[], message: Webhoo
   if (typeof body !== 'string' && !Buffer.isBuffer(body)) {
     throw argError('The webhook body must be a string or a Buffer.', 'ERR_INVALID_ARG_TYPE');
   }
-  return webhookKeys(secrets)
-    .map((key) => `v1,${hmac(key, id, timestamp, body)}`)
-    .join(' ');
+  const keys = webhookKeys(secrets);
+  if (keys.length === 1) return `v1,${hmac(keys[0]!, id, timestamp, body)}`;
+  return keys.map((key) => `v1,${hmac(key, id, timestamp, body)}`).join(' ');
 }
 
 /**
