@@ -72,6 +72,9 @@ export interface Hub {
  */
 export type Subscription = Unsubscribe & { readonly ready: Promise<void> };
 
+/** The `ready` of every subscription its broker made at once (one shared, settled promise). */
+const SUBSCRIBED: Promise<void> = Promise.resolve();
+
 const KNOWN_OPTIONS = ['broker', 'onError'] as const;
 const MAX_NAME_LENGTH = 200;
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it rejects.
@@ -168,7 +171,7 @@ export function createHub(options: HubOptions = {}): Hub {
       let ready: Promise<void>;
       if (typeof result === 'function') {
         release = result;
-        ready = Promise.resolve();
+        ready = SUBSCRIBED;
       } else {
         ready = Promise.resolve(result).then(
           (off) => {

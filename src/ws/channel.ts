@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { RawData, WebSocket } from 'ws';
 import type { Principal } from '../auth/principal.js';
-import type { HubMessage, Position, Unsubscribe } from '../realtime/broker.js';
+import type { HubMessage, Position } from '../realtime/broker.js';
 import { followChannel } from '../realtime/follow.js';
 import { formatPosition, parsePosition } from '../realtime/position.js';
 import {
@@ -16,6 +16,7 @@ import {
   type ChannelProtocolOptions,
   channelSettings,
 } from './channel-options.js';
+import { ChannelSet } from './channel-set.js';
 import { CloseCode, closeCodeFor, WebSocketCloseError } from './close-codes.js';
 
 export type {
@@ -53,7 +54,7 @@ interface Connection {
   principal: Principal | undefined;
   user: string | undefined;
   /** Subscribed channels, made on the first subscription (most connections never have one). */
-  channels: Map<string, Unsubscribe | undefined> | undefined;
+  channels: ChannelSet | undefined;
   alive: boolean;
   /** Rate-limit tokens left, and when they were last refilled. */
   tokens: number;
@@ -66,6 +67,9 @@ interface Connection {
 const plainPushes = new WeakMap<HubMessage, Buffer>();
 /** A push with `channel` and `position`, for subscribers that asked to resume. */
 const positionedPushes = new WeakMap<HubMessage, Buffer>();
+/** `ws` closes a failing connection itself (1009 for an oversized message, 1002 …). */
+function ignoreSocketError(): void {}
+
 /** A connection's id, made on first use. */
 function idOf(conn: Connection): string {
   conn.id ??= randomBytes(16).toString('base64url');
@@ -215,9 +219,9 @@ export function createChannelProtocol(options: ChannelProtocolOptions = {}): Cha
     const since = sinceOf(message);
     const recover = message.recover === true || since !== undefined;
     if (conn.channels?.has(channel) || !allowed(conn, 'subscribe', channel)) return;
-    conn.channels ??= new Map();
+    conn.channels ??= new ChannelSet();
     if (hub === undefined) {
-      conn.channels.set(channel, undefined);
+      conn.channels.add(channel, undefined);
       return;
     }
     const deliver = (m: HubMessage) => {
@@ -248,16 +252,14 @@ export function createChannelProtocol(options: ChannelProtocolOptions = {}): Cha
       }),
       onEvent: deliver,
     });
-    conn.channels.set(channel, unsubscribe);
+    conn.channels.add(channel, unsubscribe);
     ready.catch((error: unknown) => {
       if (conn.channels?.get(channel) === unsubscribe) fail(conn, error);
     });
   }
 
   function unsubscribe(conn: Connection, channel: string): void {
-    const off = conn.channels?.get(channel);
-    conn.channels?.delete(channel);
-    off?.();
+    conn.channels?.take(channel)?.();
   }
 
   function relay(from: Connection, message: Record<string, unknown>): void {
@@ -298,7 +300,7 @@ export function createChannelProtocol(options: ChannelProtocolOptions = {}): Cha
       id: idOf(conn),
       ws: conn.ws,
       principal: conn.principal,
-      channels: new Set(conn.channels?.keys()),
+      channels: new Set(conn.channels?.names()),
       send: (m) => send(conn, m),
     });
   }
@@ -339,7 +341,7 @@ export function createChannelProtocol(options: ChannelProtocolOptions = {}): Cha
     if (conn === undefined) return;
     connections.delete(this);
     if (conn.channels !== undefined) {
-      for (const channel of [...conn.channels.keys()]) unsubscribe(conn, channel);
+      for (const channel of conn.channels.names()) unsubscribe(conn, channel);
     }
   }
 
@@ -359,9 +361,7 @@ export function createChannelProtocol(options: ChannelProtocolOptions = {}): Cha
   }
 
   function handle(ws: WebSocket, context: ChannelConnectionContext = {}): void {
-    ws.on('error', () => {
-      // `ws` closes the connection itself (1009 for an oversized message, 1002 …)
-    });
+    ws.on('error', ignoreSocketError);
     if (closed) {
       ws.close(CloseCode.GOING_AWAY, 'Server shutting down');
       return;
