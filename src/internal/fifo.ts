@@ -47,6 +47,17 @@ export class Fifo<T> {
     return item;
   }
 
+  /** Keeps only the items `keep` says so, in order. O(length): call it once garbage is a share of the queue. */
+  retain(keep: (item: T) => boolean): void {
+    const kept: T[] = [];
+    for (let i = this.#head; i < this.#items.length; i++) {
+      const item = this.#items[i] as T;
+      if (keep(item)) kept.push(item);
+    }
+    this.#items = kept;
+    this.#head = 0;
+  }
+
   *[Symbol.iterator](): IterableIterator<T> {
     for (let i = this.#head; i < this.#items.length; i++) yield this.#items[i] as T;
   }

@@ -130,14 +130,14 @@ export class MemoryWebhookStore implements WebhookStore {
     else this.#waiting.set(delivery.id, delivery);
   }
 
-  /** Whether `delivery`, from a queue's `ready` line, is still the stored one and unleased. */
-  #isReady = (delivery: WebhookDelivery): boolean =>
-    this.#pending.get(delivery.id) === delivery && delivery.leaseUntil === undefined;
-
-  #isStale = (delivery: WebhookDelivery): boolean => !this.#isReady(delivery);
+  /** Whether `delivery`, from a queue's `ready` line, is no longer the stored one or is leased. */
+  #isStale = (delivery: WebhookDelivery): boolean =>
+    this.#pending.get(delivery.id) !== delivery || delivery.leaseUntil !== undefined;
 
   /** Whether a queue's `order` line may drop `id` (no longer pending). */
   #isGone = (id: string): boolean => !this.#pending.has(id);
+
+  #isPending = (id: string): boolean => this.#pending.has(id);
 
   /** The next delivery a claim may take from `queue`, if any, removed from its `ready` line. */
   #takeNext(queue: Queue, ordered: boolean | undefined): WebhookDelivery | undefined {
@@ -217,6 +217,10 @@ export class MemoryWebhookStore implements WebhookStore {
       this.#pending.delete(stored.id);
       queue.pending -= 1;
       if (queue.pending === 0 && queue.leased === 0) this.#queues.delete(delivery.endpointId);
+      // Unordered claims never take `order` from its front: behind a delivery that waits for
+      // a retry, the ids of those delivered since pile up. Sweep them once they outnumber the
+      // pending ones (linear, paid for by as many deliveries).
+      else if (queue.order.length > 2 * queue.pending + 64) queue.order.retain(this.#isPending);
     } else if (stored.state === 'pending') {
       return; // its endpoint was removed meanwhile
     }

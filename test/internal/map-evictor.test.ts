@@ -74,4 +74,16 @@ describe('Fifo', () => {
     fifo.push(1);
     expect([...fifo]).toEqual([1]);
   });
+
+  it('retains the items a test keeps, in order, from wherever its front is', () => {
+    const fifo = new Fifo<number>();
+    for (let i = 0; i < 10; i++) fifo.push(i);
+    fifo.shift();
+    fifo.retain((n) => n % 3 === 0);
+    expect([...fifo]).toEqual([3, 6, 9]);
+    expect(fifo.length).toBe(3);
+    expect(fifo.shift()).toBe(3);
+    fifo.push(12);
+    expect([...fifo]).toEqual([6, 9, 12]);
+  });
 });
