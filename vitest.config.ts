@@ -13,6 +13,7 @@ export default defineConfig({
   },
   test: {
     include: ['test/**/*.test.ts'],
+    setupFiles: ['test/helpers/fast-check-seed.ts'],
     testTimeout: 20_000,
     hookTimeout: 20_000,
     pool: 'forks',
