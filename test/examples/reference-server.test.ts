@@ -433,4 +433,21 @@ describe('reference server: settings', () => {
     expect(await s.stop('SIGTERM')).toBe(0);
     expect(Date.now() - started).toBeLessThan(10_000);
   });
+
+  // `npm start` runs the script through a shell: dash (Debian's sh) keeps itself between npm
+  // and node, and npm's forwarded SIGTERM then ended the shell and left node serving, orphaned.
+  // The project's .npmrc names bash, which execs a single command.
+  it.each(['SIGTERM', 'SIGINT'] as const)(
+    '`npm start` hands %s to the server: graceful close, exit 0, nothing left listening',
+    async (signal) => {
+      const s = await startReferenceServer({}, 30_000, true);
+      expect((await fetch(`${s.url}/.well-known/jwks.json`)).status).toBe(200);
+      const started = Date.now();
+      expect(await s.stop(signal)).toBe(0);
+      expect(Date.now() - started).toBeLessThan(10_000);
+      expect(s.output()).toContain(`${signal} received`);
+      await expect(fetch(`${s.url}/.well-known/jwks.json`)).rejects.toThrow();
+    },
+    40_000,
+  );
 });

@@ -36,15 +36,23 @@ export interface RunningServer {
   stop: (signal?: NodeJS.Signals) => Promise<number | null>;
 }
 
-/** Starts the reference server with `env` added, resolving once it prints its ready line. */
+/**
+ * Starts the reference server with `env` added, resolving once it prints its ready line. By
+ * default node runs `main.ts` itself; `viaNpm` runs `npm start` instead, as a user does (the
+ * signals then go to npm, which must hand them on).
+ */
 export function startReferenceServer(
   env: Record<string, string> = {},
   timeoutMs = 15_000,
+  viaNpm = false,
 ): Promise<RunningServer> {
   const inherited = { ...process.env };
   // vitest (through vite) puts BASE_URL, MODE, DEV, PROD and SSR into the environment
   for (const name of [...SERVER_SETTINGS, 'MODE', 'DEV', 'PROD', 'SSR']) delete inherited[name];
-  const child = spawn(process.execPath, ['--import', 'tsx', 'examples/reference-server/main.ts'], {
+  const [command, args] = viaNpm
+    ? ['npm', ['start', '--silent']]
+    : [process.execPath, ['--import', 'tsx', 'examples/reference-server/main.ts']];
+  const child = spawn(command, args, {
     cwd: root,
     env: { ...inherited, PORT: '0', HOST: '127.0.0.1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
