@@ -30,7 +30,7 @@ import { consoleRoutes } from './console.js';
 import { createEvents } from './events.js';
 import { createInFlight } from './in-flight.js';
 import { keyRoutes } from './keys.js';
-import { createMessages } from './messages.js';
+import { createMessages, READ, READ_MESSAGES } from './messages.js';
 import { createOAuth } from './oauth.js';
 import { createSharedState } from './shared-state.js';
 import { createUsers } from './users.js';
@@ -180,10 +180,11 @@ export async function createApp(config: ServerConfig, baseUrl: string): Promise<
         requireAuthenticated,
       ]),
     ),
-    // the event stream: the same credentials as /api/* (browsers: the session cookie)
+    // the event stream: the same credentials as /api/* (browsers: the session cookie), and
+    // the scope that reading messages needs (a write-only token reads nothing here either)
     mount(
       '/events',
-      compose([authenticate(authenticators, { optional: true }), requireAuthenticated]),
+      compose([authenticate(authenticators, { optional: true }), requireAuthenticated, READ]),
     ),
     // /login and /logout read the session cookie themselves; nothing else is open
     createRouter({
@@ -199,6 +200,9 @@ export async function createApp(config: ServerConfig, baseUrl: string): Promise<
   const channels = createChannelProtocol({
     hub: channelHub,
     heartbeat: config.wsHeartbeatSeconds * 1000,
+    // a subscription receives the messages created over REST: reading them needs the scope
+    authorize: ({ action, principal }) =>
+      action !== 'subscribe' || principal?.scopes.includes(READ_MESSAGES) === true,
   });
   const upgrade = createUpgradeHandler({
     path: '/ws',

@@ -75,7 +75,21 @@ export async function createAuth(options: {
       return user === undefined ? undefined : principalOf(user, 'basic');
     },
   });
-  const authenticators: Authenticator[] = [apiKey, sessions.authenticator, basic];
+  // a session carries its user's full rights, whichever sign-in made it (the authorization
+  // server's sign-in page opens sessions that name no scopes of this API)
+  const session: Authenticator = {
+    scheme: sessions.authenticator.scheme,
+    ...(sessions.authenticator.challenge !== undefined && {
+      challenge: sessions.authenticator.challenge,
+    }),
+    async authenticate(req) {
+      const found = await sessions.authenticator.authenticate(req);
+      if (found === undefined) return undefined;
+      const user = users.get(found.sub);
+      return user === undefined ? undefined : principalOf(user, 'session');
+    },
+  };
+  const authenticators: Authenticator[] = [apiKey, session, basic];
   if (options.mtls) {
     authenticators.push(
       mtlsAuth({

@@ -116,7 +116,11 @@ function validate(body: unknown, required: readonly (keyof Fields)[]): Fields {
   return fields;
 }
 
-const READ = requireScopes(['read:messages']);
+/** The scope that reading messages needs: on `/api/messages`, `/events`, `/ws` subscriptions and webhooks. */
+export const READ_MESSAGES = 'read:messages';
+
+/** Lets through a principal that may read messages (403 `insufficient_scope` otherwise). */
+export const READ = requireScopes([READ_MESSAGES]);
 const WRITE = requireScopes(['write:messages']);
 
 /** Reading needs `read:messages`, changing needs `write:messages` (full-rights principals hold both). */

@@ -1,4 +1,5 @@
 import {
+  compose,
   createWebhookSender,
   getParams,
   type MethodTable,
@@ -11,7 +12,7 @@ import {
   WebhookAddressError,
   type WebhookStore,
 } from 'portico';
-import type { Message } from './messages.js';
+import { type Message, READ } from './messages.js';
 
 /** The events a subscriber may ask for. */
 const EVENTS = ['message.created'];
@@ -50,46 +51,50 @@ export function createWebhooks(settings: WebhookSettings) {
 
   const routes: Record<string, MethodTable> = {
     '/api/webhooks': {
-      POST: async (req, res) => {
-        const owner = requirePrincipal(req).sub;
-        const body = await readJson<unknown>(req);
-        if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-          invalid('', 'The body must be a JSON object.');
-        }
-        const { url, events } = body as Record<string, unknown>;
-        if (typeof url !== 'string' || url.length === 0 || url.length > 2048) {
-          invalid('/url', 'must be a URL of at most 2048 characters');
-        }
-        if (
-          events !== undefined &&
-          (!Array.isArray(events) ||
-            events.length === 0 ||
-            events.some((e) => typeof e !== 'string' || !EVENTS.includes(e)))
-        ) {
-          invalid('/events', `must be a non-empty array of: ${EVENTS.join(', ')}`);
-        }
-        try {
-          const endpoint = await sender.addEndpoint({
-            url,
-            events: events as string[] | undefined,
-            owner,
-          });
-          sendJson(
-            res,
-            201,
-            {
-              id: endpoint.id,
-              url: endpoint.url,
-              events: endpoint.events ?? EVENTS,
-              secret: endpoint.secrets[0],
-            },
-            { Location: `/api/webhooks/${endpoint.id}`, 'Cache-Control': 'no-store' },
-          );
-        } catch (error) {
-          if (error instanceof WebhookAddressError) invalid('/url', error.message);
-          throw error;
-        }
-      },
+      // every delivery carries a message: subscribing needs the scope that reading them needs
+      POST: compose([
+        READ,
+        async (req, res) => {
+          const owner = requirePrincipal(req).sub;
+          const body = await readJson<unknown>(req);
+          if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+            invalid('', 'The body must be a JSON object.');
+          }
+          const { url, events } = body as Record<string, unknown>;
+          if (typeof url !== 'string' || url.length === 0 || url.length > 2048) {
+            invalid('/url', 'must be a URL of at most 2048 characters');
+          }
+          if (
+            events !== undefined &&
+            (!Array.isArray(events) ||
+              events.length === 0 ||
+              events.some((e) => typeof e !== 'string' || !EVENTS.includes(e)))
+          ) {
+            invalid('/events', `must be a non-empty array of: ${EVENTS.join(', ')}`);
+          }
+          try {
+            const endpoint = await sender.addEndpoint({
+              url,
+              events: events as string[] | undefined,
+              owner,
+            });
+            sendJson(
+              res,
+              201,
+              {
+                id: endpoint.id,
+                url: endpoint.url,
+                events: endpoint.events ?? EVENTS,
+                secret: endpoint.secrets[0],
+              },
+              { Location: `/api/webhooks/${endpoint.id}`, 'Cache-Control': 'no-store' },
+            );
+          } catch (error) {
+            if (error instanceof WebhookAddressError) invalid('/url', error.message);
+            throw error;
+          }
+        },
+      ]),
     },
     '/api/webhooks/:id': {
       DELETE: async (req, res) => {

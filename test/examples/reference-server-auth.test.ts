@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { type JWTPayload, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from '../helpers/http.js';
+import { openSocket } from './live-clients.js';
 import { type RunningServer, startReferenceServer } from './spawn-server.js';
 
 const fixtures = new URL('../fixtures/tls/', import.meta.url);
@@ -136,6 +137,64 @@ describe('/api/me with each mechanism', () => {
     expect(post.status).toBe(403);
     expect(post.headers.get('www-authenticate')).toContain('error="insufficient_scope"');
     expect(post.headers.get('www-authenticate')).toContain('scope="write:messages"');
+  });
+
+  it('keeps a credential without read:messages from every way of reading messages', async () => {
+    const writeOnly = {
+      Authorization: `Bearer ${await mint({ sub: 'alice', scope: 'write:messages' })}`,
+    };
+    const key = await call('/api/keys', {
+      method: 'POST',
+      headers: { ...json, 'X-API-Key': DEMO_KEY },
+      body: '{"name":"write only","scopes":["write:messages"]}',
+    });
+    expect(key.status).toBe(201);
+    const keyOnly = { 'X-API-Key': ((await key.json()) as { key: string }).key };
+    for (const headers of [writeOnly, keyOnly]) {
+      for (const [path, init] of [
+        ['/api/messages', {}],
+        ['/events', {}],
+        [
+          '/api/webhooks',
+          { method: 'POST', headers: json, body: '{"url":"https://example.com/h"}' },
+        ],
+      ] as const) {
+        const res = await call(path, { ...init, headers: { ...init.headers, ...headers } });
+        expect(res.status, `${path} with ${Object.keys(headers)[0]}`).toBe(403);
+        expect(res.headers.get('content-type')).toBe('application/problem+json');
+        if ('Authorization' in headers) {
+          expect(res.headers.get('www-authenticate')).toContain('scope="read:messages"');
+        }
+      }
+      // the channel opens (it also relays chat), but a subscription would carry messages
+      const socket = await openSocket(server.url, headers);
+      try {
+        socket.ws.send('{"type":"subscribe","channel":"general"}');
+        expect(await socket.next('error')).toEqual({
+          type: 'error',
+          code: 'forbidden',
+          action: 'subscribe',
+          channel: 'general',
+        });
+        const made = await call('/api/messages', {
+          method: 'POST',
+          headers: { ...json, ...headers },
+          body: '{"text":"not for the writer to read back"}',
+        });
+        expect(made.status).toBe(201);
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        expect(socket.received.filter((m) => m.type === 'push')).toEqual([]);
+      } finally {
+        socket.ws.close();
+      }
+    }
+    // the same token with the scope reads all three ways
+    const reader = {
+      Authorization: `Bearer ${await mint({ sub: 'alice', scope: 'read:messages' })}`,
+    };
+    const stream = await call('/events', { headers: reader });
+    expect(stream.status).toBe(200);
+    await stream.body?.cancel();
   });
 
   it('tells an expired token from an invalid one, and refuses ID tokens', async () => {
