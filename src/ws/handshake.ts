@@ -34,7 +34,8 @@ export const WEBSOCKET_VERSION = '13';
 export type UpgradeRequestLike = Pick<
   IncomingMessage,
   'method' | 'httpVersion' | 'httpVersionMajor' | 'httpVersionMinor' | 'headers'
->;
+> &
+  Partial<Pick<IncomingMessage, 'rawHeaders'>>;
 
 /**
  * The result of {@link validateUpgradeRequest}: the key and offered subprotocols, or a refusal.
@@ -83,6 +84,17 @@ function header(req: UpgradeRequestLike, name: string): string | undefined {
   return Array.isArray(value) ? value.join(', ') : value;
 }
 
+/** How many `Host` field lines the request carries (node keeps only the first in `headers`). */
+function hostLines(req: UpgradeRequestLike): number {
+  const raw = req.rawHeaders;
+  if (raw === undefined) return req.headers.host === undefined ? 0 : 1;
+  let count = 0;
+  for (let i = 0; i < raw.length; i += 2) {
+    if (raw[i]!.length === 4 && raw[i]!.toLowerCase() === 'host') count++;
+  }
+  return count;
+}
+
 function hasToken(value: string | undefined, token: string): boolean {
   if (value === undefined) return false;
   return value.split(',').some((part) => part.trim().toLowerCase() === token);
@@ -100,7 +112,8 @@ function parseProtocols(value: string): string[] | undefined {
 }
 
 /**
- * Checks a client's opening handshake: method `GET`, HTTP/1.1 or later, `Upgrade` naming
+ * Checks a client's opening handshake: method `GET`, HTTP/1.1 or later, exactly one `Host`
+ * (RFC 9112 §3.2; counted in `rawHeaders` when given), `Upgrade` naming
  * `websocket`, `Connection` naming `upgrade`, `Sec-WebSocket-Version: 13` (else 426 with
  * `Sec-WebSocket-Version: 13`), a `Sec-WebSocket-Key` that is the canonical base64 of 16 bytes,
  * and a well-formed `Sec-WebSocket-Protocol` list. Pure: it only reads the request.
@@ -128,6 +141,9 @@ export function validateUpgradeRequest(req: UpgradeRequestLike): UpgradeValidati
   const { httpVersionMajor: major, httpVersionMinor: minor } = req;
   if (!(major > 1 || (major === 1 && minor >= 1))) {
     return { ok: false, status: 400, reason: 'The opening handshake needs HTTP/1.1 or later.' };
+  }
+  if (hostLines(req) !== 1) {
+    return { ok: false, status: 400, reason: 'The opening handshake must carry one Host header.' };
   }
   if (!hasToken(header(req, 'upgrade'), 'websocket')) {
     return { ok: false, status: 400, reason: 'Missing or invalid Upgrade header.' };

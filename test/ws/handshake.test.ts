@@ -69,6 +69,28 @@ describe('validateUpgradeRequest', () => {
     });
   });
 
+  it('answers 400 to no Host or two Host lines (RFC 9112 §3.2), counted in rawHeaders', () => {
+    const raw = (hosts: string[]) => [
+      ...hosts.flatMap((h) => ['Host', h]),
+      'Upgrade',
+      'websocket',
+      'Connection',
+      'Upgrade',
+    ];
+    const reason = 'The opening handshake must carry one Host header.';
+    expect(validateUpgradeRequest(fakeRequest({}, { rawHeaders: raw(['a', 'b']) }))).toEqual({
+      ok: false,
+      status: 400,
+      reason,
+    });
+    expect(
+      validateUpgradeRequest(fakeRequest({ host: undefined }, { rawHeaders: raw([]) })),
+    ).toEqual({ ok: false, status: 400, reason });
+    // without rawHeaders, headers.host decides
+    expect(refused(validateUpgradeRequest(fakeRequest({ host: undefined }))).status).toBe(400);
+    expect(validateUpgradeRequest(fakeRequest({}, { rawHeaders: raw(['a']) })).ok).toBe(true);
+  });
+
   it('accepts HTTP/2 and later versions', () => {
     const result = validateUpgradeRequest(
       fakeRequest({}, { httpVersion: '2.0', httpVersionMajor: 2, httpVersionMinor: 0 }),

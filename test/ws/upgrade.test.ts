@@ -5,6 +5,7 @@ import { WebSocket } from 'ws';
 import type { Authenticator } from '../../src/auth/authenticator.js';
 import { unauthorized } from '../../src/core/errors.js';
 import { createUpgradeHandler, type UpgradeContext } from '../../src/ws/upgrade.js';
+import { rawRequest } from '../helpers/http.js';
 
 const fakeAuth: Authenticator = {
   scheme: 'Token',
@@ -131,6 +132,23 @@ describe('createUpgradeHandler', () => {
     const r = await refused(`${url}/other`, { headers: { 'x-token': 'good' } });
     expect(r.status).toBe(404);
     expect(r.headers['content-length']).toBe(String(Buffer.byteLength(r.body)));
+  });
+
+  it.each([
+    ['no Host', ''],
+    ['two Host lines', 'Host: a.example\r\nHost: b.example\r\n'],
+  ])('refuses a handshake with %s with 400 and no upgrade', async (_what, hosts) => {
+    const { url } = await start();
+    const port = Number(new URL(url).port);
+    const answer = await rawRequest(
+      port,
+      `GET /ws HTTP/1.1\r\n${hosts}Upgrade: websocket\r\nConnection: Upgrade\r\n` +
+        'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n' +
+        'X-Token: good\r\n\r\n',
+    );
+    expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+    expect(answer).toContain('one Host header');
+    expect(answer).not.toContain('101');
   });
 
   it('refuses protocol version 8 with 426 and Sec-WebSocket-Version: 13', async () => {
