@@ -72,6 +72,13 @@ const oneHost: Middleware = (req, res, next) => {
   return next();
 };
 
+/** 426 with `Upgrade: websocket` (RFC 9110 §15.5.22): `/ws` answers only an opening handshake. */
+const upgradeRequired: Middleware = () => {
+  throw new HttpError(426, 'This is a WebSocket endpoint: open it with a WebSocket handshake.', {
+    headers: { Upgrade: 'websocket', Connection: 'Upgrade' },
+  });
+};
+
 /** The 400/401 a request's credential got, held until the rate limit has counted it. */
 const refusedCredential = createContextKey<HttpError>('refusedCredential');
 
@@ -195,6 +202,9 @@ export async function createApp(config: ServerConfig, baseUrl: string): Promise<
       ...accountRoutes(users, auth),
       ...oauth.routes,
       ...consoleRoutes(),
+      // /ws is served through the `upgrade` event; a plain request there is told to upgrade
+      // (and, from the method table, another method gets 405 with Allow, OPTIONS 204)
+      '/ws': { GET: upgradeRequired },
     }),
   );
   const channels = createChannelProtocol({

@@ -67,6 +67,21 @@ describe('reference server: /ws', () => {
     expect(foreign.status).toBe(403);
   });
 
+  it('answers plain HTTP on /ws: 426 with Upgrade to GET, 405 with Allow, 204 to OPTIONS', async () => {
+    const get = await fetch(`${server.url}/ws`, { headers: { 'X-API-Key': DEMO_KEY } });
+    expect(get.status).toBe(426);
+    expect(get.headers.get('upgrade')).toBe('websocket');
+    expect(get.headers.get('content-type')).toBe('application/problem+json');
+    expect(get.headers.get('x-request-id')).toBeTruthy();
+    expect(await get.json()).toMatchObject({ status: 426, instance: '/ws' });
+    const post = await fetch(`${server.url}/ws`, { method: 'POST' });
+    expect(post.status).toBe(405);
+    expect(post.headers.get('allow')).toContain('GET');
+    const options = await fetch(`${server.url}/ws`, { method: 'OPTIONS' });
+    expect(options.status).toBe(204);
+    expect(options.headers.get('allow')).toContain('GET');
+  });
+
   it('answers HEAD /events with the stream headers and no stream', async () => {
     const res = await fetch(`${server.url}/events`, {
       method: 'HEAD',
