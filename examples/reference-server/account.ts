@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import {
+  badRequest,
   challenge,
   invalidCredentials,
   type MethodTable,
@@ -29,6 +30,10 @@ async function readCredentials(
   let password: unknown;
   if (/^application\/x-www-form-urlencoded/i.test(type)) {
     const form = await readForm(req);
+    for (const name of ['username', 'password']) {
+      // one value each: a proxy reading the last of two would see other credentials
+      if (form.getAll(name).length > 1) throw badRequest(`The field ${name} is repeated.`);
+    }
     username = form.get('username');
     password = form.get('password');
   } else if (/^application\/(?:[\w.+-]+\+)?json/i.test(type)) {
@@ -39,10 +44,16 @@ async function readCredentials(
     throw unsupportedMediaType('Send the credentials as a form or as JSON.');
   }
   const errors = [];
-  if (typeof username !== 'string' || username === '')
-    errors.push({ field: 'username', message: 'is required' });
-  if (typeof password !== 'string' || password === '')
-    errors.push({ field: 'password', message: 'is required' });
+  for (const [field, value] of [
+    ['username', username],
+    ['password', password],
+  ] as const) {
+    if (value === undefined || value === null || value === '') {
+      errors.push({ field, message: 'is required' });
+    } else if (typeof value !== 'string') {
+      errors.push({ field, message: 'must be a string' });
+    }
+  }
   if (errors.length > 0) throw unprocessable(errors);
   return { username: username as string, password: password as string };
 }

@@ -272,6 +272,24 @@ describe('sessions: /login and /logout', () => {
       body: '{"username":"alice"}',
     });
     expect(missing.status).toBe(422);
+    const wrongType = await call('/login', {
+      method: 'POST',
+      headers: json,
+      body: '{"username":["alice"],"password":"alice-password"}',
+    });
+    expect(wrongType.status).toBe(422);
+    expect(((await wrongType.json()) as { errors: unknown[] }).errors).toEqual([
+      { field: 'username', message: 'must be a string' },
+    ]);
+    // a repeated field is refused, not read as its first value (parameter pollution)
+    const repeated = await call('/login', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: 'username=bob&password=bob-password&password=x',
+    });
+    expect(repeated.status).toBe(400);
+    expect(repeated.headers.get('content-type')).toBe('application/problem+json');
+    expect(repeated.headers.get('set-cookie')).toBeNull();
   });
 
   it('signs out server-side and clears the cookie', async () => {
