@@ -27,9 +27,12 @@ function listeningUrl(server: Server, tls: boolean): string {
 
 function start(config: ServerConfig): void {
   // Until the app is built (it needs the real address when BASE_URL is unset), answer 503.
-  let listener: RequestListener = toNodeListener(() => {
-    throw serviceUnavailable(1, 'The service is starting.');
-  });
+  let listener: RequestListener = toNodeListener(
+    () => {
+      throw serviceUnavailable(1, 'The service is starting.');
+    },
+    { onError: () => {} }, // expected while starting: nothing worth a log line
+  );
   const dispatch: RequestListener = (req, res) => listener(req, res);
   const server = config.tls
     ? createHttpsServer(
