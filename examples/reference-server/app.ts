@@ -72,10 +72,18 @@ const oneHost: Middleware = (req, res, next) => {
   return next();
 };
 
-/** 426 with `Upgrade: websocket` (RFC 9110 §15.5.22): `/ws` answers only an opening handshake. */
-const upgradeRequired: Middleware = () => {
+/**
+ * 426 with `Upgrade: websocket` (RFC 9110 §15.5.22): `/ws` answers only an opening handshake.
+ * `Connection` must name `upgrade` (RFC 9110 §7.8), and keeps `close` when the client asked for it
+ * (a `Connection` header set by hand stops node from adding its own).
+ */
+const upgradeRequired: Middleware = (req) => {
+  const connection = req.headers.connection?.toLowerCase() ?? '';
+  const close =
+    /(?:^|[\s,])close(?:$|[\s,])/.test(connection) ||
+    (req.httpVersion === '1.0' && !/(?:^|[\s,])keep-alive(?:$|[\s,])/.test(connection));
   throw new HttpError(426, 'This is a WebSocket endpoint: open it with a WebSocket handshake.', {
-    headers: { Upgrade: 'websocket', Connection: 'Upgrade' },
+    headers: { Upgrade: 'websocket', Connection: close ? 'Upgrade, close' : 'Upgrade' },
   });
 };
 

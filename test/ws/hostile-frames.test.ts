@@ -310,7 +310,10 @@ const connectionCount = () =>
     server.getConnections((err, count) => (err ? reject(err) : resolve(count))),
   );
 
-/** Invalid handshakes: [name, request head for a target, expected status]. */
+/** A plain GET: no route at the local server's /ws; the reference server's /ws answers 426. */
+const PLAIN_GET = -1;
+
+/** Invalid handshakes: [name, expected status, request head for a target]. */
 const HANDSHAKES: [string, number, (t: Target) => string][] = [
   ['a key that is not base64 of 16 bytes', 400, (t) => handshakeHead(t, [], 'abc')],
   ['a key without its padding', 400, (t) => handshakeHead(t, [], 'dGhlIHNhbXBsZSBub25jZQ')],
@@ -334,12 +337,12 @@ const HANDSHAKES: [string, number, (t: Target) => string][] = [
   ['Upgrade: h2c', 400, (t) => handshakeHead(t).replace('Upgrade: websocket', 'Upgrade: h2c')],
   [
     'no Upgrade header (a plain GET)',
-    404,
+    PLAIN_GET,
     (t) => handshakeHead(t, ['Connection: close']).replace('Upgrade: websocket\r\n', ''),
   ],
   [
     'no Connection: upgrade (a plain GET)',
-    404,
+    PLAIN_GET,
     (t) => handshakeHead(t).replace('Connection: Upgrade', 'Connection: close'),
   ],
   ['an Origin outside the list', 403, (t) => handshakeHead(t, ['Origin: https://evil.example'])],
@@ -370,7 +373,8 @@ const HANDSHAKES: [string, number, (t: Target) => string][] = [
 ];
 
 describe.each(TARGETS)('invalid handshakes ($name)', (target) => {
-  it.each(HANDSHAKES)('refuses %s with %i and no 101', async (_n, status, build) => {
+  it.each(HANDSHAKES)('refuses %s with a 4xx problem and no 101', async (_n, expected, build) => {
+    const status = expected !== PLAIN_GET ? expected : target === local ? 404 : 426;
     const text = await rawRequest(target.port(), build(target), {
       timeoutMs: 3_000,
       tolerateReset: true,
@@ -381,7 +385,10 @@ describe.each(TARGETS)('invalid handshakes ($name)', (target) => {
     expect(answer.headers['content-type']).toBe(PROBLEM_TYPE);
     expect(JSON.parse(answer.body)).toMatchObject({ status });
     expect(answer.headers['sec-websocket-accept']).toBeUndefined();
-    if (status === 426) expect(answer.headers['sec-websocket-version']).toBe('13');
+    if (expected === PLAIN_GET && status === 426) {
+      expect(answer.headers.upgrade).toBe('websocket'); // RFC 9110 §15.5.22
+      expect(answer.headers.connection?.toLowerCase()).toContain('upgrade');
+    } else if (status === 426) expect(answer.headers['sec-websocket-version']).toBe('13');
     if (status === 405) expect(answer.headers.allow).toBe('GET');
   });
 
