@@ -5,6 +5,7 @@ import {
   validateHeaderName,
   validateHeaderValue,
 } from 'node:http';
+import { splitTarget } from '../internal/target.js';
 import { getRequestId } from './context.js';
 import { type FieldError, HttpError, internalError } from './errors.js';
 import { send } from './send.js';
@@ -54,18 +55,20 @@ const defaultOnError = (error: unknown, req: IncomingMessage) => {
 };
 
 /**
- * The request's path without its query, which may hold credentials (`api_key`).
+ * The request's path without its query, which may hold credentials (`api_key`). A request
+ * target in absolute form (`GET http://host/api/messages`, RFC 9112 §3.2.2) gives its path
+ * (`/` when it has none).
  *
  * @example
  * ```ts
- * // GET /api/messages?api_key=secret
+ * // GET /api/messages?api_key=secret, or GET http://api.example.com/api/messages
  * requestPath(req); // '/api/messages'
  * ```
+ * @see {@link https://www.rfc-editor.org/rfc/rfc9112#section-3.2.2 | RFC 9112 §3.2.2}
  */
 export function requestPath(req: IncomingMessage): string {
   const url = ((req as { originalUrl?: string }).originalUrl ?? req.url ?? '/') as string;
-  const q = url.indexOf('?');
-  return q === -1 ? url : url.slice(0, q);
+  return splitTarget(url).path;
 }
 
 function statusOf(value: unknown): number | undefined {

@@ -61,14 +61,39 @@ function drain(req: IncomingMessage): Promise<void> {
 }
 
 /**
+ * Refuses a body with a content coding (`Content-Encoding` other than `identity`): the
+ * readers do not decode one, and reading it as it is would take the coded bytes for the
+ * content. A 415 with `Accept-Encoding: identity`, as RFC 7694 §3 asks.
+ */
+function assertIdentityCoding(req: IncomingMessage): void {
+  const header = req.headers['content-encoding'];
+  if (header === undefined) return;
+  for (const coding of header.split(',')) {
+    const name = coding.trim().toLowerCase();
+    if (name !== '' && name !== 'identity') {
+      throw unsupportedMediaType(
+        'Content-Encoding is not accepted here: send the request body unencoded (identity).',
+        {
+          code: 'ERR_UNSUPPORTED_CONTENT_ENCODING',
+          headers: { 'Accept-Encoding': 'identity' },
+        },
+      );
+    }
+  }
+}
+
+/**
  * Reads the raw request body once, within `limit` bytes; every later call for the same
- * request returns the same bytes.
+ * request returns the same bytes. A body with a content coding other than `identity`
+ * (`Content-Encoding: gzip`) is a 415 problem with `Accept-Encoding: identity`, before a
+ * byte of it is read: the bytes are never decoded, so they would not be the content.
  *
  * @example
  * ```ts
  * const bytes = await readBody(req, { limit: 64 * 1024 });
  * ```
  * @see {@link https://www.rfc-editor.org/rfc/rfc9110#section-15.5.14 | RFC 9110 §15.5.14}
+ * @see {@link https://www.rfc-editor.org/rfc/rfc7694#section-3 | RFC 7694 §3}
  */
 export function readBody(req: IncomingMessage, options: { limit?: number } = {}): Promise<Buffer> {
   const holder = req as WithBody;
@@ -87,6 +112,7 @@ async function readOnce(req: IncomingMessage, limit: number): Promise<Buffer> {
       cause: new Error('The request body was already read by another body parser.'),
     });
   }
+  assertIdentityCoding(req);
   const declared = req.headers['content-length'];
   try {
     return await getRawBody(req, {
@@ -217,10 +243,11 @@ function describeJsonError(text: string, err: unknown): string {
 }
 
 /**
- * Reads a JSON body (`application/json` or a `+json` type). 415 for another media type or
- * charset, 413 over the limit, 400 for invalid JSON (saying where it broke) or invalid
- * UTF-8. Keys `__proto__`, `constructor` and `prototype` are dropped, so they never reach
- * the caller's object. Reading twice returns equal values.
+ * Reads a JSON body (`application/json` or a `+json` type). 415 for another media type,
+ * charset or a content coding (`Content-Encoding` other than `identity`), 413 over the
+ * limit, 400 for invalid JSON (saying where it broke) or invalid UTF-8. Keys `__proto__`,
+ * `constructor` and `prototype` are dropped, so they never reach the caller's object.
+ * Reading twice returns equal values.
  *
  * @example
  * ```ts
@@ -247,7 +274,8 @@ export async function readJson<T = unknown>(
 
 /**
  * Reads an `application/x-www-form-urlencoded` body as `URLSearchParams` (repeated
- * parameters stay visible, as OAuth needs).
+ * parameters stay visible, as OAuth needs). 415 for another media type, charset or a content
+ * coding, 413 over the limit, 400 for invalid UTF-8.
  *
  * @example
  * ```ts
@@ -264,7 +292,8 @@ export async function readForm(
 }
 
 /**
- * Reads a `text/plain` body as a string.
+ * Reads a `text/plain` body as a string. 415 for another media type, charset or a content
+ * coding, 413 over the limit, 400 for invalid UTF-8.
  *
  * @example
  * ```ts

@@ -4,6 +4,7 @@ import type { Middleware } from '../core/compose.js';
 import { badRequest, forbidden } from '../core/errors.js';
 import { sendRedirect } from '../core/send.js';
 import { assertKnownOptions, invalidOption } from '../internal/options.js';
+import { splitTarget } from '../internal/target.js';
 import { createProxyTrust, type TrustProxy } from './proxy.js';
 
 /**
@@ -126,14 +127,9 @@ const HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?|\[[0-9A-Fa-f:.]+\])
 
 /** The request target's path and query, from origin form (`/a?b`) or absolute form. */
 function pathOf(url: string): string | undefined {
-  if (url.startsWith('/')) return url;
   if (url === '*') return '/';
-  try {
-    const parsed = new URL(url);
-    return parsed.pathname + parsed.search;
-  } catch {
-    return undefined;
-  }
+  const { path, search } = splitTarget(url);
+  return path.startsWith('/') ? path + search : undefined;
 }
 
 /**

@@ -4,6 +4,7 @@ import { createContextKey, getContextValue, setContextValue } from '../core/cont
 import { badRequest, methodNotAllowed, notFound } from '../core/errors.js';
 import { send } from '../core/send.js';
 import { invalidOption } from '../internal/options.js';
+import { splitTarget } from '../internal/target.js';
 
 /**
  * Handlers by HTTP method for one path. `HEAD` falls back to `GET` (the body is left out,
@@ -68,18 +69,19 @@ export function getParams(req: IncomingMessage): Readonly<Record<string, string>
 }
 
 /**
- * The request path without its query string.
+ * The request path without its query string. A request target in absolute form
+ * (`GET http://host/api/messages`, RFC 9112 §3.2.2) gives its path (`/` when it has none);
+ * `req.url` itself is left as it is.
  *
  * @example
  * ```ts
- * // GET /api/messages?limit=10
+ * // GET /api/messages?limit=10, or GET http://api.example.com/api/messages?limit=10
  * getPathname(req); // '/api/messages'
  * ```
+ * @see {@link https://www.rfc-editor.org/rfc/rfc9112#section-3.2.2 | RFC 9112 §3.2.2}
  */
 export function getPathname(req: IncomingMessage): string {
-  const url = req.url ?? '/';
-  const q = url.indexOf('?');
-  return q === -1 ? url : url.slice(0, q);
+  return splitTarget(req.url ?? '/').path;
 }
 
 interface ParamRoute {

@@ -26,7 +26,7 @@ import {
 import { DEVICE_CODE_GRANT } from './grants/device-code.js';
 import { sendPage } from './pages.js';
 import { resolveScopes } from './scope.js';
-import type { DeviceCodeRecord } from './store.js';
+import { type DeviceCodeRecord, isDeviceCodeExpired } from './store.js';
 import { hashToken, newOpaqueToken } from './tokens.js';
 
 /**
@@ -115,7 +115,8 @@ export interface DeviceAuthorizationOptions {
  * the client (public clients by `client_id`), which must have the device grant, resolves
  * the scope, and answers `device_code` (256 random bits, stored only as a hash),
  * `user_code` (`XXXX-XXXX`), `verification_uri`, `verification_uri_complete`, `expires_in`
- * and `interval`. Errors are RFC 6749 §5.2 JSON.
+ * and `interval`. Errors are RFC 6749 §5.2 JSON. The store keeps the record for as long
+ * again after `expires_in`, so that a late poll is told `expired_token`, not `invalid_grant`.
  *
  * @example
  * ```ts
@@ -163,8 +164,10 @@ export function createDeviceAuthorizationEndpoint(
         status: 'pending',
         interval: devicePollInterval,
         grantId: randomUUID(),
+        expiresAt: Date.now() + deviceCodeTtl * 1000,
       };
-      await ctx.store.saveDeviceCode(hashToken(deviceCode), record, deviceCodeTtl * 1000);
+      // kept for as long again once expired: a late poll is `expired_token`, not an unknown code
+      await ctx.store.saveDeviceCode(hashToken(deviceCode), record, 2 * deviceCodeTtl * 1000);
       const shown = formatUserCode(userCode);
       const withCode = new URL(complete);
       withCode.searchParams.set('user_code', shown);
@@ -332,7 +335,7 @@ export function createDeviceVerificationEndpoint(
       if (wait > 0) return tooMany(res, wait);
       const code = normalizeUserCode(typed);
       const found = code === undefined ? undefined : await ctx.store.findDeviceCode(code);
-      if (found?.record.status === 'pending') {
+      if (found?.record.status === 'pending' && !isDeviceCodeExpired(found.record)) {
         const client = await ctx.clients.get(found.record.clientId);
         clientName = client?.name ?? found.record.clientId;
         scopes = found.record.scope;
@@ -409,7 +412,11 @@ export function createDeviceVerificationEndpoint(
     if (wait > 0) return tooMany(res, wait);
     const code = typed === undefined ? undefined : normalizeUserCode(typed);
     const found = code === undefined ? undefined : await ctx.store.findDeviceCode(code);
-    if (found === undefined || found.record.status !== 'pending') {
+    if (
+      found === undefined ||
+      found.record.status !== 'pending' ||
+      isDeviceCodeExpired(found.record)
+    ) {
       const now = await countFailure(session.sub);
       if (now > 0) return tooMany(res, now);
       return showCodeForm(res, session, typed, 400, BAD_CODE);

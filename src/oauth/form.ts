@@ -8,9 +8,11 @@ export const OAUTH_FORM_LIMIT = 64 * 1024;
 
 /**
  * Reads the form of an OAuth endpoint (token, device authorization, revocation,
- * introspection). A body that is not a form, too large or not UTF-8 is `invalid_request`
- * with status 400 (RFC 6749 §5.2, which RFC 7009 and RFC 8628 follow), not a problem: OAuth
- * clients read the RFC 6749 error format. `Connection: close` after a too-large body is kept.
+ * introspection). A body that is not a form, too large, not UTF-8 or with a content coding
+ * (`Content-Encoding: gzip`) is `invalid_request` with status 400 (RFC 6749 §5.2, which
+ * RFC 7009 and RFC 8628 follow), not a problem: OAuth clients read the RFC 6749 error
+ * format. The headers of the body error are kept: `Connection: close` after a too-large
+ * body, `Accept-Encoding: identity` after a content coding.
  */
 export async function readOAuthForm(req: IncomingMessage): Promise<URLSearchParams> {
   try {

@@ -46,6 +46,28 @@ export interface DeviceCodeRecord {
   /** Last poll, epoch ms. */
   lastPollAt?: number;
   grantId: string;
+  /**
+   * When the device code expires, epoch ms. The device authorization endpoint saves the
+   * record for longer than that, so that a device polling late is told `expired_token`
+   * (RFC 8628 §3.5) rather than `invalid_grant` for a code never issued; a record past it
+   * is never approved nor exchanged. Without it, the record ends with its entry in the store.
+   */
+  expiresAt?: number;
+}
+
+/**
+ * Whether a device authorization is past its `expiresAt` (a record without one is not).
+ *
+ * @example
+ * ```ts
+ * const record = await store.getDeviceCode(hashToken(deviceCode));
+ * if (record !== undefined && isDeviceCodeExpired(record)) {
+ *   throw new OAuthError('expired_token', 'The device code has expired; start over.');
+ * }
+ * ```
+ */
+export function isDeviceCodeExpired(record: DeviceCodeRecord, now = Date.now()): boolean {
+  return record.expiresAt !== undefined && now >= record.expiresAt;
 }
 
 /** The outcome of consuming a one-time value. */

@@ -305,6 +305,7 @@ function isDeviceRecord(value: unknown): value is DeviceCodeRecord {
     isString(r.userCode) &&
     (r.status === 'pending' || r.status === 'approved' || r.status === 'denied') &&
     isNumber(r.interval) &&
-    isString(r.grantId)
+    isString(r.grantId) &&
+    (r.expiresAt === undefined || isNumber(r.expiresAt))
   );
 }

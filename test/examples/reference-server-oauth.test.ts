@@ -1,9 +1,10 @@
+import { gzipSync } from 'node:zlib';
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import * as client from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { authenticate, getPrincipal, jwtBearer, sendJson } from '../../src/index.js';
 import { Browser } from '../helpers/browser.js';
-import { request, serve } from '../helpers/http.js';
+import { parseReply, rawRequest, request, serve } from '../helpers/http.js';
 import { type RunningServer, startReferenceServer } from './spawn-server.js';
 
 let server: RunningServer;
@@ -283,4 +284,69 @@ describe('the authorization server with openid-client', () => {
       active: false,
     });
   }, 30_000);
+});
+
+describe('the reference server at the door (audit findings)', () => {
+  /** Sends `GET <target>` over a raw socket, with the Host header of the server. */
+  const rawGet = async (target: string) => {
+    const { host, port } = new URL(server.url);
+    return parseReply(
+      await rawRequest(
+        Number(port),
+        `GET ${target} HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`,
+      ),
+    );
+  };
+
+  it('accepts the absolute form of a request target (RFC 9112 §3.2.2)', async () => {
+    const jwks = await rawGet(`${server.url}/.well-known/jwks.json`);
+    expect(jwks.status, jwks.body).toBe(200);
+    expect(JSON.parse(jwks.body).keys.length).toBeGreaterThan(0);
+    // the /api credentials check (a mount) applies to the absolute form as well
+    const messages = await rawGet(`${server.url}/api/messages`);
+    expect(messages.status, messages.body).toBe(401);
+    expect(messages.headers['www-authenticate']).toBeDefined();
+  });
+
+  it('answers an unknown or spent device_code with invalid_grant (RFC 8628 §3.5)', async () => {
+    const poll = (deviceCode: string) =>
+      request(server.url, '/token', {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({
+          grant_type: 'urn:ietf:params:oauth:grant-type:device_code',
+          device_code: deviceCode,
+          client_id: 'demo-device',
+        }).toString(),
+      });
+    const unknown = await poll('bogus');
+    expect(unknown.status).toBe(400);
+    expect(JSON.parse(unknown.body).error).toBe('invalid_grant');
+    const started = await request(server.url, '/device', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: 'client_id=demo-device',
+    });
+    const pending = await poll(JSON.parse(started.body).device_code);
+    expect(JSON.parse(pending.body).error).toBe('authorization_pending');
+  });
+
+  it('refuses a request body with a content coding, at /token as an OAuth error', async () => {
+    const form = 'grant_type=client_credentials';
+    const basic = `Basic ${Buffer.from('demo-service:demo-service-secret').toString('base64')}`;
+    for (const body of [gzipSync(form), Buffer.from(form)]) {
+      const reply = await request(server.url, '/token', {
+        method: 'POST',
+        headers: {
+          'Content-Type': 'application/x-www-form-urlencoded',
+          'Content-Encoding': 'gzip',
+          Authorization: basic,
+        },
+        body,
+      });
+      expect(reply.status, reply.body).toBe(400);
+      expect(JSON.parse(reply.body).error).toBe('invalid_request');
+      expect(reply.headers['accept-encoding']).toBe('identity');
+    }
+  });
 });

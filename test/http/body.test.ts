@@ -1,13 +1,15 @@
+import { randomBytes } from 'node:crypto';
 import type { OutgoingHttpHeaders } from 'node:http';
 import { connect } from 'node:net';
 import { isDeepStrictEqual } from 'node:util';
+import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Middleware } from '../../src/core/compose.js';
 import { HttpError } from '../../src/core/errors.js';
 import { PROBLEM_TYPE, requestPath } from '../../src/core/problem.js';
 import { sendJson } from '../../src/core/send.js';
 import { DEFAULT_BODY_LIMIT, readBody, readForm, readJson, readText } from '../../src/http/body.js';
-import { closeAll, json, request, serve } from '../helpers/http.js';
+import { closeAll, json, type Reply, request, serve } from '../helpers/http.js';
 
 /** POSTs `body` in one piece: node sets Content-Length from it. */
 const post = (path: string, body: string | Buffer, headers: OutgoingHttpHeaders = {}) =>
@@ -362,6 +364,62 @@ describe('readText', () => {
     const answer = await post('/text', 'x', { 'Content-Type': 'text/html' });
     expect(answer.status).toBe(415);
   });
+});
+
+describe('content codings (RFC 9110 §8.4, RFC 7694 §3)', () => {
+  const gzipped = (text: string) => gzipSync(Buffer.from(text));
+
+  /** A 415 problem that names Content-Encoding and offers `Accept-Encoding: identity`. */
+  const expectCodingRefused = (answer: Reply) => {
+    expect(answer.status, answer.body).toBe(415);
+    expect(answer.headers['content-type']).toBe(PROBLEM_TYPE);
+    expect(answer.headers['accept-encoding']).toBe('identity');
+    expect(json(answer)).toMatchObject({ status: 415, title: 'Unsupported Media Type' });
+    expect(json(answer).detail).toContain('Content-Encoding');
+  };
+
+  it.each<[string, string, OutgoingHttpHeaders]>([
+    ['/json', '{"a":1}', JSON_HEADERS],
+    ['/form', 'a=1', { 'Content-Type': 'application/x-www-form-urlencoded' }],
+    ['/text', 'a', { 'Content-Type': 'text/plain' }],
+    ['/raw', 'a', {}],
+  ])(
+    'answers %s with a gzip body by 415 with Accept-Encoding: identity',
+    async (path, text, headers) => {
+      expectCodingRefused(
+        await post(path, gzipped(text), { ...headers, 'Content-Encoding': 'gzip' }),
+      );
+    },
+  );
+
+  it.each(['gzip', 'GZIP', 'deflate', 'br', 'x-custom', 'identity, gzip', 'gzip, identity'])(
+    'refuses an uncoded body labelled %s instead of reading it as it is',
+    async (coding) => {
+      expectCodingRefused(
+        await post('/json', '{"a":1}', { ...JSON_HEADERS, 'Content-Encoding': coding }),
+      );
+    },
+  );
+
+  it('refuses before reading: a coded body over the limit is a 415, not a 413', async () => {
+    const big = gzipped(JSON.stringify({ pad: randomBytes(64).toString('hex') }));
+    expect(big.length).toBeGreaterThan(16);
+    expectCodingRefused(
+      await post('/json-small', big, { ...JSON_HEADERS, 'Content-Encoding': 'gzip' }),
+    );
+  });
+
+  it.each(['identity', 'IDENTITY', ' Identity ', 'identity, identity'])(
+    'reads a body with Content-Encoding %s',
+    async (coding) => {
+      const answer = await post('/json', '{"a":1}', {
+        ...JSON_HEADERS,
+        'Content-Encoding': coding,
+      });
+      expect(answer.status, answer.body).toBe(200);
+      expect(json(answer).value).toEqual({ a: 1 });
+    },
+  );
 });
 
 describe('broken bodies', () => {

@@ -10,7 +10,7 @@ import {
   mount,
   notFoundHandler,
 } from '../../src/http/router.js';
-import { closeAll, json, request, serve } from '../helpers/http.js';
+import { closeAll, json, parseReply, rawRequest, request, serve } from '../helpers/http.js';
 
 const echo =
   (name: string): Middleware =>
@@ -45,6 +45,7 @@ const app = compose([
       },
     },
     '/any': echo('any method'),
+    '/target': (req, res) => sendJson(res, 200, { url: req.url, pathname: getPathname(req) }),
     '/doc': {
       GET: (_req, res) => {
         res.setHeader('ETag', '"v1"');
@@ -254,6 +255,68 @@ describe('mount', () => {
       await mw({ url, headers: {} } as never, {} as never, async () => {});
     }
     expect(seen).toEqual(['/', '/a', '/a/b']);
+  });
+});
+
+describe('absolute-form request targets (RFC 9112 §3.2.2)', () => {
+  /** Sends `GET <target>` over a raw socket, with a matching Host header. */
+  const rawGet = async (target: string) =>
+    parseReply(
+      await rawRequest(
+        port,
+        `GET ${target} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n\r\n`,
+      ),
+    );
+  const origin = () => `http://127.0.0.1:${port}`;
+
+  it('routes by the path of the target, exact and with parameters, ignoring the query', async () => {
+    const list = await rawGet(`${origin()}/api/messages?limit=10`);
+    expect(list.status, list.body).toBe(200);
+    expect(JSON.parse(list.body)).toEqual({ route: 'list', method: 'GET', params: {} });
+    const read = await rawGet(`${origin()}/api/messages/42`);
+    expect(JSON.parse(read.body)).toEqual({ route: 'read', method: 'GET', params: { id: '42' } });
+  });
+
+  it('takes any case of the http and https schemes', async () => {
+    for (const target of [
+      `HTTP://127.0.0.1:${port}/api/messages`,
+      `https://127.0.0.1:${port}/api/messages`,
+    ]) {
+      const reply = await rawGet(target);
+      expect(reply.status, target).toBe(200);
+      expect(JSON.parse(reply.body).route).toBe('list');
+    }
+  });
+
+  it('reads an empty path as /', async () => {
+    for (const target of [origin(), `${origin()}?x=1`]) {
+      const reply = await rawGet(target);
+      expect(reply.status, target).toBe(200);
+      expect(JSON.parse(reply.body).route).toBe('root');
+    }
+  });
+
+  it('leaves req.url as it was sent', async () => {
+    const reply = await rawGet(`${origin()}/target?a=1`);
+    expect(JSON.parse(reply.body)).toEqual({
+      url: `${origin()}/target?a=1`,
+      pathname: '/target',
+    });
+  });
+
+  it('runs mounted middleware for the path under the prefix, not for look-alikes', async () => {
+    mounted.length = 0;
+    await rawGet(`${origin()}/api/messages`);
+    await rawGet(`${origin()}/apiary`);
+    await rawGet(`http://api.example/x/api`);
+    expect(mounted).toEqual(['/api/messages']);
+  });
+
+  it('gives a path that matches nothing a 404 whose instance is the path alone', async () => {
+    const reply = await rawGet(`${origin()}/nothing?secret=1`);
+    expect(reply.status).toBe(404);
+    expect(reply.headers['content-type']).toBe(PROBLEM_TYPE);
+    expect(JSON.parse(reply.body).instance).toBe('/nothing');
   });
 });
 

@@ -163,7 +163,10 @@ describe('POST /device', () => {
       status: 'pending',
       interval: 5,
       grantId: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      expiresAt: expect.any(Number),
     });
+    const { expiresAt } = store.getDeviceCode(hashToken(body.device_code as string))!;
+    expect(Math.abs(expiresAt! - (Date.now() + 600_000))).toBeLessThan(5_000);
   });
 
   it('authenticates confidential clients and grants their default scopes', async () => {
@@ -312,6 +315,22 @@ describe('/device/verify', () => {
     const again = await verifyPost([...fields, ['decision', 'deny']], cookie);
     expect(again.status).toBe(400);
     expect(again.body).toContain('not valid or has expired');
+  });
+
+  it('refuses a code past its expiry that the store still keeps, on the form and on approval', async () => {
+    const { deviceCode, userCode } = await start();
+    const hash = hashToken(deviceCode);
+    store.updateDeviceCode(hash, { ...store.getDeviceCode(hash)!, expiresAt: Date.now() - 1 });
+    const { page, cookie } = await signIn('alice', `?user_code=${userCode}`);
+    expect(page.body).toContain('not valid or has expired');
+    expect(page.body).not.toContain('Living-room TV');
+    const done = await verifyPost(
+      [...hiddenInputs(page.body), ['user_code', userCode], ['decision', 'approve']],
+      cookie,
+    );
+    expect(done.status).toBe(400);
+    expect(done.body).toContain('not valid or has expired');
+    expect(store.getDeviceCode(hash)?.status).toBe('pending');
   });
 
   it('limits wrong codes per user: 429 with Retry-After, even for a right code then', async () => {

@@ -1,3 +1,4 @@
+import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { OAuthContext } from '../../src/oauth/context.js';
 import { closeAll, json, type Listening, request } from '../helpers/http.js';
@@ -74,6 +75,26 @@ describe('token endpoint: request format and client authentication', () => {
       { 'Content-Type': 'application/x-www-form-urlencoded;charset=UTF-8' },
     );
     expectTokens(reply);
+  });
+
+  it('answers a body with a content coding by invalid_request 400 with Accept-Encoding: identity', async () => {
+    const auth = { Authorization: basic('demo-service', 'demo-service-secret') };
+    const form = 'grant_type=client_credentials';
+    for (const [body, coding] of [
+      [gzipSync(form), 'gzip'],
+      [form, 'gzip'], // an uncoded form labelled gzip is not read as it is either
+      [form, 'Deflate'],
+    ] as const) {
+      const reply = await request(server, '/token', {
+        method: 'POST',
+        headers: { ...FORM, ...auth, 'Content-Encoding': coding },
+        body,
+      });
+      expectError(reply, 'invalid_request');
+      expect(reply.headers['accept-encoding']).toBe('identity');
+      expect(json(reply).error_description).toContain('Content-Encoding');
+    }
+    expectTokens(await post(form, { ...auth, 'Content-Encoding': 'Identity' }));
   });
 
   it('answers invalid_client 401 with a Basic challenge only when Basic was tried', async () => {

@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OAuthContext } from '../../src/oauth/context.js';
+import { createDeviceAuthorizationEndpoint } from '../../src/oauth/device.js';
 import { DEVICE_CODE_GRANT } from '../../src/oauth/grants/device-code.js';
 import { hashToken, newOpaqueToken } from '../../src/oauth/tokens.js';
-import { closeAll, type Listening } from '../helpers/http.js';
+import { closeAll, json, type Listening, request, serve } from '../helpers/http.js';
 import {
   expectError,
   expectTokens,
@@ -257,8 +258,8 @@ describe('device_code grant (RFC 8628)', () => {
     expect(id).toMatchObject({ sub: 'bob', auth_time: authTime, name: 'Bob Example' });
     expect(id.email).toBeUndefined();
 
-    // the device code is spent; the refresh token works
-    expectError(await poll(deviceCode), 'expired_token');
+    // the device code is spent (RFC 6749 §5.2: invalid_grant); the refresh token works
+    expectError(await poll(deviceCode), 'invalid_grant');
     expectTokens(
       await tokenRequest(
         server,
@@ -268,22 +269,61 @@ describe('device_code grant (RFC 8628)', () => {
     );
   });
 
-  it('answers access_denied once the user denied, then expired_token', async () => {
+  it('answers access_denied once the user denied, then invalid_grant', async () => {
     const { deviceCode, hash } = await plantDeviceCode(ctx);
     await ctx.store.updateDeviceCode(hash, {
       ...(await ctx.store.getDeviceCode(hash))!,
       status: 'denied',
     });
     expectError(await poll(deviceCode), 'access_denied');
-    expectError(await poll(deviceCode), 'expired_token');
+    expectError(await poll(deviceCode), 'invalid_grant');
   });
 
-  it('answers expired_token for an unknown device code, invalid_request for none', async () => {
-    expectError(await poll(newOpaqueToken()), 'expired_token');
+  it('answers invalid_grant for an unknown device code, invalid_request for none', async () => {
+    expectError(await poll(newOpaqueToken()), 'invalid_grant');
+    expectError(await poll('bogus'), 'invalid_grant');
     expectError(
       await tokenRequest(server, { grant_type: DEVICE_CODE_GRANT }, { client: 'demo-device' }),
       'invalid_request',
     );
+  });
+
+  it('answers expired_token for a device code past its expiry, pending or approved', async () => {
+    const pending = await plantDeviceCode(ctx, { expiresAt: Date.now() - 1 });
+    expectError(await poll(pending.deviceCode), 'expired_token');
+    expectError(await poll(pending.deviceCode), 'expired_token');
+    const approved = await plantDeviceCode(ctx, {
+      status: 'approved',
+      sub: 'alice',
+      authTime: Math.floor(Date.now() / 1000),
+      expiresAt: Date.now() - 1,
+    });
+    expectError(await poll(approved.deviceCode), 'expired_token');
+    expect(await ctx.store.getDeviceCode(approved.hash)).toBeDefined();
+  });
+
+  it('answers a device code from /device: pending, expired_token once expired, then invalid_grant', async () => {
+    const short = await startTokenServer({ deviceCodeTtl: 1 });
+    const device = await serve(createDeviceAuthorizationEndpoint(short.ctx));
+    const started = await request(device, '/device', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: 'client_id=demo-device',
+    });
+    expect(started.status, started.body).toBe(200);
+    const deviceCode = json(started).device_code as string;
+    const pollShort = () =>
+      tokenRequest(
+        short.server,
+        { grant_type: DEVICE_CODE_GRANT, device_code: deviceCode },
+        { client: 'demo-device' },
+      );
+    expectError(await pollShort(), 'authorization_pending');
+    await sleep(1_100);
+    // expired, and still remembered as such for as long again
+    expectError(await pollShort(), 'expired_token');
+    await sleep(1_000);
+    expectError(await pollShort(), 'invalid_grant');
   });
 
   it('refuses a device code of another client without touching it', async () => {
@@ -311,7 +351,7 @@ describe('device_code grant (RFC 8628)', () => {
     const replies = await Promise.all(Array.from({ length: 8 }, () => poll(deviceCode)));
     expect(replies.filter((r) => r.status === 200)).toHaveLength(1);
     for (const reply of replies.filter((r) => r.status !== 200)) {
-      expect(['invalid_grant', 'expired_token']).toContain(JSON.parse(reply.body).error);
+      expectError(reply, 'invalid_grant');
     }
   });
 });

@@ -148,6 +148,7 @@ const CONTRACT: readonly { name: string; run(h: Harness): Promise<void> }[] = [
         sub: 'alice',
         authTime: 1_700_000_000,
         lastPollAt: 1_700_000_000_123,
+        expiresAt: 1_700_000_600_000,
       };
       await store.saveDeviceCode('full', approved, TTL);
       expect(await store.getDeviceCode('full')).toEqual(approved);
@@ -366,6 +367,7 @@ describe.skipIf(!hasRedis)('RedisOAuthStore (real redis-server)', () => {
       ['rt:scope', JSON.stringify({ record: { ...refreshRecord(), scope: 'openid' } })],
       ['device:text', '\u0000\u0001'],
       ['device:status', JSON.stringify({ ...device, status: 'maybe' })],
+      ['device:expiry', JSON.stringify({ ...device, expiresAt: 'soon' })],
       ['user-code:AAAAAAAA', 'device:text'],
       ['user-code:BBBBBBBB', 'elsewhere'],
     ];
@@ -387,6 +389,9 @@ describe.skipIf(!hasRedis)('RedisOAuthStore (real redis-server)', () => {
       await store.updateDeviceCode(hash, device); // does not bring a record to life
       expect(await store.getDeviceCode(hash)).toBeUndefined();
     }
+    // an expiry that is not a number: no record (and so never exchanged)
+    expect(await store.getDeviceCode('expiry')).toBeUndefined();
+    expect(await store.consumeDeviceCode('expiry')).toBe(false);
     for (const userCode of ['AAAAAAAA', 'BBBBBBBB', 'CCCCCCCC']) {
       expect(await store.findDeviceCode(userCode)).toBeUndefined();
     }
@@ -673,7 +678,7 @@ describe.skipIf(!hasRedis)('RedisOAuthStore (real redis-server)', () => {
 
       const issued = tokens(await poll(b.http));
       expect(issued.refresh_token).toBeDefined();
-      expect(json(await poll(a.http)).error).toBe('expired_token');
+      expect(json(await poll(a.http)).error).toBe('invalid_grant');
       tokens(await refresh(a.http, issued.refresh_token, 'tv'));
     });
 

@@ -1,4 +1,5 @@
 import { OAuthError } from '../errors.js';
+import { isDeviceCodeExpired } from '../store.js';
 import { hashToken } from '../tokens.js';
 import { type GrantHandler, grantUser, issueUserTokens, required } from './authorization-code.js';
 
@@ -23,8 +24,9 @@ const SLOW_DOWN_STEP = 5;
  * gets `slow_down`, and the interval grows by 5 seconds for this and every later poll. A
  * denial answers `access_denied` once and ends the authorization; an approval issues the
  * tokens once (the device code is consumed atomically) — a refresh token when the client
- * may refresh, an ID token when the scope has `openid`. A device code the store no longer
- * knows (expired, or already ended) is `expired_token`: the device should start over.
+ * may refresh, an ID token when the scope has `openid`. A device code past its expiry is
+ * `expired_token` (the device should start over); one never issued, or whose authorization
+ * already ended (exchanged, denied, or expired long ago), is `invalid_grant` (RFC 6749 §5.2).
  *
  * @example
  * ```ts
@@ -40,10 +42,13 @@ export const deviceCodeGrant: GrantHandler = async (ctx, client, params) => {
   const hash = hashToken(required(params, 'device_code'));
   const record = await ctx.store.getDeviceCode(hash);
   if (record === undefined) {
-    throw new OAuthError('expired_token', 'The device code has expired; start over.');
+    throw new OAuthError('invalid_grant', 'The device code is invalid or was already used.');
   }
   if (record.clientId !== client.clientId) {
     throw new OAuthError('invalid_grant', 'The device code was issued to another client.');
+  }
+  if (isDeviceCodeExpired(record)) {
+    throw new OAuthError('expired_token', 'The device code has expired; start over.');
   }
   if (record.status === 'pending') {
     const now = Date.now();
