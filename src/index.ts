@@ -227,6 +227,7 @@ export {
   createKeySet,
   defineClient,
   type GrantType,
+  type IdTokenClaimRelease,
   type KeySet,
   type KeySetOptions,
   MemoryClientStore,

@@ -9,6 +9,7 @@ const TYPES: Record<string, string> = {
   '.js': 'text/javascript; charset=utf-8',
   '.css': 'text/css; charset=utf-8',
   '.json': 'application/json; charset=utf-8',
+  '.svg': 'image/svg+xml',
 };
 
 /** The directory of the browser code both pages share (`live.js`, `style.css`). */

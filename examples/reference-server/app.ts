@@ -33,7 +33,7 @@ import { keyRoutes } from './keys.js';
 import { createMessages, READ, READ_MESSAGES } from './messages.js';
 import { createOAuth } from './oauth.js';
 import { createSharedState } from './shared-state.js';
-import { createUsers } from './users.js';
+import { avatarRoutes, createUsers } from './users.js';
 import { createWebhooks } from './webhooks.js';
 
 /** The reference service: its request listener and what it holds. */
@@ -210,6 +210,7 @@ export async function createApp(config: ServerConfig, baseUrl: string): Promise<
       ...accountRoutes(users, auth),
       ...oauth.routes,
       ...consoleRoutes(),
+      ...avatarRoutes(),
       // /ws is served through the `upgrade` event; a plain request there is told to upgrade
       // (and, from the method table, another method gets 405 with Allow, OPTIONS 204)
       '/ws': { GET: upgradeRequired },

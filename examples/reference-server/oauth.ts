@@ -55,23 +55,25 @@ async function demoClients(): Promise<MemoryClientStore> {
   );
 }
 
-function claimsOf(user: User): UserClaims {
+/** The identity claims of a user: the specification's identity-token table, and `role`. */
+function claimsOf(user: User, issuer: string): UserClaims {
   return {
     sub: user.sub,
     name: user.name,
     role: user.role,
     email: user.email,
     email_verified: true,
+    picture: new URL(user.picturePath, issuer).href,
   };
 }
 
-/** The authorization server of the reference service, at the contract's paths. */
 /** A new RS256 signing key, as PKCS#8 PEM. */
 function newSigningKeyPem(): string {
   const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   return privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
 }
 
+/** The authorization server of the reference service, at the contract's paths. */
 export async function createOAuth(options: {
   issuer: string;
   users: Users;
@@ -102,13 +104,16 @@ export async function createOAuth(options: {
     users: {
       async verify(username, password) {
         const user = await options.users.verify(username, password);
-        return user === undefined ? undefined : claimsOf(user);
+        return user === undefined ? undefined : claimsOf(user, options.issuer);
       },
       get(sub) {
         const user = options.users.get(sub);
-        return user === undefined ? undefined : claimsOf(user);
+        return user === undefined ? undefined : claimsOf(user, options.issuer);
       },
     },
+    // the contract: ID tokens carry the identity-token table (name, email, picture, …)
+    // whenever `openid` is granted, not only with `profile` and `email`
+    idTokenClaims: 'all',
     tokenPathAliases: ['/oauth/token'],
     scopesSupported: USER_CLIENT_SCOPES,
   });

@@ -1,10 +1,13 @@
-import { hashPassword, verifyPassword } from 'portico';
+import { hashPassword, type MethodTable, verifyPassword } from 'portico';
+import { assetRoutes } from '../browser/assets.js';
 
 /** A demo user of the reference server. */
 export interface User {
   sub: string;
   name: string;
   email: string;
+  /** Path of the user's picture on this service (`/avatars/<sub>.svg`). */
+  picturePath: string;
   role: 'admin' | 'user';
   /** scrypt hash: passwords are never kept in clear. */
   passwordHash: string;
@@ -18,6 +21,7 @@ const SEED = [
     sub: 'alice',
     name: 'Alice Example',
     email: 'alice@example.com',
+    picturePath: '/avatars/alice.svg',
     role: 'admin',
     password: 'alice-password',
   },
@@ -25,6 +29,7 @@ const SEED = [
     sub: 'bob',
     name: 'Bob Example',
     email: 'bob@example.com',
+    picturePath: '/avatars/bob.svg',
     role: 'user',
     password: 'bob-password',
   },
@@ -48,3 +53,13 @@ export async function createUsers() {
 }
 
 export type Users = Awaited<ReturnType<typeof createUsers>>;
+
+const avatars = new URL('./avatars/', import.meta.url);
+
+/** The users' pictures (the `picture` claim): small SVG files, served as they are. */
+export function avatarRoutes(): Record<string, MethodTable> {
+  const files: Record<string, URL> = {};
+  for (const { picturePath } of SEED) files[picturePath] = new URL(picturePath.slice(9), avatars);
+  // an image: nothing in it may load or run, and a page elsewhere may show it
+  return assetRoutes(files, "default-src 'none'; frame-ancestors 'none'");
+}

@@ -49,10 +49,15 @@ const PARAMS = [
   'code_challenge',
   'code_challenge_method',
   'response_mode',
+  'prompt',
+  'max_age',
 ] as const;
 
 /** Longest `state` and `nonce` accepted. */
 const MAX_OPAQUE = 1024;
+
+/** `max_age`: a count of seconds, at most a year (longer means "any sign-in"). */
+const MAX_AGE = /^\d{1,9}$/;
 
 /** A validated authorization request, waiting for the user. */
 interface Pending {
@@ -64,6 +69,10 @@ interface Pending {
   state?: string;
   nonce?: string;
   codeChallenge?: string;
+  /** OpenID Connect `prompt` values (`none`, `login`, …); unknown ones are ignored. */
+  prompt: ReadonlySet<string>;
+  /** OpenID Connect `max_age`: the user must have signed in within it, seconds. */
+  maxAge?: number;
   /** The request's parameters, as the forms carry them in hidden inputs. */
   fields: FormFields;
 }
@@ -114,6 +123,13 @@ export function appendQuery(uri: string, params: Readonly<Record<string, string 
  * gets a sign-in form, a signed-in one a consent form; approving redirects (303) with
  * `code`, `state` and `iss`, denying with `error=access_denied`.
  *
+ * OpenID Connect's `prompt` and `max_age` (Core §3.1.2.1) are honoured: `prompt=login`, or
+ * a session older than `max_age` seconds, shows the sign-in form to a signed-in user too
+ * (the ID token's `auth_time` is then the new sign-in); `prompt=none` shows no page and
+ * redirects `login_required` when a sign-in would be needed, else `consent_required`
+ * (consents are not remembered). `none` with another value, or a `max_age` that is not a
+ * number of seconds, is `invalid_request`.
+ *
  * The pending request travels in the forms' hidden inputs, sealed with a form token (an
  * HMAC over the parameters, the session and the time, see {@link createFormTokens}) that
  * is also the CSRF token; every post is checked again from the start.
@@ -127,6 +143,7 @@ export function appendQuery(uri: string, params: Readonly<Record<string, string 
  * @see {@link https://www.rfc-editor.org/rfc/rfc7636 | RFC 7636}
  * @see {@link https://www.rfc-editor.org/rfc/rfc9207 | RFC 9207}
  * @see {@link https://www.rfc-editor.org/rfc/rfc9700#section-4.1 | RFC 9700 §4.1}
+ * @see {@link https://openid.net/specs/openid-connect-core-1_0.html#AuthRequest | OpenID Connect Core §3.1.2.1}
  */
 export function createAuthorizeEndpoint(
   ctx: OAuthContext,
@@ -234,6 +251,14 @@ export function createAuthorizeEndpoint(
     if (nonce !== undefined && nonce.length > MAX_OPAQUE) {
       return invalid(`nonce must be at most ${MAX_OPAQUE} characters.`);
     }
+    const prompt = new Set((one('prompt') ?? '').split(' ').filter((v) => v !== ''));
+    if (prompt.has('none') && prompt.size > 1) {
+      return invalid('prompt=none cannot be combined with other prompt values.');
+    }
+    const maxAgeText = one('max_age');
+    if (maxAgeText !== undefined && !MAX_AGE.test(maxAgeText)) {
+      return invalid('max_age must be a number of seconds.');
+    }
     return {
       kind: 'ok',
       pending: {
@@ -244,6 +269,8 @@ export function createAuthorizeEndpoint(
         state,
         nonce,
         codeChallenge: challenge,
+        prompt,
+        maxAge: maxAgeText === undefined ? undefined : Number(maxAgeText),
         fields: requestFields(params),
       },
     };
@@ -343,14 +370,37 @@ export function createAuthorizeEndpoint(
   const expired =
     'This form has expired or was changed. Go back to the application and start again.';
 
+  /**
+   * The session, when it may answer this request without a new sign-in: `prompt=login`
+   * asks for one, and `max_age` for one at most that many seconds old (OpenID Connect Core
+   * §3.1.2.1).
+   */
+  function usableSession(pending: Pending, session: SessionRecord | undefined) {
+    if (session === undefined || pending.prompt.has('login')) return undefined;
+    if (pending.maxAge !== undefined && Date.now() - session.createdAt > pending.maxAge * 1000) {
+      return undefined;
+    }
+    return session;
+  }
+
   async function authorizeGet(req: IncomingMessage, res: ServerResponse) {
     const url = req.url ?? '';
     const q = url.indexOf('?');
     const checked = await check(new URLSearchParams(q === -1 ? '' : url.slice(q + 1)));
     if (answered(res, checked)) return;
-    const session = await ctx.sessions.read(req);
-    if (session === undefined) showSignIn(res, checked.pending, 200);
-    else showConsent(res, checked.pending, session);
+    const { pending } = checked;
+    const session = usableSession(pending, await ctx.sessions.read(req));
+    if (pending.prompt.has('none')) {
+      // no page may be shown: a sign-in is needed, or a consent (none is remembered)
+      return redirect(res, pending.redirectUri, {
+        ...(session === undefined
+          ? { error: 'login_required', error_description: 'The user must sign in.' }
+          : { error: 'consent_required', error_description: 'The user must consent.' }),
+        state: pending.state,
+      });
+    }
+    if (session === undefined) showSignIn(res, pending, 200);
+    else showConsent(res, pending, session);
   }
 
   async function authorizePost(req: IncomingMessage, res: ServerResponse) {

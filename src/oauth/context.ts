@@ -4,7 +4,12 @@ import { createClientAuthenticator } from './client-auth.js';
 import type { ClientStore } from './clients.js';
 import type { KeySet } from './key-set.js';
 import { MemoryOAuthStore, type OAuthStore } from './store.js';
-import { createTokenIssuer, type TokenIssuer, type UserClaims } from './tokens.js';
+import {
+  createTokenIssuer,
+  type IdTokenClaimRelease,
+  type TokenIssuer,
+  type UserClaims,
+} from './tokens.js';
 
 /** The app's users, as the authorization server needs them. */
 export interface OAuthUsers {
@@ -41,6 +46,13 @@ export interface AuthorizationServerOptions {
   accessTokenTtl?: number;
   /** ID token lifetime, seconds. @defaultValue `3600` */
   idTokenTtl?: number;
+  /**
+   * Which user claims ID tokens carry: `'scope'`, those the granted scopes release (OpenID
+   * Connect Core §5.4); `'all'`, every standard claim the user has whenever `openid` is
+   * granted. UserInfo answers by scope either way.
+   * @defaultValue `'scope'`
+   */
+  idTokenClaims?: IdTokenClaimRelease;
   /** Authorization code lifetime, seconds (at most 60). @defaultValue `60` */
   codeTtl?: number;
   /** Absolute lifetime of a refresh-token family, seconds. @defaultValue `2_592_000` (30 days) */
@@ -87,6 +99,7 @@ const KNOWN = [
   'store',
   'accessTokenTtl',
   'idTokenTtl',
+  'idTokenClaims',
   'codeTtl',
   'refreshTokenTtl',
   'refreshGracePeriod',
@@ -107,6 +120,11 @@ function seconds(
     );
   }
   return value;
+}
+
+function idTokenClaimsOf(value: IdTokenClaimRelease | undefined): IdTokenClaimRelease {
+  if (value === undefined || value === 'scope' || value === 'all') return value ?? 'scope';
+  throw invalidOption("createAuthorizationServer(): `idTokenClaims` must be 'scope' or 'all'");
 }
 
 /**
@@ -155,6 +173,7 @@ export function createOAuthContext(options: AuthorizationServerOptions): OAuthCo
     keys: options.keys,
     accessTokenTtl: seconds('accessTokenTtl', options.accessTokenTtl, 900),
     idTokenTtl: seconds('idTokenTtl', options.idTokenTtl, 3600),
+    idTokenClaims: idTokenClaimsOf(options.idTokenClaims),
   });
   return Object.freeze({
     issuer: options.issuer,

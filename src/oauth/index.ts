@@ -117,6 +117,7 @@ export {
   claimsForScopes,
   createTokenIssuer,
   hashToken,
+  type IdTokenClaimRelease,
   type IdTokenRequest,
   newOpaqueToken,
   type TokenIssuer,

@@ -54,7 +54,20 @@ export interface TokenIssuerOptions {
   accessTokenTtl?: number;
   /** ID token lifetime, seconds. @defaultValue `3600` */
   idTokenTtl?: number;
+  /** Which user claims ID tokens carry: see {@link IdTokenClaimRelease}. @defaultValue `'scope'` */
+  idTokenClaims?: IdTokenClaimRelease;
 }
+
+/**
+ * Which user claims an ID token carries besides `sub`:
+ *
+ * - `'scope'`: those the granted scopes release (`name` and `picture` with `profile`,
+ *   `email` and `email_verified` with `email`), as OpenID Connect Core §5.4 describes;
+ * - `'all'`: every standard claim the user has (`name`, `picture`, `email`,
+ *   `email_verified`) whenever `openid` is granted, for services whose clients read the
+ *   identity from the ID token alone. UserInfo still answers by scope.
+ */
+export type IdTokenClaimRelease = 'scope' | 'all';
 
 /**
  * What an access token is issued for.
@@ -111,6 +124,9 @@ export function claimsForScopes(
   return claims;
 }
 
+/** Every scope that releases claims: {@link claimsForScopes} with it releases them all. */
+const ALL_CLAIM_SCOPES: readonly string[] = ['profile', 'email'];
+
 /**
  * Signs the server's tokens with the newest key of its {@link KeySet}: access tokens per
  * RFC 9068 (`typ: at+jwt`) and OpenID Connect ID tokens.
@@ -127,6 +143,7 @@ export function createTokenIssuer(options: TokenIssuerOptions) {
   const audience = options.audience ?? issuer;
   const accessTtl = options.accessTokenTtl ?? 900;
   const idTtl = options.idTokenTtl ?? 3600;
+  const idClaims = options.idTokenClaims ?? 'scope';
 
   async function sign(payload: JWTPayload, typ: string, ttl: number): Promise<string> {
     const key = keys.signingKey();
@@ -160,10 +177,11 @@ export function createTokenIssuer(options: TokenIssuerOptions) {
       if (request.grantId !== undefined) payload.grant_id = request.grantId;
       return { token: await sign(payload, 'at+jwt', accessTtl), expiresIn: accessTtl, jti };
     },
-    /** An OpenID Connect ID token, with the claims the scopes release. */
+    /** An OpenID Connect ID token, with the user claims `idTokenClaims` says. */
     async idToken(request: IdTokenRequest): Promise<string> {
+      const scope = idClaims === 'all' ? ALL_CLAIM_SCOPES : request.scope;
       const payload: JWTPayload = {
-        ...claimsForScopes(request.user, request.scope),
+        ...claimsForScopes(request.user, scope),
         aud: request.clientId,
       };
       if (request.nonce !== undefined) payload.nonce = request.nonce;

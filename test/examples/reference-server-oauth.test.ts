@@ -209,6 +209,41 @@ describe('the authorization server with openid-client', () => {
     });
   });
 
+  it('puts every claim of the identity-token table in the ID token, even for scope openid alone', async () => {
+    const config = await configFor('demo-web', 'demo-web-secret');
+    const verifier = client.randomPKCECodeVerifier();
+    const url = client.buildAuthorizationUrl(config, {
+      redirect_uri: 'http://127.0.0.1:8080/callback',
+      scope: 'openid',
+      code_challenge: await client.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+    });
+    const tokens = await client.authorizationCodeGrant(
+      config,
+      new URL(await signInAndApprove(url, 'bob')),
+      { pkceCodeVerifier: verifier, idTokenExpected: true },
+    );
+    const claims = tokens.claims()!;
+    expect(claims).toMatchObject({
+      iss: server.url,
+      sub: 'bob',
+      aud: 'demo-web',
+      name: 'Bob Example',
+      email: 'bob@example.com',
+      email_verified: true,
+      picture: `${server.url}/avatars/bob.svg`,
+      iat: expect.any(Number),
+      exp: expect.any(Number),
+    });
+    // the picture is there to be shown, by a page of another origin too
+    const picture = await fetch(claims.picture as string);
+    expect(picture.status).toBe(200);
+    expect(picture.headers.get('content-type')).toBe('image/svg+xml');
+    expect(await picture.text()).toMatch(/^<svg [^>]*aria-label="Bob Example"/);
+    // UserInfo still releases by scope: openid alone gives the subject only
+    expect(await client.fetchUserInfo(config, tokens.access_token, 'bob')).toEqual({ sub: 'bob' });
+  });
+
   it('refuses a second use of a code', async () => {
     const config = await configFor('demo-web', 'demo-web-secret');
     const verifier = client.randomPKCECodeVerifier();

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createSessions } from '../../src/auth/session.js';
 import { createRouter } from '../../src/http/router.js';
 import { securityHeaders } from '../../src/http/security-headers.js';
@@ -80,7 +80,12 @@ beforeAll(async () => {
       },
       get: (sub) => (USERS[sub] ? { sub, name: USERS[sub].name } : undefined),
     },
-    sessions: createSessions({ allowedOrigins: [ISSUER], cookie: { secure: false } }),
+    // the clock read at each call, so that the prompt and max_age tests can move it
+    sessions: createSessions({
+      allowedOrigins: [ISSUER],
+      cookie: { secure: false },
+      now: () => Date.now(),
+    }),
   });
   server = await serve(
     [securityHeaders(), createRouter({ '/authorize': createAuthorizeEndpoint(ctx) })],
@@ -575,5 +580,92 @@ describe('consent', () => {
       body: '{}',
     });
     expectErrorPage(reply, 415);
+  });
+});
+
+describe('OpenID Connect prompt and max_age (Core §3.1.2.1)', () => {
+  const error = (reply: Reply) => {
+    const url = location(reply);
+    expect(`${url.origin}${url.pathname}`).toBe(WEB_CB);
+    expect(url.searchParams.has('code')).toBe(false);
+    expect(url.searchParams.get('state')).toBe('st-123');
+    expect(url.searchParams.get('iss')).toBe(ISSUER);
+    return url.searchParams.get('error');
+  };
+  const isSignIn = (reply: Reply) => {
+    expect(reply.status).toBe(200);
+    return reply.body.includes('name="password"') && !reply.body.includes('value="approve"');
+  };
+  const isConsent = (reply: Reply) => {
+    expect(reply.status).toBe(200);
+    return reply.body.includes('value="approve"') && !reply.body.includes('name="password"');
+  };
+
+  it('prompt=none shows no page: login_required when signed out, consent_required when signed in', async () => {
+    expect(error(await authorize(webQuery({ prompt: 'none' })))).toBe('login_required');
+    const { cookie } = await signIn(webQuery());
+    expect(error(await authorize(webQuery({ prompt: 'none' }), cookie))).toBe('consent_required');
+    expect(error(await authorize(webQuery({ prompt: 'none', max_age: '0' }), cookie))).toMatch(
+      /^(login_required|consent_required)$/,
+    );
+  });
+
+  it('refuses prompt=none with another value, and a max_age that is not seconds', async () => {
+    for (const extra of <Record<string, string>[]>[
+      { prompt: 'none login' },
+      { prompt: 'consent none' },
+      { max_age: 'abc' },
+      { max_age: '-1' },
+      { max_age: '1.5' },
+      { max_age: '99999999999' },
+    ]) {
+      expect(error(await authorize(webQuery(extra))), JSON.stringify(extra)).toBe(
+        'invalid_request',
+      );
+    }
+  });
+
+  it('prompt=login asks a signed-in user to sign in again; the code carries the new auth_time', async () => {
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() });
+    try {
+      const { cookie } = await signIn(webQuery());
+      vi.setSystemTime(Date.now() + 120_000);
+      const page = await authorize(webQuery({ prompt: 'login' }), cookie);
+      expect(isSignIn(page)).toBe(true);
+      const signedIn = await post(
+        [...hiddenInputs(page.body), ['username', 'alice'], ['password', 'alice-password']],
+        cookie,
+      );
+      expect(isConsent(signedIn)).toBe(true);
+      const fresh = sessionCookie(signedIn.headers)!;
+      expect(fresh).toBeDefined();
+      const reply = await post([...hiddenInputs(signedIn.body), ['decision', 'approve']], fresh);
+      const code = location(reply).searchParams.get('code')!;
+      const record = store.consumeCode(hashToken(code));
+      expect(record?.state).toBe('fresh');
+      expect(record!.record.authTime).toBe(Math.floor(Date.now() / 1000));
+      // an unknown prompt value is ignored; consent and select_account change nothing here
+      for (const prompt of ['select_account', 'consent', 'create']) {
+        expect(isConsent(await authorize(webQuery({ prompt }), fresh))).toBe(true);
+      }
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('max_age asks for a new sign-in once the session is older than that', async () => {
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() });
+    try {
+      const { cookie } = await signIn(webQuery());
+      vi.setSystemTime(Date.now() + 120_000);
+      expect(isConsent(await authorize(webQuery({ max_age: '600' }), cookie))).toBe(true);
+      expect(isSignIn(await authorize(webQuery({ max_age: '60' }), cookie))).toBe(true);
+      expect(isSignIn(await authorize(webQuery({ max_age: '0' }), cookie))).toBe(true);
+      expect(error(await authorize(webQuery({ max_age: '60', prompt: 'none' }), cookie))).toBe(
+        'login_required',
+      );
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
