@@ -176,9 +176,12 @@ export {
 export {
   API_CONTENT_SECURITY_POLICY,
   type BodyOptions,
+  type ClientErrorHandler,
+  type ClientErrorHandlerOptions,
   type CreateETagOptions,
   checkConditional,
   compareETags,
+  createClientErrorHandler,
   createETag,
   createProxyTrust,
   createRouter,

@@ -87,6 +87,15 @@ const upgradeRequired: Middleware = (req) => {
   });
 };
 
+/**
+ * What every answer carries, whatever answers it (the app, a refused WebSocket handshake,
+ * a request node's parser refused, the 503 while starting): a request id and the security
+ * headers.
+ */
+export function edgeMiddleware(config: Pick<ServerConfig, 'trustProxy'>): Middleware[] {
+  return [requestId(), securityHeaders({ trustProxy: config.trustProxy })];
+}
+
 /** The 400/401 a request's credential got, held until the rate limit has counted it. */
 const refusedCredential = createContextKey<HttpError>('refusedCredential');
 
@@ -170,11 +179,8 @@ export async function createApp(config: ServerConfig, baseUrl: string): Promise<
     return next();
   };
 
-  const chain: Middleware[] = [
-    requestId(),
-    securityHeaders({ trustProxy: config.trustProxy }),
-    oneHost,
-  ];
+  const edge = edgeMiddleware(config);
+  const chain: Middleware[] = [...edge, oneHost];
   if (config.production && config.tls === undefined) {
     chain.push(requireHttps({ trustProxy: config.trustProxy }));
   }
@@ -225,6 +231,8 @@ export async function createApp(config: ServerConfig, baseUrl: string): Promise<
   });
   const upgrade = createUpgradeHandler({
     path: '/ws',
+    // a refused handshake carries the request id and security headers of any answer
+    middleware: edge,
     // cross-site WebSocket hijacking: only the CORS origins (and this server's own pages)
     origins: ownAndCorsOrigins,
     authenticators,

@@ -5,14 +5,15 @@ import { createServer as createHttpServer, type RequestListener, type Server } f
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import {
-  handleClientError,
-  refuseUpgrade,
+  compose,
+  createClientErrorHandler,
+  createUpgradeHandler,
   serviceUnavailable,
   tlsServerOptions,
   toNodeListener,
   type UpgradeHandler,
 } from 'portico';
-import { createApp, type ReferenceApp } from './app.js';
+import { createApp, edgeMiddleware, type ReferenceApp } from './app.js';
 import { ConfigError, loadConfig, type ServerConfig } from './config.js';
 
 const SHUTDOWN_GRACE_MS = 8000;
@@ -26,13 +27,17 @@ function listeningUrl(server: Server, tls: boolean): string {
 }
 
 function start(config: ServerConfig): void {
-  // Until the app is built (it needs the real address when BASE_URL is unset), answer 503.
-  let listener: RequestListener = toNodeListener(
+  // Until the app is built (it needs the real address when BASE_URL is unset), answer 503,
+  // with the request id and security headers of every answer
+  const edge = edgeMiddleware(config);
+  const starting = [
+    ...edge,
     () => {
       throw serviceUnavailable(1, 'The service is starting.');
     },
-    { onError: () => {} }, // expected while starting: nothing worth a log line
-  );
+  ];
+  const quiet = { onError: () => {} }; // expected while starting: nothing worth a log line
+  let listener: RequestListener = toNodeListener(compose(starting), quiet);
   const dispatch: RequestListener = (req, res) => listener(req, res);
   const server = config.tls
     ? createHttpsServer(
@@ -48,10 +53,15 @@ function start(config: ServerConfig): void {
   server.requestTimeout = 30_000;
   server.keepAliveTimeout = 5_000;
 
-  server.on('clientError', handleClientError);
+  // what node's parser refuses (400, 408, 431) gets a problem with the same headers
+  server.on('clientError', createClientErrorHandler({ middleware: edge }));
   // WebSocket upgrades: refused with 503 until the app is built
-  let upgrade: UpgradeHandler = (req, socket) =>
-    refuseUpgrade(req, socket, serviceUnavailable(1, 'The service is starting.'));
+  let upgrade: UpgradeHandler = createUpgradeHandler({
+    path: '/ws',
+    middleware: starting,
+    onConnection: () => {},
+    ...quiet,
+  });
   server.on('upgrade', (req, socket, head) => upgrade(req, socket, head));
   let app: ReferenceApp | undefined;
 

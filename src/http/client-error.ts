@@ -1,6 +1,10 @@
-import { STATUS_CODES } from 'node:http';
+import { IncomingMessage, type OutgoingHttpHeaders, STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import type { Middleware } from '../core/compose.js';
+import { getRequestId } from '../core/context.js';
 import { PROBLEM_TYPE } from '../core/problem.js';
+import { middlewareOption, runOnRawSocket, writeRawAnswer } from '../internal/raw-answer.js';
 
 function statusFor(error: NodeJS.ErrnoException & { rawPacket?: Buffer }): number {
   switch (error.code) {
@@ -16,27 +20,26 @@ function statusFor(error: NodeJS.ErrnoException & { rawPacket?: Buffer }): numbe
   }
 }
 
-/**
- * Answers requests node's parser refused (malformed request lines or headers, headers too
- * large, a header or request timeout) with a Problem Details body and closes the
- * connection, instead of node's bare `400` with no body. For `server.on('clientError', …)`.
- *
- * @example
- * ```ts
- * const server = http.createServer(listener);
- * server.on('clientError', handleClientError);
- * ```
- * @see {@link https://nodejs.org/api/http.html#event-clienterror | Node.js: `'clientError'` event}
- */
-export function handleClientError(error: Error, socket: Duplex): void {
-  const code = (error as NodeJS.ErrnoException).code;
-  if (code === 'ECONNRESET' || !socket.writable) {
-    socket.destroy();
-    return;
-  }
+/** Options of {@link createClientErrorHandler}. */
+export interface ClientErrorHandlerOptions {
+  /**
+   * Middleware run before the answer, on a stand-in request (no method, URL or headers:
+   * node could not read them; the real socket) and a response that is never sent: the
+   * headers it sets go on the answer (`X-Request-ID`, the security headers), and a request
+   * id it gives is quoted in the problem. Each must call `next()`; a throw or an answer of
+   * its own changes nothing but stops the headers of the middleware after it.
+   * @defaultValue none
+   */
+  middleware?: Middleware | readonly Middleware[];
+}
+
+/** A handler for a server's `'clientError'` event. */
+export type ClientErrorHandler = (error: Error, socket: Duplex) => void;
+
+function answer(socket: Duplex, error: Error, headers: OutgoingHttpHeaders, id?: string): void {
   const status = statusFor(error as NodeJS.ErrnoException);
   const title = STATUS_CODES[status] ?? 'Bad Request';
-  const body = JSON.stringify({
+  const problem: Record<string, unknown> = {
     type: 'about:blank',
     title,
     status,
@@ -46,9 +49,60 @@ export function handleClientError(error: Error, socket: Duplex): void {
         : status === 408
           ? 'The request took too long to arrive.'
           : 'The request could not be parsed as HTTP/1.1.',
-  });
-  socket.end(
-    `HTTP/1.1 ${status} ${title}\r\nContent-Type: ${PROBLEM_TYPE}\r\n` +
-      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-  );
+  };
+  if (id !== undefined) problem.requestId = id;
+  writeRawAnswer(socket, status, [headers], PROBLEM_TYPE, JSON.stringify(problem));
+}
+
+/** Whether the socket can still be answered; if not, it is destroyed. */
+function answerable(error: Error, socket: Duplex): boolean {
+  if ((error as NodeJS.ErrnoException).code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
+    return false;
+  }
+  return true;
+}
+
+/**
+ * Answers requests node's parser refused (malformed request lines or headers, headers too
+ * large, a header or request timeout) with a Problem Details body and closes the
+ * connection, instead of node's bare `400` with no body. For `server.on('clientError', …)`;
+ * {@link createClientErrorHandler} makes one that adds the headers of your middleware.
+ *
+ * @example
+ * ```ts
+ * const server = http.createServer(listener);
+ * server.on('clientError', handleClientError);
+ * ```
+ * @see {@link https://nodejs.org/api/http.html#event-clienterror | Node.js: `'clientError'` event}
+ */
+export function handleClientError(error: Error, socket: Duplex): void {
+  if (answerable(error, socket)) answer(socket, error, {});
+}
+
+/**
+ * {@link handleClientError} with the headers every other answer of the service carries:
+ * `middleware` runs on a stand-in request first, and what it sets goes on the problem
+ * answer (a request id is quoted in it too).
+ *
+ * @example
+ * ```ts
+ * server.on('clientError', createClientErrorHandler({
+ *   middleware: [requestId(), securityHeaders()],
+ * }));
+ * ```
+ * @see {@link https://nodejs.org/api/http.html#event-clienterror | Node.js: `'clientError'` event}
+ */
+export function createClientErrorHandler(
+  options: ClientErrorHandlerOptions = {},
+): ClientErrorHandler {
+  const middleware = middlewareOption('createClientErrorHandler()', options.middleware);
+  if (middleware === undefined) return handleClientError;
+  return function clientErrorHandler(error, socket) {
+    if (!answerable(error, socket)) return;
+    const req = new IncomingMessage(socket as Socket);
+    runOnRawSocket(middleware, req).then(({ headers }) => {
+      if (answerable(error, socket)) answer(socket, error, headers, getRequestId(req));
+    });
+  };
 }

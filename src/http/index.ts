@@ -12,7 +12,12 @@ export {
   readJson,
   readText,
 } from './body.js';
-export { handleClientError } from './client-error.js';
+export {
+  type ClientErrorHandler,
+  type ClientErrorHandlerOptions,
+  createClientErrorHandler,
+  handleClientError,
+} from './client-error.js';
 export {
   type CreateETagOptions,
   checkConditional,

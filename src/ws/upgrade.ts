@@ -1,14 +1,17 @@
-import { type IncomingMessage, STATUS_CODES } from 'node:http';
+import type { IncomingMessage, OutgoingHttpHeaders } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { type WebSocket, WebSocketServer } from 'ws';
 import { createIdentifier } from '../auth/authenticate.js';
 import type { Authenticator } from '../auth/authenticator.js';
 import { authenticationRequired } from '../auth/errors.js';
 import type { Principal } from '../auth/principal.js';
+import type { Middleware } from '../core/compose.js';
 import { forbidden, HttpError, notFound } from '../core/errors.js';
 import { PROBLEM_TYPE, requestPath, toHttpError, toProblem } from '../core/problem.js';
 import { buildOriginMatcher, type OriginAllowlist } from '../cors/origin.js';
+import { hasControlBreak } from '../internal/headers.js';
 import { invalidOption } from '../internal/options.js';
+import { middlewareOption, runOnRawSocket, writeRawAnswer } from '../internal/raw-answer.js';
 import { selectSubprotocol, validateUpgradeRequest } from './handshake.js';
 
 /** What {@link UpgradeHandlerOptions.onConnection} learns about a new connection. */
@@ -46,6 +49,19 @@ export interface UpgradeHandlerOptions {
   maxPayload?: number;
   /** Enable permessage-deflate. @defaultValue `false` */
   perMessageDeflate?: boolean;
+  /**
+   * Middleware run on the upgrade request before any check, against a response that is
+   * never sent: the headers it sets (`requestId()`, `securityHeaders()`, `rateLimit()`'s
+   * fields) go on the refusal or on the 101, and a throw refuses the upgrade with its
+   * problem (a 429 from `rateLimit()`). Each must call `next()`: an answer of its own would
+   * never be sent, and is reported as an error (500).
+   * @defaultValue none
+   * @example
+   * ```ts
+   * createUpgradeHandler({ path: '/ws', middleware: [requestId(), securityHeaders()], onConnection });
+   * ```
+   */
+  middleware?: Middleware | readonly Middleware[];
   /** Called with every accepted connection. A throw closes it with 1011. */
   onConnection: (ws: WebSocket, context: UpgradeContext) => void;
   /**
@@ -67,14 +83,14 @@ const defaultOnError = (error: unknown, req: IncomingMessage) => {
 
 function noop(): void {}
 
-function safeHeaderValue(value: string): boolean {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing them is the point
-  return !/[\r\n\u0000]/.test(value);
-}
+/** Headers of a 101 that only the handshake sets. */
+const HANDSHAKE_HEADERS =
+  /^(?:upgrade|connection|sec-websocket-|content-length$|transfer-encoding$)/i;
 
 /**
  * Writes a complete HTTP refusal (Problem Details body, `Connection: close`) on the raw
- * socket of an upgrade request, then destroys the socket.
+ * socket of an upgrade request, then destroys the socket. `headers` (what a response would
+ * have carried: `X-Request-ID`, the security headers) go on it too; the error's own win.
  *
  * @example
  * ```ts
@@ -85,7 +101,12 @@ function safeHeaderValue(value: string): boolean {
  * ```
  * @see {@link https://www.rfc-editor.org/rfc/rfc6455#section-4.2.1 | RFC 6455 §4.2.1}
  */
-export function refuseUpgrade(req: IncomingMessage, socket: Duplex, error: unknown): void {
+export function refuseUpgrade(
+  req: IncomingMessage,
+  socket: Duplex,
+  error: unknown,
+  headers: OutgoingHttpHeaders = {},
+): void {
   if (socket.destroyed) return;
   const httpError = toHttpError(error);
   const problemError =
@@ -93,24 +114,13 @@ export function refuseUpgrade(req: IncomingMessage, socket: Duplex, error: unkno
       ? new HttpError(httpError.status, 'An unexpected error occurred.')
       : httpError;
   const body = JSON.stringify(toProblem(problemError, req));
-  const lines = [`HTTP/1.1 ${httpError.status} ${STATUS_CODES[httpError.status] ?? 'Error'}`];
-  for (const [name, value] of Object.entries(httpError.headers)) {
-    const values = typeof value === 'string' ? [value] : value;
-    for (const v of values)
-      if (safeHeaderValue(name) && safeHeaderValue(v)) lines.push(`${name}: ${v}`);
-  }
-  lines.push(
-    `Content-Type: ${PROBLEM_TYPE}`,
-    'Cache-Control: no-store',
-    'Connection: close',
-    `Content-Length: ${Buffer.byteLength(body)}`,
+  writeRawAnswer(
+    socket,
+    httpError.status,
+    [headers, httpError.headers, { 'Cache-Control': 'no-store' }],
+    PROBLEM_TYPE,
+    body,
   );
-  try {
-    socket.once('finish', () => socket.destroy());
-    socket.end(`${lines.join('\r\n')}\r\n\r\n${body}`);
-  } catch {
-    socket.destroy();
-  }
 }
 
 /**
@@ -147,12 +157,26 @@ export function createUpgradeHandler(options: UpgradeHandlerOptions): UpgradeHan
     options.origins === undefined ? undefined : buildOriginMatcher(OWNER, options.origins);
   const supported = new Set(options.protocols ?? []);
   const { path, onConnection, onError = defaultOnError } = options;
+  const middleware = middlewareOption(OWNER, options.middleware);
+  /** What `middleware` set, by request, until the 101 is written. */
+  const pending = new WeakMap<IncomingMessage, OutgoingHttpHeaders>();
   const wss = new WebSocketServer({
     noServer: true,
     maxPayload,
     perMessageDeflate: options.perMessageDeflate ?? false,
     clientTracking: false,
     handleProtocols: (offered) => selectSubprotocol([...offered], supported) ?? false,
+  });
+  wss.on('headers', (lines: string[], req: IncomingMessage) => {
+    const set = pending.get(req);
+    if (set === undefined) return;
+    pending.delete(req);
+    for (const [name, value] of Object.entries(set)) {
+      if (value === undefined || HANDSHAKE_HEADERS.test(name)) continue;
+      for (const v of Array.isArray(value) ? value : [value]) {
+        if (!hasControlBreak(name) && !hasControlBreak(String(v))) lines.push(`${name}: ${v}`);
+      }
+    }
   });
 
   async function check(req: IncomingMessage): Promise<Principal | undefined> {
@@ -196,18 +220,28 @@ export function createUpgradeHandler(options: UpgradeHandlerOptions): UpgradeHan
 
   return function handleUpgrade(req, socket, head) {
     socket.on('error', noop);
-    check(req).then(
+    let headers: OutgoingHttpHeaders = {};
+    const checked =
+      middleware === undefined
+        ? check(req)
+        : runOnRawSocket(middleware, req).then((ran) => {
+            headers = ran.headers;
+            if ('error' in ran) throw ran.error;
+            return check(req);
+          });
+    checked.then(
       (principal) => {
         try {
+          if (middleware !== undefined) pending.set(req, headers);
           accept(req, socket, head, principal);
         } catch (error) {
           reportError(error, req);
-          refuseUpgrade(req, socket, error);
+          refuseUpgrade(req, socket, error, headers);
         }
       },
       (error: unknown) => {
         if (toHttpError(error).status >= 500) reportError(error, req);
-        refuseUpgrade(req, socket, error);
+        refuseUpgrade(req, socket, error, headers);
       },
     );
   };

@@ -65,6 +65,32 @@ describe('reference server: /ws', () => {
     expect(JSON.parse(none.body)).toMatchObject({ status: 401 });
     const foreign = await refusal({ 'X-API-Key': DEMO_KEY, Origin: 'https://evil.example' });
     expect(foreign.status).toBe(403);
+    // a refusal is an answer like any other: request id (quoted in the problem), security headers
+    const traced = await refusal({ 'X-Request-ID': 'ws-trace-1' });
+    expect(traced.status).toBe(401);
+    expect(traced.headers['x-request-id']).toBe('ws-trace-1');
+    expect(JSON.parse(traced.body).requestId).toBe('ws-trace-1');
+    for (const answer of [none, foreign]) {
+      expect(answer.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+      expect(answer.headers['content-security-policy']).toContain("default-src 'none'");
+      expect(answer.headers['x-content-type-options']).toBe('nosniff');
+      expect(answer.headers['x-frame-options']).toBe('DENY');
+      expect(answer.headers['referrer-policy']).toBe('no-referrer');
+    }
+  });
+
+  it('puts the request id and security headers on the 101 too', async () => {
+    const ws = new WebSocket(wsUrl(), {
+      headers: { 'X-API-Key': DEMO_KEY, 'X-Request-ID': 'ws-2' },
+    });
+    const upgrade = await new Promise<import('node:http').IncomingMessage>((resolve, reject) => {
+      ws.once('upgrade', resolve);
+      ws.once('error', reject);
+    });
+    expect(upgrade.headers['x-request-id']).toBe('ws-2');
+    expect(upgrade.headers['x-content-type-options']).toBe('nosniff');
+    ws.close(1000);
+    expect(await closed(ws)).toBe(1000);
   });
 
   it('answers plain HTTP on /ws: 426 with Upgrade to GET, 405 with Allow, 204 to OPTIONS', async () => {

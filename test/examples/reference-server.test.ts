@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseReply, rawRequest } from '../helpers/http.js';
 import { type RunningServer, startReferenceServer } from './spawn-server.js';
 
 const fixtures = new URL('../fixtures/tls/', import.meta.url);
@@ -68,6 +69,26 @@ describe('reference server: start-up and common headers', () => {
     expect(problem.type).toBeTypeOf('string');
     expect(problem.title).toBeTypeOf('string');
     expect(problem.detail).toBeTypeOf('string');
+  });
+
+  it("sends them on what node's parser refuses too (400, 431)", async () => {
+    const port = Number(new URL(server.url).port);
+    for (const [status, head] of [
+      [400, 'GET /a b c\r\n\r\n'],
+      [431, `GET / HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20 * 1024)}\r\n\r\n`],
+    ] as const) {
+      const answer = parseReply(await rawRequest(port, head, { tolerateReset: true }));
+      expect(answer.status).toBe(status);
+      expect(answer.headers['content-type']).toBe('application/problem+json');
+      expect(answer.headers['x-content-type-options']).toBe('nosniff');
+      expect(answer.headers['x-frame-options']).toBe('DENY');
+      expect(answer.headers['content-security-policy']).toContain("default-src 'none'");
+      expect(answer.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+      expect(JSON.parse(answer.body)).toMatchObject({
+        status,
+        requestId: answer.headers['x-request-id'],
+      });
+    }
   });
 
   it('serves its console page at / with a policy that allows no inline script', async () => {

@@ -1,7 +1,9 @@
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROBLEM_TYPE } from '../../src/core/problem.js';
-import { handleClientError } from '../../src/http/client-error.js';
+import { createClientErrorHandler, handleClientError } from '../../src/http/client-error.js';
+import { requestId } from '../../src/http/request-id.js';
+import { securityHeaders } from '../../src/http/security-headers.js';
 import {
   closeAll,
   listen,
@@ -110,5 +112,72 @@ describe('handleClientError', () => {
       expect(await get(port)).toEqual({ status: 200, body: 'alive' });
     }
     expect(await get(timeoutPort)).toEqual({ status: 200, body: 'alive' });
+  });
+});
+
+describe('createClientErrorHandler', () => {
+  let edgePort: number;
+  let bareHandler: unknown;
+
+  beforeAll(async () => {
+    const server = createServer((_req, res) => res.end('alive'));
+    server.on(
+      'clientError',
+      createClientErrorHandler({ middleware: [requestId(), securityHeaders()] }),
+    );
+    edgePort = (await listen(server)).port;
+    bareHandler = createClientErrorHandler();
+  });
+
+  it('puts the headers of its middleware on the answer and quotes the request id', async () => {
+    const answer = await raw(edgePort, 'GET /a b c\r\n\r\n');
+    const body = expectProblem(answer, 400);
+    const id = answer.headers['x-request-id'];
+    expect(id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(body.requestId).toBe(id);
+    expect(answer.headers['content-security-policy']).toBe(
+      "default-src 'none'; frame-ancestors 'none'",
+    );
+    expect(answer.headers['x-content-type-options']).toBe('nosniff');
+    expect(answer.headers['x-frame-options']).toBe('DENY');
+    expect(await get(edgePort)).toEqual({ status: 200, body: 'alive' });
+  });
+
+  it('answers 431 the same way, with one Content-Type and one Connection', async () => {
+    const text = await rawRequest(
+      edgePort,
+      `GET / HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20 * 1024)}\r\n\r\n`,
+      { tolerateReset: true },
+    );
+    const answer = parseReply(text);
+    expectProblem(answer, 431);
+    expect(text).toMatch(/\r\nX-Request-ID: /); // the case the middleware set
+    expect(text.match(/\r\nContent-Type: /gi)).toHaveLength(1);
+    expect(text.match(/\r\nConnection: /gi)).toHaveLength(1);
+  });
+
+  it('is handleClientError itself without middleware, and refuses a wrong option', () => {
+    expect(bareHandler).toBe(handleClientError);
+    expect(createClientErrorHandler({ middleware: [] })).toBe(handleClientError);
+    expect(() => createClientErrorHandler({ middleware: 42 as never })).toThrow(/middleware/);
+  });
+
+  it('still answers when a middleware throws, with the headers set before', async () => {
+    const server = createServer((_req, res) => res.end('alive'));
+    server.on(
+      'clientError',
+      createClientErrorHandler({
+        middleware: [
+          requestId(),
+          () => {
+            throw new Error('boom');
+          },
+        ],
+      }),
+    );
+    const { port: failing } = await listen(server);
+    const answer = await raw(failing, 'GET /a b c\r\n\r\n');
+    const body = expectProblem(answer, 400);
+    expect(body.requestId).toBe(answer.headers['x-request-id']);
   });
 });

@@ -353,7 +353,7 @@ describe('slow clients', () => {
     expect(headers).toBeLessThanOrEqual(60_000);
     expect(request).toBeGreaterThanOrEqual(headers);
     expect(request).toBeLessThanOrEqual(120_000);
-    expect(main).toContain("server.on('clientError', handleClientError)");
+    expect(main).toContain("server.on('clientError', createClientErrorHandler(");
   });
 
   /** Dribbles `text` one byte every `everyMs`, resolving with what the server wrote and when it closed. */

@@ -4,6 +4,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import type { Authenticator } from '../../src/auth/authenticator.js';
 import { unauthorized } from '../../src/core/errors.js';
+import { requestId } from '../../src/http/request-id.js';
+import { securityHeaders } from '../../src/http/security-headers.js';
+import { rateLimit } from '../../src/rate-limit/rate-limit.js';
 import { createUpgradeHandler, type UpgradeContext } from '../../src/ws/upgrade.js';
 import { rawRequest } from '../helpers/http.js';
 
@@ -198,5 +201,104 @@ describe('createUpgradeHandler', () => {
     clients.push(ws);
     const [code] = await new Promise<[number]>((resolve) => ws.on('close', (c) => resolve([c])));
     expect(code).toBe(1011);
+  });
+});
+
+describe('createUpgradeHandler: middleware', () => {
+  const edge = [requestId(), securityHeaders()];
+
+  it("puts the middleware's headers on a refusal and quotes its request id", async () => {
+    const { url } = await start({ middleware: edge });
+    const r = await refused(`${url}/ws`, { headers: { 'X-Request-ID': 'trace-42' } });
+    expect(r.status).toBe(401);
+    expect(r.headers['x-request-id']).toBe('trace-42');
+    expect(r.headers['content-security-policy']).toBe("default-src 'none'; frame-ancestors 'none'");
+    expect(r.headers['x-content-type-options']).toBe('nosniff');
+    expect(r.headers['x-frame-options']).toBe('DENY');
+    // the refusal's own headers stay, and are written once
+    expect(r.headers['www-authenticate']).toBe('Token realm="test"');
+    expect(r.headers['content-type']).toBe('application/problem+json');
+    expect(r.headers['cache-control']).toBe('no-store');
+    expect(JSON.parse(r.body)).toMatchObject({ status: 401, requestId: 'trace-42' });
+  });
+
+  it('keeps the case the headers were set in, and makes a request id when none is sent', async () => {
+    const { url } = await start({ middleware: edge });
+    const text = await rawRequest(
+      Number(new URL(url).port),
+      'GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n' +
+        'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n',
+      { timeoutMs: 2000 },
+    );
+    const id = /\r\nX-Request-ID: ([0-9a-f-]{36})\r\n/.exec(text)?.[1];
+    expect(id).toBeDefined();
+    expect(text).toContain('\r\nContent-Security-Policy: ');
+    expect(text.match(/\r\nContent-Type: /gi)).toHaveLength(1);
+    expect(text.match(/\r\nConnection: /gi)).toHaveLength(1);
+    expect(JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4)).requestId).toBe(id);
+  });
+
+  it('puts them on the 101 too, without touching the handshake headers', async () => {
+    const { url } = await start({
+      middleware: [
+        ...edge,
+        (_req, res, next) => {
+          res.setHeader('Connection', 'close'); // a handshake header: never copied
+          res.setHeader('Sec-WebSocket-Protocol', 'evil');
+          return next();
+        },
+      ],
+    });
+    const ws = new WebSocket(`${url}/ws`, ['chat.v1'], {
+      headers: { 'x-token': 'good', 'X-Request-ID': 'trace-101' },
+    });
+    clients.push(ws);
+    // the first message may come in the same chunk as the 101: listen before it
+    const first = new Promise((resolve) => ws.once('message', resolve));
+    const response = await new Promise<IncomingMessage>((resolve, reject) => {
+      ws.on('upgrade', resolve);
+      ws.on('error', reject);
+    });
+    expect(response.statusCode).toBe(101);
+    expect(response.headers['x-request-id']).toBe('trace-101');
+    expect(response.headers['x-content-type-options']).toBe('nosniff');
+    expect(response.headers.connection).toBe('Upgrade');
+    expect(response.headers['sec-websocket-protocol']).toBe('chat.v1');
+    await first;
+    expect(ws.readyState).toBe(WebSocket.OPEN);
+  });
+
+  it("refuses with a middleware's error (a rate limit's 429 and Retry-After)", async () => {
+    const { url } = await start({
+      middleware: [...edge, rateLimit({ limit: 1, windowMs: 60_000 })],
+      authenticators: undefined,
+    });
+    await opened(`${url}/ws`);
+    const r = await refused(`${url}/ws`);
+    expect(r.status).toBe(429);
+    expect(Number(r.headers['retry-after'])).toBeGreaterThan(0);
+    expect(r.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    expect(JSON.parse(r.body)).toMatchObject({ status: 429 });
+  });
+
+  it('answers 500 and reports a middleware that answers instead of calling next()', async () => {
+    const errors: unknown[] = [];
+    const { url } = await start({
+      middleware: (_req, res) => {
+        res.end('mine');
+      },
+      onError: (error) => errors.push(error),
+    });
+    const r = await refused(`${url}/ws`, { headers: { 'x-token': 'good' } });
+    expect(r.status).toBe(500);
+    expect(r.body).not.toContain('mine');
+    expect(JSON.parse(r.body).detail).toBe('An unexpected error occurred.');
+    expect(String(errors[0])).toMatch(/must call next\(\)/);
+  });
+
+  it('refuses a middleware option that is not a function or a list of them', () => {
+    expect(() =>
+      createUpgradeHandler({ path: '/ws', onConnection() {}, middleware: 'x' as never }),
+    ).toThrow(/middleware/);
   });
 });
