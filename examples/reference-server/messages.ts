@@ -5,6 +5,7 @@ import {
   compose,
   createETag,
   type FieldError,
+  forbidden,
   getParams,
   gone,
   type MethodTable,
@@ -163,6 +164,22 @@ export function createMessages(
     return stored;
   }
 
+  /**
+   * The message of the request, for a change: its author may change or delete it, and so may
+   * an admin and a service (a client-credentials token, which acts for no user); another
+   * user gets 403.
+   */
+  async function findToChange(req: IncomingMessage): Promise<Stored> {
+    const stored = await find(req);
+    const { sub, role } = requirePrincipal(req);
+    if (role !== undefined && role !== 'admin' && sub !== stored.message.from) {
+      throw forbidden('Only its author or an admin may change or delete this message.', {
+        code: 'ERR_NOT_AUTHOR',
+      });
+    }
+    return stored;
+  }
+
   function validators(stored: Stored) {
     return { etag: stored.etag, lastModified: stored.modified };
   }
@@ -208,7 +225,7 @@ export function createMessages(
       answer(res, 200, stored);
     },
     async PUT(req, res) {
-      const stored = await find(req);
+      const stored = await findToChange(req);
       if (checkConditional(req, res, validators(stored))) return;
       const fields = validate(await readJson(req), ['text', 'channel']);
       answer(
@@ -218,7 +235,7 @@ export function createMessages(
       );
     },
     async PATCH(req, res) {
-      const stored = await find(req);
+      const stored = await findToChange(req);
       if (checkConditional(req, res, validators(stored))) return;
       const body = await readJson(req);
       const fields = validate(body, []);
@@ -228,7 +245,7 @@ export function createMessages(
       answer(res, 200, await store({ ...stored.message, ...fields }));
     },
     async DELETE(req, res) {
-      const stored = await find(req);
+      const stored = await findToChange(req);
       if (checkConditional(req, res, validators(stored))) return;
       await messages.put({ ...stored, deleted: true });
       sendNoContent(res);

@@ -386,6 +386,61 @@ describe('/api/keys', () => {
   });
 });
 
+describe('who may change a message', () => {
+  const create = async (headers: Record<string, string>) => {
+    const res = await call('/api/messages', {
+      method: 'POST',
+      headers: { ...json, ...headers },
+      body: JSON.stringify({ text: 'mine' }),
+    });
+    expect(res.status).toBe(201);
+    return (await res.json()) as { id: string; from: string };
+  };
+  const change = (id: string, method: string, headers: Record<string, string>) =>
+    call(`/api/messages/${id}`, {
+      method,
+      headers: { ...json, ...headers },
+      ...(method === 'DELETE' ? {} : { body: JSON.stringify({ text: 'changed', channel: 'c' }) }),
+    });
+
+  it('lets its author change it, an admin and a service too, and refuses another user (403)', async () => {
+    const bob = basic('bob', 'bob-password');
+    const admin = { 'X-API-Key': DEMO_KEY };
+    const byAlice = await create(admin);
+    expect(byAlice.from).toBe('alice');
+    for (const method of ['PUT', 'PATCH', 'DELETE']) {
+      const refused = await change(byAlice.id, method, bob);
+      expect(refused.status, method).toBe(403);
+      expect(refused.headers.get('content-type')).toBe('application/problem+json');
+      expect(await refused.json()).toMatchObject({
+        status: 403,
+        instance: `/api/messages/${byAlice.id}`,
+      });
+    }
+    // untouched: alice's text is still there
+    const kept = await call(`/api/messages/${byAlice.id}`, { headers: admin });
+    expect(((await kept.json()) as { text: string }).text).toBe('mine');
+
+    const byBob = await create(bob);
+    expect((await change(byBob.id, 'PATCH', bob)).status).toBe(200);
+    expect((await change(byBob.id, 'PUT', admin)).status).toBe(200); // an admin
+    // a service (client credentials: no user, no role) acts for the system
+    const token = await mint({
+      sub: 'demo-service',
+      client_id: 'demo-service',
+      scope: 'write:messages read:messages',
+      name: undefined,
+      role: undefined,
+    });
+    expect((await change(byBob.id, 'PATCH', { Authorization: `Bearer ${token}` })).status).toBe(
+      200,
+    );
+    expect((await change(byBob.id, 'DELETE', bob)).status).toBe(204);
+    // a message that is not there is 404 for anyone, before any question of who
+    expect((await change('no-such-id', 'DELETE', bob)).status).toBe(404);
+  });
+});
+
 describe('settings that shape authentication', () => {
   it('rate-limits per API key, per user and per client IP separately', async () => {
     const limited = await startReferenceServer({ RATE_LIMIT: '2', DEMO_API_KEY: DEMO_KEY });
