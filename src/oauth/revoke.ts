@@ -76,9 +76,12 @@ export function oauthEndpoint(
  *   introspection) and the token deleted.
  * - An access token of this server issued to this client: its grant is revoked when it has a
  *   `grant_id`. A token without one (`client_credentials`) simply expires.
- * - A token that is unknown, expired, already revoked, or issued to another client: nothing
- *   happens, and the answer is the same (§2.2: invalid tokens cause no error, and a client
- *   learns nothing about tokens that are not its own).
+ * - A token that is unknown, expired or already revoked: nothing happens, and the answer is
+ *   the same (§2.2: invalid tokens cause no error).
+ * - A valid token issued to another client is not revoked. A confidential client is told so
+ *   (`invalid_request`, as §2.1 asks: the request is refused); a public client, which anyone
+ *   can name, gets the same `200` as for an unknown token, so that it cannot be used to find
+ *   out which tokens are valid.
  *
  * Success is `200` with an empty body; errors are RFC 6749 §5.2 JSON (`invalid_request` for a
  * missing `token`, `invalid_client` 401 for failed client authentication). Other methods get
@@ -93,12 +96,21 @@ export function oauthEndpoint(
 export function createRevocationEndpoint(ctx: OAuthContext): Middleware {
   const verifier = createOwnTokenVerifier(ctx);
 
+  /** A valid token of another client: refused (§2.1), silently for a public client. */
+  function notTheirs(client: OAuthClient): true {
+    if (client.secretHash === undefined) return true;
+    throw new OAuthError(
+      'invalid_request',
+      'The client is not authorized to revoke this token: it was issued to another client.',
+    );
+  }
+
   async function revokeRefreshToken(client: OAuthClient, token: string): Promise<boolean> {
     const hash = hashToken(token);
     const found = await ctx.store.getRefreshToken(hash);
     if (found === undefined) return false;
     const { record } = found;
-    if (record.clientId !== client.clientId) return true; // not this client's: leave it be
+    if (record.clientId !== client.clientId) return notTheirs(client);
     await ctx.store.revokeGrant(record.grantId, revocationTtlMs(ctx, record.familyExpiresAt));
     await ctx.store.deleteRefreshToken(hash);
     return true;
@@ -112,7 +124,7 @@ export function createRevocationEndpoint(ctx: OAuthContext): Middleware {
     } catch {
       return false;
     }
-    if (payload.client_id !== client.clientId) return true;
+    if (payload.client_id !== client.clientId) return notTheirs(client);
     const grantId = payload.grant_id;
     if (typeof grantId === 'string' && grantId !== '') {
       await ctx.store.revokeGrant(grantId, revocationTtlMs(ctx));

@@ -510,7 +510,7 @@ describe('revocation (RFC 7009)', () => {
     expect(await ctx.store.isGrantRevoked(record.grantId)).toBe(true);
   });
 
-  it('answers 200 for unknown, malformed, expired and foreign tokens, and leaves the foreign ones be', async () => {
+  it('answers 200 for unknown, malformed and expired tokens; refuses (400) and leaves be the tokens of another client', async () => {
     const foreignRefresh = await refreshToken({ clientId: 'demo-spa' });
     const foreignAccess = await userToken({ clientId: 'demo-spa' });
     const now = Math.floor(Date.now() / 1000);
@@ -519,13 +519,28 @@ describe('revocation (RFC 7009)', () => {
       'a.b.c',
       newOpaqueToken(),
       await forge({}, 'at+jwt', { iat: now - 1000, exp: now - 100 }),
-      foreignRefresh.value,
-      foreignAccess.token,
     ]) {
       const reply = await post('/revoke', { token }, WEB);
       expect(reply.status).toBe(200);
       expect(reply.body).toBe('');
     }
+    // RFC 7009 §2.1: a confidential client is told that the token is not its own
+    for (const [token, hint] of [
+      [foreignRefresh.value, 'refresh_token'],
+      [foreignRefresh.value, 'access_token'],
+      [foreignAccess.token, 'access_token'],
+      [foreignAccess.token, 'refresh_token'],
+    ]) {
+      const reply = await post('/revoke', { token: token!, token_type_hint: hint! }, WEB);
+      expect(reply.status).toBe(400);
+      expect(reply.headers['cache-control']).toBe('no-store');
+      expect(json(reply)).toMatchObject({ error: 'invalid_request' });
+    }
+    // a public client (anyone may name one) learns nothing: 200, and nothing is revoked
+    const ownedByWeb = await refreshToken();
+    const asPublic = await post('/revoke', { token: ownedByWeb.value, client_id: 'demo-spa' });
+    expect(asPublic.status).toBe(200);
+    expect(await ctx.store.isGrantRevoked(ownedByWeb.record.grantId)).toBe(false);
     expect(await ctx.store.getRefreshToken(hashToken(foreignRefresh.value))).toMatchObject({
       state: 'fresh',
     });
