@@ -4,6 +4,7 @@ import {
   compose,
   createApiKey,
   getParams,
+  HttpError,
   type MethodTable,
   notFound,
   parseScopes,
@@ -26,6 +27,18 @@ function view(record: ApiKeyRecord) {
     scopes: record.scopes ?? USER_SCOPES,
     createdAt: record.createdAt,
   };
+}
+
+/** The `scopes` of a new key: a JSON body that parsed but says the wrong thing is a 422. */
+function validScopes(scopes: unknown[]): string[] {
+  try {
+    return parseScopes(scopes, 'scopes');
+  } catch (error) {
+    if (!(error instanceof HttpError) || error.status !== 400) throw error;
+    throw unprocessable(
+      error.errors ?? [{ field: 'scopes', message: 'must be scopes like read:messages' }],
+    );
+  }
 }
 
 /** `/api/keys`: admins create, list and revoke API keys; the secret is shown once. */
@@ -52,7 +65,7 @@ export function keyRoutes(store: ApiKeyStore): Record<string, MethodTable> {
           if (scopes !== undefined && !Array.isArray(scopes)) {
             throw unprocessable([{ field: 'scopes', message: 'must be an array of scopes' }]);
           }
-          const granted = scopes === undefined ? undefined : parseScopes(scopes, 'scopes');
+          const granted = scopes === undefined ? undefined : validScopes(scopes);
           const beyond = granted?.filter((s) => !USER_SCOPES.includes(s)) ?? [];
           if (beyond.length > 0) {
             throw unprocessable([

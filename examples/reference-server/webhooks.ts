@@ -62,7 +62,7 @@ export function createWebhooks(settings: WebhookSettings) {
           }
           const { url, events } = body as Record<string, unknown>;
           if (typeof url !== 'string' || url.length === 0 || url.length > 2048) {
-            invalid('/url', 'must be a URL of at most 2048 characters');
+            invalid('url', 'must be a URL of at most 2048 characters');
           }
           if (
             events !== undefined &&
@@ -70,7 +70,7 @@ export function createWebhooks(settings: WebhookSettings) {
               events.length === 0 ||
               events.some((e) => typeof e !== 'string' || !EVENTS.includes(e)))
           ) {
-            invalid('/events', `must be a non-empty array of: ${EVENTS.join(', ')}`);
+            invalid('events', `must be a non-empty array of: ${EVENTS.join(', ')}`);
           }
           try {
             const endpoint = await sender.addEndpoint({
@@ -90,7 +90,7 @@ export function createWebhooks(settings: WebhookSettings) {
               { Location: `/api/webhooks/${endpoint.id}`, 'Cache-Control': 'no-store' },
             );
           } catch (error) {
-            if (error instanceof WebhookAddressError) invalid('/url', error.message);
+            if (error instanceof WebhookAddressError) invalid('url', error.message);
             throw error;
           }
         },

@@ -175,7 +175,7 @@ const hostOf = (hostname: string) =>
  *   const url = await assertWebhookUrl(body.url);
  *   await subscriptions.insert({ url: url.href, events: body.events });
  * } catch (err) {
- *   if (err instanceof WebhookAddressError) throw unprocessable([{ field: '/url', message: err.message }]);
+ *   if (err instanceof WebhookAddressError) throw unprocessable([{ field: 'url', message: err.message }]);
  *   throw err;
  * }
  * ```

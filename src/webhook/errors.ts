@@ -88,7 +88,7 @@ export type WebhookAddressReason =
  * try {
  *   await assertWebhookUrl(url);
  * } catch (err) {
- *   if (err instanceof WebhookAddressError) throw unprocessable([{ field: '/url', message: err.message }]);
+ *   if (err instanceof WebhookAddressError) throw unprocessable([{ field: 'url', message: err.message }]);
  * }
  * ```
  */

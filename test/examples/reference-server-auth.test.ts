@@ -364,7 +364,7 @@ describe('/api/keys', () => {
     ).toBe(404);
   });
 
-  it('refuses other roles (403) and malformed scopes (400)', async () => {
+  it('refuses other roles (403), and malformed or excessive scopes as failed validation (422)', async () => {
     const asBob = await call('/api/keys', {
       method: 'POST',
       headers: { ...json, ...basic('bob', 'bob-password') },
@@ -376,7 +376,19 @@ describe('/api/keys', () => {
       headers: { ...json, 'X-API-Key': DEMO_KEY },
       body: '{"scopes":["read messages"]}',
     });
-    expect(bad.status).toBe(400);
+    expect(bad.status).toBe(422);
+    expect(await bad.json()).toMatchObject({
+      status: 422,
+      errors: [{ field: 'scopes', message: expect.any(String) }],
+    });
+    for (const scopes of ['[1]', '"read:messages"', '[""]']) {
+      const res = await call('/api/keys', {
+        method: 'POST',
+        headers: { ...json, 'X-API-Key': DEMO_KEY },
+        body: `{"scopes":${scopes}}`,
+      });
+      expect(res.status, scopes).toBe(422);
+    }
     const beyond = await call('/api/keys', {
       method: 'POST',
       headers: { ...json, 'X-API-Key': DEMO_KEY },

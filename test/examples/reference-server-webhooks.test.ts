@@ -93,11 +93,15 @@ describe('reference server: webhooks', () => {
       const refused = await call(strict, 'POST', '/api/webhooks', { url });
       expect(refused.status, url).toBe(422);
       expect(refused.headers.get('content-type')).toBe('application/problem+json');
+      // fields are named as everywhere else in the API: `url`, not a JSON Pointer
+      expect(await refused.json()).toMatchObject({ errors: [{ field: 'url' }] });
     }
     expect((await call(open, 'POST', '/api/webhooks', { url: 'not a url' })).status).toBe(422);
     expect((await call(open, 'POST', '/api/webhooks', [])).status).toBe(422);
     const badEvents = { url: 'http://127.0.0.1:9/', events: ['nope'] };
-    expect((await call(open, 'POST', '/api/webhooks', badEvents)).status).toBe(422);
+    const eventsRefused = await call(open, 'POST', '/api/webhooks', badEvents);
+    expect(eventsRefused.status).toBe(422);
+    expect(await eventsRefused.json()).toMatchObject({ errors: [{ field: 'events' }] });
     expect((await call(open, 'POST', '/api/webhooks', undefined, { 'X-API-Key': '' })).status).toBe(
       401,
     );
