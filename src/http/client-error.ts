@@ -6,10 +6,25 @@ import { getRequestId } from '../core/context.js';
 import { PROBLEM_TYPE } from '../core/problem.js';
 import { middlewareOption, runOnRawSocket, writeRawAnswer } from '../internal/raw-answer.js';
 
+/**
+ * The request line of RFC 9112 §3 should be allowed 8,000 octets at least: past 8 KiB, the
+ * headers overflowed because of the target (a 414 URI Too Long, RFC 9110 §15.5.15), not the
+ * header fields. Seen only when the chunk at fault starts with the request line.
+ */
+const LONG_REQUEST_LINE = 8 * 1024;
+
+function requestLineTooLong(packet: Buffer | undefined): boolean {
+  if (packet === undefined || !/^[A-Z][A-Z-]* \S/.test(packet.toString('latin1', 0, 32))) {
+    return false;
+  }
+  const end = packet.indexOf('\n');
+  return (end === -1 ? packet.length : end) > LONG_REQUEST_LINE;
+}
+
 function statusFor(error: NodeJS.ErrnoException & { rawPacket?: Buffer }): number {
   switch (error.code) {
     case 'HPE_HEADER_OVERFLOW':
-      return 431;
+      return requestLineTooLong(error.rawPacket) ? 414 : 431;
     case 'ERR_HTTP_REQUEST_TIMEOUT':
       return 408;
     case 'HPE_INVALID_METHOD':
@@ -46,9 +61,11 @@ function answer(socket: Duplex, error: Error, headers: OutgoingHttpHeaders, id?:
     detail:
       status === 431
         ? 'The request headers are too large.'
-        : status === 408
-          ? 'The request took too long to arrive.'
-          : 'The request could not be parsed as HTTP/1.1.',
+        : status === 414
+          ? 'The request target (URL) is too long.'
+          : status === 408
+            ? 'The request took too long to arrive.'
+            : 'The request could not be parsed as HTTP/1.1.',
   };
   if (id !== undefined) problem.requestId = id;
   writeRawAnswer(socket, status, [headers], PROBLEM_TYPE, JSON.stringify(problem));
@@ -65,7 +82,7 @@ function answerable(error: Error, socket: Duplex): boolean {
 
 /**
  * Answers requests node's parser refused (malformed request lines or headers, headers too
- * large, a header or request timeout) with a Problem Details body and closes the
+ * large, a target over 8 KiB, a header or request timeout) with a Problem Details body and closes the
  * connection, instead of node's bare `400` with no body. For `server.on('clientError', …)`;
  * {@link createClientErrorHandler} makes one that adds the headers of your middleware.
  *

@@ -88,6 +88,17 @@ describe('handleClientError', () => {
     expect(body.detail).toMatch(/too large/);
   });
 
+  it('answers a request target over 8 KiB with a 414 problem (RFC 9110 §15.5.15)', async () => {
+    const answer = await raw(port, `GET /${'a'.repeat(20 * 1024)} HTTP/1.1\r\nHost: x\r\n\r\n`);
+    const body = expectProblem(answer, 414);
+    expect(body.title).toBe('URI Too Long');
+    expect(body.detail).toMatch(/too long/);
+    expect(answer.body).not.toContain('aaaa');
+    // a long target that fits is not refused
+    const fits = await request(port, `/${'b'.repeat(4 * 1024)}`);
+    expect(fits.status).toBe(200);
+  });
+
   it('answers many headers adding up to over 16 KiB with a 431 problem', async () => {
     let headers = '';
     for (let i = 0; i < 100; i++) headers += `X-H${i}: ${'b'.repeat(200)}\r\n`;

@@ -235,7 +235,7 @@ const MALFORMED: [string, number, string | Buffer][] = [
     431,
     `GET / HTTP/1.1\r\n${H}${Array.from({ length: 3000 }, (_, i) => `X-${i}: a\r\n`).join('')}\r\n`,
   ],
-  ['a request target of 20 KiB', 431, `GET /${'a'.repeat(20 * 1024)} HTTP/1.1\r\n${H}\r\n`],
+  ['a request target of 20 KiB', 414, `GET /${'a'.repeat(20 * 1024)} HTTP/1.1\r\n${H}\r\n`],
 ];
 
 describe('malformed request lines and headers', () => {
