@@ -152,6 +152,20 @@ function matchesType(type: string, accepted: readonly string[]): boolean {
   return false;
 }
 
+/**
+ * Refuses two `Content-Type` lines: node keeps the first and drops the others, so the body
+ * would be read by a type its sender may not have meant (RFC 9110 §5.3, a singleton field).
+ */
+function assertOneContentType(req: IncomingMessage): void {
+  const raw = req.rawHeaders ?? [];
+  let count = 0;
+  for (let i = 0; i < raw.length; i += 2) {
+    if (raw[i]!.length === 12 && raw[i]!.toLowerCase() === 'content-type' && ++count > 1) {
+      throw badRequest('Content-Type must be sent once.', { code: 'ERR_CONTENT_TYPE_REPEATED' });
+    }
+  }
+}
+
 /** Checks the media type and charset, then reads and decodes the body as UTF-8 text. */
 async function readTyped(
   req: IncomingMessage,
@@ -160,6 +174,7 @@ async function readTyped(
   what: string,
 ): Promise<string> {
   const accepted = options.types ?? defaults;
+  assertOneContentType(req);
   const header = req.headers['content-type'];
   let parsed: contentType.ParsedMediaType;
   try {

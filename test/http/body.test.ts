@@ -155,6 +155,24 @@ describe('readJson', () => {
     expect(json(answer).status).toBe(415);
   });
 
+  it('answers 400 for two Content-Type lines, whichever node would keep (RFC 9110 §5.3)', async () => {
+    for (const types of [
+      ['application/json', 'text/plain'],
+      ['application/json', 'application/json'],
+    ]) {
+      const answer = await post('/json', '{"a":1}', { 'Content-Type': types });
+      expect(answer.status, types.join(', ')).toBe(400);
+      expect(json(answer)).toMatchObject({
+        status: 400,
+        detail: 'Content-Type must be sent once.',
+      });
+    }
+    const form = await post('/form', 'a=1', {
+      'content-type': ['application/x-www-form-urlencoded', 'application/json'],
+    });
+    expect(form.status).toBe(400);
+  });
+
   it('answers 415 for a charset other than UTF-8', async () => {
     const answer = await post('/json', '{"a":1}', {
       'Content-Type': 'application/json; charset=latin1',
