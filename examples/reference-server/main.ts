@@ -8,6 +8,7 @@ import {
   compose,
   createClientErrorHandler,
   createUpgradeHandler,
+  HttpError,
   serviceUnavailable,
   tlsServerOptions,
   toNodeListener,
@@ -53,7 +54,7 @@ function start(config: ServerConfig): void {
   server.requestTimeout = 30_000;
   server.keepAliveTimeout = 5_000;
 
-  // what node's parser refuses (400, 408, 431) gets a problem with the same headers
+  // what node's parser refuses (400, 408, 414, 431) gets a problem with the same headers
   server.on('clientError', createClientErrorHandler({ middleware: edge }));
   // WebSocket upgrades: refused with 503 until the app is built
   let upgrade: UpgradeHandler = createUpgradeHandler({
@@ -63,6 +64,21 @@ function start(config: ServerConfig): void {
     ...quiet,
   });
   server.on('upgrade', (req, socket, head) => upgrade(req, socket, head));
+  // CONNECT asks for a tunnel, which only a proxy gives: 501 (node would just drop it)
+  server.on(
+    'connect',
+    createUpgradeHandler({
+      path: '/',
+      middleware: [
+        ...edge,
+        () => {
+          throw new HttpError(501, 'This server is not a proxy: CONNECT is not supported.');
+        },
+      ],
+      onConnection: () => {},
+      ...quiet, // the answer is the whole story: nothing to log
+    }),
+  );
   let app: ReferenceApp | undefined;
 
   server.listen(config.port, config.host, async () => {

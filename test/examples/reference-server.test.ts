@@ -71,6 +71,22 @@ describe('reference server: start-up and common headers', () => {
     expect(problem.detail).toBeTypeOf('string');
   });
 
+  it('answers CONNECT (a tunnel only a proxy gives) with a 501 problem and closes', async () => {
+    const port = Number(new URL(server.url).port);
+    const text = await rawRequest(
+      port,
+      'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n',
+      { timeoutMs: 3000 },
+    );
+    const answer = parseReply(text);
+    expect(answer.status).toBe(501);
+    expect(answer.headers['content-type']).toBe('application/problem+json');
+    expect(answer.headers['x-content-type-options']).toBe('nosniff');
+    expect(answer.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    expect(answer.headers.connection).toBe('close');
+    expect(JSON.parse(answer.body)).toMatchObject({ status: 501 });
+  });
+
   it("sends them on what node's parser refuses too (400, 431)", async () => {
     const port = Number(new URL(server.url).port);
     for (const [status, head] of [
