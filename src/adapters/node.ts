@@ -1,14 +1,28 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import { compose, type Middleware, type Next } from '../core/compose.js';
-import { notFound } from '../core/errors.js';
+import { badRequest, notFound } from '../core/errors.js';
 import { type ErrorHandlerOptions, sendError } from '../core/problem.js';
 
 /** Options of {@link toNodeListener}. */
 export interface NodeListenerOptions extends ErrorHandlerOptions {}
 
 /**
+ * The asterisk form (`OPTIONS * HTTP/1.1`) asks about the server as a whole: 204, as every
+ * path answers OPTIONS. Any other method with it is a 400 (RFC 9112 §3.2.4).
+ */
+function answerAsterisk(req: IncomingMessage, res: ServerResponse, fail: (e: unknown) => void) {
+  if (req.method !== 'OPTIONS') {
+    fail(badRequest('The request target * is for OPTIONS only.', { code: 'ERR_ASTERISK_FORM' }));
+    return;
+  }
+  res.statusCode = 204;
+  res.end();
+}
+
+/**
  * Turns portico middleware into a `node:http` / `node:https` request listener. A request
- * that no middleware answers gets a 404 problem; anything thrown becomes a problem answer.
+ * that no middleware answers gets a 404 problem (`OPTIONS *`, about the server as a whole, a
+ * 204); anything thrown becomes a problem answer.
  *
  * @example
  * ```ts
@@ -27,7 +41,10 @@ export function toNodeListener(
   return function porticoListener(req: IncomingMessage, res: ServerResponse) {
     const fail = (err: unknown) => sendError(req, res, err, options);
     const last: Next = () => {
-      if (!res.headersSent) fail(notFound('Nothing is served at this path.'));
+      if (!res.headersSent) {
+        if (req.url === '*') answerAsterisk(req, res, fail);
+        else fail(notFound('Nothing is served at this path.'));
+      }
       return Promise.resolve();
     };
     try {
