@@ -5,7 +5,7 @@ import {
   validateHeaderName,
   validateHeaderValue,
 } from 'node:http';
-import { splitTarget } from '../internal/target.js';
+import { targetPath } from '../internal/target.js';
 import { getRequestId } from './context.js';
 import { type FieldError, HttpError, internalError } from './errors.js';
 import { send } from './send.js';
@@ -68,7 +68,7 @@ const defaultOnError = (error: unknown, req: IncomingMessage) => {
  */
 export function requestPath(req: IncomingMessage): string {
   const url = ((req as { originalUrl?: string }).originalUrl ?? req.url ?? '/') as string;
-  return splitTarget(url).path;
+  return targetPath(url);
 }
 
 function statusOf(value: unknown): number | undefined {

@@ -4,7 +4,7 @@ import { createContextKey, getContextValue, setContextValue } from '../core/cont
 import { badRequest, methodNotAllowed, notFound } from '../core/errors.js';
 import { send } from '../core/send.js';
 import { invalidOption } from '../internal/options.js';
-import { splitTarget } from '../internal/target.js';
+import { targetPath } from '../internal/target.js';
 
 /**
  * Handlers by HTTP method for one path. `HEAD` falls back to `GET` (the body is left out,
@@ -81,7 +81,7 @@ export function getParams(req: IncomingMessage): Readonly<Record<string, string>
  * @see {@link https://www.rfc-editor.org/rfc/rfc9112#section-3.2.2 | RFC 9112 §3.2.2}
  */
 export function getPathname(req: IncomingMessage): string {
-  return splitTarget(req.url ?? '/').path;
+  return targetPath(req.url ?? '/');
 }
 
 interface ParamRoute {

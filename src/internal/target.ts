@@ -27,3 +27,13 @@ export function splitTarget(target: string): SplitTarget {
   const q = rest.indexOf('?');
   return q === -1 ? { path: rest, search: '' } : { path: rest.slice(0, q), search: rest.slice(q) };
 }
+
+/**
+ * The path of a request target, without its query: {@link splitTarget}'s `path`, with no
+ * allocation beyond the slice for the origin form every request but a proxy's has.
+ */
+export function targetPath(target: string): string {
+  if (target.charCodeAt(0) !== 0x2f /* / */) return splitTarget(target).path;
+  const q = target.indexOf('?');
+  return q === -1 ? target : target.slice(0, q);
+}
