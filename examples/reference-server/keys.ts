@@ -11,6 +11,7 @@ import {
   readJson,
   requirePrincipal,
   requireRole,
+  requireScopes,
   sendJson,
   sendNoContent,
   unprocessable,
@@ -41,9 +42,13 @@ function validScopes(scopes: unknown[]): string[] {
   }
 }
 
-/** `/api/keys`: admins create, list and revoke API keys; the secret is shown once. */
+/**
+ * `/api/keys`: admins create, list and revoke API keys; the secret is shown once. Managing
+ * keys needs the user's full rights as well as the role: a narrower credential of an admin
+ * (a token granted `openid` alone, a read-only key) must not mint itself a wider key.
+ */
 export function keyRoutes(store: ApiKeyStore): Record<string, MethodTable> {
-  const admin = requireRole(['admin']);
+  const admin = compose([requireRole(['admin']), requireScopes(USER_SCOPES)]);
   return {
     '/api/keys': {
       POST: compose([

@@ -398,6 +398,42 @@ describe('/api/keys', () => {
   });
 });
 
+describe('who may manage API keys', () => {
+  it("needs an admin's full rights: a narrower credential of an admin cannot mint a wider key", async () => {
+    const body = JSON.stringify({ scopes: ['read:messages', 'write:messages'] });
+    const post = (headers: Record<string, string>) =>
+      call('/api/keys', { method: 'POST', headers: { ...json, ...headers }, body });
+    // alice signed in to an app with `openid` alone, and a read-only key of hers
+    const openidOnly = { Authorization: `Bearer ${await mint({ scope: 'openid' })}` };
+    const created = await post({ 'X-API-Key': DEMO_KEY });
+    expect(created.status).toBe(201);
+    const full = (await created.json()) as { id: string };
+    const readOnlyKey = (await (
+      await call('/api/keys', {
+        method: 'POST',
+        headers: { ...json, 'X-API-Key': DEMO_KEY },
+        body: '{"scopes":["read:messages"]}',
+      })
+    ).json()) as { key: string };
+    for (const narrow of [openidOnly, { 'X-API-Key': readOnlyKey.key }]) {
+      const minted = await post(narrow);
+      expect(minted.status).toBe(403);
+      expect(minted.headers.get('content-type')).toBe('application/problem+json');
+      expect((await call('/api/keys', { headers: narrow })).status).toBe(403);
+      const revoked = await call(`/api/keys/${full.id}`, { method: 'DELETE', headers: narrow });
+      expect(revoked.status).toBe(403);
+    }
+    // a token with the full rights may, as the demo key may
+    const fullToken = await mint({ scope: 'openid read:messages write:messages' });
+    expect((await post({ Authorization: `Bearer ${fullToken}` })).status).toBe(201);
+    const gone = await call(`/api/keys/${full.id}`, {
+      method: 'DELETE',
+      headers: { 'X-API-Key': DEMO_KEY },
+    });
+    expect(gone.status).toBe(204);
+  });
+});
+
 describe('who may change a message', () => {
   const create = async (headers: Record<string, string>) => {
     const res = await call('/api/messages', {
