@@ -192,6 +192,7 @@ export {
   getParams,
   getPathname,
   handleClientError,
+  ignoreUpgrade,
   isETag,
   type MethodTable,
   MODERN_CIPHERS,

@@ -40,6 +40,7 @@ export {
   type TlsServerInput,
   tlsServerOptions,
 } from './https.js';
+export { ignoreUpgrade } from './ignore-upgrade.js';
 export { createProxyTrust, normalizeIp, type ProxyTrust, type TrustProxy } from './proxy.js';
 export { REQUEST_ID_PATTERN, type RequestIdOptions, requestId } from './request-id.js';
 export {

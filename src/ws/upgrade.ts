@@ -9,6 +9,7 @@ import type { Middleware } from '../core/compose.js';
 import { forbidden, HttpError, notFound } from '../core/errors.js';
 import { PROBLEM_TYPE, requestPath, toHttpError, toProblem } from '../core/problem.js';
 import { buildOriginMatcher, type OriginAllowlist } from '../cors/origin.js';
+import { ignoreUpgrade } from '../http/ignore-upgrade.js';
 import { hasControlBreak } from '../internal/headers.js';
 import { invalidOption } from '../internal/options.js';
 import { middlewareOption, runOnRawSocket, writeRawAnswer } from '../internal/raw-answer.js';
@@ -83,6 +84,9 @@ const defaultOnError = (error: unknown, req: IncomingMessage) => {
 
 function noop(): void {}
 
+/** An `Upgrade` header that asks for WebSocket, among its protocols. */
+const NAMES_WEBSOCKET = /(?:^|,)\s*websocket\s*(?:,|$)/i;
+
 /** Headers of a 101 that only the handshake sets. */
 const HANDSHAKE_HEADERS =
   /^(?:upgrade|connection|sec-websocket-|content-length$|transfer-encoding$)/i;
@@ -126,7 +130,9 @@ export function refuseUpgrade(
 /**
  * Creates the handler of a server's `'upgrade'` event: checks path, handshake, `Origin` and
  * credentials before the 101 (refusing with a real HTTP Problem Details answer), negotiates a
- * subprotocol, and hands the `ws` connection to `onConnection` with the principal.
+ * subprotocol, and hands the `ws` connection to `onConnection` with the principal. A request
+ * that asks to upgrade to another protocol (`Upgrade: h2c`, as `curl --http2` sends) is
+ * served by the server's request listener as a plain request (see {@link ignoreUpgrade}).
  *
  * @example
  * ```ts
@@ -219,6 +225,10 @@ export function createUpgradeHandler(options: UpgradeHandlerOptions): UpgradeHan
   }
 
   return function handleUpgrade(req, socket, head) {
+    // another protocol (h2c: `curl --http2`) is not ours: served as the plain request it is
+    if (!NAMES_WEBSOCKET.test(req.headers.upgrade ?? '') && ignoreUpgrade(req, socket, head)) {
+      return;
+    }
     socket.on('error', noop);
     let headers: OutgoingHttpHeaders = {};
     const checked =

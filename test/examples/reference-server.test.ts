@@ -71,6 +71,32 @@ describe('reference server: start-up and common headers', () => {
     expect(problem.detail).toBeTypeOf('string');
   });
 
+  it('serves requests that ask to upgrade to HTTP/2 (curl --http2) as the HTTP/1.1 they also are', async () => {
+    const port = Number(new URL(server.url).port);
+    const h2c =
+      'Upgrade: h2c\r\nConnection: Upgrade, HTTP2-Settings\r\nHTTP2-Settings: AAMAAABkAAQCAAAAAAIAAAAA\r\n';
+    const me = parseReply(
+      await rawRequest(
+        port,
+        `GET /api/me HTTP/1.1\r\nHost: x\r\n${h2c}X-API-Key: ${DEMO_KEY}\r\nConnection: close\r\n\r\n`,
+      ),
+    );
+    expect(me.status).toBe(200);
+    expect(JSON.parse(me.body)).toMatchObject({ sub: 'alice', method: 'api_key' });
+    const form = 'grant_type=client_credentials';
+    const basic = Buffer.from('demo-service:demo-service-secret').toString('base64');
+    const token = parseReply(
+      await rawRequest(
+        port,
+        `POST /token HTTP/1.1\r\nHost: x\r\n${h2c}Authorization: Basic ${basic}\r\n` +
+          'Content-Type: application/x-www-form-urlencoded\r\n' +
+          `Content-Length: ${form.length}\r\nConnection: close\r\n\r\n${form}`,
+      ),
+    );
+    expect(token.status).toBe(200);
+    expect(JSON.parse(token.body).access_token).toBeTypeOf('string');
+  });
+
   it('answers CONNECT (a tunnel only a proxy gives) with a 501 problem and closes', async () => {
     const port = Number(new URL(server.url).port);
     const text = await rawRequest(

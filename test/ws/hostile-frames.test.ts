@@ -334,7 +334,11 @@ const HANDSHAKES: [string, number, (t: Target) => string][] = [
   ],
   ['a POST upgrade', 405, (t) => handshakeHead(t).replace('GET /ws', 'POST /ws')],
   ['HTTP/1.0', 400, (t) => handshakeHead(t).replace('HTTP/1.1', 'HTTP/1.0')],
-  ['Upgrade: h2c', 400, (t) => handshakeHead(t).replace('Upgrade: websocket', 'Upgrade: h2c')],
+  [
+    'Upgrade: h2c (served as the plain GET it also is)',
+    PLAIN_GET,
+    (t) => handshakeHead(t, ['Connection: close']).replace('Upgrade: websocket', 'Upgrade: h2c'),
+  ],
   [
     'no Upgrade header (a plain GET)',
     PLAIN_GET,

@@ -8,7 +8,7 @@ import { requestId } from '../../src/http/request-id.js';
 import { securityHeaders } from '../../src/http/security-headers.js';
 import { rateLimit } from '../../src/rate-limit/rate-limit.js';
 import { createUpgradeHandler, type UpgradeContext } from '../../src/ws/upgrade.js';
-import { rawRequest } from '../helpers/http.js';
+import { parseReply, rawRequest } from '../helpers/http.js';
 
 const fakeAuth: Authenticator = {
   scheme: 'Token',
@@ -300,5 +300,24 @@ describe('createUpgradeHandler: middleware', () => {
     expect(() =>
       createUpgradeHandler({ path: '/ws', onConnection() {}, middleware: 'x' as never }),
     ).toThrow(/middleware/);
+  });
+});
+
+describe('createUpgradeHandler: other protocols', () => {
+  it('hands an h2c upgrade (curl --http2) to the request listener, on any path', async () => {
+    const { url } = await start();
+    const port = Number(new URL(url).port);
+    for (const path of ['/ws', '/elsewhere']) {
+      const reply = parseReply(
+        await rawRequest(
+          port,
+          `GET ${path} HTTP/1.1\r\nHost: x\r\nUpgrade: h2c\r\nConnection: Upgrade, HTTP2-Settings\r\n` +
+            'HTTP2-Settings: AAMAAABkAAQCAAAAAAIAAAAA\r\nConnection: close\r\n\r\n',
+        ),
+      );
+      // the test server's request listener answers 200 with an empty body
+      expect(reply.status, path).toBe(200);
+      expect(reply.headers['content-type']).toBeUndefined();
+    }
   });
 });
