@@ -58,7 +58,16 @@ function baseOptions(ctx: OAuthContext, jwks: JSONWebKeySet) {
 }
 
 /**
- * Whether the grant a verified access token belongs to was revoked (a malformed `grant_id` counts as revoked).
+ * The key under which a token without a grant (`client_credentials`) is marked revoked in
+ * the store's revoked grants: its `jti`, which no grant id (a UUID) can look like.
+ */
+export function revokedTokenKey(jti: string): string {
+  return `jti:${jti}`;
+}
+
+/**
+ * Whether a verified access token was revoked: the grant it belongs to, or, for a token
+ * without a grant, the token itself (a malformed `grant_id` counts as revoked).
  *
  * @example
  * ```ts
@@ -71,7 +80,12 @@ export async function isAccessTokenRevoked(
   payload: JWTPayload,
 ): Promise<boolean> {
   const grantId = payload.grant_id;
-  if (grantId === undefined) return false;
+  if (grantId === undefined) {
+    const jti = payload.jti;
+    return typeof jti === 'string' && jti !== ''
+      ? ctx.store.isGrantRevoked(revokedTokenKey(jti))
+      : false;
+  }
   if (typeof grantId !== 'string' || grantId === '') return true;
   return ctx.store.isGrantRevoked(grantId);
 }

@@ -7,7 +7,7 @@ import type { OAuthClient } from './clients.js';
 import type { OAuthContext } from './context.js';
 import { NO_STORE, OAuthError, sendOAuthError } from './errors.js';
 import { readOAuthForm } from './form.js';
-import { createOwnTokenVerifier } from './own-tokens.js';
+import { createOwnTokenVerifier, revokedTokenKey } from './own-tokens.js';
 import { revocationTtlMs } from './revocation.js';
 import { hashToken } from './tokens.js';
 
@@ -75,7 +75,8 @@ export function oauthEndpoint(
  *   family fail, the access tokens read as revoked to {@link ownAccessTokens} and
  *   introspection) and the token deleted.
  * - An access token of this server issued to this client: its grant is revoked when it has a
- *   `grant_id`. A token without one (`client_credentials`) simply expires.
+ *   `grant_id`; a token without one (`client_credentials`) is itself marked revoked (by its
+ *   `jti`, until it expires).
  * - A token that is unknown, expired or already revoked: nothing happens, and the answer is
  *   the same (§2.2: invalid tokens cause no error).
  * - A valid token issued to another client is not revoked. A confidential client is told so
@@ -128,6 +129,10 @@ export function createRevocationEndpoint(ctx: OAuthContext): Middleware {
     const grantId = payload.grant_id;
     if (typeof grantId === 'string' && grantId !== '') {
       await ctx.store.revokeGrant(grantId, revocationTtlMs(ctx));
+    } else if (typeof payload.jti === 'string' && payload.jti !== '') {
+      // no grant (client credentials): the token itself, marked until it expires
+      const left = (payload.exp ?? 0) * 1000 - Date.now();
+      await ctx.store.revokeGrant(revokedTokenKey(payload.jti), Math.max(left, 0) + 60_000);
     }
     return true;
   }

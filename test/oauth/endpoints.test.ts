@@ -503,6 +503,31 @@ describe('revocation (RFC 7009)', () => {
     expect(json(await post('/introspect', { token: value }, WEB))).toEqual({ active: false });
   });
 
+  it('revokes a client_credentials access token (no grant) by itself, until it expires', async () => {
+    const issue = () =>
+      ctx.tokens.accessToken({
+        sub: 'demo-service',
+        clientId: 'demo-service',
+        scope: ['read:messages'],
+      });
+    const revoked = await issue();
+    const other = await issue();
+    expect((await me(revoked.token)).status).toBe(200);
+    const reply = await post(
+      '/revoke',
+      { token: revoked.token, token_type_hint: 'access_token' },
+      SERVICE,
+    );
+    expect(reply.status).toBe(200);
+    expect((await me(revoked.token)).status).toBe(401);
+    expect(json(await post('/introspect', { token: revoked.token }, SERVICE))).toEqual({
+      active: false,
+    });
+    // only that token: another one of the same client still works
+    expect((await me(other.token)).status).toBe(200);
+    expect(await ctx.store.isGrantRevoked(`jti:${revoked.jti}`)).toBe(true);
+  });
+
   it('lets a public client revoke its own refresh token by its client_id', async () => {
     const { value, record } = await refreshToken({ clientId: 'demo-spa' });
     const reply = await post('/revoke', { token: value, client_id: 'demo-spa' });
@@ -595,16 +620,6 @@ describe('revocation (RFC 7009)', () => {
     const get = await request(main.server, '/revoke');
     expect(get.status).toBe(405);
     expect(get.headers.allow).toContain('POST');
-  });
-
-  it('leaves a client_credentials token (no grant) to expire', async () => {
-    const { token } = await ctx.tokens.accessToken({
-      sub: 'demo-service',
-      clientId: 'demo-service',
-      scope: ['read:messages'],
-    });
-    expect((await post('/revoke', { token }, SERVICE)).status).toBe(200);
-    expect((await me(token)).status).toBe(200);
   });
 });
 
