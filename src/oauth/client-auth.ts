@@ -3,7 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import { verifyPassword } from '../auth/password.js';
 import { MapEvictor } from '../internal/map-evictor.js';
 import type { ClientStore, OAuthClient } from './clients.js';
-import { OAuthError } from './errors.js';
+import { CLIENT_CHALLENGE, OAuthError } from './errors.js';
 
 /**
  * The parameters of a form request, each present at most once (RFC 6749 §3.2).
@@ -62,7 +62,7 @@ function basicCredentials(req: IncomingMessage): { id: string; secret: string } 
   return { id: formDecode(decoded.slice(0, colon)), secret: formDecode(decoded.slice(colon + 1)) };
 }
 
-const BASIC_CHALLENGE = { 'WWW-Authenticate': 'Basic realm="token", error="invalid_client"' };
+const BASIC_CHALLENGE = { 'WWW-Authenticate': CLIENT_CHALLENGE };
 
 /**
  * Authenticates the client of a token, revocation or introspection request:

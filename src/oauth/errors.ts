@@ -72,9 +72,13 @@ export class OAuthError extends PorticoError {
  */
 export const NO_STORE = { 'Cache-Control': 'no-store', Pragma: 'no-cache' } as const;
 
+/** The challenge of a 401 `invalid_client`: HTTP Basic client authentication (RFC 6749 §2.3.1). */
+export const CLIENT_CHALLENGE = 'Basic realm="token", error="invalid_client"';
+
 /**
  * Writes an OAuth error answer: `Content-Type: application/json` exactly, `no-store`, and
- * `{ error, error_description }`.
+ * `{ error, error_description }`; a 401 always carries `WWW-Authenticate` (the error's own,
+ * else a Basic challenge), also when the client authenticated in the form body.
  *
  * @example
  * ```ts
@@ -88,6 +92,10 @@ export function sendOAuthError(res: ServerResponse, error: OAuthError): void {
   res.statusCode = error.status;
   for (const [name, value] of Object.entries({ ...NO_STORE, ...error.headers }))
     res.setHeader(name, value);
+  // every 401 names a scheme (RFC 9110 §15.5.2): the one clients can use besides the form
+  if (error.status === 401 && !res.hasHeader('WWW-Authenticate')) {
+    res.setHeader('WWW-Authenticate', CLIENT_CHALLENGE);
+  }
   res.setHeader('Content-Type', 'application/json');
   res.setHeader('Content-Length', Buffer.byteLength(body));
   res.end(body);

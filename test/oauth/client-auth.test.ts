@@ -88,7 +88,8 @@ describe('client authentication', () => {
     }
     const missing = await post('client_id=demo-service');
     expect(missing.status).toBe(401);
-    expect(missing.headers['www-authenticate']).toBeUndefined();
+    // every 401 names a scheme (RFC 9110 §15.5.2), also when the client used the form body
+    expect(missing.headers['www-authenticate']).toBe('Basic realm="token", error="invalid_client"');
   });
 
   it('keeps refusing a wrong secret after the right one was cached', async () => {

@@ -703,6 +703,7 @@ describe('introspection (RFC 7662)', () => {
     const spa = await post('/introspect', { token, client_id: 'demo-spa' });
     expect(spa.status).toBe(401);
     expect(json(spa)).toMatchObject({ error: 'invalid_client' });
+    expect(spa.headers['www-authenticate']).toBe('Basic realm="token", error="invalid_client"');
     const nobody = await post('/introspect', { token });
     expect(nobody.status).toBe(401);
     expect(json(nobody)).toMatchObject({ error: 'invalid_client' });

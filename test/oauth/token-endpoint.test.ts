@@ -118,7 +118,8 @@ describe('token endpoint: request format and client authentication', () => {
     ]) {
       const reply = await post(body);
       expectError(reply, 'invalid_client', 401);
-      expect(reply.headers['www-authenticate']).toBeUndefined();
+      // a 401 always names a scheme (RFC 9110 §15.5.2): Basic, which this client may use
+      expect(reply.headers['www-authenticate']).toBe('Basic realm="token", error="invalid_client"');
     }
   });
 
