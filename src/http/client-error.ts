@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { IncomingMessage, type OutgoingHttpHeaders, STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
@@ -51,6 +52,8 @@ export interface ClientErrorHandlerOptions {
 /** A handler for a server's `'clientError'` event. */
 export type ClientErrorHandler = (error: Error, socket: Duplex) => void;
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 function answer(socket: Duplex, error: Error, headers: OutgoingHttpHeaders, id?: string): void {
   const status = statusFor(error as NodeJS.ErrnoException);
   const title = STATUS_CODES[status] ?? 'Bad Request';
@@ -67,6 +70,8 @@ function answer(socket: Duplex, error: Error, headers: OutgoingHttpHeaders, id?:
             ? 'The request took too long to arrive.'
             : 'The request could not be parsed as HTTP/1.1.',
   };
+  // the occurrence, not the target: what node could not parse is never echoed
+  problem.instance = `urn:uuid:${id !== undefined && UUID.test(id) ? id : randomUUID()}`;
   if (id !== undefined) problem.requestId = id;
   writeRawAnswer(socket, status, [headers], PROBLEM_TYPE, JSON.stringify(problem));
 }

@@ -129,6 +129,7 @@ describe('reference server: start-up and common headers', () => {
       expect(JSON.parse(answer.body)).toMatchObject({
         status,
         requestId: answer.headers['x-request-id'],
+        instance: `urn:uuid:${answer.headers['x-request-id']}`,
       });
     }
   });

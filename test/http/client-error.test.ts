@@ -33,6 +33,8 @@ function expectProblem(answer: RawReply, status: number): Record<string, unknown
   expect(body.type).toBe('about:blank');
   expect(typeof body.title).toBe('string');
   expect(typeof body.detail).toBe('string');
+  // RFC 9457 §3.1.5: the occurrence, as a URN (the target that failed to parse is not echoed)
+  expect(body.instance).toMatch(/^urn:uuid:[0-9a-f-]{36}$/);
   return body;
 }
 
@@ -146,6 +148,7 @@ describe('createClientErrorHandler', () => {
     const id = answer.headers['x-request-id'];
     expect(id).toMatch(/^[0-9a-f-]{36}$/);
     expect(body.requestId).toBe(id);
+    expect(body.instance).toBe(`urn:uuid:${id}`);
     expect(answer.headers['content-security-policy']).toBe(
       "default-src 'none'; frame-ancestors 'none'",
     );
