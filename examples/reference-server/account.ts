@@ -64,7 +64,9 @@ export function accountRoutes(users: Users, auth: AuthSetup): Record<string, Met
     '/api/me': {
       GET(req, res) {
         const { sub, name, role, scopes, method } = requirePrincipal(req);
-        sendJson(res, 200, { sub, name: name ?? null, role: role ?? null, scopes, method });
+        // a client acting for itself (client credentials) has no user's name or role: it is
+        // named by its id, and its role is `service`, never null
+        sendJson(res, 200, { sub, name: name ?? sub, role: role ?? 'service', scopes, method });
       },
     },
     '/login': {

@@ -107,8 +107,11 @@ describe('the authorization server with openid-client', () => {
       const me = await fetch(`${server.url}/api/me`, {
         headers: { Authorization: `Bearer ${tokens.access_token}` },
       });
-      expect(await me.json()).toMatchObject({
+      // every field a string: a service is named by its client id, its role is `service`
+      expect(await me.json()).toEqual({
         sub: 'demo-service',
+        name: 'demo-service',
+        role: 'service',
         method: 'bearer',
         scopes: ['read:messages'],
       });
