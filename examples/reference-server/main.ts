@@ -39,7 +39,12 @@ function start(config: ServerConfig): void {
   ];
   const quiet = { onError: () => {} }; // expected while starting: nothing worth a log line
   let listener: RequestListener = toNodeListener(compose(starting), quiet);
-  const dispatch: RequestListener = (req, res) => listener(req, res);
+  let stopping = false;
+  const dispatch: RequestListener = (req, res) => {
+    // draining: a keep-alive connection still gets its answer, and is then closed
+    if (stopping) res.setHeader('Connection', 'close');
+    listener(req, res);
+  };
   const server = config.tls
     ? createHttpsServer(
         {
@@ -97,7 +102,6 @@ function start(config: ServerConfig): void {
     }
   });
 
-  let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
     stopping = true;

@@ -5,6 +5,7 @@
 // the process exits 0 within 10 s. With Redis, what those requests created still reaches the
 // other process's clients and the webhook subscribers: nothing is lost.
 import { type ClientRequest, request as httpRequest, type IncomingMessage } from 'node:http';
+import { connect } from 'node:net';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { closeAll, listen, request } from '../helpers/http.js';
 import { hasRedis, type RedisServer, startRedis } from '../helpers/redis.js';
@@ -126,6 +127,38 @@ describe('reference server: SIGTERM under load', () => {
       // a graceful shutdown is not an error: nothing failed on the way out
       const afterSignal = server.output().split('SIGTERM received')[1]!;
       expect(afterSignal).not.toMatch(/fail|error/i);
+    } finally {
+      await server.stop('SIGKILL');
+    }
+  }, 30_000);
+
+  it('closes a keep-alive connection reused while draining: Connection: close, then the end', async () => {
+    const server = await startReferenceServer({ DEMO_API_KEY: DEMO_KEY });
+    try {
+      const socket = connect(Number(new URL(server.url).port), '127.0.0.1');
+      let received = '';
+      socket.setEncoding('latin1');
+      socket.on('data', (chunk: string) => {
+        received += chunk;
+      });
+      socket.on('error', () => {});
+      const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+      socket.write(`GET /events HTTP/1.1\r\nHost: x\r\nX-API-Key: ${DEMO_KEY}\r\n\r\n`);
+      await vi.waitFor(() => expect(received).toContain('200 OK'), { timeout: 5000 });
+      // a request in flight keeps the server draining while the connection is reused
+      const held = await holdRequest(Number(new URL(server.url).port), 'still in flight');
+      const exit = server.stop('SIGTERM');
+      // the stream ends (the last chunk), leaving the connection idle, and it is reused at once
+      await vi.waitFor(() => expect(received).toContain('\r\n0\r\n\r\n'), { timeout: 5000 });
+      const before = received.length;
+      socket.write(`GET /api/me HTTP/1.1\r\nHost: x\r\nX-API-Key: ${DEMO_KEY}\r\n\r\n`);
+      await within(closed, 5000, 'the connection closing');
+      expect((await held.finish()).status).toBe(201);
+      const after = received.slice(before);
+      // answered, and told that the connection ends (it then does)
+      expect(after).toMatch(/^HTTP\/1\.1 200 /);
+      expect(after).toMatch(/\r\nConnection: close\r\n/i);
+      expect(await within(exit, 10_000, 'exit')).toBe(0);
     } finally {
       await server.stop('SIGKILL');
     }
