@@ -102,7 +102,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
       'NODE_ENV=production needs TLS: set TLS_CERT and TLS_KEY, or TRUST_PROXY=1 when TLS ends at a proxy',
     );
   }
-  const baseUrl = env.BASE_URL ? env.BASE_URL.replace(/\/+$/, '') : undefined;
+  // used as given: the exact issuer string (a trailing slash too, as some issuers have)
+  const baseUrl = env.BASE_URL ? env.BASE_URL : undefined;
   if (baseUrl !== undefined) {
     try {
       new URL(baseUrl);

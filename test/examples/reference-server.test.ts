@@ -420,6 +420,36 @@ describe('reference server: settings', () => {
     }
   });
 
+  it('uses BASE_URL as given, a trailing slash included, as issuer and audience', async () => {
+    const given = 'http://portico.test/';
+    const other = await startReferenceServer({ BASE_URL: given, DEMO_API_KEY: DEMO_KEY });
+    try {
+      const metadata = (await (
+        await fetch(`${other.url}/.well-known/openid-configuration`)
+      ).json()) as Record<string, string>;
+      expect(metadata.issuer).toBe(given);
+      expect(metadata.token_endpoint).toBe('http://portico.test/token');
+      expect(metadata.jwks_uri).toBe('http://portico.test/.well-known/jwks.json');
+      const issued = await fetch(`${other.url}/token`, {
+        method: 'POST',
+        headers: {
+          'Content-Type': 'application/x-www-form-urlencoded',
+          Authorization: `Basic ${Buffer.from('demo-service:demo-service-secret').toString('base64')}`,
+        },
+        body: 'grant_type=client_credentials',
+      });
+      const { access_token: token } = (await issued.json()) as { access_token: string };
+      const claims = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString());
+      expect(claims).toMatchObject({ iss: given, aud: given });
+      const me = await fetch(`${other.url}/api/me`, {
+        headers: { Authorization: `Bearer ${token}` },
+      });
+      expect(me.status).toBe(200);
+    } finally {
+      await other.stop();
+    }
+  });
+
   it('refuses to start in production without TLS or a trusted proxy', async () => {
     await expect(startReferenceServer({ NODE_ENV: 'production' })).rejects.toMatchObject({
       code: 1,
