@@ -8,6 +8,7 @@ import type { OAuthClient } from './clients.js';
 import type { OAuthContext } from './context.js';
 import { OAuthError } from './errors.js';
 import {
+  bodyErrorHeaders,
   createFormTokens,
   FORM_TOKEN_FIELD,
   type FormFields,
@@ -286,9 +287,14 @@ export function createAuthorizeEndpoint(
     sendRedirect(res, 303, appendQuery(uri, { ...params, iss: ctx.issuer }));
   }
 
-  function errorPage(res: ServerResponse, status: number, message: string): void {
+  function errorPage(
+    res: ServerResponse,
+    status: number,
+    message: string,
+    headers?: Record<string, string>,
+  ): void {
     const title = status === 400 ? 'This request cannot be completed' : 'Something went wrong';
-    sendPage(res, status, pages.error({ status, title, message }));
+    sendPage(res, status, pages.error({ status, title, message }), { headers });
   }
 
   /** Answers a failed check; true when it did. */
@@ -405,7 +411,9 @@ export function createAuthorizeEndpoint(
 
   async function authorizePost(req: IncomingMessage, res: ServerResponse) {
     const form = await readPageForm(req);
-    if (!(form instanceof URLSearchParams)) return errorPage(res, form.status, form.detail);
+    if (!(form instanceof URLSearchParams)) {
+      return errorPage(res, form.status, form.detail, bodyErrorHeaders(form));
+    }
     const fields = requestFields(form);
     const token = singleValue(form, FORM_TOKEN_FIELD);
     const signingIn = form.has('username') || form.has('password');

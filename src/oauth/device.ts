@@ -12,6 +12,7 @@ import type { OAuthContext } from './context.js';
 import { NO_STORE, OAuthError, sendOAuthError } from './errors.js';
 import { readOAuthForm } from './form.js';
 import {
+  bodyErrorHeaders,
   createFormTokens,
   FORM_TOKEN_FIELD,
   type FormFields,
@@ -368,7 +369,13 @@ export function createDeviceVerificationEndpoint(
   async function verifyPost(req: IncomingMessage, res: ServerResponse) {
     const form = await readPageForm(req);
     if (!(form instanceof URLSearchParams)) {
-      return errorPage(res, form.status, 'This request cannot be completed', form.detail);
+      return errorPage(
+        res,
+        form.status,
+        'This request cannot be completed',
+        form.detail,
+        bodyErrorHeaders(form),
+      );
     }
     const signingIn = form.has('username') || form.has('password');
     if (signingIn === form.has('decision')) {

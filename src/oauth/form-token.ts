@@ -163,6 +163,19 @@ export async function readPageForm(req: IncomingMessage): Promise<URLSearchParam
   }
 }
 
+/**
+ * The headers a page answering a refused form must keep from the body error:
+ * `Accept-Encoding: identity` after a content coding (RFC 7694 §3), `Connection: close` after
+ * a body too large.
+ */
+export function bodyErrorHeaders(error: HttpError): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(error.headers)) {
+    headers[name] = typeof value === 'string' ? value : value.join(', ');
+  }
+  return headers;
+}
+
 /** The value of `name` when the form carries it exactly once, non-empty. */
 export function singleValue(form: URLSearchParams, name: string): string | undefined {
   const values = form.getAll(name);

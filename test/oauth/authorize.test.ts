@@ -580,6 +580,14 @@ describe('consent', () => {
       body: '{}',
     });
     expectErrorPage(reply, 415);
+    // a coded body: 415 with what may be sent instead (RFC 7694 §3)
+    const coded = await request(server, '/authorize', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded', 'Content-Encoding': 'gzip' },
+      body: 'client_id=web',
+    });
+    expectErrorPage(coded, 415);
+    expect(coded.headers['accept-encoding']).toBe('identity');
   });
 });
 
