@@ -30,6 +30,19 @@ async function configFor(clientId: string, secret?: string, basic = true) {
 }
 
 /** Signs in and approves the consent page of `url` as `user`; returns the redirect's Location. */
+/** An authorization request of the confidential demo-web client, with PKCE. */
+async function webAuthorization(params: Record<string, string>) {
+  const config = await configFor('demo-web', 'demo-web-secret');
+  const verifier = client.randomPKCECodeVerifier();
+  const url = client.buildAuthorizationUrl(config, {
+    redirect_uri: 'http://127.0.0.1:8080/callback',
+    code_challenge: await client.calculatePKCECodeChallenge(verifier),
+    code_challenge_method: 'S256',
+    ...params,
+  });
+  return { config, verifier, url };
+}
+
 async function signInAndApprove(url: URL, user = 'alice'): Promise<string> {
   const browser = new Browser(server.url);
   const signInPage = await browser.fetch(url);
@@ -213,14 +226,7 @@ describe('the authorization server with openid-client', () => {
   });
 
   it('puts every claim of the identity-token table in the ID token, even for scope openid alone', async () => {
-    const config = await configFor('demo-web', 'demo-web-secret');
-    const verifier = client.randomPKCECodeVerifier();
-    const url = client.buildAuthorizationUrl(config, {
-      redirect_uri: 'http://127.0.0.1:8080/callback',
-      scope: 'openid',
-      code_challenge: await client.calculatePKCECodeChallenge(verifier),
-      code_challenge_method: 'S256',
-    });
+    const { config, verifier, url } = await webAuthorization({ scope: 'openid' });
     const tokens = await client.authorizationCodeGrant(
       config,
       new URL(await signInAndApprove(url, 'bob')),
@@ -248,13 +254,8 @@ describe('the authorization server with openid-client', () => {
   });
 
   it('refuses a second use of a code', async () => {
-    const config = await configFor('demo-web', 'demo-web-secret');
-    const verifier = client.randomPKCECodeVerifier();
-    const url = client.buildAuthorizationUrl(config, {
-      redirect_uri: 'http://127.0.0.1:8080/callback',
+    const { config, verifier, url } = await webAuthorization({
       scope: 'openid read:messages',
-      code_challenge: await client.calculatePKCECodeChallenge(verifier),
-      code_challenge_method: 'S256',
       state: 'xyz',
     });
     const callback = new URL(await signInAndApprove(url, 'bob'));
