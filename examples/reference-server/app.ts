@@ -1,4 +1,4 @@
-import type { RequestListener } from 'node:http';
+import type { IncomingMessage, RequestListener } from 'node:http';
 import {
   authenticate,
   authenticationRequired,
@@ -13,6 +13,7 @@ import {
   getContextValue,
   getPrincipal,
   HttpError,
+  MemoryStore,
   type Middleware,
   mount,
   rateLimit,
@@ -95,6 +96,12 @@ const upgradeRequired: Middleware = (req) => {
 export function edgeMiddleware(config: Pick<ServerConfig, 'trustProxy'>): Middleware[] {
   return [requestId(), securityHeaders({ trustProxy: config.trustProxy })];
 }
+
+/** A CORS preflight: an OPTIONS with an Origin and the method it asks about. */
+const isPreflight = (req: IncomingMessage) =>
+  req.method === 'OPTIONS' &&
+  req.headers.origin !== undefined &&
+  req.headers['access-control-request-method'] !== undefined;
 
 /** The 400/401 a request's credential got, held until the rate limit has counted it. */
 const refusedCredential = createContextKey<HttpError>('refusedCredential');
@@ -184,19 +191,23 @@ export async function createApp(config: ServerConfig, baseUrl: string): Promise<
   if (config.production && config.tls === undefined) {
     chain.push(requireHttps({ trustProxy: config.trustProxy }));
   }
+  // every answer on /api/* tells the rate limit, a CORS preflight too (answered by cors()
+  // below, before the limit counts anything): reported from the count, not counted
+  const limits = {
+    limit: config.rateLimit,
+    windowMs: config.rateLimitWindowSeconds * 1000,
+    trustProxy: config.trustProxy,
+    store: shared.rateLimitStore ?? new MemoryStore(),
+  };
   chain.push(
+    mount('/api', rateLimit({ ...limits, skip: (req) => !isPreflight(req), report: () => true })),
     cors({ origins: config.corsOrigins, credentials: true }),
     mount(
       '/api',
       compose([
         // who is calling, then count the call by API key, else user, else client IP
         identifyThenCount,
-        rateLimit({
-          limit: config.rateLimit,
-          windowMs: config.rateLimitWindowSeconds * 1000,
-          trustProxy: config.trustProxy,
-          ...(shared.rateLimitStore !== undefined && { store: shared.rateLimitStore }),
-        }),
+        rateLimit(limits),
         answerRefusedCredential,
         requireAuthenticated,
       ]),

@@ -62,6 +62,18 @@ export interface RateLimitOptions {
    */
   skip?: (req: IncomingMessage) => boolean;
   /**
+   * Requests for which this returns `true` are not counted, and never refused, but told where
+   * their key stands: the headers are set from the store's current count (`peek`; a store
+   * without one gives `X-RateLimit-Limit` alone). For requests browsers send on their own,
+   * such as CORS preflights.
+   * @defaultValue none
+   * @example
+   * ```ts
+   * rateLimit({ report: (req) => req.method === 'OPTIONS' && 'access-control-request-method' in req.headers });
+   * ```
+   */
+  report?: (req: IncomingMessage) => boolean;
+  /**
    * What to do when the store fails: `false` answers `503 Service Unavailable` (with
    * `Retry-After`), `true` lets the request through unlimited.
    * @defaultValue `false`
@@ -78,6 +90,7 @@ const KNOWN_OPTIONS = [
   'headers',
   'standardHeaders',
   'skip',
+  'report',
   'failOpen',
 ] as const;
 
@@ -138,6 +151,7 @@ export function rateLimit(options: RateLimitOptions = {}): Middleware {
   const windowMs = positiveInteger('windowMs', options.windowMs, 60_000);
   const customKey = optionalFunction('key', options.key);
   const skip = optionalFunction('skip', options.skip);
+  const report = optionalFunction('report', options.report);
   const legacyHeaders = boolean('headers', options.headers, true);
   const standardHeaders = boolean('standardHeaders', options.standardHeaders, false);
   const failOpen = boolean('failOpen', options.failOpen, false);
@@ -161,21 +175,41 @@ export function rateLimit(options: RateLimitOptions = {}): Middleware {
     });
   };
 
-  const answer = (hit: RateLimitHit, res: ServerResponse, next: Next): Promise<void> => {
+  const answer = (
+    hit: RateLimitHit,
+    res: ServerResponse,
+    next: Next,
+    enforce = true,
+  ): Promise<void> => {
     const count = hit.count;
     const remaining = count < limit ? limit - count : 0;
     if (legacyHeaders) {
       res.setHeader('X-RateLimit-Limit', limitValue);
       res.setHeader('X-RateLimit-Remaining', remaining);
     }
-    if (count <= limit && !standardHeaders) return next();
+    if ((count <= limit || !enforce) && !standardHeaders) return next();
     const resetSeconds = Math.max(0, Math.ceil((hit.resetAt - Date.now()) / 1000));
     if (standardHeaders) {
       res.setHeader('RateLimit-Policy', policyValue);
       res.setHeader('RateLimit', `"default";r=${remaining};t=${resetSeconds}`);
     }
-    if (count <= limit) return next();
+    if (count <= limit || !enforce) return next();
     throw tooManyRequests(Math.max(1, resetSeconds), detail);
+  };
+
+  /** Sets the headers from the key's current count, counting nothing; never refuses. */
+  const reportOnly = async (storeKey: string, res: ServerResponse, next: Next): Promise<void> => {
+    let hit: RateLimitHit | undefined;
+    try {
+      hit = await store.peek?.(storeKey);
+    } catch {
+      return next(); // only a report: a failing store refuses nothing
+    }
+    if (store.peek === undefined) {
+      if (legacyHeaders) res.setHeader('X-RateLimit-Limit', limitValue);
+      return next();
+    }
+    return answer(hit ?? { count: 0, resetAt: Date.now() + windowMs }, res, next, false);
   };
 
   const limitBy = (
@@ -185,6 +219,7 @@ export function rateLimit(options: RateLimitOptions = {}): Middleware {
     next: Next,
   ): Promise<void> => {
     const storeKey = key === undefined || key === '' ? ipKeyOf(req) : key;
+    if (report?.(req)) return reportOnly(storeKey, res, next);
     let hit: RateLimitHit | Promise<RateLimitHit>;
     try {
       hit = store.increment(storeKey, windowMs);

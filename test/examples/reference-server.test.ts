@@ -360,6 +360,20 @@ describe('reference server: CORS', () => {
       'authorization',
     );
     expect(ok.headers.get('access-control-max-age')).toBe('86400');
+    // on /api/* a preflight tells the rate limit too, and is not counted by it
+    const preflight = () =>
+      fetch(`${server.url}/api/messages`, {
+        method: 'OPTIONS',
+        headers: { Origin: 'http://localhost:5173', 'Access-Control-Request-Method': 'POST' },
+      });
+    const first = await preflight();
+    const second = await preflight();
+    expect(first.status).toBe(204);
+    expect(first.headers.get('x-ratelimit-limit')).toBe('100');
+    expect(first.headers.get('x-ratelimit-remaining')).toMatch(/^\d+$/);
+    expect(second.headers.get('x-ratelimit-remaining')).toBe(
+      first.headers.get('x-ratelimit-remaining'),
+    );
 
     const evil = await api('/api/messages', {
       method: 'OPTIONS',

@@ -162,6 +162,42 @@ describe('rateLimit', () => {
     expect((await get('/health')).status).toBe(200);
   });
 
+  it('reports the standing of what `report` picks, without counting or refusing it', async () => {
+    const report = (req: { url?: string }) => req.url === '/peek';
+    const get = await serve({ limit: 2, report, standardHeaders: true });
+    // nothing counted yet: the whole limit remains
+    const first = await get('/peek');
+    expect(first.status).toBe(200);
+    expect(first.headers.get('x-ratelimit-limit')).toBe('2');
+    expect(first.headers.get('x-ratelimit-remaining')).toBe('2');
+    expect(first.headers.get('ratelimit-policy')).toBe('"default";q=2;w=60');
+    expect((await get('/')).headers.get('x-ratelimit-remaining')).toBe('1');
+    expect((await get('/peek')).headers.get('x-ratelimit-remaining')).toBe('1');
+    expect((await get('/')).status).toBe(200);
+    expect((await get('/')).status).toBe(429);
+    // over the limit: still told, never refused
+    const over = await get('/peek');
+    expect(over.status).toBe(200);
+    expect(over.headers.get('x-ratelimit-remaining')).toBe('0');
+  });
+
+  it('reports the limit alone with a store that cannot peek, and nothing when it fails', async () => {
+    const { store } = recordingStore(); // increment only
+    const get = await serve({ limit: 5, store, report: () => true });
+    const answer = await get('/');
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get('x-ratelimit-limit')).toBe('5');
+    expect(answer.headers.has('x-ratelimit-remaining')).toBe(false);
+    const failing: RateLimitStore = {
+      increment: () => Promise.reject(new Error('down')),
+      peek: () => Promise.reject(new Error('down')),
+    };
+    const getFailing = await serve({ limit: 5, store: failing, report: () => true });
+    const quiet = await getFailing('/');
+    expect(quiet.status).toBe(200);
+    expect(quiet.headers.has('x-ratelimit-limit')).toBe(false);
+  });
+
   it('counts by the key function, falling back to the client IP', async () => {
     const { store, keys } = recordingStore();
     const get = await serve({
