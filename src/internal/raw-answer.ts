@@ -62,6 +62,30 @@ export type HeaderSet = Readonly<Record<string, number | string | readonly strin
 const FRAMING = new Set(['content-length', 'transfer-encoding', 'connection', 'content-type']);
 
 /**
+ * The header lines (`Name: value`) of `headerSets`, later sets winning by name, without the
+ * fields `dropped` names (given in lower case) or any field with a line break in its name or
+ * a value: for a head written by hand.
+ */
+export function headerLines(
+  headerSets: readonly HeaderSet[],
+  dropped: (lowerName: string) => boolean,
+): string[] {
+  const merged = new Map<string, [string, string[]]>();
+  for (const set of headerSets) {
+    for (const [name, value] of Object.entries(set)) {
+      const lower = name.toLowerCase();
+      if (value === undefined || dropped(lower)) continue;
+      const values = (Array.isArray(value) ? value : [value]).map(String);
+      if (hasControlBreak(name) || values.some(hasControlBreak)) continue;
+      merged.set(lower, [name, values]);
+    }
+  }
+  const lines: string[] = [];
+  for (const [name, values] of merged.values()) for (const v of values) lines.push(`${name}: ${v}`);
+  return lines;
+}
+
+/**
  * Writes a complete HTTP/1.1 answer on a raw socket and closes it once written: `headers`
  * (later ones win; framing headers and values with line breaks are dropped), then
  * `Content-Type`, `Content-Length` and `Connection: close`.
@@ -73,22 +97,13 @@ export function writeRawAnswer(
   contentType: string,
   body: string,
 ): void {
-  const merged = new Map<string, [string, string[]]>();
-  for (const set of headerSets) {
-    for (const [name, value] of Object.entries(set)) {
-      if (value === undefined || FRAMING.has(name.toLowerCase())) continue;
-      const values = (Array.isArray(value) ? value : [value]).map(String);
-      if (hasControlBreak(name) || values.some(hasControlBreak)) continue;
-      merged.set(name.toLowerCase(), [name, values]);
-    }
-  }
-  const lines = [`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}`];
-  for (const [name, values] of merged.values()) for (const v of values) lines.push(`${name}: ${v}`);
-  lines.push(
+  const lines = [
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}`,
+    ...headerLines(headerSets, (name) => FRAMING.has(name)),
     `Content-Type: ${contentType}`,
     `Content-Length: ${Buffer.byteLength(body)}`,
     'Connection: close',
-  );
+  ];
   try {
     socket.once('finish', () => socket.destroy());
     socket.end(`${lines.join('\r\n')}\r\n\r\n${body}`);

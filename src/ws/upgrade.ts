@@ -10,9 +10,13 @@ import { forbidden, HttpError, notFound } from '../core/errors.js';
 import { PROBLEM_TYPE, requestPath, toHttpError, toProblem } from '../core/problem.js';
 import { buildOriginMatcher, type OriginAllowlist } from '../cors/origin.js';
 import { ignoreUpgrade } from '../http/ignore-upgrade.js';
-import { hasControlBreak } from '../internal/headers.js';
 import { invalidOption } from '../internal/options.js';
-import { middlewareOption, runOnRawSocket, writeRawAnswer } from '../internal/raw-answer.js';
+import {
+  headerLines,
+  middlewareOption,
+  runOnRawSocket,
+  writeRawAnswer,
+} from '../internal/raw-answer.js';
 import { selectSubprotocol, validateUpgradeRequest } from './handshake.js';
 
 /** What {@link UpgradeHandlerOptions.onConnection} learns about a new connection. */
@@ -177,12 +181,7 @@ export function createUpgradeHandler(options: UpgradeHandlerOptions): UpgradeHan
     const set = pending.get(req);
     if (set === undefined) return;
     pending.delete(req);
-    for (const [name, value] of Object.entries(set)) {
-      if (value === undefined || HANDSHAKE_HEADERS.test(name)) continue;
-      for (const v of Array.isArray(value) ? value : [value]) {
-        if (!hasControlBreak(name) && !hasControlBreak(String(v))) lines.push(`${name}: ${v}`);
-      }
-    }
+    lines.push(...headerLines([set], (name) => HANDSHAKE_HEADERS.test(name)));
   });
 
   async function check(req: IncomingMessage): Promise<Principal | undefined> {
