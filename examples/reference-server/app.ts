@@ -1,4 +1,4 @@
-import type { IncomingMessage, RequestListener } from 'node:http';
+import type { RequestListener } from 'node:http';
 import {
   authenticate,
   authenticationRequired,
@@ -13,6 +13,7 @@ import {
   getContextValue,
   getPrincipal,
   HttpError,
+  isPreflightRequest,
   MemoryStore,
   type Middleware,
   mount,
@@ -96,12 +97,6 @@ const upgradeRequired: Middleware = (req) => {
 export function edgeMiddleware(config: Pick<ServerConfig, 'trustProxy'>): Middleware[] {
   return [requestId(), securityHeaders({ trustProxy: config.trustProxy })];
 }
-
-/** A CORS preflight: an OPTIONS with an Origin and the method it asks about. */
-const isPreflight = (req: IncomingMessage) =>
-  req.method === 'OPTIONS' &&
-  req.headers.origin !== undefined &&
-  req.headers['access-control-request-method'] !== undefined;
 
 /** The 400/401 a request's credential got, held until the rate limit has counted it. */
 const refusedCredential = createContextKey<HttpError>('refusedCredential');
@@ -200,7 +195,10 @@ export async function createApp(config: ServerConfig, baseUrl: string): Promise<
     store: shared.rateLimitStore ?? new MemoryStore(),
   };
   chain.push(
-    mount('/api', rateLimit({ ...limits, skip: (req) => !isPreflight(req), report: () => true })),
+    mount(
+      '/api',
+      rateLimit({ ...limits, skip: (req) => !isPreflightRequest(req), report: () => true }),
+    ),
     cors({ origins: config.corsOrigins, credentials: true }),
     mount(
       '/api',

@@ -69,7 +69,7 @@ export interface RateLimitOptions {
    * @defaultValue none
    * @example
    * ```ts
-   * rateLimit({ report: (req) => req.method === 'OPTIONS' && 'access-control-request-method' in req.headers });
+   * rateLimit({ report: isPreflightRequest }); // from portico/cors
    * ```
    */
   report?: (req: IncomingMessage) => boolean;
