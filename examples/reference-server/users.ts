@@ -54,12 +54,12 @@ export async function createUsers() {
 
 export type Users = Awaited<ReturnType<typeof createUsers>>;
 
-const avatars = new URL('./avatars/', import.meta.url);
-
 /** The users' pictures (the `picture` claim): small SVG files, served as they are. */
 export function avatarRoutes(): Record<string, MethodTable> {
   const files: Record<string, URL> = {};
-  for (const { picturePath } of SEED) files[picturePath] = new URL(picturePath.slice(9), avatars);
+  // `/avatars/alice.svg` is the file ./avatars/alice.svg beside this one
+  for (const { picturePath } of SEED)
+    files[picturePath] = new URL(`.${picturePath}`, import.meta.url);
   // an image: nothing in it may load or run, and a page elsewhere may show it
   return assetRoutes(files, "default-src 'none'; frame-ancestors 'none'");
 }
