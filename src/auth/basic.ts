@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import { countFieldLines } from '../internal/headers.js';
 import { assertKnownOptions, invalidOption } from '../internal/options.js';
 import { type Authenticator, challenge as buildChallenge } from './authenticator.js';
 import { invalidAuthRequest, invalidCredentials } from './errors.js';
@@ -114,12 +115,8 @@ export function basicAuth(options: BasicAuthOptions): Authenticator {
       const header = req.headers.authorization;
       if (typeof header !== 'string' || !/^basic(?: |$)/i.test(header)) return undefined;
       // node keeps only the first Authorization line: refuse a second rather than ignore it
-      const raw = req.rawHeaders;
-      let lines = 0;
-      for (let i = 0; Array.isArray(raw) && i < raw.length; i += 2) {
-        if (raw[i]!.toLowerCase() === 'authorization') lines++;
-      }
-      if (lines > 1) throw invalidAuthRequest('Send one Authorization header.', challenge);
+      if (countFieldLines(req.rawHeaders, 'authorization') > 1)
+        throw invalidAuthRequest('Send one Authorization header.', challenge);
       const credentials = parseBasicCredentials(header);
       if (credentials === undefined) throw invalid();
       const principal = await verify(credentials.username, credentials.password, req);

@@ -8,6 +8,7 @@ import {
   internalError,
   unsupportedMediaType,
 } from '../core/errors.js';
+import { countFieldLines } from '../internal/headers.js';
 
 /** Options shared by the body readers. */
 export interface BodyOptions {
@@ -157,12 +158,8 @@ function matchesType(type: string, accepted: readonly string[]): boolean {
  * would be read by a type its sender may not have meant (RFC 9110 §5.3, a singleton field).
  */
 function assertOneContentType(req: IncomingMessage): void {
-  const raw = req.rawHeaders ?? [];
-  let count = 0;
-  for (let i = 0; i < raw.length; i += 2) {
-    if (raw[i]!.length === 12 && raw[i]!.toLowerCase() === 'content-type' && ++count > 1) {
-      throw badRequest('Content-Type must be sent once.', { code: 'ERR_CONTENT_TYPE_REPEATED' });
-    }
+  if (countFieldLines(req.rawHeaders, 'content-type') > 1) {
+    throw badRequest('Content-Type must be sent once.', { code: 'ERR_CONTENT_TYPE_REPEATED' });
   }
 }
 

@@ -20,3 +20,18 @@ export function appendVary(res: ServerResponse, field: string): void {
 export function hasControlBreak(value: string): boolean {
   return /[\r\n\0]/.test(value);
 }
+
+/**
+ * How many field lines named `lower` (lower case) `rawHeaders` holds: node keeps only the
+ * first of a singleton field (`Host`, `Authorization`, `Content-Type`) in `headers`, so a
+ * repeated one is seen only here. No `rawHeaders` (a stand-in request) counts none.
+ */
+export function countFieldLines(rawHeaders: readonly string[] | undefined, lower: string): number {
+  if (!Array.isArray(rawHeaders)) return 0;
+  let count = 0;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i]!;
+    if (name.length === lower.length && name.toLowerCase() === lower) count++;
+  }
+  return count;
+}

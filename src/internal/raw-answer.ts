@@ -66,7 +66,7 @@ const FRAMING = new Set(['content-length', 'transfer-encoding', 'connection', 'c
  * fields `dropped` names (given in lower case) or any field with a line break in its name or
  * a value: for a head written by hand.
  */
-export function headerLines(
+export function formatHeaderLines(
   headerSets: readonly HeaderSet[],
   dropped: (lowerName: string) => boolean,
 ): string[] {
@@ -99,7 +99,7 @@ export function writeRawAnswer(
 ): void {
   const lines = [
     `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}`,
-    ...headerLines(headerSets, (name) => FRAMING.has(name)),
+    ...formatHeaderLines(headerSets, (name) => FRAMING.has(name)),
     `Content-Type: ${contentType}`,
     `Content-Length: ${Buffer.byteLength(body)}`,
     'Connection: close',

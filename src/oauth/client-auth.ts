@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { verifyPassword } from '../auth/password.js';
+import { countFieldLines } from '../internal/headers.js';
 import { MapEvictor } from '../internal/map-evictor.js';
 import type { ClientStore, OAuthClient } from './clients.js';
 import { CLIENT_CHALLENGE, OAuthError } from './errors.js';
@@ -39,12 +40,8 @@ function basicCredentials(req: IncomingMessage): { id: string; secret: string } 
   const header = req.headers.authorization;
   if (header === undefined) return undefined;
   // node keeps only the first Authorization line: refuse a second rather than ignore it
-  let lines = 0;
-  const raw = req.rawHeaders;
-  for (let i = 0; Array.isArray(raw) && i < raw.length; i += 2) {
-    if (raw[i]!.length === 13 && raw[i]!.toLowerCase() === 'authorization') lines++;
-  }
-  if (lines > 1) throw new OAuthError('invalid_request', 'Send one Authorization header.');
+  if (countFieldLines(req.rawHeaders, 'authorization') > 1)
+    throw new OAuthError('invalid_request', 'Send one Authorization header.');
   const match = /^Basic[ ]+([A-Za-z0-9+/]+={0,2})[ ]*$/i.exec(header);
   if (!match) {
     if (/^Basic\b/i.test(header))

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import { countFieldLines } from '../internal/headers.js';
 
 /**
  * The GUID a server appends to the client's key before hashing it (RFC 6455 §1.3).
@@ -86,13 +87,8 @@ function header(req: UpgradeRequestLike, name: string): string | undefined {
 
 /** How many `Host` field lines the request carries (node keeps only the first in `headers`). */
 function hostLines(req: UpgradeRequestLike): number {
-  const raw = req.rawHeaders;
-  if (raw === undefined) return req.headers.host === undefined ? 0 : 1;
-  let count = 0;
-  for (let i = 0; i < raw.length; i += 2) {
-    if (raw[i]!.length === 4 && raw[i]!.toLowerCase() === 'host') count++;
-  }
-  return count;
+  if (req.rawHeaders === undefined) return req.headers.host === undefined ? 0 : 1;
+  return countFieldLines(req.rawHeaders, 'host');
 }
 
 function hasToken(value: string | undefined, token: string): boolean {

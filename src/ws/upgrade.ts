@@ -12,7 +12,7 @@ import { buildOriginMatcher, type OriginAllowlist } from '../cors/origin.js';
 import { ignoreUpgrade } from '../http/ignore-upgrade.js';
 import { invalidOption } from '../internal/options.js';
 import {
-  headerLines,
+  formatHeaderLines,
   middlewareOption,
   runOnRawSocket,
   writeRawAnswer,
@@ -181,7 +181,7 @@ export function createUpgradeHandler(options: UpgradeHandlerOptions): UpgradeHan
     const set = pending.get(req);
     if (set === undefined) return;
     pending.delete(req);
-    lines.push(...headerLines([set], (name) => HANDSHAKE_HEADERS.test(name)));
+    lines.push(...formatHeaderLines([set], (name) => HANDSHAKE_HEADERS.test(name)));
   });
 
   async function check(req: IncomingMessage): Promise<Principal | undefined> {
