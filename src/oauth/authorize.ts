@@ -57,7 +57,7 @@ const PARAMS = [
 /** Longest `state` and `nonce` accepted. */
 const MAX_OPAQUE = 1024;
 
-/** `max_age`: a count of seconds, at most a year (longer means "any sign-in"). */
+/** `max_age`: a count of seconds, at most nine digits (some 31 years: "any sign-in"). */
 const MAX_AGE = /^\d{1,9}$/;
 
 /** A validated authorization request, waiting for the user. */
