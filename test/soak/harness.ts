@@ -187,6 +187,21 @@ export function steady(
   );
 }
 
+/**
+ * The counts of `after` above the baseline's: what a round left behind. A count below its
+ * baseline is no leak (a timer alive when the baseline was read may have ended since).
+ */
+export function heldOver<K extends string>(
+  after: Record<K, number>,
+  baseline: Record<K, number>,
+): Partial<Record<K, number>> {
+  const over: Partial<Record<K, number>> = {};
+  for (const key of Object.keys(after) as K[]) {
+    if (after[key] > baseline[key]) over[key] = after[key];
+  }
+  return over;
+}
+
 /** Writes `test-results/soak/<name>.json`; returns its path. */
 export function writeResult(name: string, result: unknown): string {
   const dir = fileURLToPath(new URL('../../test-results/soak/', import.meta.url));

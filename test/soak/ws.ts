@@ -21,11 +21,12 @@
  * gone and the server holds no connection. After the run, once the connections are gone,
  * the same measures must come back within `maxGrowth` of it (polled for up to `settleMs`:
  * RSS falls lazily, as the allocator hands pages back). Handles, live timers, hub
- * subscriptions and listener counts must be back to the baseline exactly.
+ * subscriptions and listener counts must be back to the baseline (or below).
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   descriptorLimits,
+  heldOver,
   mib,
   type SoakServer,
   settle,
@@ -221,7 +222,8 @@ export function wsSoak(p: WsSoakParams): void {
         const loaded = await soak.stats();
         expect(loaded.wsConnections).toBe(p.connections);
         expect(loaded.hubSubscribers).toBe(p.connections);
-        expect(loaded.handles).toBe(baseline.handles + p.connections);
+        // each connection's socket is seen (not baseline + N: a baseline handle may have ended)
+        expect(loaded.handles).toBeGreaterThanOrEqual(p.connections);
 
         // T seconds of heartbeats, pings and broadcasts.
         for (const c of main) c.send({ type: 'traffic', everyMs: p.pingEveryMs });
@@ -253,12 +255,14 @@ export function wsSoak(p: WsSoakParams): void {
         const closeMs = performance.now() - closeStart;
 
         // The server lets everything go.
-        const baselineCounts = (s: ServerStats) =>
-          idle(s) &&
-          s.handles === baseline.handles &&
-          s.timers === baseline.timers &&
-          s.serverListeners === baseline.serverListeners &&
-          s.processListeners === baseline.processListeners;
+        const counts = (s: ServerStats) => ({
+          handles: s.handles,
+          timers: s.timers,
+          serverListeners: s.serverListeners,
+          processListeners: s.processListeners,
+        });
+        const leftOver = (s: ServerStats) => heldOver(counts(s), counts(baseline));
+        const baselineCounts = (s: ServerStats) => idle(s) && Object.keys(leftOver(s)).length === 0;
         const drained = await settle(soak, baselineCounts, 15_000);
         const within = (s: ServerStats) =>
           s.rss <= baseline.rss * (1 + (p.maxRssGrowth ?? p.maxGrowth)) &&
@@ -339,23 +343,15 @@ export function wsSoak(p: WsSoakParams): void {
         }
         // Nothing held: connections, subscriptions, handles, timers, listeners.
         expect(drained.settled, 'back to the baseline counts').toBe(true);
-        expect({
-          wsConnections: drained.stats.wsConnections,
-          serverConnections: drained.stats.serverConnections,
-          hubSubscribers: drained.stats.hubSubscribers,
-          handles: drained.stats.handles,
-          timers: drained.stats.timers,
-          serverListeners: drained.stats.serverListeners,
-          processListeners: drained.stats.processListeners,
-        }).toEqual({
-          wsConnections: 0,
-          serverConnections: 0,
-          hubSubscribers: 0,
-          handles: baseline.handles,
-          timers: baseline.timers,
-          serverListeners: baseline.serverListeners,
-          processListeners: baseline.processListeners,
-        });
+        expect(
+          {
+            wsConnections: drained.stats.wsConnections,
+            serverConnections: drained.stats.serverConnections,
+            hubSubscribers: drained.stats.hubSubscribers,
+            ...leftOver(drained.stats),
+          },
+          'connections, subscriptions, and any count above the baseline',
+        ).toEqual({ wsConnections: 0, serverConnections: 0, hubSubscribers: 0 });
         // Memory back near the baseline.
         expect(after.heapUsed, 'heap used after (bytes)').toBeLessThanOrEqual(
           baseline.heapUsed * (1 + p.maxGrowth),
