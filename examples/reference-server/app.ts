@@ -184,7 +184,7 @@ export async function createApp(config: ServerConfig, baseUrl: string): Promise<
   const edge = edgeMiddleware(config);
   const chain: Middleware[] = [...edge, oneHost];
   if (config.production && config.tls === undefined) {
-    chain.push(requireHttps({ trustProxy: config.trustProxy }));
+    chain.push(requireHttps({ trustProxy: config.trustProxy, port: 'same' }));
   }
   // every answer on /api/* tells the rate limit, a CORS preflight too (answered by cors()
   // below, before the limit counts anything): reported from the count, not counted

@@ -115,11 +115,13 @@ export interface RequireHttpsOptions {
    */
   trustProxy?: TrustProxy;
   /**
-   * The HTTPS port to redirect to. The port of the `Host` header belongs to plain HTTP and
-   * is dropped.
+   * The HTTPS port to redirect to. A number: the port of the `Host` header belongs to plain
+   * HTTP and is dropped. `'same'`: the redirect is the same URL with only the scheme changed
+   * (the `Host` header's port is kept, as when a proxy serves https on the port clients
+   * used), except an explicit `:80`, plain HTTP's default, which is dropped.
    * @defaultValue `443`
    */
-  port?: number;
+  port?: number | 'same';
 }
 
 /** A host name, IPv4 address or bracketed IPv6 address, with an optional port. */
@@ -144,6 +146,8 @@ function pathOf(url: string): string | undefined {
  * ```ts
  * // behind one load balancer that terminates TLS
  * const app = compose([requireHttps({ trustProxy: 1 }), securityHeaders({ trustProxy: 1 }), routes]);
+ * // the proxy serves https on the port clients used: only the scheme changes
+ * requireHttps({ trustProxy: 1, port: 'same' });
  * ```
  * @see {@link https://www.rfc-editor.org/rfc/rfc9110#section-15.4.9 | RFC 9110 §15.4.9} (308)
  * @see {@link https://www.rfc-editor.org/rfc/rfc6797#section-7.2 | RFC 6797 §7.2}
@@ -152,10 +156,10 @@ export function requireHttps(options: RequireHttpsOptions = {}): Middleware {
   assertKnownOptions('requireHttps', options, ['trustProxy', 'port']);
   const trust = createProxyTrust(options?.trustProxy ?? false);
   const port = options?.port ?? 443;
-  if (!Number.isInteger(port) || port < 1 || port > 65_535) {
-    throw invalidOption('requireHttps: `port` must be an integer 1–65535');
+  if (port !== 'same' && (!Number.isInteger(port) || port < 1 || port > 65_535)) {
+    throw invalidOption("requireHttps: `port` must be an integer 1–65535 or 'same'");
   }
-  const portSuffix = port === 443 ? '' : `:${port}`;
+  const portSuffix = port === 443 || port === 'same' ? '' : `:${port}`;
 
   return function requireHttpsMiddleware(req, res, next) {
     if (trust.isSecure(req)) return next();
@@ -175,6 +179,8 @@ export function requireHttps(options: RequireHttpsOptions = {}): Middleware {
       });
     }
     const name = host.startsWith('[') ? host.slice(0, host.indexOf(']') + 1) : host.split(':')[0]!;
-    sendRedirect(res, 308, `https://${name}${portSuffix}${path}`);
+    const hostPort = host.slice(name.length);
+    const suffix = port !== 'same' ? portSuffix : hostPort === ':80' ? '' : hostPort;
+    sendRedirect(res, 308, `https://${name}${suffix}${path}`);
   };
 }

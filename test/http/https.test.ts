@@ -178,7 +178,7 @@ const raw = async (port: number, head: string, body = '') =>
 const hello: Middleware = (_req, res) => sendJson(res, 200, { hello: 'world' });
 
 describe('requireHttps', () => {
-  let ports: { direct: number; proxied: number; otherPort: number; tls: number };
+  let ports: { direct: number; proxied: number; otherPort: number; samePort: number; tls: number };
 
   beforeAll(async () => {
     const tls = createHttpsServer(
@@ -189,6 +189,7 @@ describe('requireHttps', () => {
       direct: (await serve([requireHttps(), hello])).port,
       proxied: (await serve([requireHttps({ trustProxy: 'loopback' }), hello])).port,
       otherPort: (await serve([requireHttps({ port: 8443 }), hello])).port,
+      samePort: (await serve([requireHttps({ port: 'same' }), hello])).port,
       tls: (await listen(tls)).port,
     };
   });
@@ -213,6 +214,21 @@ describe('requireHttps', () => {
     expect(ipv6.headers.location).toBe('https://[::1]/x');
     const configured = await raw(ports.otherPort, 'GET /x HTTP/1.1\r\nHost: 127.0.0.1:8080');
     expect(configured.headers.location).toBe('https://127.0.0.1:8443/x');
+  });
+
+  it("with port 'same', changes only the scheme (an explicit :80 excepted)", async () => {
+    const cases: [string, string][] = [
+      ['127.0.0.1:8080', 'https://127.0.0.1:8080/x?y=1'],
+      ['[::1]:3000', 'https://[::1]:3000/x?y=1'],
+      ['[::1]', 'https://[::1]/x?y=1'],
+      ['api.example.com', 'https://api.example.com/x?y=1'],
+      ['api.example.com:80', 'https://api.example.com/x?y=1'],
+    ];
+    for (const [host, location] of cases) {
+      const res = await raw(ports.samePort, `GET /x?y=1 HTTP/1.1\r\nHost: ${host}`);
+      expect(res.status, host).toBe(308);
+      expect(res.headers.location, host).toBe(location);
+    }
   });
 
   it('keeps the redirect on the requested host', async () => {
@@ -298,6 +314,7 @@ describe('requireHttps', () => {
   it('validates its options', () => {
     expect(() => requireHttps({ trustProxies: 1 } as never)).toThrow(/Did you mean `trustProxy`\?/);
     expect(() => requireHttps({ port: 0 })).toThrow(TypeError);
+    expect(() => requireHttps({ port: 'other' as never })).toThrow(TypeError);
     expect(() => requireHttps({ trustProxy: 'nope' })).toThrow(TypeError);
     expect(requireHttps().name).toBe('requireHttpsMiddleware');
   });
