@@ -6,11 +6,9 @@ import {
   compose,
   cors,
   createChannelProtocol,
-  createContextKey,
   createHub,
   createRouter,
   createUpgradeHandler,
-  getContextValue,
   getPrincipal,
   HttpError,
   isPreflightRequest,
@@ -21,7 +19,6 @@ import {
   requestId,
   requireHttps,
   securityHeaders,
-  setContextValue,
   toNodeListener,
   type UpgradeHandler,
 } from 'portico';
@@ -98,9 +95,6 @@ export function edgeMiddleware(config: Pick<ServerConfig, 'trustProxy'>): Middle
   return [requestId(), securityHeaders({ trustProxy: config.trustProxy })];
 }
 
-/** The 400/401 a request's credential got, held until the rate limit has counted it. */
-const refusedCredential = createContextKey<HttpError>('refusedCredential');
-
 /** Builds the service from portico's public API only, for the public address `baseUrl`. */
 export async function createApp(config: ServerConfig, baseUrl: string): Promise<ReferenceApp> {
   const users = await createUsers();
@@ -163,24 +157,6 @@ export async function createApp(config: ServerConfig, baseUrl: string): Promise<
     return next();
   };
 
-  // A refused credential is answered only once the rate limit has counted the call (by
-  // client IP, there being no caller): guessing keys or passwords spends the guesser's quota.
-  const identify = authenticate(authenticators, { optional: true });
-  const identifyThenCount: Middleware = async (req, res, next) => {
-    try {
-      await identify(req, res, () => Promise.resolve());
-    } catch (refusal) {
-      if (!(refusal instanceof HttpError) || refusal.status >= 500) throw refusal;
-      setContextValue(req, refusedCredential, refusal);
-    }
-    return next();
-  };
-  const answerRefusedCredential: Middleware = (req, _res, next) => {
-    const refusal = getContextValue(req, refusedCredential);
-    if (refusal !== undefined) throw refusal;
-    return next();
-  };
-
   const edge = edgeMiddleware(config);
   const chain: Middleware[] = [...edge, oneHost];
   if (config.production && config.tls === undefined) {
@@ -203,10 +179,9 @@ export async function createApp(config: ServerConfig, baseUrl: string): Promise<
     mount(
       '/api',
       compose([
-        // who is calling, then count the call by API key, else user, else client IP
-        identifyThenCount,
-        rateLimit(limits),
-        answerRefusedCredential,
+        // who is calling, then count the call by API key, else user, else client IP; a
+        // refused credential is answered only once counted: guesses spend the guesser's quota
+        authenticate(authenticators, { optional: true, rateLimit: rateLimit(limits) }),
         requireAuthenticated,
       ]),
     ),

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Middleware } from '../core/compose.js';
 import { HttpError } from '../core/errors.js';
-import { invalidOption } from '../internal/options.js';
+import { assertKnownOptions, invalidOption } from '../internal/options.js';
 import type { Authenticator } from './authenticator.js';
 import { challenge as buildChallenge } from './authenticator.js';
 import { authenticationRequired, forbiddenRole, insufficientScope } from './errors.js';
@@ -17,7 +17,18 @@ export interface AuthenticateOptions {
    * @defaultValue `false`
    */
   optional?: boolean;
+  /**
+   * A rate limit (a `rateLimit()` middleware, or any middleware) run once the caller is
+   * identified and before a refusal is answered: an accepted credential is counted under its
+   * principal (`rateLimit`'s default key: API key id, else user), and a refused or missing
+   * one under the client IP, so guessing keys or passwords spends the guesser's quota and,
+   * once it is spent, gets 429 instead of another verdict on its guess.
+   * @defaultValue none: a refusal is answered at once, uncounted
+   */
+  rateLimit?: Middleware;
 }
+
+const KNOWN_OPTIONS = ['optional', 'rateLimit'] as const;
 
 /**
  * Authenticates each request with the first mechanism whose credential is present, in the
@@ -30,6 +41,9 @@ export interface AuthenticateOptions {
  * ```ts
  * const auth = authenticate([jwtBearer({ issuer, audience, jwksUrl }), apiKeyAuth({ store })]);
  * const app = compose([requestId(), auth, createRouter({ '/api/me': { GET: me } })]);
+ *
+ * // count every call, refused credentials too, before answering it
+ * const counted = authenticate([basicAuth({ verify })], { rateLimit: rateLimit({ limit: 100 }) });
  * ```
  * @see {@link https://www.rfc-editor.org/rfc/rfc9110#section-11.6.1 | RFC 9110 §11.6.1}
  */
@@ -40,16 +54,36 @@ export function authenticate(
   if (!Array.isArray(authenticators) || authenticators.length === 0) {
     throw invalidOption('authenticate(): give at least one authenticator');
   }
+  assertKnownOptions('authenticate()', options, KNOWN_OPTIONS);
   const { challenges, identify } = createIdentifier('authenticate()', authenticators);
   const optional = options.optional ?? false;
-  return async function authenticateMiddleware(req, _res, next) {
-    const principal = await identify(req);
-    if (principal !== undefined) {
-      setPrincipal(req, principal);
-      return next();
+  const limit = options.rateLimit;
+  if (limit !== undefined && typeof limit !== 'function') {
+    throw invalidOption('authenticate(): `rateLimit` must be a middleware, e.g. rateLimit()');
+  }
+  if (limit === undefined) {
+    return async function authenticateMiddleware(req, _res, next) {
+      const principal = await identify(req);
+      if (principal !== undefined) {
+        setPrincipal(req, principal);
+        return next();
+      }
+      if (optional) return next();
+      throw authenticationRequired(challenges);
+    };
+  }
+  return async function authenticateMiddleware(req, res, next) {
+    let refusal: HttpError | undefined;
+    try {
+      const principal = await identify(req);
+      if (principal !== undefined) setPrincipal(req, principal);
+      else if (!optional) refusal = authenticationRequired(challenges);
+    } catch (error) {
+      // a verdict on the credential waits for the count; a failure of ours (5xx) does not
+      if (!(error instanceof HttpError) || error.status >= 500) throw error;
+      refusal = error;
     }
-    if (optional) return next();
-    throw authenticationRequired(challenges);
+    return limit(req, res, () => (refusal === undefined ? next() : Promise.reject(refusal)));
   };
 }
 

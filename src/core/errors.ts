@@ -116,7 +116,12 @@ export class HttpError extends PorticoError {
     this.extensions = options.extensions;
   }
 
-  /** Whether the caller may see `detail` as is (always, for 4xx built by portico or the app). */
+  /**
+   * `true` below 500, like `http-errors`' `expose`, for frameworks that read it (Koa's default
+   * error handler shows the message only when it is set). portico itself renders an
+   * `HttpError`'s `detail` as given at every status: write a 5xx detail for the caller, and
+   * put internals in `cause` (logged, never rendered).
+   */
   get expose(): boolean {
     return this.status < 500;
   }
@@ -339,7 +344,8 @@ export const tooManyRequests = (retryAfter: number, detail?: string, extra?: Htt
     headers: { ...extra?.headers, 'Retry-After': retryAfterSeconds(retryAfter) },
   });
 /**
- * 500: an unexpected failure. The detail shown to callers never reveals internals.
+ * 500: an unexpected failure. The `detail` is shown to the caller as given (default: the
+ * status title), so leave internals out of it: `cause` is logged, never rendered.
  *
  * @example
  * ```ts

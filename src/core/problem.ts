@@ -41,9 +41,10 @@ export interface ProblemDetails {
 export interface ErrorHandlerOptions {
   /**
    * Called with every error that becomes a 5xx, with its request, before the answer is
-   * written: the place to log. The error may hold anything; the request's headers are not
-   * passed on purpose (they carry credentials).
-   * @defaultValue logs method, path, request id and stack to `console.error`
+   * written: the place to log. The error may hold anything. `req` is the request itself:
+   * leave its `Authorization`, `Cookie` and `X-API-Key` headers (credentials) and its query
+   * (it may hold an `api_key`) out of what you log; the default does.
+   * @defaultValue logs method, path without the query, request id and stack to `console.error`
    */
   onError?: (error: unknown, req: IncomingMessage) => void;
 }

@@ -73,7 +73,13 @@ function answer(socket: Duplex, error: Error, headers: OutgoingHttpHeaders, id?:
   // the occurrence, not the target: what node could not parse is never echoed
   problem.instance = `urn:uuid:${id !== undefined && UUID.test(id) ? id : randomUUID()}`;
   if (id !== undefined) problem.requestId = id;
-  writeRawAnswer(socket, status, [headers], PROBLEM_TYPE, JSON.stringify(problem));
+  writeRawAnswer(
+    socket,
+    status,
+    [headers, { 'Cache-Control': 'no-store' }],
+    PROBLEM_TYPE,
+    JSON.stringify(problem),
+  );
 }
 
 /** Whether the socket can still be answered; if not, it is destroyed. */

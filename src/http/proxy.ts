@@ -12,7 +12,8 @@ import { invalidOption } from '../internal/options.js';
  *   from the right of `X-Forwarded-For` (the socket peer counting as the rightmost).
  * - CIDR ranges (`'10.0.0.0/8'`, `'::1/128'`), as an array or a comma-separated string:
  *   addresses are walked from the right and skipped while they lie in these ranges.
- *   `'loopback'` and `'private'` name the usual ranges.
+ *   `'loopback'` (127.0.0.0/8, ::1), `'private'` (10/8, 172.16/12, 192.168/16, fc00::/7)
+ *   and `'linklocal'` (169.254/16, fe80::/10) name the usual ranges.
  *
  * The spoofable leftmost entry is never taken on trust.
  */

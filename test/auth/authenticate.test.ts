@@ -127,6 +127,10 @@ describe('authenticate()', () => {
   it('refuses a bad configuration when built', () => {
     expect(() => authenticate([])).toThrow(TypeError);
     expect(() => authenticate([{} as Authenticator])).toThrow(TypeError);
+    expect(() => authenticate([fake('Alpha')], { rateLimit: {} as never })).toThrow(TypeError);
+    expect(() => authenticate([fake('Alpha')], { optinal: true } as never)).toThrow(
+      /Did you mean `optional`\?/,
+    );
   });
 });
 
@@ -289,5 +293,62 @@ describe('rate limits per principal', () => {
     expect(await statuses({ 'x-key': 'k2' })).toEqual([200, 200, 429]);
     expect(await statuses({ 'x-test-user': 'alice' })).toEqual([200, 200, 429]);
     expect(await statuses({})).toEqual([200, 200, 429]);
+  });
+
+  it('with `rateLimit`, counts refused and missing credentials by IP before answering them', async () => {
+    const server = await serve([
+      authenticate([fake('Alpha')], { rateLimit: rateLimit({ limit: 3, windowMs: 60_000 }) }),
+      echo,
+    ]);
+    const bad = await request(server, '/', { headers: { 'x-test-alpha': 'bad' } });
+    expect(bad.status).toBe(401);
+    expect(bad.headers['www-authenticate']).toBe('Alpha realm="api"');
+    // the refusal carries the count: it was counted before it was answered
+    expect(bad.headers['x-ratelimit-remaining']).toBe('2');
+    const none = await request(server, '/');
+    expect(none.status).toBe(401);
+    expect(none.headers['x-ratelimit-remaining']).toBe('1');
+    expect((await request(server, '/', { headers: { 'x-test-alpha': 'bad' } })).status).toBe(401);
+    // the guesser's quota is spent: no more verdicts on its guesses, bad or good
+    const spent = await request(server, '/', { headers: { 'x-test-alpha': 'bad' } });
+    expect(spent.status).toBe(429);
+    expect(spent.headers['retry-after']).toMatch(/^\d+$/);
+    expect(spent.headers['www-authenticate']).toBeUndefined();
+    // an accepted credential counts under its user, not the IP
+    const alice = await request(server, '/', { headers: { 'x-test-alpha': 'alice' } });
+    expect(alice.status).toBe(200);
+    expect(json(alice)).toMatchObject({ sub: 'alice' });
+    expect(alice.headers['x-ratelimit-remaining']).toBe('2');
+  });
+
+  it('with `rateLimit` and `optional`, lets anonymous calls through counted; 5xx are not held', async () => {
+    const failing: Authenticator = {
+      scheme: 'Broken',
+      authenticate: (req) => {
+        if (req.headers['x-broken'] === undefined) return undefined;
+        throw new HttpError(503, 'The key set is unavailable.', {
+          headers: { 'Retry-After': '5' },
+        });
+      },
+    };
+    let counted = 0;
+    const server = await serve([
+      authenticate([failing, fake('Alpha')], {
+        optional: true,
+        rateLimit: (_req, _res, next) => {
+          counted++;
+          return next();
+        },
+      }),
+      echo,
+    ]);
+    const anonymous = await request(server, '/');
+    expect(anonymous.status).toBe(200);
+    expect(json(anonymous)).toBeNull();
+    expect((await request(server, '/', { headers: { 'x-test-alpha': 'bad' } })).status).toBe(401);
+    expect(counted).toBe(2);
+    const broken = await request(server, '/', { headers: { 'x-broken': '1' } });
+    expect(broken.status).toBe(503);
+    expect(counted).toBe(2);
   });
 });

@@ -27,6 +27,7 @@ function expectProblem(answer: RawReply, status: number): Record<string, unknown
   expect(answer.status).toBe(status);
   expect(answer.headers['content-type']).toBe(PROBLEM_TYPE);
   expect(answer.headers.connection).toBe('close');
+  expect(answer.headers['cache-control']).toBe('no-store');
   expect(Number(answer.headers['content-length'])).toBe(Buffer.byteLength(answer.body));
   const body = JSON.parse(answer.body) as Record<string, unknown>;
   expect(body.status).toBe(status);
