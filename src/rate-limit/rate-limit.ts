@@ -74,8 +74,9 @@ export interface RateLimitOptions {
    */
   report?: (req: IncomingMessage) => boolean;
   /**
-   * What to do when the store fails: `false` answers `503 Service Unavailable` (with
-   * `Retry-After`), `true` lets the request through unlimited.
+   * What to do when the store, or the `key` function (a throw or a rejection), fails: `false`
+   * answers `503 Service Unavailable` (with `Retry-After`; the error goes to `onError` as its
+   * cause), `true` lets the request through unlimited.
    * @defaultValue `false`
    */
   failOpen?: boolean;
@@ -238,8 +239,19 @@ export function rateLimit(options: RateLimitOptions = {}): Middleware {
   return function rateLimitMiddleware(req, res, next) {
     if (skip?.(req)) return next();
     if (customKey === undefined) return limitBy(principalRateLimitKey(req), req, res, next);
-    const key = customKey(req);
-    if (isPromiseLike(key)) return key.then((k) => limitBy(k, req, res, next));
+    // a key that cannot be found (its lookup failed) counts nothing: the store's failure path
+    let key: ReturnType<RateLimitKey>;
+    try {
+      key = customKey(req);
+    } catch (error) {
+      return storeFailed(error, next);
+    }
+    if (isPromiseLike(key)) {
+      return key.then(
+        (k) => limitBy(k, req, res, next),
+        (error: unknown) => storeFailed(error, next),
+      );
+    }
     return limitBy(key, req, res, next);
   };
 }

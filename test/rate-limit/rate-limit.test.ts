@@ -305,6 +305,26 @@ describe('rateLimit', () => {
     }
   });
 
+  it('treats a failing key function like a failing store: 503, or through with failOpen', async () => {
+    const lookupFailed = new Error('key lookup down');
+    const keys = [
+      () => {
+        throw lookupFailed;
+      },
+      () => Promise.reject(lookupFailed),
+    ];
+    for (const key of keys) {
+      const errors: unknown[] = [];
+      const res = await (await serve({ key }, errors))();
+      expect(res.status).toBe(503);
+      expect(res.headers.get('retry-after')).toBe('5');
+      expect(JSON.stringify(await res.json())).not.toContain('key lookup down');
+      expect(errors).toEqual([lookupFailed]);
+      const open = await (await serve({ key, failOpen: true }))();
+      expect(open.status).toBe(200);
+    }
+  });
+
   it('keeps X-RateLimit-Remaining at zero however far over the limit', async () => {
     const store: RateLimitStore = { increment: () => ({ count: 50, resetAt: Date.now() + 2_500 }) };
     const get = await serve({ limit: 10, store });
