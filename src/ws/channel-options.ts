@@ -155,6 +155,15 @@ export interface ChannelProtocolOptions {
    * @defaultValue 1048576 (1 MiB)
    */
   maxBufferedBytes?: number;
+  /**
+   * The hub channel that relayed `message`s cross processes on: each protocol delivers a
+   * relay to its own connections at once and publishes it there, and the protocols of the
+   * other processes sharing the hub's broker (a `RedisBroker`) deliver it to theirs. Clients
+   * can neither subscribe nor send on this channel. `false` keeps relays in this process.
+   * Only with a `hub`.
+   * @defaultValue `'portico:relay'`
+   */
+  relayChannel?: string | false;
 }
 
 /** The built-in message types, which `extend` cannot replace. */
@@ -170,6 +179,7 @@ export interface ChannelSettings {
   onError: (error: unknown) => void;
   rateLimit: ChannelRateLimit | false;
   maxBufferedBytes: number;
+  relayChannel: string | false;
 }
 
 const OWNER = 'createChannelProtocol()';
@@ -182,6 +192,7 @@ const KNOWN_OPTIONS = [
   'onError',
   'rateLimit',
   'maxBufferedBytes',
+  'relayChannel',
 ] as const;
 
 const defaultOnError = (error: unknown) => {
@@ -229,8 +240,13 @@ export function channelSettings(options: ChannelProtocolOptions): ChannelSetting
       throw invalidOption(`${OWNER}: extend["${type}"] must be a function`);
     }
   }
+  const relayChannel = options.relayChannel ?? 'portico:relay';
+  if (relayChannel !== false && (typeof relayChannel !== 'string' || relayChannel === '')) {
+    throw invalidOption(`${OWNER}: \`relayChannel\` must be a channel name or false`);
+  }
   return {
     hub,
+    relayChannel,
     heartbeat: milliseconds('heartbeat', options.heartbeat ?? 30_000),
     extend,
     authorize,

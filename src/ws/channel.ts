@@ -16,6 +16,7 @@ import {
   type ChannelProtocolOptions,
   channelSettings,
 } from './channel-options.js';
+import { createRelayLink } from './channel-relay.js';
 import { ChannelSet } from './channel-set.js';
 import { CloseCode, closeCodeFor, WebSocketCloseError } from './close-codes.js';
 
@@ -136,9 +137,24 @@ function sinceOf(message: Record<string, unknown>) {
  * @see {@link https://www.rfc-editor.org/rfc/rfc6455#section-7.4.1 | RFC 6455 §7.4.1}
  */
 export function createChannelProtocol(options: ChannelProtocolOptions = {}): ChannelProtocol {
-  const { hub, heartbeat, extend, authorize, closeTimeout, onError, rateLimit, maxBufferedBytes } =
-    channelSettings(options);
+  const {
+    hub,
+    heartbeat,
+    extend,
+    authorize,
+    closeTimeout,
+    onError,
+    rateLimit,
+    maxBufferedBytes,
+    relayChannel,
+  } = channelSettings(options);
   const connections = new Map<WebSocket, Connection>();
+  // relays cross processes through the hub; the relay channel is no client's to use
+  const link =
+    hub === undefined || relayChannel === false
+      ? undefined
+      : createRelayLink(hub, relayChannel, deliverRelay, onError);
+  const reserved = link === undefined ? undefined : relayChannel;
   let timer: NodeJS.Timeout | undefined;
   let closed = false;
 
@@ -207,9 +223,11 @@ export function createChannelProtocol(options: ChannelProtocolOptions = {}): Cha
 
   /** Whether `authorize` lets `conn` take `action` on `channel`; a refusal is answered. */
   function allowed(conn: Connection, action: 'subscribe' | 'publish', channel: string): boolean {
-    if (authorize === undefined) return true;
-    if (authorize({ action, channel, principal: conn.principal, id: idOf(conn) }) === true)
-      return true;
+    if (channel !== reserved) {
+      if (authorize === undefined) return true;
+      if (authorize({ action, channel, principal: conn.principal, id: idOf(conn) }) === true)
+        return true;
+    }
     send(conn, { type: 'error', code: 'forbidden', action, channel });
     return false;
   }
@@ -270,7 +288,12 @@ export function createChannelProtocol(options: ChannelProtocolOptions = {}): Cha
     const out: Record<string, unknown> = { type: 'message', text, from: from.principal?.sub };
     if (user !== undefined) out.user = user;
     if (channel !== undefined) out.channel = channel;
-    const payload = Buffer.from(JSON.stringify(out));
+    deliverRelay(Buffer.from(JSON.stringify(out)), channel, from);
+    link?.publish(out as Parameters<typeof link.publish>[0]);
+  }
+
+  /** A relay to every connection of this process but its sender (of `channel`, if named). */
+  function deliverRelay(payload: Buffer, channel: string | undefined, from?: Connection): void {
     for (const conn of connections.values()) {
       if (conn === from) continue;
       if (channel !== undefined && !conn.channels?.has(channel)) continue;
@@ -379,6 +402,7 @@ export function createChannelProtocol(options: ChannelProtocolOptions = {}): Cha
     };
     // One listener of each kind for every connection: no closures per connection.
     connections.set(ws, conn);
+    link?.start();
     ws.on('pong', onPong);
     ws.on('message', onSocketMessage);
     ws.on('close', onSocketClose);
@@ -390,6 +414,7 @@ export function createChannelProtocol(options: ChannelProtocolOptions = {}): Cha
 
   async function close(): Promise<void> {
     closed = true;
+    link?.close();
     if (timer !== undefined) clearInterval(timer);
     timer = undefined;
     const pending = [...connections.values()].map(

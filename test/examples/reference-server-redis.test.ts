@@ -71,6 +71,43 @@ describe.skipIf(!hasRedis)('reference server: two processes on one Redis', () =>
     ws.close();
   });
 
+  it('relays a WebSocket message sent on A to the clients of B (of its channel, if named)', async () => {
+    const open = async (server: RunningServer, credentials: Record<string, string>) => {
+      const ws = new WebSocket(`${server.url.replace('http', 'ws')}/ws`, { headers: credentials });
+      const received: Record<string, unknown>[] = [];
+      ws.on('message', (data) => received.push(JSON.parse(String(data))));
+      await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
+      return { ws, received };
+    };
+    const alice = await open(a, { 'X-API-Key': DEMO_KEY });
+    const bob = await open(b, { Authorization: BOB });
+    bob.ws.send(JSON.stringify({ type: 'subscribe', channel: 'r' }));
+    bob.ws.send(JSON.stringify({ type: 'ping' }));
+    await vi.waitFor(() => expect(bob.received).toContainEqual({ type: 'pong' }));
+    // both relay subscriptions (made with each process's first connection) are live once a
+    // relay gets through; each try is a new text, so only the last can be missing
+    let tries = 0;
+    await vi.waitFor(
+      () => {
+        alice.ws.send(JSON.stringify({ type: 'message', text: `hello ${++tries}` }));
+        expect(bob.received.some((m) => m.type === 'message')).toBe(true);
+      },
+      { timeout: 5000, interval: 200 },
+    );
+    alice.ws.send(JSON.stringify({ type: 'message', text: 'in r', channel: 'r' }));
+    await vi.waitFor(() =>
+      expect(bob.received).toContainEqual({
+        type: 'message',
+        text: 'in r',
+        from: 'alice',
+        channel: 'r',
+      }),
+    );
+    expect(alice.received.filter((m) => m.type === 'message')).toEqual([]);
+    alice.ws.close();
+    bob.ws.close();
+  });
+
   it('streams B’s messages to A’s /events, and resumes on B with A’s Last-Event-ID', async () => {
     const headers = { 'X-API-Key': DEMO_KEY };
     const onA = await connect({ port: Number(new URL(a.url).port) }, '/events', headers);

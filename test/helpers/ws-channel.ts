@@ -20,32 +20,29 @@ const headerAuth: Authenticator = {
   },
 };
 
-let server: Server | undefined;
-let protocol: ChannelProtocol | undefined;
-let hub: Hub | undefined;
+// what each start() opened, the last one last (several: processes sharing one hub)
+const servers: Server[] = [];
+const protocols: ChannelProtocol[] = [];
+const hubs = new Set<Hub>();
 const clients: WebSocket[] = [];
 /** The server side of each connection, in the order they were handed to the protocol. */
 export const serverSockets: WebSocket[] = [];
 
 /** The protocol the last {@link start} made. */
 export function currentProtocol(): ChannelProtocol {
+  const protocol = protocols.at(-1);
   if (protocol === undefined) throw new Error('start() first');
   return protocol;
 }
 
-/** Closes what the last {@link start} opened: clients, protocol, its hub, the server. */
+/** Closes what every {@link start} opened: clients, protocols, their hubs, the servers. */
 export async function closeChannels(): Promise<void> {
   for (const c of clients.splice(0)) c.terminate();
   serverSockets.length = 0;
-  await protocol?.close();
-  protocol = undefined;
-  await hub?.close();
-  hub = undefined;
-  if (server) {
-    const s = server;
-    server = undefined;
-    await new Promise<void>((resolve) => s.close(() => resolve()));
-  }
+  for (const protocol of protocols.splice(0)) await protocol.close();
+  for (const hub of hubs) await hub.close();
+  hubs.clear();
+  for (const s of servers.splice(0)) await new Promise<void>((resolve) => s.close(() => resolve()));
 }
 
 /** Serves the channel protocol on `/ws` of a new server; the `x-user` header names the principal. */
@@ -53,10 +50,11 @@ export async function start(
   options: ChannelProtocolOptions = {},
   maxPayload?: number,
 ): Promise<string> {
-  hub = options.hub;
+  if (options.hub !== undefined) hubs.add(options.hub);
   const channels = createChannelProtocol({ heartbeat: 0, ...options });
-  protocol = channels;
-  server = createServer((_req, res) => res.end());
+  protocols.push(channels);
+  const server = createServer((_req, res) => res.end());
+  servers.push(server);
   server.on(
     'upgrade',
     createUpgradeHandler({
@@ -69,7 +67,7 @@ export async function start(
       },
     }),
   );
-  await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return `ws://127.0.0.1:${port}/ws`;
 }

@@ -8,6 +8,7 @@ import { streamChannel } from '../../src/sse/channel.js';
 import { closeAll, listen } from '../helpers/http.js';
 import { hasRedis, type RedisServer, startRedis } from '../helpers/redis.js';
 import { connect, parseEvents } from '../helpers/sse.js';
+import { closeChannels, connect as connectWs, silent, start } from '../helpers/ws-channel.js';
 
 describe.skipIf(!hasRedis)('RedisBroker (real redis-server)', () => {
   let redis: RedisServer;
@@ -19,6 +20,7 @@ describe.skipIf(!hasRedis)('RedisBroker (real redis-server)', () => {
     redis = await startRedis();
   });
   afterEach(async () => {
+    await closeChannels();
     for (const hub of hubs.splice(0)) await hub.close();
     for (const broker of brokers.splice(0)) await broker.close();
     await closeAll();
@@ -58,6 +60,31 @@ describe.skipIf(!hasRedis)('RedisBroker (real redis-server)', () => {
     await a.publish('room', 'n', { i: 6 });
     await vi.waitFor(() => expect(onA).toHaveLength(6));
     expect(onB).toHaveLength(5);
+  });
+
+  it('carries WebSocket relays between the channel protocols of two processes', async () => {
+    const [a, b] = twoProcesses();
+    const one = await start({ hub: a });
+    const two = await start({ hub: b });
+    const alice = await connectWs(one, 'alice');
+    const bob = await connectWs(two, 'bob');
+    bob.send({ type: 'subscribe', channel: 'r' });
+    bob.send({ type: 'ping' });
+    await bob.next();
+    // the relay subscription of each process is made with its first connection
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    alice.send({ type: 'message', text: 'no channel' });
+    expect(await bob.next()).toEqual({ type: 'message', text: 'no channel', from: 'alice' });
+    alice.send({ type: 'message', text: 'in r', channel: 'r' });
+    expect(await bob.next()).toEqual({
+      type: 'message',
+      text: 'in r',
+      from: 'alice',
+      channel: 'r',
+    });
+    bob.send({ type: 'message', text: 'back' });
+    expect(await alice.next()).toEqual({ type: 'message', text: 'back', from: 'bob' });
+    await silent(alice);
   });
 
   it('replays history from either process, and says when it is lost', async () => {

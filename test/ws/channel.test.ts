@@ -280,3 +280,72 @@ describe('createChannelProtocol', () => {
     });
   });
 });
+
+describe('relays across processes sharing a hub', () => {
+  /** Two protocols on two servers over one hub: two processes of one service. */
+  async function twoProcesses(options: { relayChannel?: string | false } = {}) {
+    const hub = createHub();
+    return [await start({ hub, ...options }), await start({ hub, ...options })] as const;
+  }
+
+  it('relays to the connections of the other process too, once, never echoed', async () => {
+    const [one, two] = await twoProcesses();
+    const a = await connect(one, 'alice');
+    const b = await connect(one, 'bob');
+    const c = await connect(two, 'carol');
+    a.send({ type: 'message', text: 'hello', user: 'Alice' });
+    const expected = { type: 'message', text: 'hello', from: 'alice', user: 'Alice' };
+    expect(await b.next()).toEqual(expected);
+    expect(await c.next()).toEqual(expected);
+    c.send({ type: 'message', text: 'back' });
+    expect(await a.next()).toEqual({ type: 'message', text: 'back', from: 'carol' });
+    expect(await b.next()).toEqual({ type: 'message', text: 'back', from: 'carol' });
+    await silent(a);
+    await silent(b);
+    await silent(c);
+  });
+
+  it('keeps a channel message to the channel’s subscribers on every process', async () => {
+    const [one, two] = await twoProcesses();
+    const a = await connect(one, 'alice');
+    const b = await connect(two, 'bob');
+    const c = await connect(two, 'carol');
+    b.send({ type: 'subscribe', channel: 'room:1' });
+    b.send({ type: 'ping' });
+    await b.next();
+    a.send({ type: 'message', text: 'hi room', channel: 'room:1' });
+    expect(await b.next()).toEqual({
+      type: 'message',
+      text: 'hi room',
+      from: 'alice',
+      channel: 'room:1',
+    });
+    await silent(c);
+    await silent(a);
+  });
+
+  it('lets no client subscribe or send on the relay channel', async () => {
+    const [one] = await twoProcesses();
+    const a = await connect(one, 'alice');
+    a.send({ type: 'subscribe', channel: 'portico:relay' });
+    expect(await a.next()).toEqual({
+      type: 'error',
+      code: 'forbidden',
+      action: 'subscribe',
+      channel: 'portico:relay',
+    });
+    a.send({ type: 'message', text: 'x', channel: 'portico:relay' });
+    expect(await a.next()).toMatchObject({ type: 'error', action: 'publish' });
+  });
+
+  it('with relayChannel false, keeps relays in their process', async () => {
+    const [one, two] = await twoProcesses({ relayChannel: false });
+    const a = await connect(one, 'alice');
+    const b = await connect(one, 'bob');
+    const c = await connect(two, 'carol');
+    a.send({ type: 'message', text: 'local' });
+    expect(await b.next()).toMatchObject({ text: 'local' });
+    await silent(c);
+    expect(() => createChannelProtocol({ relayChannel: '' })).toThrow(TypeError);
+  });
+});

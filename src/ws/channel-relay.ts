@@ -1,0 +1,79 @@
+import { randomUUID } from 'node:crypto';
+import type { HubMessage } from '../realtime/broker.js';
+import type { Hub, Subscription } from '../realtime/hub.js';
+
+/** A relayed `message` as it crosses processes: who sent it, and what its receivers get. */
+interface RelayEnvelope {
+  origin: string;
+  message: { type: 'message'; text: string; from?: string; user?: string; channel?: string };
+}
+
+/** The event name of relays on the relay channel. */
+const RELAY_EVENT = 'relay';
+
+function isEnvelope(data: unknown): data is RelayEnvelope {
+  const e = data as Partial<RelayEnvelope> | null;
+  const m = e?.message;
+  return (
+    typeof e?.origin === 'string' &&
+    typeof m === 'object' &&
+    m !== null &&
+    m.type === 'message' &&
+    typeof m.text === 'string' &&
+    (m.channel === undefined || typeof m.channel === 'string')
+  );
+}
+
+/** Where relayed messages cross processes, for one channel protocol. */
+export interface RelayLink {
+  /** Sends a relay this process delivered itself to the other processes. */
+  publish(message: RelayEnvelope['message']): void;
+  /** Starts receiving the other processes' relays (once; later calls do nothing). */
+  start(): void;
+  /** Stops receiving them. */
+  close(): void;
+}
+
+/**
+ * Links a channel protocol to the relays of the other processes over `hub` channel
+ * `channel`: `deliver` gets each relay another protocol published (never this one's own,
+ * which it delivered at once), with its payload and channel.
+ */
+export function createRelayLink(
+  hub: Hub,
+  channel: string,
+  deliver: (payload: Buffer, channel: string | undefined) => void,
+  onError: (error: unknown) => void,
+): RelayLink {
+  const origin = randomUUID();
+  let subscription: Subscription | undefined;
+  let closed = false;
+  const report = (error: unknown) => {
+    try {
+      onError(error);
+    } catch {
+      // a failing logger must not crash the server
+    }
+  };
+  const receive = (m: HubMessage) => {
+    if (m.event !== RELAY_EVENT || !isEnvelope(m.data) || m.data.origin === origin) return;
+    deliver(Buffer.from(JSON.stringify(m.data.message)), m.data.message.channel);
+  };
+  return {
+    publish(message) {
+      if (closed) return;
+      const envelope: RelayEnvelope = { origin, message };
+      hub.publish(channel, RELAY_EVENT, envelope).then(undefined, report);
+    },
+    start() {
+      if (subscription !== undefined || closed) return;
+      subscription = hub.subscribe(channel, receive);
+      subscription.ready.then(undefined, report);
+    },
+    close() {
+      closed = true;
+      subscription?.();
+      subscription = undefined;
+    },
+  };
+}
