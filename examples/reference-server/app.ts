@@ -7,12 +7,15 @@ import {
   cors,
   createChannelProtocol,
   createHub,
+  createProxyTrust,
   createRouter,
   createUpgradeHandler,
+  forbidden,
   getPrincipal,
   HttpError,
   isPreflightRequest,
   MemoryStore,
+  type MethodTable,
   type Middleware,
   mount,
   rateLimit,
@@ -170,6 +173,34 @@ export async function createApp(config: ServerConfig, baseUrl: string): Promise<
     trustProxy: config.trustProxy,
     store: shared.rateLimitStore ?? new MemoryStore(),
   };
+  // every route of the service; /login and /logout read the session cookie themselves,
+  // nothing else is open
+  const routes: Record<string, Middleware | MethodTable> = {
+    ...messages.routes,
+    ...events.routes,
+    ...keyRoutes(auth.apiKeys),
+    ...webhooks.routes,
+    ...accountRoutes(users, auth),
+    ...oauth.routes,
+    ...consoleRoutes(),
+    ...avatarRoutes(),
+    // /ws is served through the `upgrade` event; a plain request there is told to upgrade
+    // (and, from the method table, another method gets 405 with Allow, OPTIONS 204)
+    '/ws': { GET: upgradeRequired },
+  };
+  // the same paths and methods, each passing on: before any credential is asked for, a
+  // method a known path does not serve is a 405 with Allow, and OPTIONS a 204 with Allow
+  const pass: Middleware = (_req, _res, next) => next();
+  const knownMethods = createRouter(
+    Object.fromEntries(
+      Object.entries(routes).map(([path, route]) => [
+        path,
+        typeof route === 'function'
+          ? pass
+          : Object.fromEntries(Object.keys(route).map((method) => [method, pass])),
+      ]),
+    ),
+  );
   chain.push(
     mount(
       '/api',
@@ -182,6 +213,7 @@ export async function createApp(config: ServerConfig, baseUrl: string): Promise<
         // who is calling, then count the call by API key, else user, else client IP; a
         // refused credential is answered only once counted: guesses spend the guesser's quota
         authenticate(authenticators, { optional: true, rateLimit: rateLimit(limits) }),
+        knownMethods,
         requireAuthenticated,
       ]),
     ),
@@ -189,22 +221,14 @@ export async function createApp(config: ServerConfig, baseUrl: string): Promise<
     // the scope that reading messages needs (a write-only token reads nothing here either)
     mount(
       '/events',
-      compose([authenticate(authenticators, { optional: true }), requireAuthenticated, READ]),
+      compose([
+        authenticate(authenticators, { optional: true }),
+        knownMethods,
+        requireAuthenticated,
+        READ,
+      ]),
     ),
-    // /login and /logout read the session cookie themselves; nothing else is open
-    createRouter({
-      ...messages.routes,
-      ...events.routes,
-      ...keyRoutes(auth.apiKeys),
-      ...webhooks.routes,
-      ...accountRoutes(users, auth),
-      ...oauth.routes,
-      ...consoleRoutes(),
-      ...avatarRoutes(),
-      // /ws is served through the `upgrade` event; a plain request there is told to upgrade
-      // (and, from the method table, another method gets 405 with Allow, OPTIONS 204)
-      '/ws': { GET: upgradeRequired },
-    }),
+    createRouter(routes),
   );
   const channels = createChannelProtocol({
     hub: channelHub,
@@ -213,10 +237,26 @@ export async function createApp(config: ServerConfig, baseUrl: string): Promise<
     authorize: ({ action, principal }) =>
       action !== 'subscribe' || principal?.scopes.includes(READ_MESSAGES) === true,
   });
+  // behind the TLS proxy, a handshake that reached it over plain http is refused before the
+  // 101, as any other request would be (credentials and messages never travel in clear)
+  const proxyTrust = createProxyTrust(config.trustProxy);
+  const wssOnly: Middleware[] =
+    config.production && config.tls === undefined
+      ? [
+          (req, _res, next) => {
+            if (proxyTrust.isSecure(req)) return next();
+            throw forbidden('This resource must be accessed over HTTPS (wss://).', {
+              code: 'ERR_HTTPS_REQUIRED',
+              typeSlug: 'https-required',
+              title: 'HTTPS required',
+            });
+          },
+        ]
+      : [];
   const upgrade = createUpgradeHandler({
     path: '/ws',
     // a refused handshake carries the request id and security headers of any answer
-    middleware: edge,
+    middleware: [...edge, ...wssOnly],
     // cross-site WebSocket hijacking: only the CORS origins (and this server's own pages)
     origins: ownAndCorsOrigins,
     authenticators,

@@ -79,10 +79,9 @@ export function oauthEndpoint(
  *   `jti`, until it expires).
  * - A token that is unknown, expired or already revoked: nothing happens, and the answer is
  *   the same (§2.2: invalid tokens cause no error).
- * - A valid token issued to another client is not revoked. A confidential client is told so
- *   (`invalid_request`, as §2.1 asks: the request is refused); a public client, which anyone
- *   can name, gets the same `200` as for an unknown token, so that it cannot be used to find
- *   out which tokens are valid.
+ * - A valid token issued to another client is not revoked, and the request is refused with
+ *   `invalid_request`, as §2.1 asks, public clients included (whoever sends the token
+ *   already holds it; it stays valid).
  *
  * Success is `200` with an empty body; errors are RFC 6749 §5.2 JSON (`invalid_request` for a
  * missing `token`, `invalid_client` 401 for failed client authentication). Other methods get
@@ -97,9 +96,8 @@ export function oauthEndpoint(
 export function createRevocationEndpoint(ctx: OAuthContext): Middleware {
   const verifier = createOwnTokenVerifier(ctx);
 
-  /** A valid token of another client: refused (§2.1), silently for a public client. */
-  function notTheirs(client: OAuthClient): true {
-    if (client.secretHash === undefined) return true;
+  /** A valid token of another client: refused (§2.1). */
+  function notTheirs(): never {
     throw new OAuthError(
       'invalid_request',
       'The client is not authorized to revoke this token: it was issued to another client.',
@@ -111,7 +109,7 @@ export function createRevocationEndpoint(ctx: OAuthContext): Middleware {
     const found = await ctx.store.getRefreshToken(hash);
     if (found === undefined) return false;
     const { record } = found;
-    if (record.clientId !== client.clientId) return notTheirs(client);
+    if (record.clientId !== client.clientId) return notTheirs();
     await ctx.store.revokeGrant(record.grantId, revocationTtlMs(ctx, record.familyExpiresAt));
     await ctx.store.deleteRefreshToken(hash);
     return true;
@@ -125,7 +123,7 @@ export function createRevocationEndpoint(ctx: OAuthContext): Middleware {
     } catch {
       return false;
     }
-    if (payload.client_id !== client.clientId) return notTheirs(client);
+    if (payload.client_id !== client.clientId) return notTheirs();
     const grantId = payload.grant_id;
     if (typeof grantId === 'string' && grantId !== '') {
       await ctx.store.revokeGrant(grantId, revocationTtlMs(ctx));

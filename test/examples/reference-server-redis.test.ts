@@ -62,11 +62,14 @@ describe.skipIf(!hasRedis)('reference server: two processes on one Redis', () =>
     const onA = await fetch(`${a.url}/api/messages/${id}`, { headers: { 'X-API-Key': DEMO_KEY } });
     expect(onA.status).toBe(200);
     expect(onA.headers.get('etag')).toBe(created.headers.get('etag'));
-    await vi.waitFor(() =>
-      expect(received.find((m) => m.type === 'push')).toMatchObject({
-        event: 'message.created',
-        data: { text: 'from B' },
-      }),
+    // across processes through Redis: a few ms here, more on a loaded machine
+    await vi.waitFor(
+      () =>
+        expect(received.find((m) => m.type === 'push')).toMatchObject({
+          event: 'message.created',
+          data: { text: 'from B' },
+        }),
+      { timeout: 8000 },
     );
     ws.close();
   });

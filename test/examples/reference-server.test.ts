@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
 import { parseReply, rawRequest } from '../helpers/http.js';
 import { type RunningServer, startReferenceServer } from './spawn-server.js';
 
@@ -338,7 +339,23 @@ describe('reference server: /api/messages', () => {
     const anonymous = await fetch(`${server.url}/api/messages`, { method: 'OPTIONS' });
     expect(anonymous.status).toBe(204);
     expect(anonymous.headers.get('allow')).toBe('GET, POST, HEAD, OPTIONS');
+    expect(anonymous.headers.get('x-ratelimit-limit')).not.toBeNull();
     expect(options.headers.get('allow')).toBe('GET, POST, HEAD, OPTIONS');
+    // the method is checked before the credential: 405 and 204 need none, on /events too
+    const anonymousPatch = await fetch(`${server.url}/api/me`, { method: 'PATCH' });
+    expect(anonymousPatch.status).toBe(405);
+    expect(anonymousPatch.headers.get('allow')).toBe('GET, HEAD, OPTIONS');
+    expect(anonymousPatch.headers.get('x-ratelimit-remaining')).not.toBeNull();
+    const events = await fetch(`${server.url}/events`, { method: 'OPTIONS' });
+    expect(events.status).toBe(204);
+    expect(events.headers.get('allow')).toBe('GET, HEAD, OPTIONS');
+    expect((await fetch(`${server.url}/events`, { method: 'DELETE' })).status).toBe(405);
+    // a bad credential is still a 401, whatever the method
+    const bad = await fetch(`${server.url}/api/me`, {
+      method: 'PATCH',
+      headers: { 'X-API-Key': 'not-a-key' },
+    });
+    expect(bad.status).toBe(401);
   });
 });
 
@@ -498,6 +515,24 @@ describe('reference server: settings', () => {
       });
       expect(secure.status).toBe(200);
       expect(secure.headers.get('strict-transport-security')).toMatch(/max-age=\d+/);
+      // a WebSocket handshake that reached the proxy over plain http: 403 before the 101
+      const handshake = (proto: string) =>
+        new Promise<number>((resolve, reject) => {
+          const ws = new WebSocket(`${proxied.url.replace('http', 'ws')}/ws`, {
+            headers: { 'X-Forwarded-Proto': proto, ...auth },
+          });
+          ws.once('open', () => {
+            ws.close();
+            resolve(101);
+          });
+          ws.once('unexpected-response', (_req, res) => {
+            res.resume();
+            resolve(res.statusCode ?? 0);
+          });
+          ws.once('error', reject);
+        });
+      expect(await handshake('http')).toBe(403);
+      expect(await handshake('https')).toBe(101);
     } finally {
       await proxied.stop();
     }

@@ -561,10 +561,15 @@ describe('revocation (RFC 7009)', () => {
       expect(reply.headers['cache-control']).toBe('no-store');
       expect(json(reply)).toMatchObject({ error: 'invalid_request' });
     }
-    // a public client (anyone may name one) learns nothing: 200, and nothing is revoked
+    // a public client is refused the same way (§2.1), and nothing is revoked
     const ownedByWeb = await refreshToken();
     const asPublic = await post('/revoke', { token: ownedByWeb.value, client_id: 'demo-spa' });
-    expect(asPublic.status).toBe(200);
+    expect(asPublic.status).toBe(400);
+    expect(json(asPublic)).toMatchObject({ error: 'invalid_request' });
+    const webAccess = await userToken({ clientId: 'demo-web' });
+    const accessAsPublic = await post('/revoke', { token: webAccess.token, client_id: 'demo-spa' });
+    expect(accessAsPublic.status).toBe(400);
+    expect((await me(webAccess.token)).status).toBe(200);
     expect(await ctx.store.isGrantRevoked(ownedByWeb.record.grantId)).toBe(false);
     expect(await ctx.store.getRefreshToken(hashToken(foreignRefresh.value))).toMatchObject({
       state: 'fresh',
