@@ -1,4 +1,4 @@
-import type { RequestListener } from 'node:http';
+import type { IncomingMessage, RequestListener } from 'node:http';
 import {
   authenticate,
   authenticationRequired,
@@ -60,12 +60,16 @@ export interface ReferenceApp {
  * §3.2): otherwise a 400 problem. (node's own check, turned off in main.ts, would answer a
  * bare 400 without a body, and lets a second Host line through.)
  */
-const oneHost: Middleware = (req, res, next) => {
+function hasOneHost(req: IncomingMessage): boolean {
   let hosts = 0;
   for (let i = 0; i < req.rawHeaders.length; i += 2) {
     if (req.rawHeaders[i]!.length === 4 && req.rawHeaders[i]!.toLowerCase() === 'host') hosts++;
   }
-  if (hosts > 1 || (hosts === 0 && req.httpVersion !== '1.0')) {
+  return hosts === 1 || (hosts === 0 && req.httpVersion === '1.0');
+}
+
+const oneHost: Middleware = (req, res, next) => {
+  if (!hasOneHost(req)) {
     res.setHeader('Connection', 'close'); // a client this confused gets a fresh start
     throw badRequest('An HTTP/1.1 request must carry exactly one Host header.', {
       code: 'ERR_HOST_HEADER',
@@ -160,19 +164,30 @@ export async function createApp(config: ServerConfig, baseUrl: string): Promise<
     return next();
   };
 
-  const edge = edgeMiddleware(config);
-  const chain: Middleware[] = [...edge, oneHost];
-  if (config.production && config.tls === undefined) {
-    chain.push(requireHttps({ trustProxy: config.trustProxy, port: 'same' }));
-  }
-  // every answer on /api/* tells the rate limit, a CORS preflight too (answered by cors()
-  // below, before the limit counts anything): reported from the count, not counted
   const limits = {
     limit: config.rateLimit,
     windowMs: config.rateLimitWindowSeconds * 1000,
     trustProxy: config.trustProxy,
     store: shared.rateLimitStore ?? new MemoryStore(),
   };
+  // behind the TLS proxy, what reached it over plain http is redirected or refused (a
+  // WebSocket handshake too, below): credentials and messages never travel in clear
+  const httpsOnly = config.production && config.tls === undefined;
+  const proxyTrust = createProxyTrust(config.trustProxy);
+  const answeredBeforeCounting = (req: IncomingMessage) =>
+    isPreflightRequest(req) || !hasOneHost(req) || (httpsOnly && !proxyTrust.isSecure(req));
+  const edge = edgeMiddleware(config);
+  const chain: Middleware[] = [
+    ...edge,
+    // every answer on /api/* tells the rate limit: those answered before the limit counts
+    // (a CORS preflight, a bad Host, plain http behind the proxy) get the current count
+    mount(
+      '/api',
+      rateLimit({ ...limits, skip: (req) => !answeredBeforeCounting(req), report: () => true }),
+    ),
+    oneHost,
+  ];
+  if (httpsOnly) chain.push(requireHttps({ trustProxy: config.trustProxy, port: 'same' }));
   // every route of the service; /login and /logout read the session cookie themselves,
   // nothing else is open
   const routes: Record<string, Middleware | MethodTable> = {
@@ -202,10 +217,6 @@ export async function createApp(config: ServerConfig, baseUrl: string): Promise<
     ),
   );
   chain.push(
-    mount(
-      '/api',
-      rateLimit({ ...limits, skip: (req) => !isPreflightRequest(req), report: () => true }),
-    ),
     cors({ origins: config.corsOrigins, credentials: true }),
     mount(
       '/api',
@@ -237,22 +248,19 @@ export async function createApp(config: ServerConfig, baseUrl: string): Promise<
     authorize: ({ action, principal }) =>
       action !== 'subscribe' || principal?.scopes.includes(READ_MESSAGES) === true,
   });
-  // behind the TLS proxy, a handshake that reached it over plain http is refused before the
-  // 101, as any other request would be (credentials and messages never travel in clear)
-  const proxyTrust = createProxyTrust(config.trustProxy);
-  const wssOnly: Middleware[] =
-    config.production && config.tls === undefined
-      ? [
-          (req, _res, next) => {
-            if (proxyTrust.isSecure(req)) return next();
-            throw forbidden('This resource must be accessed over HTTPS (wss://).', {
-              code: 'ERR_HTTPS_REQUIRED',
-              typeSlug: 'https-required',
-              title: 'HTTPS required',
-            });
-          },
-        ]
-      : [];
+  // a handshake that reached the proxy over plain http is refused before the 101
+  const wssOnly: Middleware[] = httpsOnly
+    ? [
+        (req, _res, next) => {
+          if (proxyTrust.isSecure(req)) return next();
+          throw forbidden('This resource must be accessed over HTTPS (wss://).', {
+            code: 'ERR_HTTPS_REQUIRED',
+            typeSlug: 'https-required',
+            title: 'HTTPS required',
+          });
+        },
+      ]
+    : [];
   const upgrade = createUpgradeHandler({
     path: '/ws',
     // a refused handshake carries the request id and security headers of any answer

@@ -72,6 +72,19 @@ describe('reference server: start-up and common headers', () => {
     expect(problem.detail).toBeTypeOf('string');
   });
 
+  it('answers a request without Host, or with two, 400, on /api with the rate-limit fields', async () => {
+    const port = Number(new URL(server.url).port);
+    for (const hosts of ['', 'Host: a\r\nHost: b\r\n']) {
+      const reply = parseReply(
+        await rawRequest(port, `GET /api/me HTTP/1.1\r\n${hosts}Connection: close\r\n\r\n`),
+      );
+      expect(reply.status).toBe(400);
+      expect(reply.headers['content-type']).toBe('application/problem+json');
+      expect(reply.headers['x-ratelimit-limit']).toMatch(/^\d+$/);
+      expect(reply.headers['x-ratelimit-remaining']).toMatch(/^\d+$/);
+    }
+  });
+
   it('serves requests that ask to upgrade to HTTP/2 (curl --http2) as the HTTP/1.1 they also are', async () => {
     const port = Number(new URL(server.url).port);
     const h2c =
@@ -510,6 +523,11 @@ describe('reference server: settings', () => {
       });
       expect(post.status).toBe(403);
       expect(post.headers.get('content-type')).toBe('application/problem+json');
+      // answered before the limit counts, and still told the caller's standing
+      for (const early of [get, post]) {
+        expect(early.headers.get('x-ratelimit-limit')).toBe('100');
+        expect(early.headers.get('x-ratelimit-remaining')).toMatch(/^\d+$/);
+      }
       const secure = await fetch(`${proxied.url}/api/messages`, {
         headers: { 'X-Forwarded-Proto': 'https', ...auth },
       });
