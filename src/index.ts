@@ -176,11 +176,13 @@ export {
 export {
   API_CONTENT_SECURITY_POLICY,
   type BodyOptions,
+  type CheckContinueOptions,
   type ClientErrorHandler,
   type ClientErrorHandlerOptions,
   type CreateETagOptions,
   checkConditional,
   compareETags,
+  createCheckContinueHandler,
   createClientErrorHandler,
   createETag,
   createProxyTrust,

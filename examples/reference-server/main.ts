@@ -6,6 +6,7 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import {
   compose,
+  createCheckContinueHandler,
   createClientErrorHandler,
   createUpgradeHandler,
   HttpError,
@@ -61,6 +62,8 @@ function start(config: ServerConfig): void {
 
   // what node's parser refuses (400, 408, 414, 431) gets a problem with the same headers
   server.on('clientError', createClientErrorHandler({ middleware: edge }));
+  // Expect: 100-continue: no 100 for a body over any route's limit (1 MiB), the 413 instead
+  server.on('checkContinue', createCheckContinueHandler(dispatch));
   // WebSocket upgrades: refused with 503 until the app is built
   let upgrade: UpgradeHandler = createUpgradeHandler({
     path: '/ws',

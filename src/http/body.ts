@@ -38,13 +38,22 @@ export interface BodyOptions {
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 
 const kBody = Symbol('portico.body');
-type WithBody = IncomingMessage & { [kBody]?: Promise<Buffer> };
+const kWithheld = Symbol('portico.bodyWithheld');
+type WithBody = IncomingMessage & { [kBody]?: Promise<Buffer>; [kWithheld]?: true };
+
+/**
+ * Marks a request whose client waits for a `100 Continue` it will not get: its body never
+ * comes, so a refusal does not wait to drop it. (createCheckContinueHandler)
+ */
+export function markBodyWithheld(req: IncomingMessage): void {
+  (req as WithBody)[kWithheld] = true;
+}
 
 const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 
 /** Resolves once the rest of the request has been read and dropped, or after a short wait. */
 function drain(req: IncomingMessage): Promise<void> {
-  if (req.readableEnded || req.destroyed) return Promise.resolve();
+  if (req.readableEnded || req.destroyed || (req as WithBody)[kWithheld]) return Promise.resolve();
   return new Promise((resolve) => {
     const timer = setTimeout(finish, 2000);
     function finish() {

@@ -34,6 +34,10 @@ export {
   type RepresentationValidators,
 } from './conditional.js';
 export {
+  type CheckContinueOptions,
+  createCheckContinueHandler,
+} from './continue.js';
+export {
   MODERN_CIPHERS,
   type RequireHttpsOptions,
   requireHttps,

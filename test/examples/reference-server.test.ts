@@ -85,6 +85,18 @@ describe('reference server: start-up and common headers', () => {
     }
   });
 
+  it('answers Expect: 100-continue with a body over 1 MiB by the 413 itself, no 100', async () => {
+    const port = Number(new URL(server.url).port);
+    const text = await rawRequest(
+      port,
+      `POST /api/messages HTTP/1.1\r\nHost: x\r\nX-API-Key: ${DEMO_KEY}\r\n` +
+        'Content-Type: application/json\r\nContent-Length: 2000000\r\n' +
+        'Expect: 100-continue\r\nConnection: close\r\n\r\n',
+    );
+    expect(text).not.toContain('100 Continue');
+    expect(parseReply(text).status).toBe(413);
+  });
+
   it('serves requests that ask to upgrade to HTTP/2 (curl --http2) as the HTTP/1.1 they also are', async () => {
     const port = Number(new URL(server.url).port);
     const h2c =
