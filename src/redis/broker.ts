@@ -211,7 +211,9 @@ export class RedisBroker implements Broker {
 
   #subscriberConnection(): Redis {
     if (this.#subscriber === undefined) {
-      const subscriber = this.#client.duplicate();
+      // no ready check: its INFO would be refused once a SUBSCRIBE queued before the
+      // connection was up has put it in subscriber mode (two subscriptions at start)
+      const subscriber = this.#client.duplicate({ enableReadyCheck: false });
       subscriber.on('error', () => {
         // reconnects on its own (and re-subscribes); commands report their own failures
       });

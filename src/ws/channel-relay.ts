@@ -28,9 +28,11 @@ function isEnvelope(data: unknown): data is RelayEnvelope {
 export interface RelayLink {
   /** Sends a relay this process delivered itself to the other processes. */
   publish(message: RelayEnvelope['message']): void;
-  /** Starts receiving the other processes' relays (once; later calls do nothing). */
+  /** Starts receiving the other processes' relays (while started, later calls do nothing). */
   start(): void;
-  /** Stops receiving them. */
+  /** Stops receiving them until the next `start()` (no connection left to deliver to). */
+  stop(): void;
+  /** Stops receiving them, for good. */
   close(): void;
 }
 
@@ -70,10 +72,13 @@ export function createRelayLink(
       subscription = hub.subscribe(channel, receive);
       subscription.ready.then(undefined, report);
     },
-    close() {
-      closed = true;
+    stop() {
       subscription?.();
       subscription = undefined;
+    },
+    close() {
+      closed = true;
+      this.stop();
     },
   };
 }

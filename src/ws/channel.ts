@@ -363,6 +363,7 @@ export function createChannelProtocol(options: ChannelProtocolOptions = {}): Cha
     const conn = connections.get(this);
     if (conn === undefined) return;
     connections.delete(this);
+    if (connections.size === 0) link?.stop();
     if (conn.channels !== undefined) {
       for (const channel of conn.channels.names()) unsubscribe(conn, channel);
     }

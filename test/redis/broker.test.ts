@@ -62,6 +62,17 @@ describe.skipIf(!hasRedis)('RedisBroker (real redis-server)', () => {
     expect(onB).toHaveLength(5);
   });
 
+  it('subscribes to several channels at once on a fresh subscriber connection', async () => {
+    const [a, b] = twoProcesses();
+    const got: string[] = [];
+    const subs = ['x', 'y', 'z'].map((channel) =>
+      a.subscribe(channel, (m) => void got.push(m.channel)),
+    );
+    await Promise.all(subs.map((s) => s.ready));
+    for (const channel of ['x', 'y', 'z']) await b.publish(channel, 'n', 1);
+    await vi.waitFor(() => expect(got.sort()).toEqual(['x', 'y', 'z']));
+  });
+
   it('carries WebSocket relays between the channel protocols of two processes', async () => {
     const [a, b] = twoProcesses();
     const one = await start({ hub: a });

@@ -68,7 +68,10 @@ createHook({
   },
 }).enable();
 
-/** The in-memory broker, counting the subscriptions it holds. */
+/**
+ * The in-memory broker, counting the subscriptions it holds for clients (the channel
+ * protocol's one relay subscription, held while any connection is open, is not a client's).
+ */
 function countingBroker(): { broker: Broker; subscribers: () => number } {
   const inner = new MemoryBroker({ historySize: HISTORY_SIZE });
   let subscribers = 0;
@@ -76,6 +79,7 @@ function countingBroker(): { broker: Broker; subscribers: () => number } {
     publish: (channel, draft) => inner.publish(channel, draft),
     subscribe(channel: string, listener: HubListener): Unsubscribe {
       const off = inner.subscribe(channel, listener);
+      if (channel === 'portico:relay') return off;
       subscribers++;
       let done = false;
       return () => {
