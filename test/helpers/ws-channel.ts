@@ -132,3 +132,10 @@ export async function connect(url: string, user: string, autoPong = true): Promi
 export async function silent(client: Client, ms = 100): Promise<void> {
   await expect(client.next(ms)).rejects.toThrow('no message in time');
 }
+
+/** Subscribes `client` to `channel`, and returns once the server has taken it (a ping's pong). */
+export async function subscribed(client: Client, channel: string): Promise<void> {
+  client.send({ type: 'subscribe', channel });
+  client.send({ type: 'ping' });
+  expect(await client.next()).toEqual({ type: 'pong' });
+}

@@ -8,7 +8,13 @@ import { streamChannel } from '../../src/sse/channel.js';
 import { closeAll, listen } from '../helpers/http.js';
 import { hasRedis, type RedisServer, startRedis } from '../helpers/redis.js';
 import { connect, parseEvents } from '../helpers/sse.js';
-import { closeChannels, connect as connectWs, silent, start } from '../helpers/ws-channel.js';
+import {
+  closeChannels,
+  connect as connectWs,
+  silent,
+  start,
+  subscribed,
+} from '../helpers/ws-channel.js';
 
 describe.skipIf(!hasRedis)('RedisBroker (real redis-server)', () => {
   let redis: RedisServer;
@@ -79,9 +85,7 @@ describe.skipIf(!hasRedis)('RedisBroker (real redis-server)', () => {
     const two = await start({ hub: b });
     const alice = await connectWs(one, 'alice');
     const bob = await connectWs(two, 'bob');
-    bob.send({ type: 'subscribe', channel: 'r' });
-    bob.send({ type: 'ping' });
-    await bob.next();
+    await subscribed(bob, 'r');
     // the relay subscription of each process is made with its first connection
     await new Promise((resolve) => setTimeout(resolve, 300));
     alice.send({ type: 'message', text: 'no channel' });

@@ -10,6 +10,7 @@ import {
   serverSockets,
   silent,
   start,
+  subscribed,
 } from '../helpers/ws-channel.js';
 
 afterEach(closeChannels);
@@ -310,9 +311,7 @@ describe('relays across processes sharing a hub', () => {
     const a = await connect(one, 'alice');
     const b = await connect(two, 'bob');
     const c = await connect(two, 'carol');
-    b.send({ type: 'subscribe', channel: 'room:1' });
-    b.send({ type: 'ping' });
-    await b.next();
+    await subscribed(b, 'room:1');
     a.send({ type: 'message', text: 'hi room', channel: 'room:1' });
     expect(await b.next()).toEqual({
       type: 'message',
