@@ -10,7 +10,6 @@ import {
   createProxyTrust,
   createRouter,
   createUpgradeHandler,
-  forbidden,
   getPrincipal,
   HttpError,
   isPreflightRequest,
@@ -187,7 +186,10 @@ export async function createApp(config: ServerConfig, baseUrl: string): Promise<
     ),
     oneHost,
   ];
-  if (httpsOnly) chain.push(requireHttps({ trustProxy: config.trustProxy, port: 'same' }));
+  // plain http behind the proxy: a 308 to https (GET, HEAD), else a 403 (a WebSocket
+  // handshake too, in the upgrade handler's middleware below)
+  const toHttps = httpsOnly ? [requireHttps({ trustProxy: config.trustProxy, port: 'same' })] : [];
+  chain.push(...toHttps);
   // every route of the service; /login and /logout read the session cookie themselves,
   // nothing else is open
   const routes: Record<string, Middleware | MethodTable> = {
@@ -248,23 +250,10 @@ export async function createApp(config: ServerConfig, baseUrl: string): Promise<
     authorize: ({ action, principal }) =>
       action !== 'subscribe' || principal?.scopes.includes(READ_MESSAGES) === true,
   });
-  // a handshake that reached the proxy over plain http is refused before the 101
-  const wssOnly: Middleware[] = httpsOnly
-    ? [
-        (req, _res, next) => {
-          if (proxyTrust.isSecure(req)) return next();
-          throw forbidden('This resource must be accessed over HTTPS (wss://).', {
-            code: 'ERR_HTTPS_REQUIRED',
-            typeSlug: 'https-required',
-            title: 'HTTPS required',
-          });
-        },
-      ]
-    : [];
   const upgrade = createUpgradeHandler({
     path: '/ws',
     // a refused handshake carries the request id and security headers of any answer
-    middleware: [...edge, ...wssOnly],
+    middleware: [...edge, ...toHttps],
     // cross-site WebSocket hijacking: only the CORS origins (and this server's own pages)
     origins: ownAndCorsOrigins,
     authenticators,

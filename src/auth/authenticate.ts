@@ -61,17 +61,6 @@ export function authenticate(
   if (limit !== undefined && typeof limit !== 'function') {
     throw invalidOption('authenticate(): `rateLimit` must be a middleware, e.g. rateLimit()');
   }
-  if (limit === undefined) {
-    return async function authenticateMiddleware(req, _res, next) {
-      const principal = await identify(req);
-      if (principal !== undefined) {
-        setPrincipal(req, principal);
-        return next();
-      }
-      if (optional) return next();
-      throw authenticationRequired(challenges);
-    };
-  }
   return async function authenticateMiddleware(req, res, next) {
     let refusal: HttpError | undefined;
     try {
@@ -83,7 +72,8 @@ export function authenticate(
       if (!(error instanceof HttpError) || error.status >= 500) throw error;
       refusal = error;
     }
-    return limit(req, res, () => (refusal === undefined ? next() : Promise.reject(refusal)));
+    const answer = () => (refusal === undefined ? next() : Promise.reject(refusal));
+    return limit === undefined ? answer() : limit(req, res, answer);
   };
 }
 

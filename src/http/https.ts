@@ -3,6 +3,7 @@ import type { SecureContextOptions } from 'node:tls';
 import type { Middleware } from '../core/compose.js';
 import { badRequest, forbidden } from '../core/errors.js';
 import { sendRedirect } from '../core/send.js';
+import { asksForWebSocket } from '../internal/headers.js';
 import { assertKnownOptions, invalidOption } from '../internal/options.js';
 import { splitTarget } from '../internal/target.js';
 import { createProxyTrust, type TrustProxy } from './proxy.js';
@@ -138,7 +139,8 @@ function pathOf(url: string): string | undefined {
  * Lets requests that came over HTTPS (own TLS, or a trusted proxy's
  * `X-Forwarded-Proto: https`) through. Others get a `308` to the same URL over https for
  * GET and HEAD, and a 403 problem for every other method (redirecting a POST would send its
- * body in the clear a second time). A `Host` header that is not a plain host name, IPv4
+ * body in the clear a second time) and for a WebSocket handshake (put it in
+ * `createUpgradeHandler`'s `middleware`: its client would not follow a redirect). A `Host` header that is not a plain host name, IPv4
  * or bracketed IPv6 address (with an optional port) gets a 400, so the redirect never
  * points elsewhere.
  *
@@ -159,12 +161,15 @@ export function requireHttps(options: RequireHttpsOptions = {}): Middleware {
   if (port !== 'same' && (!Number.isInteger(port) || port < 1 || port > 65_535)) {
     throw invalidOption("requireHttps: `port` must be an integer 1–65535 or 'same'");
   }
-  const portSuffix = port === 443 || port === 'same' ? '' : `:${port}`;
+  // the port the redirect names; undefined: the Host header's (`'same'`)
+  const portSuffix = port === 'same' ? undefined : port === 443 ? '' : `:${port}`;
 
   return function requireHttpsMiddleware(req, res, next) {
     if (trust.isSecure(req)) return next();
     const method = req.method ?? 'GET';
-    if (method !== 'GET' && method !== 'HEAD') {
+    // a WebSocket handshake (as createUpgradeHandler's `middleware`) is refused, not
+    // redirected: its client would not follow, and its credentials must not travel again
+    if ((method !== 'GET' && method !== 'HEAD') || asksForWebSocket(req)) {
       throw forbidden('This resource must be accessed over HTTPS.', {
         code: 'ERR_HTTPS_REQUIRED',
         typeSlug: 'https-required',
@@ -179,8 +184,8 @@ export function requireHttps(options: RequireHttpsOptions = {}): Middleware {
       });
     }
     const name = host.startsWith('[') ? host.slice(0, host.indexOf(']') + 1) : host.split(':')[0]!;
-    const hostPort = host.slice(name.length);
-    const suffix = port !== 'same' ? portSuffix : hostPort === ':80' ? '' : hostPort;
+    const hostPort = host.slice(name.length); // '' or ':<port>'
+    const suffix = portSuffix ?? (hostPort === ':80' ? '' : hostPort);
     sendRedirect(res, 308, `https://${name}${suffix}${path}`);
   };
 }

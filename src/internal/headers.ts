@@ -1,4 +1,4 @@
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 
 /** Adds `field` to the response's `Vary` header unless it is already listed (or `*`). */
 export function appendVary(res: ServerResponse, field: string): void {
@@ -34,4 +34,12 @@ export function countFieldLines(rawHeaders: readonly string[] | undefined, lower
     if (name.length === lower.length && name.toLowerCase() === lower) count++;
   }
   return count;
+}
+
+/** An `Upgrade` header that asks for WebSocket, among its protocols. */
+const NAMES_WEBSOCKET = /(?:^|,)\s*websocket\s*(?:,|$)/i;
+
+/** Whether a request asks to upgrade to WebSocket (`Upgrade` names `websocket`). */
+export function asksForWebSocket(req: IncomingMessage): boolean {
+  return NAMES_WEBSOCKET.test(req.headers.upgrade ?? '');
 }

@@ -2,10 +2,19 @@ import { randomUUID } from 'node:crypto';
 import type { HubMessage } from '../realtime/broker.js';
 import type { Hub, Subscription } from '../realtime/hub.js';
 
-/** A relayed `message` as it crosses processes: who sent it, and what its receivers get. */
+/** A relayed `message`, as its receivers get it. */
+export interface RelayedMessage {
+  type: 'message';
+  text: string;
+  from?: string;
+  user?: string;
+  channel?: string;
+}
+
+/** A relay as it crosses processes: who sent it, and what its receivers get. */
 interface RelayEnvelope {
   origin: string;
-  message: { type: 'message'; text: string; from?: string; user?: string; channel?: string };
+  message: RelayedMessage;
 }
 
 /** The event name of relays on the relay channel. */
@@ -27,7 +36,7 @@ function isEnvelope(data: unknown): data is RelayEnvelope {
 /** Where relayed messages cross processes, for one channel protocol. */
 export interface RelayLink {
   /** Sends a relay this process delivered itself to the other processes. */
-  publish(message: RelayEnvelope['message']): void;
+  publish(message: RelayedMessage): void;
   /** Starts receiving the other processes' relays (while started, later calls do nothing). */
   start(): void;
   /** Stops receiving them until the next `start()` (no connection left to deliver to). */
@@ -39,24 +48,18 @@ export interface RelayLink {
 /**
  * Links a channel protocol to the relays of the other processes over `hub` channel
  * `channel`: `deliver` gets each relay another protocol published (never this one's own,
- * which it delivered at once), with its payload and channel.
+ * which it delivered at once), with its payload and channel; a failed publish or
+ * subscription goes to `report`.
  */
 export function createRelayLink(
   hub: Hub,
   channel: string,
   deliver: (payload: Buffer, channel: string | undefined) => void,
-  onError: (error: unknown) => void,
+  report: (error: unknown) => void,
 ): RelayLink {
   const origin = randomUUID();
   let subscription: Subscription | undefined;
   let closed = false;
-  const report = (error: unknown) => {
-    try {
-      onError(error);
-    } catch {
-      // a failing logger must not crash the server
-    }
-  };
   const receive = (m: HubMessage) => {
     if (m.event !== RELAY_EVENT || !isEnvelope(m.data) || m.data.origin === origin) return;
     deliver(Buffer.from(JSON.stringify(m.data.message)), m.data.message.channel);

@@ -16,7 +16,7 @@ import {
   type ChannelProtocolOptions,
   channelSettings,
 } from './channel-options.js';
-import { createRelayLink } from './channel-relay.js';
+import { createRelayLink, type RelayedMessage } from './channel-relay.js';
 import { ChannelSet } from './channel-set.js';
 import { CloseCode, closeCodeFor, WebSocketCloseError } from './close-codes.js';
 
@@ -153,7 +153,7 @@ export function createChannelProtocol(options: ChannelProtocolOptions = {}): Cha
   const link =
     hub === undefined || relayChannel === false
       ? undefined
-      : createRelayLink(hub, relayChannel, deliverRelay, onError);
+      : createRelayLink(hub, relayChannel, deliverRelay, report);
   const reserved = link === undefined ? undefined : relayChannel;
   let timer: NodeJS.Timeout | undefined;
   let closed = false;
@@ -202,14 +202,19 @@ export function createChannelProtocol(options: ChannelProtocolOptions = {}): Cha
     return true;
   }
 
+  /** Hands an unexpected error to `onError`; a failing logger must not crash the server. */
+  function report(error: unknown): void {
+    try {
+      onError(error);
+    } catch {
+      // nothing left to tell
+    }
+  }
+
   function fail(conn: Connection, error: unknown): void {
     const code = closeCodeFor(error);
     if (code === CloseCode.INTERNAL_ERROR && !(error instanceof WebSocketCloseError)) {
-      try {
-        onError(error);
-      } catch {
-        // a failing logger must not crash the server
-      }
+      report(error);
     }
     const reason = error instanceof WebSocketCloseError ? error.reason : 'Internal error';
     if (conn.ws.readyState === conn.ws.OPEN || conn.ws.readyState === conn.ws.CONNECTING) {
@@ -285,11 +290,11 @@ export function createChannelProtocol(options: ChannelProtocolOptions = {}): Cha
     const user = optionalString(message, 'user', 1, 100) ?? from.user;
     const channel = channelName(message, false);
     if (channel !== undefined && !allowed(from, 'publish', channel)) return;
-    const out: Record<string, unknown> = { type: 'message', text, from: from.principal?.sub };
+    const out: RelayedMessage = { type: 'message', text, from: from.principal?.sub };
     if (user !== undefined) out.user = user;
     if (channel !== undefined) out.channel = channel;
     deliverRelay(Buffer.from(JSON.stringify(out)), channel, from);
-    link?.publish(out as Parameters<typeof link.publish>[0]);
+    link?.publish(out);
   }
 
   /** A relay to every connection of this process but its sender (of `channel`, if named). */

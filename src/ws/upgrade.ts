@@ -10,6 +10,7 @@ import { forbidden, HttpError, notFound } from '../core/errors.js';
 import { PROBLEM_TYPE, requestPath, toHttpError, toProblem } from '../core/problem.js';
 import { buildOriginMatcher, type OriginAllowlist } from '../cors/origin.js';
 import { ignoreUpgrade } from '../http/ignore-upgrade.js';
+import { asksForWebSocket } from '../internal/headers.js';
 import { invalidOption } from '../internal/options.js';
 import {
   formatHeaderLines,
@@ -87,9 +88,6 @@ const defaultOnError = (error: unknown, req: IncomingMessage) => {
 };
 
 function noop(): void {}
-
-/** An `Upgrade` header that asks for WebSocket, among its protocols. */
-const NAMES_WEBSOCKET = /(?:^|,)\s*websocket\s*(?:,|$)/i;
 
 /** Headers of a 101 that only the handshake sets. */
 const HANDSHAKE_HEADERS =
@@ -225,7 +223,7 @@ export function createUpgradeHandler(options: UpgradeHandlerOptions): UpgradeHan
 
   return function handleUpgrade(req, socket, head) {
     // another protocol (h2c: `curl --http2`) is not ours: served as the plain request it is
-    if (!NAMES_WEBSOCKET.test(req.headers.upgrade ?? '') && ignoreUpgrade(req, socket, head)) {
+    if (!asksForWebSocket(req) && ignoreUpgrade(req, socket, head)) {
       return;
     }
     socket.on('error', noop);

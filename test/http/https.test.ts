@@ -244,6 +244,16 @@ describe('requireHttps', () => {
     expect(absolute.headers.location).toBe('https://api.example.com/a?b=1');
   });
 
+  it('answers a 403 problem, not a redirect, to a WebSocket handshake', async () => {
+    const res = await raw(
+      ports.direct,
+      'GET /ws HTTP/1.1\r\nHost: api.example.com\r\nConnection: Upgrade\r\nUpgrade: websocket',
+    );
+    expect(res.status).toBe(403);
+    expect(res.headers.location).toBeUndefined();
+    expect(JSON.parse(res.body)).toMatchObject({ type: 'urn:portico:problem:https-required' });
+  });
+
   it('answers a 403 problem to other methods', async () => {
     const res = await raw(
       ports.direct,
