@@ -6,6 +6,7 @@ import { type ApiKeyRecord, type ApiKeyStore, MAX_API_KEY_LENGTH } from './api-k
 import { type Authenticator, challenge as buildChallenge } from './authenticator.js';
 import { invalidAuthRequest, invalidCredentials } from './errors.js';
 import type { Principal } from './principal.js';
+import { apiKeyCredentialId } from './revocations.js';
 
 /** Options of {@link apiKeyAuth}. */
 export interface ApiKeyAuthOptions {
@@ -134,6 +135,7 @@ export function apiKeyAuth(options: ApiKeyAuthOptions): Authenticator {
   return {
     scheme: 'ApiKey',
     challenge,
+    headers: [header],
     async authenticate(req) {
       const fromHeader = headerLines(req, lowerHeader);
       const fromQuery = query === undefined ? [] : queryValues(req, query);
@@ -160,7 +162,10 @@ export function apiKeyAuth(options: ApiKeyAuthOptions): Authenticator {
       if (stored.length !== computed.length || !timingSafeEqual(stored, computed)) throw invalid();
       const principal = await resolve(record, req);
       if (principal === undefined || principal === null) throw invalid();
-      return principal;
+      // a stream opened with the key ends when the key is deleted
+      return principal.credentialIds === undefined
+        ? { ...principal, credentialIds: [apiKeyCredentialId(record.id)] }
+        : principal;
     },
   };
 }

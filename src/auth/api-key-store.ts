@@ -7,6 +7,12 @@ import {
   isWellFormedApiKey,
   randomBase62,
 } from './api-key.js';
+import {
+  announceRevocation,
+  apiKeyCredentialId,
+  processRevocations,
+  type Revocations,
+} from './revocations.js';
 import { parseScopes } from './scopes.js';
 
 /**
@@ -99,6 +105,16 @@ function freezeRecord(record: ApiKeyRecord): ApiKeyRecord {
 export class MemoryApiKeyStore implements ApiKeyStore {
   readonly #byHash = new Map<string, ApiKeyRecord>();
   readonly #byId = new Map<string, ApiKeyRecord>();
+  readonly #revocations: Revocations;
+
+  /**
+   * @param options.revocations - where a deleted key's revocation is announced, so that the
+   * streams opened with it end (default: `processRevocations()`, this process)
+   */
+  constructor(options: { revocations?: Revocations } = {}) {
+    assertKnownOptions('MemoryApiKeyStore', options, ['revocations']);
+    this.#revocations = options.revocations ?? processRevocations();
+  }
 
   /** The number of records held. */
   get size(): number {
@@ -126,6 +142,8 @@ export class MemoryApiKeyStore implements ApiKeyStore {
     if (record === undefined) return false;
     this.#byId.delete(id);
     this.#byHash.delete(record.hash);
+    // streams opened with the key end now, before the caller answers
+    void announceRevocation(this.#revocations, [apiKeyCredentialId(id)]);
     return true;
   }
 

@@ -1,9 +1,11 @@
 import type { IncomingMessage } from 'node:http';
 import type { Middleware } from '../core/compose.js';
 import { HttpError } from '../core/errors.js';
+import { appendVary } from '../internal/headers.js';
 import { assertKnownOptions, invalidOption } from '../internal/options.js';
 import type { Authenticator } from './authenticator.js';
 import { challenge as buildChallenge } from './authenticator.js';
+import { type CredentialGuard, isCredentialGuard, isRefusal } from './credential-guard.js';
 import { authenticationRequired, forbiddenRole, insufficientScope } from './errors.js';
 import { getPrincipal, type Principal, setPrincipal } from './principal.js';
 import { assertScopes } from './scopes.js';
@@ -26,9 +28,25 @@ export interface AuthenticateOptions {
    * @defaultValue none: a refusal is answered at once, uncounted
    */
   rateLimit?: Middleware;
+  /**
+   * The guard that counts refused credentials per client IP across every surface (give the
+   * same one to the WebSocket upgrade, the authorization server and your sign-in handler):
+   * once a client has spent it, every credential it sends is answered 429 without being
+   * verified, a right one included, until the window ends.
+   * @defaultValue none
+   */
+  guard?: CredentialGuard;
+  /**
+   * The `Cache-Control` of answers to requests that carried a credential (accepted or
+   * refused), unless the route sets its own: a shared cache must never store and replay
+   * them. `false` leaves the header alone. The answer's `Vary` always lists the headers the
+   * authenticators read (`Authorization`, `X-API-Key`, `Cookie`).
+   * @defaultValue `'no-store'`
+   */
+  cacheControl?: string | false;
 }
 
-const KNOWN_OPTIONS = ['optional', 'rateLimit'] as const;
+const KNOWN_OPTIONS = ['optional', 'rateLimit', 'guard', 'cacheControl'] as const;
 
 /**
  * Authenticates each request with the first mechanism whose credential is present, in the
@@ -61,16 +79,43 @@ export function authenticate(
   if (limit !== undefined && typeof limit !== 'function') {
     throw invalidOption('authenticate(): `rateLimit` must be a middleware, e.g. rateLimit()');
   }
+  const guard = options.guard;
+  if (guard !== undefined && !isCredentialGuard(guard)) {
+    throw invalidOption(
+      'authenticate(): `guard` must be a CredentialGuard (createCredentialGuard())',
+    );
+  }
+  const cacheControl = options.cacheControl ?? 'no-store';
+  if (cacheControl !== false && (typeof cacheControl !== 'string' || cacheControl === '')) {
+    throw invalidOption('authenticate(): `cacheControl` must be a Cache-Control value or false');
+  }
+  const vary = [...new Set(authenticators.flatMap((a) => a.headers ?? []))];
   return async function authenticateMiddleware(req, res, next) {
+    for (const field of vary) appendVary(res, field);
     let refusal: HttpError | undefined;
+    let presented = false;
     try {
+      await guard?.check(req);
       const principal = await identify(req);
+      presented = principal !== undefined;
       if (principal !== undefined) setPrincipal(req, principal);
       else if (!optional) refusal = authenticationRequired(challenges);
     } catch (error) {
       // a verdict on the credential waits for the count; a failure of ours (5xx) does not
       if (!(error instanceof HttpError) || error.status >= 500) throw error;
+      presented = true;
       refusal = error;
+      if (guard !== undefined && isRefusal(error)) {
+        try {
+          await guard.refused(req);
+        } catch (throttled) {
+          if (!(throttled instanceof HttpError) || throttled.status >= 500) throw throttled;
+          refusal = throttled;
+        }
+      }
+    }
+    if (presented && cacheControl !== false && !res.hasHeader('Cache-Control')) {
+      res.setHeader('Cache-Control', cacheControl);
     }
     const answer = () => (refusal === undefined ? next() : Promise.reject(refusal));
     return limit === undefined ? answer() : limit(req, res, answer);

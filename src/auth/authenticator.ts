@@ -29,6 +29,12 @@ export interface Authenticator {
    * presented at all (RFC 9110 §11.6.1), if it has one.
    */
   readonly challenge?: string;
+  /**
+   * The request headers this mechanism reads its credential from (`Authorization`,
+   * `X-API-Key`, `Cookie`): `authenticate()` lists them in `Vary`, as the answer depends on
+   * them.
+   */
+  readonly headers?: readonly string[];
   /** Looks for this mechanism's credential and verifies it. */
   authenticate(req: IncomingMessage): Principal | undefined | Promise<Principal | undefined>;
 }

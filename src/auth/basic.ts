@@ -111,6 +111,7 @@ export function basicAuth(options: BasicAuthOptions): Authenticator {
   return {
     scheme: 'Basic',
     challenge,
+    headers: ['Authorization'],
     async authenticate(req) {
       const header = req.headers.authorization;
       if (typeof header !== 'string' || !/^basic(?: |$)/i.test(header)) return undefined;

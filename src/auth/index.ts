@@ -37,6 +37,11 @@ export {
 export { type Authenticator, challenge, quoteParam } from './authenticator.js';
 export { type BasicAuthOptions, basicAuth, parseBasicCredentials } from './basic.js';
 export { certificateThumbprint, getClientCertificate } from './certificate.js';
+export {
+  type CredentialGuard,
+  type CredentialGuardOptions,
+  createCredentialGuard,
+} from './credential-guard.js';
 export { createOriginGuard } from './csrf.js';
 export {
   AUTH_PROBLEM,
@@ -75,6 +80,21 @@ export {
   requirePrincipal,
   setPrincipal,
 } from './principal.js';
+export {
+  announceRevocation,
+  apiKeyCredentialId,
+  type BindToCredentialOptions,
+  bindToCredential,
+  type CredentialEnd,
+  createRevocations,
+  grantCredentialId,
+  processRevocations,
+  type Revocations,
+  type RevocationsOptions,
+  type RevocationTransport,
+  sessionCredentialId,
+  tokenCredentialId,
+} from './revocations.js';
 export {
   assertScopes,
   isValidScope,

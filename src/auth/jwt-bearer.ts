@@ -13,6 +13,7 @@ import {
 import { buildJwtVerifier, JWT_VERIFIER_OPTIONS, type JwtVerifierOptions } from './jwt.js';
 import { isJwtError } from './jwt-error.js';
 import type { Principal } from './principal.js';
+import { grantCredentialId, tokenCredentialId } from './revocations.js';
 import { scopesFromClaim } from './scopes.js';
 
 /**
@@ -71,6 +72,24 @@ export function principalFromClaims(payload: JWTPayload): Principal | undefined 
   if (role !== undefined) principal.role = role;
   if (clientId !== undefined) principal.clientId = clientId;
   return principal;
+}
+
+/**
+ * The token's revocation ids (`grant:<grant_id>`, `token:<jti>`) and its `exp`, added to the
+ * principal unless its mapping set them: a stream opened with the token ends with it.
+ */
+function withTokenCredential(principal: Principal, payload: JWTPayload): Principal {
+  const ids: string[] = [];
+  const grantId = text(payload.grant_id);
+  const jti = text(payload.jti);
+  if (grantId !== undefined) ids.push(grantCredentialId(grantId));
+  if (jti !== undefined) ids.push(tokenCredentialId(jti));
+  const expiresAt = typeof payload.exp === 'number' ? payload.exp * 1000 : undefined;
+  return {
+    ...principal,
+    ...(principal.credentialIds === undefined && ids.length > 0 && { credentialIds: ids }),
+    ...(principal.expiresAt === undefined && expiresAt !== undefined && { expiresAt }),
+  };
 }
 
 /** Whether a header value uses the Bearer scheme (case-insensitive, RFC 9110 §11.1). */
@@ -181,6 +200,7 @@ export function jwtBearer(options: JwtBearerOptions): Authenticator {
   return {
     scheme: 'Bearer',
     challenge: bare,
+    headers: ['Authorization'],
     async authenticate(req) {
       const token = readBearerToken(req, badRequest);
       if (token === undefined) return undefined;
@@ -210,7 +230,7 @@ export function jwtBearer(options: JwtBearerOptions): Authenticator {
       if (principal === undefined || typeof principal.sub !== 'string' || principal.sub === '') {
         throw invalid();
       }
-      return principal;
+      return withTokenCredential(principal, verified.payload);
     },
   };
 }

@@ -30,6 +30,19 @@ export interface Principal {
   keyId?: string;
   /** The OAuth client the token was issued to, when known. */
   clientId?: string;
+  /**
+   * The ids under which the credential behind this principal can be revoked
+   * (`api_key:<id>`, `session:<ref>`, `grant:<id>`, `token:<jti>`): a long-lived delivery
+   * opened with it (an event stream, a WebSocket connection) watches them through
+   * `Revocations` (`bindToCredential()`) and ends when one is revoked. Authenticators set them; none for a
+   * credential that cannot be revoked (a client certificate, a password).
+   */
+  credentialIds?: readonly string[];
+  /**
+   * When the credential stops being valid, epoch milliseconds (a token's `exp`, a session's
+   * absolute end, an API key's expiry): a long-lived delivery opened with it ends then.
+   */
+  expiresAt?: number;
 }
 
 /**

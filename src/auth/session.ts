@@ -9,6 +9,12 @@ import { type Authenticator, challenge } from './authenticator.js';
 import { createOriginGuard } from './csrf.js';
 import { AUTH_PROBLEM, authenticationRequired } from './errors.js';
 import type { Principal } from './principal.js';
+import {
+  announceRevocation,
+  processRevocations,
+  type Revocations,
+  sessionCredentialId,
+} from './revocations.js';
 import { cookieAttributes, type SessionCookieOptions } from './session-cookie.js';
 import { MemorySessionStore, type SessionRecord, type SessionStore } from './session-store.js';
 
@@ -67,6 +73,12 @@ export interface SessionOptions {
    * @defaultValue `Date.now`
    */
   now?: () => number;
+  /**
+   * Where a signed-out session's revocation is announced, so that the streams opened with it
+   * end (give the service's cross-process bus).
+   * @defaultValue `processRevocations()`, this process
+   */
+  revocations?: Revocations;
 }
 
 /**
@@ -132,6 +144,7 @@ const OPTIONS = [
   'absoluteTimeout',
   'cookie',
   'now',
+  'revocations',
 ];
 /** 32 random bytes in base64url, unpadded. */
 const ID_SHAPE = /^[A-Za-z0-9_-]{43}$/;
@@ -250,6 +263,7 @@ export function createSessions(options: SessionOptions): Sessions {
     throw invalidOption('createSessions: `now` must be a function returning epoch milliseconds');
   }
   const now = options.now ?? Date.now;
+  const revocations = options.revocations ?? processRevocations();
   const idleMs = seconds('idleTimeout', options.idleTimeout, 1800) * 1000;
   const absoluteTimeout = seconds('absoluteTimeout', options.absoluteTimeout, 43_200);
   const absoluteMs = absoluteTimeout * 1000;
@@ -340,9 +354,12 @@ export function createSessions(options: SessionOptions): Sessions {
   async function forget(req: IncomingMessage): Promise<void> {
     const state = getContextValue(req, stateKey);
     if (state === null) return;
-    if (state !== undefined) return store.delete(state.hash);
-    const id = cookieId(req);
-    if (typeof id === 'string') await store.delete(hashId(id));
+    const id = state === undefined ? cookieId(req) : undefined;
+    const hash = state !== undefined ? state.hash : typeof id === 'string' ? hashId(id) : undefined;
+    if (hash === undefined) return;
+    await store.delete(hash);
+    // streams opened with the session end now, before the caller answers
+    await announceRevocation(revocations, [sessionCredentialId(hash)]);
   }
 
   /**
@@ -365,6 +382,7 @@ export function createSessions(options: SessionOptions): Sessions {
 
   const authenticator: Authenticator = {
     scheme: 'Session',
+    headers: ['Cookie'],
     // cookies have no registered scheme; this one names the cookie and never makes a browser prompt
     challenge: challenge('Cookie', { 'cookie-name': name }),
     async authenticate(req) {
@@ -386,6 +404,8 @@ export function createSessions(options: SessionOptions): Sessions {
         sub: record.sub,
         scopes: [...record.scopes],
         method: 'session',
+        credentialIds: [sessionCredentialId(hash)],
+        expiresAt: record.expiresAt,
       };
       if (record.name !== undefined) principal.name = record.name;
       if (record.role !== undefined) principal.role = record.role;

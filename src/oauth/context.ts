@@ -1,3 +1,5 @@
+import { type CredentialGuard, isCredentialGuard } from '../auth/credential-guard.js';
+import { processRevocations, type Revocations } from '../auth/revocations.js';
 import type { Sessions } from '../auth/session.js';
 import { assertKnownOptions, invalidOption } from '../internal/options.js';
 import { createClientAuthenticator } from './client-auth.js';
@@ -68,6 +70,20 @@ export interface AuthorizationServerOptions {
   deviceCodeTtl?: number;
   /** Device polling interval, seconds. @defaultValue `5` */
   devicePollInterval?: number;
+  /**
+   * Counts refused credentials per client IP: wrong passwords at the sign-in forms of
+   * `/authorize` and `/device/verify`, failed client authentication at the token, PAR,
+   * revocation, introspection and device endpoints. Give the same guard as to
+   * `authenticate()` and the WebSocket upgrade, so that they share one budget.
+   * @defaultValue none
+   */
+  guard?: CredentialGuard;
+  /**
+   * Where the end of a grant or a token is announced (revocation, refresh-token reuse, a code
+   * replayed), so that the streams opened with its tokens end.
+   * @defaultValue `processRevocations()`, this process
+   */
+  revocations?: Revocations;
 }
 
 /** Everything the endpoints share, built once from {@link AuthorizationServerOptions}. */
@@ -80,6 +96,10 @@ export interface OAuthContext {
   readonly store: OAuthStore;
   readonly tokens: TokenIssuer;
   readonly authenticateClient: ReturnType<typeof createClientAuthenticator>;
+  /** The guard of refused credentials, when one was given. */
+  readonly guard: CredentialGuard | undefined;
+  /** Where ended grants and tokens are announced. */
+  readonly revocations: Revocations;
   readonly settings: {
     readonly codeTtl: number;
     readonly refreshTokenTtl: number;
@@ -105,6 +125,8 @@ const KNOWN = [
   'refreshGracePeriod',
   'deviceCodeTtl',
   'devicePollInterval',
+  'guard',
+  'revocations',
 ];
 
 function seconds(
@@ -167,6 +189,11 @@ export function createOAuthContext(options: AuthorizationServerOptions): OAuthCo
     if (value === undefined || value === null)
       throw invalidOption(`createAuthorizationServer(): \`${name}\` is required`);
   }
+  if (options.guard !== undefined && !isCredentialGuard(options.guard)) {
+    throw invalidOption(
+      'createAuthorizationServer(): `guard` must be a CredentialGuard (createCredentialGuard())',
+    );
+  }
   const tokens = createTokenIssuer({
     issuer: options.issuer,
     audience: options.audience,
@@ -184,6 +211,8 @@ export function createOAuthContext(options: AuthorizationServerOptions): OAuthCo
     store: options.store ?? new MemoryOAuthStore(),
     tokens,
     authenticateClient: createClientAuthenticator(options.clients),
+    guard: options.guard,
+    revocations: options.revocations ?? processRevocations(),
     settings: Object.freeze({
       codeTtl: seconds('codeTtl', options.codeTtl, 60, 60),
       refreshTokenTtl: seconds('refreshTokenTtl', options.refreshTokenTtl, 2_592_000),

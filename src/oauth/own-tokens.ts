@@ -156,6 +156,7 @@ export function ownAccessTokens(
   return {
     scheme: first.scheme,
     challenge: first.challenge,
+    headers: first.headers,
     authenticate(req) {
       return current().authenticate(req);
     },

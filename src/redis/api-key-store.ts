@@ -1,5 +1,11 @@
 import type { Redis } from 'ioredis';
 import type { ApiKeyRecord, ApiKeyStore } from '../auth/api-key-store.js';
+import {
+  announceRevocation,
+  apiKeyCredentialId,
+  processRevocations,
+  type Revocations,
+} from '../auth/revocations.js';
 import { conflict } from '../core/errors.js';
 import { assertKnownOptions, invalidOption } from '../internal/options.js';
 import { guarded, LuaScript } from './script.js';
@@ -23,6 +29,12 @@ export interface RedisApiKeyStoreOptions {
   prefix?: string;
   /** How long a command may take before the request is answered as if Redis were down. @defaultValue `1000` */
   timeoutMs?: number;
+  /**
+   * Where a deleted key's revocation is announced, so that the streams opened with it end
+   * (give the service's cross-process bus).
+   * @defaultValue `processRevocations()`
+   */
+  revocations?: Revocations;
 }
 
 // Keys under the prefix: `id:<id>` the record's JSON, `hash:<hash>` the id holding that hash,
@@ -152,9 +164,17 @@ export class RedisApiKeyStore implements ApiKeyStore {
   readonly #prefix: string;
   readonly #timeout: number;
 
+  readonly #revocations: Revocations;
+
   constructor(options: RedisApiKeyStoreOptions) {
-    assertKnownOptions('RedisApiKeyStore', options, ['client', 'prefix', 'timeoutMs']);
+    assertKnownOptions('RedisApiKeyStore', options, [
+      'client',
+      'prefix',
+      'timeoutMs',
+      'revocations',
+    ]);
     const { client, prefix = 'portico:apikey:', timeoutMs = 1000 } = options ?? {};
+    this.#revocations = options.revocations ?? processRevocations();
     if (typeof client?.evalsha !== 'function') {
       throw invalidOption('RedisApiKeyStore: `client` must be an ioredis client');
     }
@@ -209,6 +229,7 @@ export class RedisApiKeyStore implements ApiKeyStore {
         [id, this.#prefix],
       ),
     );
+    if (deleted === 1) await announceRevocation(this.#revocations, [apiKeyCredentialId(id)]);
     return deleted === 1;
   }
 

@@ -59,6 +59,8 @@ describe('apiKeyAuth', () => {
       scopes: ['read:messages'],
       method: 'api_key',
       keyId: record.id,
+      // a stream opened with the key watches this id: deleting the key ends it
+      credentialIds: [`api_key:${record.id}`],
     });
     // the header name is case-insensitive
     expect((await get(server, '/', { 'x-api-key': key })).status).toBe(200);

@@ -1,6 +1,7 @@
 import { createHash, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer as createHttpsServer } from 'node:https';
+import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toNodeListener } from '../../src/adapters/node.ts';
 import { authenticate } from '../../src/auth/authenticate.ts';
@@ -55,6 +56,8 @@ describe('jwtBearer', () => {
       scopes: ['read:a', 'write:a'],
       method: 'bearer',
       clientId: 'web',
+      // a stream opened with the token ends at its exp
+      expiresAt: (decodeJwt(token).exp ?? 0) * 1000,
     });
     const scp = await mint(key, { scp: ['read:b'], client_id: 'cli', azp: 'web' });
     expect(json(await request(app, '/', auth(scp)))).toMatchObject({

@@ -185,6 +185,9 @@ describe('the authenticator', () => {
       role: 'user',
       scopes: ['read:messages'],
       method: 'session',
+      // a stream opened with the session watches it (signed out: ended) and ends at its end
+      credentialIds: [`session:${createHash('sha256').update(id).digest('base64url')}`],
+      expiresAt: expect.any(Number),
     });
     expect(reply.headers['set-cookie']).toBeUndefined();
   });

@@ -242,6 +242,7 @@ describe.skipIf(!hasRedis)('RedisApiKeyStore (real redis-server)', () => {
       scopes: ['read:messages'],
       method: 'api_key',
       keyId: created.id,
+      credentialIds: [`api_key:${created.id}`],
     });
     const unknown = await request(server, '/', { headers: { 'X-API-Key': 'demo-unknown-key' } });
     expect(unknown.status).toBe(401);
