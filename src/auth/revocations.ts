@@ -48,6 +48,12 @@ export interface Revocations {
   revoke(ids: readonly string[]): Promise<void>;
   /** Calls `onRevoked` once, when one of `ids` is revoked; the returned function stops watching. */
   watch(ids: readonly string[], onRevoked: (id: string) => void): () => void;
+  /**
+   * Calls `listener` with every id revoked from now on, here or (through the transport) in
+   * another process: for what is found by id rather than held (webhook subscriptions of a
+   * grant). The returned function stops listening.
+   */
+  listen(listener: (id: string) => void): () => void;
   /** Watchers held now (tests, metrics). */
   readonly size: number;
   /** Stops listening to the transport. */
@@ -81,9 +87,17 @@ export function createRevocations(options: RevocationsOptions = {}): Revocations
     throw invalidOption('createRevocations(): `transport` must be a hub (publish, subscribe)');
   }
   const byId = new Map<string, Set<Watcher>>();
+  const listeners = new Set<(id: string) => void>();
   let size = 0;
 
   function end(id: string): void {
+    for (const listener of listeners) {
+      try {
+        listener(id);
+      } catch {
+        // a listener's failure must not spare the others
+      }
+    }
     const watchers = byId.get(id);
     if (watchers === undefined) return;
     for (const watcher of [...watchers]) {
@@ -130,6 +144,10 @@ export function createRevocations(options: RevocationsOptions = {}): Revocations
         else set.add(watcher);
       }
       return () => stopWatching(watcher);
+    },
+    listen(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
     },
     get size() {
       return size;
