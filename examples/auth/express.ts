@@ -22,7 +22,7 @@ export async function createApp(settings: Settings): Promise<Server> {
 
   const app = express();
   app.post('/login', express.json(), async (req, res) => {
-    const user = await checkPassword(String(req.body?.username), String(req.body?.password));
+    const user = await checkPassword(req, String(req.body?.username), String(req.body?.password));
     if (user === undefined) throw invalidCredentials(LOGIN, 'The user name or password is wrong.');
     await sessions.signIn(req, res, user);
     res.status(204).end();

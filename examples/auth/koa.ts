@@ -34,7 +34,7 @@ export async function createApp(settings: Settings): Promise<Server> {
     });
   on('POST /login', async (ctx) => {
     const body = await readJson<Record<string, unknown> | null>(ctx.req);
-    const user = await checkPassword(String(body?.username), String(body?.password));
+    const user = await checkPassword(ctx.req, String(body?.username), String(body?.password));
     if (user === undefined) throw invalidCredentials(LOGIN, 'The user name or password is wrong.');
     await sessions.signIn(ctx.req, ctx.res, user);
     ctx.status = 204;

@@ -2,13 +2,14 @@
 // framework in sight; each app only mounts them. See docs/authentication.md.
 import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server } from 'node:http';
 import { exportJWK, SignJWT } from 'jose';
 import {
   apiKeyAuth,
   authenticate,
   basicAuth,
   challenge,
+  createCredentialGuard,
   createIdTokenVerifier,
   createSessions,
   generateApiKey,
@@ -31,6 +32,8 @@ export interface Settings {
   apiKey: string;
   providerKey: KeyObject;
   tls?: { cert: Buffer; key: Buffer; ca: Buffer };
+  /** Refused credentials allowed per client IP in 15 minutes (default 10). */
+  maxRefusals?: number;
 }
 
 /** Demo users (password: `<sub>-password`); a real service keeps them in its database. */
@@ -45,11 +48,16 @@ export const LOGIN = challenge('Cookie', { realm: 'api', 'form-action': '/login'
 export async function createMechanisms(settings: Settings) {
   const hashes = new Map<string, string>();
   for (const user of USERS) hashes.set(user.sub, await hashPassword(`${user.sub}-password`));
+  // Refused credentials, wherever they are checked (here, /api and /login), count per client
+  // IP: after 10 in 15 minutes, 429 without even checking the next one.
+  const guard = createCredentialGuard({ limit: settings.maxRefusals ?? 10, windowMs: 15 * 60_000 });
   // An unknown name is checked against a dummy hash: it takes as long (no timing oracle).
-  const checkPassword = async (username: string, password: string) =>
+  const verifyUser = async (username: string, password: string) =>
     (await verifyPassword(password, hashes.get(username)))
       ? USERS.find((user) => user.sub === username)
       : undefined;
+  const checkPassword = (req: IncomingMessage, username: string, password: string) =>
+    guard.attempt(req, () => verifyUser(username, password));
 
   // API key: the store keeps its SHA-256 hash only; the key may only read.
   const apiKeys = new MemoryApiKeyStore();
@@ -59,7 +67,7 @@ export async function createMechanisms(settings: Settings) {
   // Basic: the password comes with every request (HTTPS only), checked against its scrypt hash.
   const basic = basicAuth({
     async verify(username, password) {
-      const user = await checkPassword(username, password);
+      const user = await verifyUser(username, password);
       return user && { ...user, method: 'basic' };
     },
   });
@@ -93,7 +101,7 @@ export async function createMechanisms(settings: Settings) {
   // Every /api request needs one credential, the first one present decides; with settings.tls
   // a client certificate issued by its CA counts too (mutual TLS, the principal named by CN).
   const mtls = settings.tls === undefined ? [] : [mtlsAuth()];
-  const auth = authenticate([bearer, apiKey, sessions.authenticator, basic, ...mtls]);
+  const auth = authenticate([bearer, apiKey, sessions.authenticator, basic, ...mtls], { guard });
 
   return { auth, sessions, checkPassword, verifyIdToken };
 }

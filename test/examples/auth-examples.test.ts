@@ -80,10 +80,33 @@ describe.each([
   let secure: Listening;
 
   beforeAll(async () => {
-    app = await listen(await example.createApp({ apiKey, providerKey: provider.publicKey }));
-    secure = await listen(
-      await example.createApp({ apiKey, providerKey: provider.publicKey, tls }),
+    // these suites refuse many credentials from one address: a budget that they do not spend
+    const maxRefusals = 1000;
+    app = await listen(
+      await example.createApp({ apiKey, providerKey: provider.publicKey, maxRefusals }),
     );
+    secure = await listen(
+      await example.createApp({ apiKey, providerKey: provider.publicKey, tls, maxRefusals }),
+    );
+  });
+
+  it('throttles refused credentials per address, on /api and /login alike', async () => {
+    const small = await listen(
+      await example.createApp({ apiKey, providerKey: provider.publicKey, maxRefusals: 2 }),
+    );
+    const login = (password: string) =>
+      request(small, '/login', {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ username: 'alice', password }),
+      });
+    expectProblem(await login('guess-1'), 401);
+    expectProblem(await request(small, '/api/me', { headers: { 'X-API-Key': 'ptk_wrong' } }), 401);
+    // spent: a right password and a right key are refused too until the window passes
+    const right = await login('alice-password');
+    expectProblem(right, 429);
+    expect(Number(right.headers['retry-after'])).toBeGreaterThan(0);
+    expectProblem(await request(small, '/api/me', { headers: { 'X-API-Key': apiKey } }), 429);
   });
 
   const get = (path: string, headers: OutgoingHttpHeaders = {}) => request(app, path, { headers });
