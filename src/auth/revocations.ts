@@ -280,8 +280,14 @@ export const grantCredentialId = (grantId: string): string => `grant:${grantId}`
 export const tokenCredentialId = (jti: string): string => `token:${jti}`;
 
 /**
- * Announces a revocation without waiting for the transport: watchers in this process are
- * ended before it returns; a transport failure is reported to `onError`, never thrown.
+ * Announces a revocation, never rejecting: watchers in this process are ended before it
+ * returns (synchronously); a transport failure is reported to `onError`, never thrown.
+ *
+ * @example
+ * ```ts
+ * store.delete(id);
+ * void announceRevocation(revocations, [apiKeyCredentialId(id)], (error) => log.warn(error));
+ * ```
  */
 export function announceRevocation(
   revocations: Revocations,

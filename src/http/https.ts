@@ -107,6 +107,10 @@ export function tlsServerOptions(input: TlsServerInput): ServerOptions {
 /**
  * Options of {@link requireHttps}.
  *
+ * @example
+ * ```ts
+ * const options: RequireHttpsOptions = { trustProxy: 1, origin: 'https://api.example.com' };
+ * ```
  * @see {@link https://www.rfc-editor.org/rfc/rfc6797#section-7.2 | RFC 6797 §7.2}
  */
 export interface RequireHttpsOptions {
@@ -119,14 +123,63 @@ export interface RequireHttpsOptions {
    * The HTTPS port to redirect to. A number: the port of the `Host` header belongs to plain
    * HTTP and is dropped. `'same'`: the redirect is the same URL with only the scheme changed
    * (the `Host` header's port is kept, as when a proxy serves https on the port clients
-   * used), except an explicit `:80`, plain HTTP's default, which is dropped.
+   * used), except an explicit `:80`, plain HTTP's default, which is dropped. Ignored for the
+   * host when `origin` is set (the origin's port wins); giving both is refused unless `port`
+   * is the origin's own port.
    * @defaultValue `443`
    */
   port?: number | 'same';
+  /**
+   * The `https:` origin every redirect goes to (`'https://api.example.com'`, a port allowed,
+   * no path): the `Location` is this origin plus the request's path and query, and the
+   * request's `Host` header is never read. The safe setting behind a shared cache or CDN,
+   * where a poisoned `Host` would otherwise make a cached redirect point elsewhere.
+   * @defaultValue none (the redirect is built from the validated `Host` header)
+   */
+  origin?: string;
 }
 
 /** A host name, IPv4 address or bracketed IPv6 address, with an optional port. */
-const HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
+const HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?|\[[0-9A-Fa-f:.]+\])(?::(\d{1,5}))?$/;
+
+/** Whether a `Host` header is a valid host with an optional port 1–65535. */
+function isValidHost(host: string): boolean {
+  const match = HOST.exec(host);
+  if (match === null) return false;
+  const port = match[1];
+  return port === undefined || (Number(port) >= 1 && Number(port) <= 65_535);
+}
+
+/** The `https:` origin of `requireHttps`'s `origin` option, checked: `https://host[:port]`. */
+function parseOrigin(origin: unknown, port: number | 'same' | undefined): string {
+  let url: URL | undefined;
+  try {
+    url = typeof origin === 'string' ? new URL(origin) : undefined;
+  } catch {
+    url = undefined;
+  }
+  if (
+    url === undefined ||
+    url.protocol !== 'https:' ||
+    url.username !== '' ||
+    url.password !== '' ||
+    url.pathname !== '/' ||
+    url.search !== '' ||
+    url.hash !== '' ||
+    !/^https:\/\/[^/?#]+\/?$/i.test(origin as string)
+  ) {
+    throw invalidOption(
+      "requireHttps: `origin` must be an https origin without a path ('https://api.example.com')",
+    );
+  }
+  const originPort = url.port === '' ? 443 : Number(url.port);
+  if (port !== undefined && port !== originPort) {
+    throw invalidOption(
+      `requireHttps: \`port\` (${String(port)}) conflicts with the port of \`origin\` (${originPort})`,
+    );
+  }
+  return url.origin;
+}
 
 /** The request target's path and query, from origin form (`/a?b`) or absolute form. */
 function pathOf(url: string): string | undefined {
@@ -135,19 +188,37 @@ function pathOf(url: string): string | undefined {
   return path.startsWith('/') ? path + search : undefined;
 }
 
+/** The redirect's scheme, host and port, from the validated `Host` header. */
+function hostOrigin(host: string, portSuffix: string | undefined): string {
+  const name = host.startsWith('[') ? host.slice(0, host.indexOf(']') + 1) : host.split(':')[0]!;
+  const hostPort = host.slice(name.length); // '' or ':<port>'
+  return `https://${name}${portSuffix ?? (hostPort === ':80' ? '' : hostPort)}`;
+}
+
+const invalidTarget = () =>
+  badRequest('The Host header or request target is invalid.', { code: 'ERR_INVALID_HOST' });
+
 /**
  * Lets requests that came over HTTPS (own TLS, or a trusted proxy's
  * `X-Forwarded-Proto: https`) through. Others get a `308` to the same URL over https for
- * GET and HEAD, and a 403 problem for every other method (redirecting a POST would send its
- * body in the clear a second time) and for a WebSocket handshake (put it in
- * `createUpgradeHandler`'s `middleware`: its client would not follow a redirect). A `Host` header that is not a plain host name, IPv4
- * or bracketed IPv6 address (with an optional port) gets a 400, so the redirect never
- * points elsewhere.
+ * GET and HEAD (with `Cache-Control: no-store`, so no cache keeps it), and a 403 problem for
+ * every other method (redirecting a POST would send its body in the clear a second time) and
+ * for a WebSocket handshake (put it in `createUpgradeHandler`'s `middleware`: its client would
+ * not follow a redirect).
+ *
+ * Give `origin` behind a cache or CDN: the redirect then goes to that origin, whatever the
+ * `Host` header says. Without it, the redirect is built from the `Host` header, which is
+ * checked strictly: one that is not a plain host name, IPv4 or bracketed IPv6 address (with
+ * an optional port) gets a 400 problem, so the redirect never points at another path.
  *
  * @example
  * ```ts
- * // behind one load balancer that terminates TLS
- * const app = compose([requireHttps({ trustProxy: 1 }), securityHeaders({ trustProxy: 1 }), routes]);
+ * // behind one load balancer that terminates TLS, and a CDN: redirect to the one origin
+ * const app = compose([
+ *   requireHttps({ trustProxy: 1, origin: 'https://api.example.com' }),
+ *   securityHeaders({ trustProxy: 1 }),
+ *   routes,
+ * ]);
  * // the proxy serves https on the port clients used: only the scheme changes
  * requireHttps({ trustProxy: 1, port: 'same' });
  * ```
@@ -155,12 +226,14 @@ function pathOf(url: string): string | undefined {
  * @see {@link https://www.rfc-editor.org/rfc/rfc6797#section-7.2 | RFC 6797 §7.2}
  */
 export function requireHttps(options: RequireHttpsOptions = {}): Middleware {
-  assertKnownOptions('requireHttps', options, ['trustProxy', 'port']);
+  assertKnownOptions('requireHttps', options, ['trustProxy', 'port', 'origin']);
   const trust = createProxyTrust(options?.trustProxy ?? false);
   const port = options?.port ?? 443;
   if (port !== 'same' && (!Number.isInteger(port) || port < 1 || port > 65_535)) {
     throw invalidOption("requireHttps: `port` must be an integer 1–65535 or 'same'");
   }
+  const origin =
+    options?.origin === undefined ? undefined : parseOrigin(options.origin, options.port);
   // the port the redirect names; undefined: the Host header's (`'same'`)
   const portSuffix = port === 'same' ? undefined : port === 443 ? '' : `:${port}`;
 
@@ -176,16 +249,15 @@ export function requireHttps(options: RequireHttpsOptions = {}): Middleware {
         title: 'HTTPS required',
       });
     }
-    const host = req.headers.host ?? '';
     const path = pathOf(req.url ?? '/');
-    if (!HOST.test(host) || path === undefined) {
-      throw badRequest('The Host header or request target is invalid.', {
-        code: 'ERR_INVALID_HOST',
-      });
+    if (path === undefined) throw invalidTarget();
+    let base = origin;
+    if (base === undefined) {
+      const host = req.headers.host ?? '';
+      if (!isValidHost(host)) throw invalidTarget();
+      base = hostOrigin(host, portSuffix);
     }
-    const name = host.startsWith('[') ? host.slice(0, host.indexOf(']') + 1) : host.split(':')[0]!;
-    const hostPort = host.slice(name.length); // '' or ':<port>'
-    const suffix = portSuffix ?? (hostPort === ':80' ? '' : hostPort);
-    sendRedirect(res, 308, `https://${name}${suffix}${path}`);
+    res.setHeader('Cache-Control', 'no-store');
+    sendRedirect(res, 308, `${base}${path}`);
   };
 }

@@ -4,6 +4,8 @@ import type {
   WebhookClaim,
   WebhookDelivery,
   WebhookEndpoint,
+  WebhookEndpointAdmission,
+  WebhookEndpointFilter,
   WebhookStore,
 } from '../webhook/store.js';
 import { guarded, LuaScript } from './script.js';
@@ -91,7 +93,30 @@ end
 return 1
 `);
 
-// KEYS: endpoints, due; ARGV: prefix, endpointId
+// KEYS: endpoints; ARGV: prefix, id, json, owned ('1'/'0'), owner, url, maxPerOwner, credentialIds…
+// The owner's hash (URL → id) is the cap and the duplicate check, in one step with the write.
+const ADD_ENDPOINT = new LuaScript(`
+local p, id = ARGV[1], ARGV[2]
+if ARGV[4] == '1' then
+  local owned = p .. 'owner:' .. ARGV[5]
+  if redis.call('HEXISTS', owned, ARGV[6]) == 1 then return 'duplicate' end
+  if redis.call('HLEN', owned) >= tonumber(ARGV[7]) then return 'full' end
+  redis.call('HSET', owned, ARGV[6], id)
+end
+for i = 8, #ARGV do redis.call('SADD', p .. 'cred:' .. ARGV[i], id) end
+redis.call('SET', p .. 'ep:' .. id, ARGV[3])
+redis.call('SADD', KEYS[1], id)
+return 'added'
+`);
+
+// KEYS: endpoint; ARGV: json. Only an endpoint still registered is replaced.
+const SAVE_ENDPOINT = new LuaScript(`
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('SET', KEYS[1], ARGV[1])
+return 1
+`);
+
+// KEYS: endpoints, due; ARGV: prefix, endpointId. Idempotent: every process may run it.
 const DELETE_ENDPOINT = new LuaScript(`
 local p, ep = ARGV[1], ARGV[2]
 local pending = p .. 'ep:' .. ep .. ':pending'
@@ -101,6 +126,20 @@ for _, id in ipairs(redis.call('ZRANGE', pending, 0, -1)) do
 end
 redis.call('DEL', pending, p .. 'ep:' .. ep .. ':leased')
 redis.call('SREM', KEYS[1], ep)
+local json = redis.call('GET', p .. 'ep:' .. ep)
+if not json then return 0 end
+local ok, endpoint = pcall(cjson.decode, json)
+if ok and type(endpoint) == 'table' then
+  if type(endpoint.owner) == 'string' and type(endpoint.url) == 'string' then
+    local owned = p .. 'owner:' .. endpoint.owner
+    if redis.call('HGET', owned, endpoint.url) == ep then redis.call('HDEL', owned, endpoint.url) end
+  end
+  if type(endpoint.credentialIds) == 'table' then
+    for _, credential in ipairs(endpoint.credentialIds) do
+      if type(credential) == 'string' then redis.call('SREM', p .. 'cred:' .. credential, ep) end
+    end
+  end
+end
 return redis.call('DEL', p .. 'ep:' .. ep)
 `);
 
@@ -169,14 +208,35 @@ export class RedisWebhookStore implements WebhookStore {
     return guarded(this.#client, this.#timeout, command);
   }
 
-  async saveEndpoint(endpoint: WebhookEndpoint): Promise<void> {
-    await this.#run(() =>
-      this.#client
-        .multi()
-        .set(`${this.#p}ep:${endpoint.id}`, JSON.stringify(endpoint))
-        .sadd(`${this.#p}eps`, endpoint.id)
-        .exec(),
+  async addEndpoint(
+    endpoint: WebhookEndpoint,
+    limits: { maxPerOwner: number },
+  ): Promise<WebhookEndpointAdmission> {
+    const { owner } = endpoint;
+    const args = [
+      this.#p,
+      endpoint.id,
+      JSON.stringify(endpoint),
+      owner === undefined ? '0' : '1',
+      owner ?? '',
+      endpoint.url,
+      limits.maxPerOwner,
+      ...(endpoint.credentialIds ?? []),
+    ];
+    const reply = await this.#run(() => ADD_ENDPOINT.run(this.#client, [`${this.#p}eps`], args));
+    return reply as WebhookEndpointAdmission;
+  }
+
+  async saveEndpoint(endpoint: WebhookEndpoint): Promise<boolean> {
+    const current = await this.getEndpoint(endpoint.id);
+    if (current === undefined) return false;
+    // what it is indexed by stays as registered
+    const { url, owner, credentialIds } = current;
+    const json = JSON.stringify({ ...endpoint, url, owner, credentialIds });
+    const saved = await this.#run(() =>
+      SAVE_ENDPOINT.run(this.#client, [`${this.#p}ep:${endpoint.id}`], [json]),
     );
+    return saved === 1;
   }
 
   async getEndpoint(id: string): Promise<WebhookEndpoint | undefined> {
@@ -190,13 +250,28 @@ export class RedisWebhookStore implements WebhookStore {
     return deleted === 1;
   }
 
-  async listEndpoints(): Promise<WebhookEndpoint[]> {
-    const ids = await this.#run(() => this.#client.smembers(`${this.#p}eps`));
+  /** The ids of the endpoints `filter` names (through the owner or credential index). */
+  #endpointIds(filter: WebhookEndpointFilter): Promise<string[]> {
+    const { owner, credentialId } = filter;
+    if (owner !== undefined) return this.#run(() => this.#client.hvals(`${this.#p}owner:${owner}`));
+    if (credentialId !== undefined) {
+      return this.#run(() => this.#client.smembers(`${this.#p}cred:${credentialId}`));
+    }
+    return this.#run(() => this.#client.smembers(`${this.#p}eps`));
+  }
+
+  async listEndpoints(filter: WebhookEndpointFilter = {}): Promise<WebhookEndpoint[]> {
+    const ids = await this.#endpointIds(filter);
     if (ids.length === 0) return [];
     const values = await this.#run(() => this.#client.mget(ids.map((id) => `${this.#p}ep:${id}`)));
+    const { credentialId } = filter;
     return values
       .map((v) => parse<WebhookEndpoint>(v))
-      .filter((e): e is WebhookEndpoint => e !== undefined)
+      .filter(
+        (e): e is WebhookEndpoint =>
+          e !== undefined &&
+          (credentialId === undefined || (e.credentialIds?.includes(credentialId) ?? false)),
+      )
       .sort((a, b) => a.createdAt - b.createdAt);
   }
 

@@ -25,6 +25,7 @@ export {
   type WebhookVerificationFailure,
 } from './errors.js';
 export { MemoryWebhookStore, type MemoryWebhookStoreOptions } from './memory-store.js';
+export { webhookCredentialIds } from './ownership.js';
 export { getWebhook, verifyWebhooks, type WebhookReceiverOptions } from './receiver.js';
 export {
   DEFAULT_RETRY_SCHEDULE,
@@ -54,5 +55,7 @@ export type {
   WebhookClaim,
   WebhookDelivery,
   WebhookEndpoint,
+  WebhookEndpointAdmission,
+  WebhookEndpointFilter,
   WebhookStore,
 } from './store.js';

@@ -1,7 +1,14 @@
 import { Fifo } from '../internal/fifo.js';
 import { MapEvictor } from '../internal/map-evictor.js';
 import { assertKnownOptions, invalidOption } from '../internal/options.js';
-import type { WebhookClaim, WebhookDelivery, WebhookEndpoint, WebhookStore } from './store.js';
+import type {
+  WebhookClaim,
+  WebhookDelivery,
+  WebhookEndpoint,
+  WebhookEndpointAdmission,
+  WebhookEndpointFilter,
+  WebhookStore,
+} from './store.js';
 
 /**
  * Options of {@link MemoryWebhookStore}.
@@ -25,6 +32,7 @@ const copyEndpoint = (e: WebhookEndpoint): WebhookEndpoint => ({
   ...e,
   secrets: [...e.secrets],
   ...(e.events !== undefined && { events: [...e.events] }),
+  ...(e.credentialIds !== undefined && { credentialIds: [...e.credentialIds] }),
 });
 const copyOf = (d: WebhookDelivery, leaseUntil: number | undefined): WebhookDelivery => ({
   // field by field, in one order: every copy has the same shape (a spread has as many as inputs)
@@ -72,6 +80,10 @@ interface Queue {
  */
 export class MemoryWebhookStore implements WebhookStore {
   readonly #endpoints = new Map<string, WebhookEndpoint>();
+  /** Each owner's endpoints: URL → endpoint id. */
+  readonly #byOwner = new Map<string, Map<string, string>>();
+  /** Each credential id's endpoints. */
+  readonly #byCredential = new Map<string, Set<string>>();
   /** Pending deliveries, in the order they were enqueued. */
   readonly #pending = new Map<string, WebhookDelivery>();
   readonly #queues = new Map<string, Queue>();
@@ -90,8 +102,48 @@ export class MemoryWebhookStore implements WebhookStore {
     this.#maxFinished = maxFinished;
   }
 
-  async saveEndpoint(endpoint: WebhookEndpoint): Promise<void> {
-    this.#endpoints.set(endpoint.id, copyEndpoint(endpoint));
+  async addEndpoint(
+    endpoint: WebhookEndpoint,
+    limits: { maxPerOwner: number },
+  ): Promise<WebhookEndpointAdmission> {
+    const { owner, url, id } = endpoint;
+    if (owner !== undefined) {
+      const urls = this.#byOwner.get(owner) ?? new Map<string, string>();
+      if (urls.has(url)) return 'duplicate';
+      if (urls.size >= limits.maxPerOwner) return 'full';
+      this.#byOwner.set(owner, urls.set(url, id));
+    }
+    for (const credentialId of endpoint.credentialIds ?? []) {
+      const ids = this.#byCredential.get(credentialId) ?? new Set<string>();
+      this.#byCredential.set(credentialId, ids.add(id));
+    }
+    this.#endpoints.set(id, copyEndpoint(endpoint));
+    return 'added';
+  }
+
+  async saveEndpoint(endpoint: WebhookEndpoint): Promise<boolean> {
+    const current = this.#endpoints.get(endpoint.id);
+    if (current === undefined) return false;
+    // what it is indexed by stays as registered
+    this.#endpoints.set(endpoint.id, {
+      ...copyEndpoint(endpoint),
+      url: current.url,
+      owner: current.owner,
+      credentialIds: current.credentialIds,
+    });
+    return true;
+  }
+
+  /** Takes a removed endpoint out of the owner and credential indexes. */
+  #unindex(endpoint: WebhookEndpoint): void {
+    const urls = endpoint.owner === undefined ? undefined : this.#byOwner.get(endpoint.owner);
+    if (urls?.get(endpoint.url) === endpoint.id) urls.delete(endpoint.url);
+    if (urls?.size === 0) this.#byOwner.delete(endpoint.owner!);
+    for (const credentialId of endpoint.credentialIds ?? []) {
+      const ids = this.#byCredential.get(credentialId);
+      ids?.delete(endpoint.id);
+      if (ids?.size === 0) this.#byCredential.delete(credentialId);
+    }
   }
 
   async getEndpoint(id: string): Promise<WebhookEndpoint | undefined> {
@@ -108,11 +160,25 @@ export class MemoryWebhookStore implements WebhookStore {
       }
       this.#queues.delete(id);
     }
+    const endpoint = this.#endpoints.get(id);
+    if (endpoint === undefined) return false;
+    this.#unindex(endpoint);
     return this.#endpoints.delete(id);
   }
 
-  async listEndpoints(): Promise<WebhookEndpoint[]> {
-    return [...this.#endpoints.values()].map(copyEndpoint);
+  async listEndpoints(filter: WebhookEndpointFilter = {}): Promise<WebhookEndpoint[]> {
+    const { owner, credentialId } = filter;
+    let ids: Iterable<string> = this.#endpoints.keys();
+    if (owner !== undefined) ids = this.#byOwner.get(owner)?.values() ?? [];
+    else if (credentialId !== undefined) ids = this.#byCredential.get(credentialId) ?? [];
+    const found: WebhookEndpoint[] = [];
+    for (const id of ids) {
+      const endpoint = this.#endpoints.get(id);
+      if (endpoint === undefined) continue;
+      if (credentialId !== undefined && !endpoint.credentialIds?.includes(credentialId)) continue;
+      found.push(copyEndpoint(endpoint));
+    }
+    return found.sort((a, b) => a.createdAt - b.createdAt);
   }
 
   #queue(endpointId: string): Queue {

@@ -1,4 +1,5 @@
 import type { Dispatcher } from 'undici';
+import { processRevocations, type Revocations } from '../auth/revocations.js';
 import { assertKnownOptions, invalidOption } from '../internal/options.js';
 import type { AddressGuardOptions } from './address-guard.js';
 import { DEFAULT_RETRY_SCHEDULE } from './schedule.js';
@@ -19,7 +20,8 @@ export type WebhookSenderEvent =
   | { type: 'attempt'; delivery: WebhookDelivery; attempt: WebhookAttempt }
   | { type: 'delivered'; delivery: WebhookDelivery }
   | { type: 'dead-letter'; delivery: WebhookDelivery }
-  | { type: 'endpoint-disabled'; endpoint: Omit<WebhookEndpoint, 'secrets'> };
+  | { type: 'endpoint-disabled'; endpoint: Omit<WebhookEndpoint, 'secrets'> }
+  | { type: 'endpoint-revoked'; endpoint: Omit<WebhookEndpoint, 'secrets'>; credentialId: string };
 
 /**
  * Options of {@link createWebhookSender}.
@@ -73,7 +75,23 @@ export interface WebhookSenderOptions {
   rotationOverlapMs?: number;
   /** The `User-Agent` of the attempts. @defaultValue `portico-webhooks/1` */
   userAgent?: string;
-  /** Told about attempts, deliveries, dead letters and disabled endpoints. @defaultValue none */
+  /**
+   * The most endpoints one `owner` may register; one more is refused with a 422 problem.
+   * Endpoints without an owner are not counted.
+   * @defaultValue `10`
+   */
+  maxEndpointsPerOwner?: number;
+  /**
+   * Where credential revocations are heard: an endpoint registered with `credentialIds` is
+   * removed, with its pending deliveries, as soon as one of them is revoked. Give the bus
+   * your stores announce on (over a shared transport when several processes send).
+   * @defaultValue {@link processRevocations}
+   */
+  revocations?: Revocations;
+  /**
+   * Told about attempts, deliveries, dead letters, disabled endpoints and endpoints removed
+   * because their credential was revoked. @defaultValue none
+   */
   onEvent?: (event: WebhookSenderEvent) => void;
   /** Longest wait between two looks at the store for due deliveries. @defaultValue `1000` */
   pollInterval?: number;
@@ -105,6 +123,8 @@ const KNOWN = [
   'onEvent',
   'pollInterval',
   'now',
+  'maxEndpointsPerOwner',
+  'revocations',
 ] as const;
 
 function count(name: string, value: number, min: number): number {
@@ -141,6 +161,10 @@ export function senderSettings(options: WebhookSenderOptions): SenderSettings {
       throw invalidOption(`createWebhookSender: \`${name}\` must be a function`);
     }
   }
+  const revocations = options.revocations ?? processRevocations();
+  if (typeof revocations?.listen !== 'function') {
+    throw invalidOption('createWebhookSender: `revocations` must be a revocation bus');
+  }
   return {
     store: options.store,
     schedule: [...schedule],
@@ -161,5 +185,7 @@ export function senderSettings(options: WebhookSenderOptions): SenderSettings {
     onEvent: options.onEvent,
     pollInterval: positive('pollInterval', options.pollInterval ?? 1000),
     now: options.now ?? Date.now,
+    maxEndpointsPerOwner: count('maxEndpointsPerOwner', options.maxEndpointsPerOwner ?? 10, 1),
+    revocations,
   };
 }

@@ -2,7 +2,9 @@ import { randomUUID } from 'node:crypto';
 import type { Dispatcher } from 'undici';
 import { assertWebhookUrl, createGuardedAgent } from './address-guard.js';
 import { type AttemptOutcome, attemptDelivery } from './attempt.js';
+import { endEndpointsWithCredential } from './credential-end.js';
 import { MemoryWebhookStore } from './memory-store.js';
+import { admissionRefused, checkOwnership, credentialRevoked } from './ownership.js';
 import { DeadlineWatch } from './post.js';
 import { retryDelay } from './schedule.js';
 import { generateWebhookSecret } from './secret.js';
@@ -13,7 +15,12 @@ import {
   type WebhookSenderOptions,
 } from './sender-options.js';
 import { signWebhook } from './signature.js';
-import type { WebhookDelivery, WebhookEndpoint, WebhookStore } from './store.js';
+import type {
+  WebhookDelivery,
+  WebhookEndpoint,
+  WebhookEndpointFilter,
+  WebhookStore,
+} from './store.js';
 
 /**
  * What {@link WebhookSender.addEndpoint} takes.
@@ -30,8 +37,19 @@ export interface NewWebhookEndpoint {
   events?: readonly string[] | undefined;
   /** Its `whsec_` secret. @defaultValue a new random one */
   secret?: string | undefined;
-  /** Who registers it (kept on the endpoint for the app's own checks). */
+  /**
+   * Who registers it (a user or tenant id, 1–200 characters): an owner has at most
+   * `maxEndpointsPerOwner` endpoints (one more: a 422 problem) and one per URL (again: 409).
+   * @defaultValue none (not counted against any cap)
+   */
   owner?: string | undefined;
+  /**
+   * The revocation ids of the credential it is registered with (`webhookCredentialIds(principal)`:
+   * `grant:<id>`, `api_key:<id>`): revoking one removes the endpoint and its pending deliveries,
+   * in every process that hears the revocation. A credential already revoked: a 403 problem.
+   * @defaultValue none (the endpoint outlives every credential)
+   */
+  credentialIds?: readonly string[] | undefined;
 }
 
 /**
@@ -44,8 +62,13 @@ export interface NewWebhookEndpoint {
  * ```
  */
 export interface WebhookSender {
-  /** Registers an endpoint, its URL checked first (a `WebhookAddressError` when refused). */
+  /**
+   * Registers an endpoint, its URL checked first (a `WebhookAddressError` when refused); with
+   * an owner, a 409 problem for a URL it already registered, a 422 past its cap.
+   */
   addEndpoint(input: NewWebhookEndpoint): Promise<WebhookEndpoint>;
+  /** The endpoints matching `filter` (`{ owner }`: one user's), oldest first. */
+  listEndpoints(filter?: WebhookEndpointFilter): Promise<WebhookEndpoint[]>;
   /** Removes an endpoint with its pending deliveries; `false` when there was none. */
   removeEndpoint(id: string): Promise<boolean>;
   /** One endpoint, or `undefined`. */
@@ -151,6 +174,15 @@ export function createWebhookSender(options: WebhookSenderOptions = {}): Webhook
     }
   };
 
+  // endpoints end with the credential they were registered with (pending deliveries dropped)
+  const credentials = endEndpointsWithCredential({
+    store,
+    revocations: settings.revocations,
+    now,
+    onRemoved: ({ secrets: _secrets, ...endpoint }, credentialId) =>
+      emit({ type: 'endpoint-revoked', endpoint, credentialId }),
+  });
+
   /** Runs `change` on an endpoint, one change at a time per endpoint. */
   function changeEndpoint(
     id: string,
@@ -161,8 +193,8 @@ export function createWebhookSender(options: WebhookSenderOptions = {}): Webhook
       const endpoint = await store.getEndpoint(id);
       if (endpoint === undefined) return undefined;
       change(endpoint);
-      await store.saveEndpoint(endpoint);
-      return endpoint;
+      // removed meanwhile (its credential revoked): it stays removed
+      return (await store.saveEndpoint(endpoint)) ? endpoint : undefined;
     });
     const settled = next.catch(() => {});
     endpointLocks.set(id, settled);
@@ -222,6 +254,11 @@ export function createWebhookSender(options: WebhookSenderOptions = {}): Webhook
 
   async function run(delivery: WebhookDelivery): Promise<void> {
     const endpoint = await store.getEndpoint(delivery.endpointId);
+    if (endpoint !== undefined && credentials.isRevoked(endpoint)) {
+      // its removal (under way) drops this delivery too: never sent, never dead-lettered
+      await store.deleteEndpoint(endpoint.id);
+      return;
+    }
     if (endpoint === undefined || endpoint.disabled !== undefined) {
       return finish(delivery, undefined);
     }
@@ -316,31 +353,39 @@ export function createWebhookSender(options: WebhookSenderOptions = {}): Webhook
 
   wake();
 
+  /** Stores a new endpoint within its owner's bounds, unless its credential was revoked. */
+  async function register(endpoint: WebhookEndpoint): Promise<WebhookEndpoint> {
+    const maxPerOwner = settings.maxEndpointsPerOwner;
+    const result = await store.addEndpoint(endpoint, { maxPerOwner });
+    if (result !== 'added') throw admissionRefused(result, maxPerOwner);
+    // revoked while it was being stored: the removal may have looked before it was there
+    if (credentials.isRevoked(endpoint)) {
+      await store.deleteEndpoint(endpoint.id);
+      throw credentialRevoked();
+    }
+    return endpoint;
+  }
+
   return {
     async addEndpoint(input) {
       if (closed) throw new TypeError('The webhook sender is closed.');
       assertEventNames(input.events);
-      if (
-        input.owner !== undefined &&
-        (typeof input.owner !== 'string' || input.owner.length > 200)
-      ) {
-        throw new TypeError('`owner` must be a string of at most 200 characters.');
-      }
+      const ownership = checkOwnership(input);
+      if (credentials.isRevoked(ownership)) throw credentialRevoked();
       const url = await assertWebhookUrl(input.url, guard);
       const secret = input.secret ?? generateWebhookSecret();
       signWebhook(secret, { id: 'msg_check', timestamp: 0, body: '' }); // a bad secret throws here
-      const endpoint: WebhookEndpoint = {
+      return register({
         id: newId('ep'),
         url: url.href,
         ...(input.events !== undefined && { events: [...input.events] }),
-        ...(input.owner !== undefined && { owner: input.owner }),
+        ...ownership,
         secrets: [secret],
         consecutiveFailures: 0,
         createdAt: now(),
-      };
-      await store.saveEndpoint(endpoint);
-      return endpoint;
+      });
     },
+    listEndpoints: (filter) => store.listEndpoints(filter),
     removeEndpoint: (id) => store.deleteEndpoint(id),
     getEndpoint: (id) => store.getEndpoint(id),
     rotateSecret: (id) =>
@@ -366,7 +411,10 @@ export function createWebhookSender(options: WebhookSenderOptions = {}): Webhook
         data,
       });
       const endpoints = (await store.listEndpoints()).filter(
-        (e) => e.disabled === undefined && (e.events === undefined || e.events.includes(event)),
+        (e) =>
+          e.disabled === undefined &&
+          (e.events === undefined || e.events.includes(event)) &&
+          !credentials.isRevoked(e),
       );
       const deliveries = endpoints.map<WebhookDelivery>((e) => ({
         id: newId('msg'),
@@ -390,6 +438,7 @@ export function createWebhookSender(options: WebhookSenderOptions = {}): Webhook
     async close() {
       if (closed) return;
       closed = true;
+      credentials.close();
       if (timer !== undefined) clearTimeout(timer);
       // a claim answered after this point still starts its batch: wait for that, then for
       // every attempt, so each is recorded before the store goes

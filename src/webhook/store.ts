@@ -15,8 +15,17 @@ export interface WebhookEndpoint {
   url: string;
   /** The events it receives; unset for every event. */
   events?: readonly string[] | undefined;
-  /** Who registered it (an app's user or tenant id), for the app's own checks. */
+  /**
+   * Who registered it (an app's user or tenant id): the sender caps the endpoints of each
+   * owner and refuses the same URL twice for one owner; list them with
+   * `listEndpoints({ owner })`.
+   */
   owner?: string | undefined;
+  /**
+   * The revocation ids of the credential it was registered with (`grant:<id>`,
+   * `api_key:<id>`): when one is revoked, the endpoint is removed with its pending deliveries.
+   */
+  credentialIds?: readonly string[] | undefined;
   /**
    * The `whsec_` signing secrets, newest first: each delivery carries one signature per
    * secret, so that a receiver rotating its secret accepts both meanwhile.
@@ -103,6 +112,33 @@ export interface WebhookClaim {
 }
 
 /**
+ * Which endpoints {@link WebhookStore.listEndpoints} lists: every one by default, else those
+ * matching every filter given.
+ *
+ * @example
+ * ```ts
+ * const mine = await store.listEndpoints({ owner: principal.sub } satisfies WebhookEndpointFilter);
+ * ```
+ */
+export interface WebhookEndpointFilter {
+  /** Only the endpoints of this owner. */
+  owner?: string | undefined;
+  /** Only the endpoints registered with this credential (a revocation id, `grant:<id>`). */
+  credentialId?: string | undefined;
+}
+
+/**
+ * What {@link WebhookStore.addEndpoint} did: `added`, or refused because its owner already
+ * has an endpoint with this URL (`duplicate`) or as many endpoints as allowed (`full`).
+ *
+ * @example
+ * ```ts
+ * const result: WebhookEndpointAdmission = await store.addEndpoint(endpoint, { maxPerOwner: 10 });
+ * ```
+ */
+export type WebhookEndpointAdmission = 'added' | 'duplicate' | 'full';
+
+/**
  * Where endpoints and deliveries live. Deliveries are claimed with a lease, so that those of
  * a sender that crashed are taken over once the lease runs out (at-least-once delivery). The
  * in-memory {@link MemoryWebhookStore} is the default; a shared store (Redis) lets pending
@@ -114,14 +150,26 @@ export interface WebhookClaim {
  * ```
  */
 export interface WebhookStore {
-  /** Creates or replaces an endpoint. */
-  saveEndpoint(endpoint: WebhookEndpoint): Promise<void>;
+  /**
+   * Registers a new endpoint, indexed by owner and by credential id. With an `owner`, refused
+   * at once (atomically, across every process sharing the store) when that owner already has
+   * an endpoint with the same URL or `maxPerOwner` endpoints.
+   */
+  addEndpoint(
+    endpoint: WebhookEndpoint,
+    limits: { maxPerOwner: number },
+  ): Promise<WebhookEndpointAdmission>;
+  /**
+   * Replaces a registered endpoint (its secrets, state and failure count; never its URL, owner
+   * or credential). An endpoint removed meanwhile stays removed: `false` then.
+   */
+  saveEndpoint(endpoint: WebhookEndpoint): Promise<boolean>;
   /** One endpoint, or `undefined`. */
   getEndpoint(id: string): Promise<WebhookEndpoint | undefined>;
   /** Removes an endpoint and drops its pending deliveries; `false` when there was none. */
   deleteEndpoint(id: string): Promise<boolean>;
-  /** Every endpoint. */
-  listEndpoints(): Promise<WebhookEndpoint[]>;
+  /** The endpoints matching `filter` (every one without), oldest first. */
+  listEndpoints(filter?: WebhookEndpointFilter): Promise<WebhookEndpoint[]>;
   /** Adds pending deliveries. */
   enqueue(deliveries: readonly WebhookDelivery[]): Promise<void>;
   /** Leases up to `limit` due deliveries (`nextAttemptAt ≤ now`, not leased), oldest first. */

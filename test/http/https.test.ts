@@ -178,7 +178,15 @@ const raw = async (port: number, head: string, body = '') =>
 const hello: Middleware = (_req, res) => sendJson(res, 200, { hello: 'world' });
 
 describe('requireHttps', () => {
-  let ports: { direct: number; proxied: number; otherPort: number; samePort: number; tls: number };
+  let ports: {
+    direct: number;
+    proxied: number;
+    otherPort: number;
+    samePort: number;
+    origin: number;
+    originPort: number;
+    tls: number;
+  };
 
   beforeAll(async () => {
     const tls = createHttpsServer(
@@ -190,6 +198,10 @@ describe('requireHttps', () => {
       proxied: (await serve([requireHttps({ trustProxy: 'loopback' }), hello])).port,
       otherPort: (await serve([requireHttps({ port: 8443 }), hello])).port,
       samePort: (await serve([requireHttps({ port: 'same' }), hello])).port,
+      origin: (await serve([requireHttps({ origin: 'https://api.example.com' }), hello])).port,
+      originPort: (
+        await serve([requireHttps({ origin: 'https://API.example.com:8443/', port: 8443 }), hello])
+      ).port,
       tls: (await listen(tls)).port,
     };
   });
@@ -198,13 +210,50 @@ describe('requireHttps', () => {
     const res = await raw(ports.direct, 'GET /api/things?page=2 HTTP/1.1\r\nHost: api.example.com');
     expect(res.status).toBe(308);
     expect(res.headers.location).toBe('https://api.example.com/api/things?page=2');
+    expect(res.headers['cache-control']).toBe('no-store');
     expect(res.body).toBe('');
+  });
+
+  it('with `origin`, redirects to that origin whatever the Host header says (no cache keeps it)', async () => {
+    // Host-header poisoning: a cache keyed without Host would hand this redirect to everyone
+    const poisoned = await raw(ports.origin, 'GET /login?next=%2F HTTP/1.1\r\nHost: evil.example');
+    expect(poisoned.status).toBe(308);
+    expect(poisoned.headers.location).toBe('https://api.example.com/login?next=%2F');
+    expect(poisoned.headers['cache-control']).toBe('no-store');
+    for (const host of ['evil.example:8443', '[::1]', 'api.example.com']) {
+      const res = await raw(ports.origin, `HEAD /x HTTP/1.1\r\nHost: ${host}`);
+      expect(res.status, host).toBe(308);
+      expect(res.headers.location, host).toBe('https://api.example.com/x');
+    }
+    const slashes = await raw(ports.origin, 'GET //evil.example/x HTTP/1.1\r\nHost: evil.example');
+    expect(slashes.headers.location).toBe('https://api.example.com//evil.example/x');
+    const absolute = await raw(
+      ports.origin,
+      'GET http://evil.example/a?b=1 HTTP/1.1\r\nHost: evil.example',
+    );
+    expect(absolute.headers.location).toBe('https://api.example.com/a?b=1');
+    const ported = await raw(ports.originPort, 'GET /x HTTP/1.1\r\nHost: evil.example:80');
+    expect(ported.headers.location).toBe('https://api.example.com:8443/x');
+  });
+
+  it('with `origin`, still refuses other methods and does not need a Host header', async () => {
+    const post = await raw(
+      ports.origin,
+      'POST /x HTTP/1.1\r\nHost: evil.example\r\nContent-Length: 2',
+      '{}',
+    );
+    expect(post.status).toBe(403);
+    expect(post.headers.location).toBeUndefined();
+    const http10 = parseReply(await rawRequest(ports.origin, 'GET /x HTTP/1.0\r\n\r\n'));
+    expect(http10.status).toBe(308);
+    expect(http10.headers.location).toBe('https://api.example.com/x');
   });
 
   it('redirects HEAD the same way', async () => {
     const res = await raw(ports.direct, 'HEAD /x HTTP/1.1\r\nHost: api.example.com');
     expect(res.status).toBe(308);
     expect(res.headers.location).toBe('https://api.example.com/x');
+    expect(res.headers['cache-control']).toBe('no-store');
   });
 
   it('drops the plain-HTTP port, or uses the configured HTTPS port', async () => {
@@ -228,6 +277,7 @@ describe('requireHttps', () => {
       const res = await raw(ports.samePort, `GET /x?y=1 HTTP/1.1\r\nHost: ${host}`);
       expect(res.status, host).toBe(308);
       expect(res.headers.location, host).toBe(location);
+      expect(res.headers['cache-control'], host).toBe('no-store');
     }
   });
 
@@ -280,6 +330,9 @@ describe('requireHttps', () => {
       'api.example.com evil.example',
       'evil.example?x',
       'evil.example#x',
+      'api.example.com:99999',
+      'api.example.com:0',
+      'api.example.com:',
       '',
     ]) {
       const res = await raw(ports.direct, `GET /x HTTP/1.1\r\nHost: ${host}`);
@@ -326,6 +379,27 @@ describe('requireHttps', () => {
     expect(() => requireHttps({ port: 0 })).toThrow(TypeError);
     expect(() => requireHttps({ port: 'other' as never })).toThrow(TypeError);
     expect(() => requireHttps({ trustProxy: 'nope' })).toThrow(TypeError);
+    for (const origin of [
+      'http://api.example.com',
+      'https://api.example.com/path',
+      'https://api.example.com?x',
+      'https://user@api.example.com',
+      'api.example.com',
+      'https://',
+      42,
+    ]) {
+      expect(() => requireHttps({ origin } as never), String(origin)).toThrow(/`origin`/);
+    }
+    expect(() => requireHttps({ origin: 'https://api.example.com', port: 'same' })).toThrow(
+      /conflicts/,
+    );
+    expect(() => requireHttps({ origin: 'https://api.example.com', port: 8443 })).toThrow(
+      /conflicts/,
+    );
+    expect(() => requireHttps({ origin: 'https://api.example.com', port: 443 })).not.toThrow();
+    expect(() => requireHttps({ origins: 'https://a.example' } as never)).toThrow(
+      /Did you mean `origin`\?/,
+    );
     expect(requireHttps().name).toBe('requireHttpsMiddleware');
   });
 });
