@@ -280,6 +280,7 @@ export {
   type HubListener,
   type HubMessage,
   type HubOptions,
+  type HubRedaction,
   MemoryBroker,
   type MemoryBrokerOptions,
   type Position,
@@ -333,6 +334,8 @@ export {
   type WebhookClaim,
   type WebhookDelivery,
   type WebhookEndpoint,
+  type WebhookEndpointAdmission,
+  type WebhookEndpointFilter,
   type WebhookHeaderSource,
   type WebhookHeaders,
   type WebhookMessage,
@@ -343,6 +346,7 @@ export {
   type WebhookStore,
   WebhookVerificationError,
   type WebhookVerificationFailure,
+  webhookCredentialIds,
   webhookHeaders,
 } from './webhook/index.js';
 export {

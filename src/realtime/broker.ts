@@ -96,6 +96,21 @@ export type HubListener = (message: HubMessage) => void | Promise<void>;
 export type Unsubscribe = () => void;
 
 /**
+ * Rewrites one held message of a channel's history: the draft that replaces it (keeping its
+ * offset, epoch and time, so that resume positions stay valid), or `undefined` to leave it.
+ *
+ * @example
+ * ```ts
+ * const redaction: HubRedaction = (m) =>
+ *   m.event === 'message.created' && (m.data as { id: number }).id === 1
+ *     ? { event: 'message.deleted', data: { id: 1 } }
+ *     : undefined;
+ * await hub.redact('room:1', redaction);
+ * ```
+ */
+export type HubRedaction = (message: HubMessage) => HubDraft | undefined;
+
+/**
  * Where the hub's messages go: assigns offsets, delivers to subscribers (of this process, or
  * of every process for a shared broker such as Redis pub/sub) and keeps a bounded history per
  * channel for resuming clients. {@link MemoryBroker} is the in-process one.
@@ -120,6 +135,13 @@ export interface Broker {
   history(channel: string, since: Position): HistoryResult | Promise<HistoryResult>;
   /** Where `channel` stands now: the current epoch and the offset of its newest event (0 for none). */
   position(channel: string): Position | Promise<Position>;
+  /**
+   * Replaces, in place, each held message of `channel` for which `replace` returns a draft
+   * (same offset, epoch and time); resolves with how many were replaced. Live subscribers are
+   * not told: publish an event of your own for them. Optional: without it, `hub.redact()`
+   * throws.
+   */
+  redact?(channel: string, replace: HubRedaction): number | Promise<number>;
   /** Drops subscribers and history, and releases connections and timers. */
   close(): void | Promise<void>;
 }

@@ -5,6 +5,7 @@ import type {
   HistoryResult,
   HubListener,
   HubMessage,
+  HubRedaction,
   Position,
   Unsubscribe,
 } from './broker.js';
@@ -55,6 +56,14 @@ export interface Hub {
   replay(channel: string, since: Position): Promise<HistoryResult>;
   /** Where `channel` stands now: the epoch and the offset of its newest event (0 for none). */
   position(channel: string): Promise<Position>;
+  /**
+   * Rewrites the history of `channel` in place: each held message for which `replace` returns
+   * a draft is replaced by it, keeping its offset, epoch and time (resume positions stay
+   * valid), so that a deleted or edited message is never replayed as it was. Resolves with how
+   * many were replaced. Live subscribers are not told: publish an event for them. Throws
+   * (`ERR_HUB_REDACT_UNSUPPORTED`) when the broker cannot rewrite its history.
+   */
+  redact(channel: string, replace: HubRedaction): Promise<number>;
   /** Ends every subscription made through this hub, and closes the broker if the hub made it. */
   close(): Promise<void>;
 }
@@ -97,6 +106,26 @@ function assertName(kind: 'channel' | 'event', name: unknown): asserts name is s
 
 function closedError(): PorticoError {
   return new PorticoError('The hub is closed.', 'ERR_HUB_CLOSED');
+}
+
+function redactUnsupported(): PorticoError {
+  return new PorticoError(
+    "The hub's broker cannot rewrite its history (it has no `redact` method).",
+    'ERR_HUB_REDACT_UNSUPPORTED',
+  );
+}
+
+/** `replace`, with each draft it returns checked like a published one. */
+function checkedRedaction(replace: HubRedaction): HubRedaction {
+  return (message) => {
+    const draft = replace(message);
+    if (draft === undefined) return undefined;
+    if (typeof draft !== 'object' || draft === null) {
+      throw new TypeError('redact: `replace` must return a draft { event, data } or undefined');
+    }
+    assertName('event', draft.event);
+    return { event: draft.event, data: draft.data };
+  };
 }
 
 function reportToConsole(error: unknown, channel: string): void {
@@ -205,6 +234,15 @@ export function createHub(options: HubOptions = {}): Hub {
       assertName('channel', channel);
       if (closed) throw closedError();
       return broker.position(channel);
+    },
+
+    async redact(channel, replace) {
+      assertName('channel', channel);
+      if (typeof replace !== 'function')
+        throw new TypeError('redact: `replace` must be a function');
+      if (closed) throw closedError();
+      if (typeof broker.redact !== 'function') throw redactUnsupported();
+      return broker.redact(channel, checkedRedaction(replace));
     },
 
     async close() {

@@ -12,6 +12,7 @@ export type {
   HubDraft,
   HubListener,
   HubMessage,
+  HubRedaction,
   Position,
   Unsubscribe,
 } from './broker.js';

@@ -7,6 +7,7 @@ import type {
   HubDraft,
   HubListener,
   HubMessage,
+  HubRedaction,
   Position,
   Unsubscribe,
 } from './broker.js';
@@ -70,6 +71,7 @@ function reportToConsole(error: unknown, message: HubMessage): void {
  * never keeps the message from the others. Subscribers of other processes see nothing:
  * behind several instances, use a shared broker. Each channel name keeps its offset counter
  * (a few dozen bytes) for the broker's life, so that offsets never restart within an epoch.
+ * `redact()` rewrites held events in place (same offset, epoch and time).
  *
  * @example
  * ```ts
@@ -170,6 +172,23 @@ export class MemoryBroker implements Broker {
       return { events: held.slice(offset - oldest + 1), recovered: true };
     }
     return { events: held, recovered: false };
+  }
+
+  redact(channel: string, replace: HubRedaction): number {
+    this.#assertOpen();
+    const state = this.#channels.get(channel);
+    if (state === undefined) return 0;
+    this.#expire(state, this.#now());
+    let replaced = 0;
+    for (let i = 0; i < state.count; i++) {
+      const index = (state.head + i) % this.#size;
+      const held = state.ring[index]!;
+      const draft = replace(held);
+      if (draft === undefined) continue;
+      state.ring[index] = Object.freeze({ ...held, event: draft.event, data: draft.data });
+      replaced += 1;
+    }
+    return replaced;
   }
 
   position(channel: string): Position {

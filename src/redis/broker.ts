@@ -8,6 +8,7 @@ import type {
   HubDraft,
   HubListener,
   HubMessage,
+  HubRedaction,
   Position,
   Unsubscribe,
 } from '../realtime/broker.js';
@@ -62,6 +63,37 @@ if ARGV[2] == '1' then return { e, seq, redis.call('LRANGE', KEYS[3], 0, -1) } e
 return { e, seq }
 `);
 
+// Replaces the held entry of one offset, and only while it is still the one read (a
+// concurrent redaction wins; the caller then reads it again): found by its text (LPOS), else
+// by its offset (the start every entry of the channel has: channel then offset) to tell a
+// changed entry (0) from one trimmed away (-1). Atomic against publishes and trimming, which
+// move list indexes: no index is carried over from a read.
+// KEYS: log; ARGV: the entry's start `{"channel":…,"offset":N,`, its text as read, new text
+const REDACT = new LuaScript(`local i = redis.call('LPOS', KEYS[1], ARGV[2])
+if i then
+  redis.call('LSET', KEYS[1], i, ARGV[3])
+  return 1
+end
+for _, entry in ipairs(redis.call('LRANGE', KEYS[1], 0, -1)) do
+  if string.sub(entry, 1, #ARGV[1]) == ARGV[1] then return 0 end
+end
+return -1
+`);
+
+/** How often one entry is read again when a concurrent redaction changed it first. */
+const REDACT_ATTEMPTS = 5;
+
+/** The text of a message as the publish script writes it (same fields, same order). */
+function encode(message: HubMessage, draft: HubDraft): string {
+  return `{"channel":${JSON.stringify(message.channel)},"offset":${message.offset},"epoch":${JSON.stringify(
+    message.epoch,
+  )},"event":${JSON.stringify(draft.event)},"data":${JSON.stringify(draft.data) ?? 'null'},"time":${message.time}}`;
+}
+
+/** The start every held entry of `channel` at `offset` has. */
+const entryStart = (channel: string, offset: number) =>
+  `{"channel":${JSON.stringify(channel)},"offset":${offset},`;
+
 const parse = (text: string): HubMessage => Object.freeze(JSON.parse(text) as HubMessage);
 
 /**
@@ -71,7 +103,9 @@ const parse = (text: string): HubMessage => Object.freeze(JSON.parse(text) as Hu
  * however many local listeners), and a bounded history per channel in a Redis list, so that a
  * client resumes (`Last-Event-ID`, `subscribe` with `since`) whichever process it reconnects
  * to. The epoch lives in Redis too: when Redis loses its data, positions from before are
- * recognised as another epoch and clients are told they are too far behind.
+ * recognised as another epoch and clients are told they are too far behind. `redact()` rewrites
+ * held entries in place, each in a Lua script that finds it by its offset, so that it is safe
+ * against concurrent publishes and trimming (Redis 6.0.6 or later, for `LPOS`).
  *
  * @example
  * ```ts
@@ -187,6 +221,53 @@ export class RedisBroker implements Broker {
       return { events: held.slice(offset - oldest + 1), recovered: true };
     }
     return { events: held, recovered: false };
+  }
+
+  /**
+   * Rewrites held entries in place: each is found by its offset inside a Lua script and
+   * replaced only if still as read, so a concurrent publish, trim or redaction never makes
+   * it overwrite another entry.
+   */
+  async redact(channel: string, replace: HubRedaction): Promise<number> {
+    this.#assertOpen();
+    let replaced = 0;
+    for (const text of await this.#log(channel)) {
+      if (await this.#redactEntry(channel, text, replace)) replaced += 1;
+    }
+    return replaced;
+  }
+
+  async #redactEntry(channel: string, read: string, replace: HubRedaction): Promise<boolean> {
+    let text: string | undefined = read;
+    for (let attempt = 0; attempt < REDACT_ATTEMPTS && text !== undefined; attempt++) {
+      const message = parse(text);
+      const draft = replace(message);
+      if (draft === undefined) return false;
+      const start = entryStart(channel, message.offset);
+      const done = Number(
+        await guarded(this.#client, this.#timeout, () =>
+          REDACT.run(
+            this.#client,
+            [this.#keys(channel)[2]!],
+            [start, text!, encode(message, draft)],
+          ),
+        ),
+      );
+      if (done !== 0) return done === 1;
+      text = (await this.#log(channel)).find((entry) => entry.startsWith(start));
+    }
+    if (text === undefined) return false;
+    throw new PorticoError(
+      'RedisBroker: a history entry kept changing while it was being redacted.',
+      'ERR_HUB_REDACT_CONFLICT',
+    );
+  }
+
+  async #log(channel: string): Promise<string[]> {
+    const [, , log] = (await guarded(this.#client, this.#timeout, () =>
+      READ.run(this.#client, this.#keys(channel), [newEpoch(), '1']),
+    )) as [string, number, string[]];
+    return log;
   }
 
   async position(channel: string): Promise<Position> {

@@ -129,7 +129,9 @@ function optionalFunction(name: string, value: unknown): void {
  * then the live ones, without a gap or a duplicate; one too far behind (or with an id that is
  * not ours) gets an explicit reset event first, never a silent gap. The stream itself is
  * {@link createEventStream}'s: heartbeats, jittered `retry`, slow clients dropped, everything
- * released when the client goes away.
+ * released when the client goes away, ended (`event: credential-ended`) when the credential of
+ * an authenticated request is revoked or expires, and capped per principal when
+ * `maxConnectionsPerPrincipal` is given.
  *
  * @example
  * ```ts

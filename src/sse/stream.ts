@@ -1,5 +1,8 @@
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import { getPrincipal } from '../auth/principal.js';
+import { bindToCredential, type CredentialEnd, type Revocations } from '../auth/revocations.js';
 import { assertKnownOptions, invalidOption } from '../internal/options.js';
+import { connectionCap, PrincipalConnections } from '../realtime/principal-connections.js';
 import { formatComment, formatEvent, type ServerSentEvent } from './format.js';
 
 /**
@@ -58,14 +61,38 @@ export interface EventStreamOptions {
    * @defaultValue none
    */
   headers?: OutgoingHttpHeaders;
+  /**
+   * Where the end of the request's credential is heard. A stream whose request carries a
+   * principal (`getPrincipal(req)`, set by `authenticate()`) is bound to its credential: when
+   * one of its `credentialIds` is revoked (an API key deleted, a session signed out, a grant
+   * revoked) or its `expiresAt` passes, the stream writes
+   * `event: credential-ended` / `data: {"reason":"revoked"}` (or `"expired"`) and ends, at
+   * once: nothing published afterwards is written. Give the service's cross-process bus.
+   * @defaultValue `processRevocations()`, this process
+   */
+  revocations?: Revocations;
+  /**
+   * The most event streams one principal (`getPrincipal(req).sub`) may hold open in this
+   * process at once; one more is refused with a 429 problem (`Retry-After`) before any
+   * header is written. Streams without a principal are not counted against it.
+   * @defaultValue none: no cap
+   */
+  maxConnectionsPerPrincipal?: number;
 }
 
 /**
  * Why a stream ended: the client went away (`client`), {@link EventStream.close} was called
- * (`server`), the client did not read fast enough (`slow-consumer`), or the response
- * failed (`error`).
+ * (`server`), the client did not read fast enough (`slow-consumer`), the response
+ * failed (`error`), or the credential it was opened with was revoked (`credential-revoked`)
+ * or expired (`credential-expired`).
  */
-export type EventStreamCloseReason = 'client' | 'server' | 'slow-consumer' | 'error';
+export type EventStreamCloseReason =
+  | 'client'
+  | 'server'
+  | 'slow-consumer'
+  | 'error'
+  | 'credential-revoked'
+  | 'credential-expired';
 
 /**
  * An open `text/event-stream` response, from {@link createEventStream}.
@@ -99,9 +126,19 @@ export const EVENT_STREAM_OPTIONS = [
   'maxQueueBytes',
   'json',
   'headers',
+  'revocations',
+  'maxConnectionsPerPrincipal',
 ] as const;
 
 let open = 0;
+/** The event streams each principal holds open in this process. */
+const byPrincipal = new PrincipalConnections();
+
+function noop(): void {}
+
+/** The last event of a stream whose credential ended. */
+const credentialEnded = (reason: CredentialEnd) =>
+  formatEvent({ event: 'credential-ended', data: { reason } });
 
 /**
  * Writes an already formatted event (what {@link formatEvent} returns) to a stream: how
@@ -145,6 +182,11 @@ function jittered(retry: number, jitter: number): number {
  * `'drain'`; past that the slow client is dropped. When the client goes away, the timer
  * and every listener are released and {@link EventStream.onClose} listeners run.
  *
+ * A stream opened by an authenticated request (`getPrincipal(req)`) ends with its credential:
+ * revoked or expired, it writes `event: credential-ended` and ends (see
+ * {@link EventStreamOptions.revocations}); `maxConnectionsPerPrincipal` caps how many one
+ * principal holds open (a 429 problem is thrown beyond it, before any header is written).
+ *
  * @example
  * ```ts
  * const events: Middleware = (req, res) => {
@@ -168,7 +210,15 @@ export function createEventStream(
   const maxQueue = nonNegative('maxQueue', options.maxQueue, 1000);
   const maxQueueBytes = nonNegative('maxQueueBytes', options.maxQueueBytes, 1_048_576);
   const format = { json: options.json !== false };
+  const cap = connectionCap('createEventStream', options.maxConnectionsPerPrincipal);
+  const revocations = options.revocations;
+  if (revocations !== undefined && typeof revocations?.watch !== 'function') {
+    throw invalidOption('createEventStream: `revocations` must be a Revocations bus');
+  }
   if (res.headersSent) throw new Error('createEventStream: the response headers were already sent');
+  const principal = getPrincipal(req);
+  const releaseSlot = principal === undefined ? noop : byPrincipal.claim(principal.sub, cap);
+  let unbind = noop;
 
   let closeReason: EventStreamCloseReason | undefined;
   let congested = false;
@@ -181,6 +231,8 @@ export function createEventStream(
     if (closeReason !== undefined) return;
     closeReason = reason;
     open--;
+    unbind();
+    releaseSlot();
     if (timer !== undefined) clearInterval(timer);
     timer = undefined;
     queue.length = 0;
@@ -204,6 +256,12 @@ export function createEventStream(
       congested = !res.write(chunk);
     }
   };
+  /** Ends the stream with its last event, at once: nothing queued or published later goes out. */
+  const endForCredential = (reason: CredentialEnd) => {
+    if (closeReason !== undefined) return;
+    release(reason === 'revoked' ? 'credential-revoked' : 'credential-expired');
+    res.end(credentialEnded(reason));
+  };
   const write = (chunk: string): boolean => {
     if (closeReason !== undefined) return false;
     if (!congested) {
@@ -226,12 +284,17 @@ export function createEventStream(
   res.on('drain', onDrain);
   res.on('error', onError);
   req.on('error', onError);
-  res.writeHead(200, {
-    ...options.headers,
-    'Content-Type': EVENT_STREAM_TYPE,
-    'Cache-Control': 'no-cache, no-transform',
-    'X-Accel-Buffering': 'no',
-  });
+  try {
+    res.writeHead(200, {
+      ...options.headers,
+      'Content-Type': EVENT_STREAM_TYPE,
+      'Cache-Control': 'no-cache, no-transform',
+      'X-Accel-Buffering': 'no',
+    });
+  } catch (error) {
+    release('error');
+    throw error;
+  }
   res.flushHeaders();
   req.socket?.setNoDelay(true);
   if (retry !== false) write(formatEvent({ retry: jittered(retry, jitter) }));
@@ -240,6 +303,12 @@ export function createEventStream(
       if (!congested) write(formatComment());
     }, heartbeat);
     timer.unref();
+  }
+  if (principal !== undefined) {
+    unbind = bindToCredential(principal, {
+      onEnd: endForCredential,
+      ...(revocations !== undefined && { revocations }),
+    });
   }
 
   const stream: PreparedEventStream = {

@@ -1,7 +1,9 @@
 import type { WebSocket } from 'ws';
 import type { Principal } from '../auth/principal.js';
+import type { Revocations } from '../auth/revocations.js';
 import { assertKnownOptions, invalidOption } from '../internal/options.js';
 import type { Hub } from '../realtime/hub.js';
+import { revocationsOption } from './credential-binding.js';
 
 /**
  * What a connection handed to the protocol carries.
@@ -164,6 +166,15 @@ export interface ChannelProtocolOptions {
    * @defaultValue `'portico:relay'`
    */
   relayChannel?: string | false;
+  /**
+   * Where the end of a connection's credential is heard. A connection handed over with a
+   * principal (see {@link ChannelConnectionContext}) is bound to its credential: when one of
+   * its `credentialIds` is revoked or its `expiresAt` passes, it is dropped from every channel
+   * and relay at once (nothing published afterwards reaches it) and closed with 1008
+   * (`credential revoked` / `credential expired`). Give the service's cross-process bus.
+   * @defaultValue `processRevocations()`, this process
+   */
+  revocations?: Revocations;
 }
 
 /** The built-in message types, which `extend` cannot replace. */
@@ -180,6 +191,7 @@ export interface ChannelSettings {
   rateLimit: ChannelRateLimit | false;
   maxBufferedBytes: number;
   relayChannel: string | false;
+  revocations: Revocations | undefined;
 }
 
 const OWNER = 'createChannelProtocol()';
@@ -193,6 +205,7 @@ const KNOWN_OPTIONS = [
   'rateLimit',
   'maxBufferedBytes',
   'relayChannel',
+  'revocations',
 ] as const;
 
 const defaultOnError = (error: unknown) => {
@@ -247,6 +260,7 @@ export function channelSettings(options: ChannelProtocolOptions): ChannelSetting
   return {
     hub,
     relayChannel,
+    revocations: revocationsOption(OWNER, options.revocations),
     heartbeat: milliseconds('heartbeat', options.heartbeat ?? 30_000),
     extend,
     authorize,

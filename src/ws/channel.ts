@@ -19,6 +19,7 @@ import {
 import { createRelayLink, type RelayedMessage } from './channel-relay.js';
 import { ChannelSet } from './channel-set.js';
 import { CloseCode, closeCodeFor, WebSocketCloseError } from './close-codes.js';
+import { closeWithCredential } from './credential-binding.js';
 
 export type {
   ChannelAccess,
@@ -125,6 +126,10 @@ function sinceOf(message: Record<string, unknown>) {
  * "recover":true}` starts such a subscription afresh. Pushes of these subscriptions carry
  * `channel` and `position`; plain subscriptions get the bare `push` of the reference protocol.
  *
+ * A connection handed over with a principal ends with its credential: revoked (an API key
+ * deleted, a session signed out, a grant revoked) or expired, it is dropped from every
+ * channel and relay inside `revoke()` and closed with 1008 (`credential revoked`).
+ *
  * @example
  * ```ts
  * const channels = createChannelProtocol({ hub });
@@ -147,6 +152,7 @@ export function createChannelProtocol(options: ChannelProtocolOptions = {}): Cha
     rateLimit,
     maxBufferedBytes,
     relayChannel,
+    revocations,
   } = channelSettings(options);
   const connections = new Map<WebSocket, Connection>();
   // relays cross processes through the hub; the relay channel is no client's to use
@@ -366,8 +372,14 @@ export function createChannelProtocol(options: ChannelProtocolOptions = {}): Cha
 
   function onSocketClose(this: WebSocket): void {
     const conn = connections.get(this);
-    if (conn === undefined) return;
-    connections.delete(this);
+    if (conn !== undefined) detach(conn);
+  }
+
+  /** Forgets a connection: no channel, relay or reply reaches it any more. */
+  function detach(conn: Connection): void {
+    if (connections.get(conn.ws) !== conn) return;
+    conn.dropping = true;
+    connections.delete(conn.ws);
     if (connections.size === 0) link?.stop();
     if (conn.channels !== undefined) {
       for (const channel of conn.channels.names()) unsubscribe(conn, channel);
@@ -412,6 +424,8 @@ export function createChannelProtocol(options: ChannelProtocolOptions = {}): Cha
     ws.on('pong', onPong);
     ws.on('message', onSocketMessage);
     ws.on('close', onSocketClose);
+    // revoked or expired: detached at once, inside revoke(), then closed with 1008
+    closeWithCredential(ws, conn.principal, revocations, () => detach(conn));
     if (heartbeat > 0 && timer === undefined) {
       timer = setInterval(beat, heartbeat);
       timer.unref();

@@ -3,21 +3,25 @@ import type { Duplex } from 'node:stream';
 import { type WebSocket, WebSocketServer } from 'ws';
 import { createIdentifier } from '../auth/authenticate.js';
 import type { Authenticator } from '../auth/authenticator.js';
+import { type CredentialGuard, isCredentialGuard, isRefusal } from '../auth/credential-guard.js';
 import { authenticationRequired } from '../auth/errors.js';
-import type { Principal } from '../auth/principal.js';
+import { type Principal, setPrincipal } from '../auth/principal.js';
+import type { Revocations } from '../auth/revocations.js';
 import type { Middleware } from '../core/compose.js';
 import { forbidden, HttpError, notFound } from '../core/errors.js';
 import { PROBLEM_TYPE, requestPath, toHttpError, toProblem } from '../core/problem.js';
 import { buildOriginMatcher, type OriginAllowlist } from '../cors/origin.js';
 import { ignoreUpgrade } from '../http/ignore-upgrade.js';
 import { asksForWebSocket } from '../internal/headers.js';
-import { invalidOption } from '../internal/options.js';
+import { assertKnownOptions, invalidOption } from '../internal/options.js';
 import {
   formatHeaderLines,
   middlewareOption,
   runOnRawSocket,
   writeRawAnswer,
 } from '../internal/raw-answer.js';
+import { connectionCap, PrincipalConnections } from '../realtime/principal-connections.js';
+import { closeWithCredential, revocationsOption } from './credential-binding.js';
 import { selectSubprotocol, validateUpgradeRequest } from './handshake.js';
 
 /** What {@link UpgradeHandlerOptions.onConnection} learns about a new connection. */
@@ -45,6 +49,28 @@ export interface UpgradeHandlerOptions {
    * @defaultValue `[]`: no authentication, `principal` is `undefined`
    */
   authenticators?: readonly Authenticator[];
+  /**
+   * The guard that counts refused credentials per client IP (share it with `authenticate()`
+   * and the sign-in forms: one budget): checked before the authenticators run, told of every
+   * refused credential; once the client has spent it, the handshake is refused with a 429
+   * problem (`Retry-After`), a right credential too, and no 101 is sent.
+   * @defaultValue none
+   */
+  guard?: CredentialGuard;
+  /**
+   * The most connections one principal (`principal.sub`) may hold open through this handler
+   * at once; the handshake of one more is refused with a 429 problem (`Retry-After`).
+   * @defaultValue none: no cap
+   */
+  maxConnectionsPerPrincipal?: number;
+  /**
+   * Where the end of a connection's credential is heard: a connection accepted with a
+   * principal is closed with 1008 (`credential revoked` / `credential expired`) when one of
+   * its `credentialIds` is revoked or its `expiresAt` passes. Give the service's
+   * cross-process bus.
+   * @defaultValue `processRevocations()`, this process
+   */
+  revocations?: Revocations;
   /**
    * Subprotocols the server speaks; the client's first supported offer is chosen.
    * @defaultValue `[]`: no subprotocol is selected
@@ -81,6 +107,20 @@ export interface UpgradeHandlerOptions {
 export type UpgradeHandler = (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
 
 const OWNER = 'createUpgradeHandler()';
+const KNOWN_OPTIONS = [
+  'path',
+  'origins',
+  'authenticators',
+  'guard',
+  'maxConnectionsPerPrincipal',
+  'revocations',
+  'protocols',
+  'maxPayload',
+  'perMessageDeflate',
+  'middleware',
+  'onConnection',
+  'onError',
+] as const;
 
 const defaultOnError = (error: unknown, req: IncomingMessage) => {
   const stack = error instanceof Error ? (error.stack ?? error.message) : String(error);
@@ -132,7 +172,10 @@ export function refuseUpgrade(
 /**
  * Creates the handler of a server's `'upgrade'` event: checks path, handshake, `Origin` and
  * credentials before the 101 (refusing with a real HTTP Problem Details answer), negotiates a
- * subprotocol, and hands the `ws` connection to `onConnection` with the principal. A request
+ * subprotocol, and hands the `ws` connection to `onConnection` with the principal (also set on
+ * the request: `getPrincipal(req)`). A refused credential counts against `guard`; a connection
+ * ends (1008) when its credential is revoked or expires; `maxConnectionsPerPrincipal` caps
+ * the connections of one principal. A request
  * that asks to upgrade to another protocol (`Upgrade: h2c`, as `curl --http2` sends) is
  * served by the server's request listener as a plain request (see {@link ignoreUpgrade}).
  *
@@ -142,6 +185,8 @@ export function refuseUpgrade(
  *   path: '/ws',
  *   origins: ['https://app.example.com'],
  *   authenticators: [bearer],
+ *   guard: createCredentialGuard(),
+ *   maxConnectionsPerPrincipal: 20,
  *   onConnection: (ws, { principal }) => channels.handle(ws, { principal }),
  * });
  * server.on('upgrade', handler);
@@ -149,6 +194,7 @@ export function refuseUpgrade(
  * @see {@link https://www.rfc-editor.org/rfc/rfc6455#section-4.2 | RFC 6455 §4.2}
  */
 export function createUpgradeHandler(options: UpgradeHandlerOptions): UpgradeHandler {
+  assertKnownOptions(OWNER, options, KNOWN_OPTIONS);
   if (typeof options?.path !== 'string' || !options.path.startsWith('/')) {
     throw invalidOption(`${OWNER}: \`path\` must be a string starting with '/'`);
   }
@@ -163,6 +209,13 @@ export function createUpgradeHandler(options: UpgradeHandlerOptions): UpgradeHan
   const { challenges, identify } = createIdentifier(OWNER, authenticators);
   const matchOrigin =
     options.origins === undefined ? undefined : buildOriginMatcher(OWNER, options.origins);
+  const { guard } = options;
+  if (guard !== undefined && !isCredentialGuard(guard)) {
+    throw invalidOption(`${OWNER}: \`guard\` must be a CredentialGuard (createCredentialGuard())`);
+  }
+  const cap = connectionCap(OWNER, options.maxConnectionsPerPrincipal);
+  const open = new PrincipalConnections();
+  const revocations = revocationsOption(OWNER, options.revocations);
   const supported = new Set(options.protocols ?? []);
   const { path, onConnection, onError = defaultOnError } = options;
   const middleware = middlewareOption(OWNER, options.middleware);
@@ -191,17 +244,33 @@ export function createUpgradeHandler(options: UpgradeHandlerOptions): UpgradeHan
       throw forbidden('This origin may not open a WebSocket here.', { code: 'ERR_WS_ORIGIN' });
     }
     if (authenticators.length === 0) return undefined;
-    const principal = await identify(req);
+    const principal = await guarded(req);
     if (principal === undefined) throw authenticationRequired(challenges);
+    setPrincipal(req, principal);
     return principal;
+  }
+
+  /** Identifies the client, within the guard's budget: a refusal past it is the guard's 429. */
+  async function guarded(req: IncomingMessage): Promise<Principal | undefined> {
+    if (guard === undefined) return identify(req);
+    await guard.check(req);
+    try {
+      return await identify(req);
+    } catch (error) {
+      if (isRefusal(error)) await guard.refused(req);
+      throw error;
+    }
   }
 
   function accept(req: IncomingMessage, socket: Duplex, head: Buffer, principal?: Principal) {
     if (socket.destroyed) return;
+    // the slot is held until the socket closes, whatever becomes of the handshake
+    if (principal !== undefined) socket.once('close', open.claim(principal.sub, cap));
     wss.handleUpgrade(req, socket, head, (ws) => {
       const protocol = ws.protocol === '' ? undefined : ws.protocol;
       try {
         onConnection(ws, { req, principal, protocol });
+        closeWithCredential(ws, principal, revocations);
       } catch (error) {
         reportError(error, req);
         try {
@@ -242,7 +311,7 @@ export function createUpgradeHandler(options: UpgradeHandlerOptions): UpgradeHan
           if (middleware !== undefined) pending.set(req, headers);
           accept(req, socket, head, principal);
         } catch (error) {
-          reportError(error, req);
+          if (toHttpError(error).status >= 500) reportError(error, req);
           refuseUpgrade(req, socket, error, headers);
         }
       },

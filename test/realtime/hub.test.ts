@@ -376,3 +376,53 @@ describe('positions', () => {
     expect(() => formatPosition({ epoch: 'a', offset: 1.5 })).toThrow(TypeError);
   });
 });
+
+describe('redact', () => {
+  const deleteId = (id: number) => (m: HubMessage) =>
+    (m.data as { id: number }).id === id ? { event: 'message.deleted', data: { id } } : undefined;
+
+  it('rewrites held messages in place, keeping offset, epoch and time', async () => {
+    let clock = 1000;
+    const { hub, broker } = hubWith({ now: () => clock++ });
+    const secret = await hub.publish('room', 'message.created', { id: 1, text: 'secret' });
+    const kept = await hub.publish('room', 'message.created', { id: 2, text: 'public' });
+    expect(await hub.redact('room', deleteId(1))).toBe(1);
+    expect(await hub.redact('elsewhere', deleteId(1))).toBe(0);
+    const { events, recovered } = await hub.replay('room', { epoch: broker.epoch, offset: 0 });
+    expect(recovered).toBe(true);
+    expect(events).toEqual([{ ...secret, event: 'message.deleted', data: { id: 1 } }, kept]);
+    expect(Object.isFrozen(events[0])).toBe(true);
+    expect(JSON.stringify(events)).not.toContain('secret');
+    // resume positions stay valid
+    const after = await hub.replay('room', { epoch: broker.epoch, offset: 1 });
+    expect(after.events).toEqual([kept]);
+    expect(await hub.position('room')).toEqual({ epoch: broker.epoch, offset: 2 });
+  });
+
+  it('rewrites what the ring still holds once it has wrapped around', async () => {
+    const { hub, broker } = hubWith({ historySize: 3 });
+    for (let id = 1; id <= 5; id++) await hub.publish('room', 'message.created', { id });
+    expect(await hub.redact('room', deleteId(4))).toBe(1);
+    expect(await hub.redact('room', deleteId(1))).toBe(0); // evicted already
+    const { events } = await hub.replay('room', { epoch: broker.epoch, offset: 2 });
+    expect(events.map((m) => [m.offset, m.event])).toEqual([
+      [3, 'message.created'],
+      [4, 'message.deleted'],
+      [5, 'message.created'],
+    ]);
+  });
+
+  it('checks the replacement like a publish, and refuses a broker that cannot rewrite', async () => {
+    const { hub } = hubWith();
+    await hub.publish('room', 'message.created', { id: 1 });
+    await expect(hub.redact('room', () => ({ event: 'bad\nname', data: 1 }))).rejects.toThrow(
+      TypeError,
+    );
+    await expect(hub.redact('room', 'no' as never)).rejects.toThrow(/replace/);
+    const plain = createHub({ broker: wrapBroker(new MemoryBroker(), {}) });
+    hubs.push(plain);
+    await expect(plain.redact('room', deleteId(1))).rejects.toMatchObject({
+      code: 'ERR_HUB_REDACT_UNSUPPORTED',
+    });
+  });
+});

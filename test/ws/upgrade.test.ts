@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import type { Authenticator } from '../../src/auth/authenticator.js';
+import { createCredentialGuard } from '../../src/auth/credential-guard.js';
 import { unauthorized } from '../../src/core/errors.js';
 import { requestId } from '../../src/http/request-id.js';
 import { securityHeaders } from '../../src/http/security-headers.js';
@@ -319,5 +320,103 @@ describe('createUpgradeHandler: other protocols', () => {
       expect(reply.status, path).toBe(200);
       expect(reply.headers['content-type']).toBeUndefined();
     }
+  });
+});
+
+describe('createUpgradeHandler: guard', () => {
+  it('refuses the handshake with 429 once the refusals are spent, a right credential too', async () => {
+    let calls = 0;
+    const counted: Authenticator = {
+      ...fakeAuth,
+      authenticate(req) {
+        calls++;
+        return fakeAuth.authenticate(req);
+      },
+    };
+    const { url, connections } = await start({
+      authenticators: [counted],
+      guard: createCredentialGuard({ limit: 2 }),
+    });
+    for (let i = 0; i < 2; i++) {
+      expect((await refused(`${url}/ws`, { headers: { 'x-token': `guess-${i}` } })).status).toBe(
+        401,
+      );
+    }
+    // the refusal past the limit is answered 429 instead of its verdict
+    const third = await refused(`${url}/ws`, { headers: { 'x-token': 'guess-2' } });
+    expect(third.status).toBe(429);
+    expect(Number(third.headers['retry-after'])).toBeGreaterThan(0);
+    expect(third.headers['content-type']).toBe('application/problem+json');
+    expect(JSON.parse(third.body)).toMatchObject({ status: 429, instance: '/ws' });
+    // spent: the right credential is refused without being verified, and no 101 is sent
+    const before = calls;
+    const right = await refused(`${url}/ws`, { headers: { 'x-token': 'good' } });
+    expect(right.status).toBe(429);
+    expect(right.headers.upgrade).toBeUndefined();
+    expect(calls).toBe(before);
+    expect(connections).toHaveLength(0);
+  });
+
+  it('does not count a handshake without a credential, nor an accepted one', async () => {
+    const { url } = await start({ guard: createCredentialGuard({ limit: 1 }) });
+    for (let i = 0; i < 3; i++) expect((await refused(`${url}/ws`)).status).toBe(401);
+    for (let i = 0; i < 3; i++) {
+      const { first } = await opened(`${url}/ws`, { headers: { 'x-token': 'good' } });
+      expect(first.sub).toBe('alice');
+    }
+  });
+
+  it('refuses a guard that is not a CredentialGuard, and an unknown option', () => {
+    expect(() =>
+      createUpgradeHandler({ path: '/ws', onConnection() {}, guard: {} as never }),
+    ).toThrow(/guard/);
+    expect(() =>
+      createUpgradeHandler({ path: '/ws', onConnection() {}, gaurd: {} } as never),
+    ).toThrow(/Did you mean `guard`/);
+  });
+});
+
+describe('createUpgradeHandler: connections per principal', () => {
+  it('refuses one connection past maxConnectionsPerPrincipal with 429, until one closes', async () => {
+    const { url } = await start({ maxConnectionsPerPrincipal: 2 });
+    const headers = { 'x-token': 'good' };
+    const first = await opened(`${url}/ws`, { headers });
+    await opened(`${url}/ws`, { headers });
+    const third = await refused(`${url}/ws`, { headers });
+    expect(third.status).toBe(429);
+    expect(third.headers['retry-after']).toBe('5');
+    expect(JSON.parse(third.body)).toMatchObject({
+      status: 429,
+      detail: expect.stringContaining('Too many open connections'),
+    });
+    first.ws.close();
+    await new Promise((resolve) => first.ws.once('close', resolve));
+    await expect
+      .poll(async () => {
+        try {
+          return (await opened(`${url}/ws`, { headers })).first.sub;
+        } catch (error) {
+          return String(error);
+        }
+      })
+      .toBe('alice');
+  });
+
+  it('counts each principal apart, and concurrent handshakes within the cap', async () => {
+    const twoUsers: Authenticator = {
+      scheme: 'User',
+      async authenticate(req) {
+        await new Promise((resolve) => setTimeout(resolve, 20)); // handshakes overlap
+        const sub = req.headers['x-user'];
+        return typeof sub === 'string' ? { sub, scopes: [], method: 'test' } : undefined;
+      },
+    };
+    const { url } = await start({ authenticators: [twoUsers], maxConnectionsPerPrincipal: 3 });
+    const attempts = await Promise.allSettled(
+      Array.from({ length: 6 }, () => opened(`${url}/ws`, { headers: { 'x-user': 'ivan' } })),
+    );
+    expect(attempts.filter((a) => a.status === 'fulfilled')).toHaveLength(3);
+    const { first } = await opened(`${url}/ws`, { headers: { 'x-user': 'judy' } });
+    expect(first.sub).toBe('judy');
   });
 });
