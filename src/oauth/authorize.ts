@@ -15,6 +15,7 @@ import {
   type FormPageOptions,
   readPageForm,
   resolvePages,
+  sendThrottledPage,
   sessionBinding,
   signInChallenge,
   signInFromForm,
@@ -95,6 +96,22 @@ function requestFields(params: URLSearchParams): FormFields {
 }
 
 /**
+ * What is wrong with the PKCE parameters of an authorization request, if anything: every
+ * client, confidential ones too, must send an S256 `code_challenge` (RFC 9700 §2.1.1, OAuth
+ * 2.1 §4.1.1; the error is RFC 7636 §4.4.1's `invalid_request`).
+ */
+function pkceProblem(challenge: string | undefined, method: string | undefined) {
+  if (challenge === undefined) {
+    return method === undefined
+      ? 'PKCE is required: send code_challenge with code_challenge_method=S256.'
+      : 'code_challenge_method without code_challenge.';
+  }
+  if (method !== 'S256') return 'code_challenge_method must be S256 (plain is not supported).';
+  if (!isCodeChallenge(challenge)) return 'code_challenge must be 43 base64url characters (S256).';
+  return undefined;
+}
+
+/**
  * Adds `params` to a redirect URI, keeping its own query exactly as registered (RFC 6749
  * §3.1.2): the registered URI has no fragment (`defineClient` refuses one).
  *
@@ -119,10 +136,16 @@ export function appendQuery(uri: string, params: Readonly<Record<string, string 
  * `response_type=code` only. The client and its redirect URI are checked first, the URI by
  * exact string comparison with a registered one; either wrong is a 400 error page, never a
  * redirect. Every later error is redirected to the client with `error`,
- * `error_description`, `state` and `iss` (RFC 9207). PKCE (RFC 7636) takes `S256` only, is
- * required of public clients and enforced whenever a challenge was sent. A signed-out user
- * gets a sign-in form, a signed-in one a consent form; approving redirects (303) with
- * `code`, `state` and `iss`, denying with `error=access_denied`.
+ * `error_description`, `state` and `iss` (RFC 9207). PKCE (RFC 7636) takes `S256` only and
+ * is required of every client, confidential ones too (RFC 9700 §2.1.1, OAuth 2.1): a request
+ * without `code_challenge` is redirected `invalid_request`. A signed-out user gets a sign-in
+ * form, a signed-in one a consent form; approving redirects (303) with `code`, `state` and
+ * `iss`, denying with `error=access_denied`.
+ *
+ * With the context's credential guard (the `guard` option of `createAuthorizationServer()`),
+ * the sign-in form is throttled per client IP: a client that has spent its refused
+ * credentials gets a 429 page with `Retry-After` before its password is checked (a right one
+ * too) until the window ends, and each wrong password is counted.
  *
  * OpenID Connect's `prompt` and `max_age` (Core §3.1.2.1) are honoured: `prompt=login`, or
  * a session older than `max_age` seconds, shows the sign-in form to a signed-in user too
@@ -142,6 +165,7 @@ export function appendQuery(uri: string, params: Readonly<Record<string, string 
  * ```
  * @see {@link https://www.rfc-editor.org/rfc/rfc6749#section-4.1 | RFC 6749 §4.1}
  * @see {@link https://www.rfc-editor.org/rfc/rfc7636 | RFC 7636}
+ * @see {@link https://www.rfc-editor.org/rfc/rfc9700#section-2.1.1 | RFC 9700 §2.1.1}
  * @see {@link https://www.rfc-editor.org/rfc/rfc9207 | RFC 9207}
  * @see {@link https://www.rfc-editor.org/rfc/rfc9700#section-4.1 | RFC 9700 §4.1}
  * @see {@link https://openid.net/specs/openid-connect-core-1_0.html#AuthRequest | OpenID Connect Core §3.1.2.1}
@@ -235,19 +259,8 @@ export function createAuthorizeEndpoint(
     }
     const challenge = one('code_challenge');
     const method = one('code_challenge_method');
-    if (challenge === undefined) {
-      if (method !== undefined) return invalid('code_challenge_method without code_challenge.');
-      if (client.secretHash === undefined) {
-        return invalid('A public client must use PKCE: code_challenge is required.');
-      }
-    } else {
-      if (method !== 'S256') {
-        return invalid('code_challenge_method must be S256 (plain is not supported).');
-      }
-      if (!isCodeChallenge(challenge)) {
-        return invalid('code_challenge must be 43 base64url characters (S256).');
-      }
-    }
+    const pkceError = pkceProblem(challenge, method);
+    if (pkceError !== undefined) return invalid(pkceError);
     const nonce = one('nonce');
     if (nonce !== undefined && nonce.length > MAX_OPAQUE) {
       return invalid(`nonce must be at most ${MAX_OPAQUE} characters.`);
@@ -426,6 +439,7 @@ export function createAuthorizeEndpoint(
       const checked = await check(form);
       if (answered(res, checked)) return;
       const outcome = await signInFromForm(ctx, req, res, form);
+      if ('throttled' in outcome) return sendThrottledPage(res, pages, outcome.throttled);
       if (!outcome.ok) {
         return showSignIn(res, checked.pending, outcome.status, outcome.message, outcome.username);
       }

@@ -1,10 +1,12 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import { type CredentialGuard, isCredentialGuard } from '../auth/credential-guard.js';
 import { verifyPassword } from '../auth/password.js';
 import { countFieldLines } from '../internal/headers.js';
 import { MapEvictor } from '../internal/map-evictor.js';
+import { invalidOption } from '../internal/options.js';
 import type { ClientStore, OAuthClient } from './clients.js';
-import { CLIENT_CHALLENGE, OAuthError } from './errors.js';
+import { asOAuthError, CLIENT_CHALLENGE, OAuthError } from './errors.js';
 
 /**
  * The parameters of a form request, each present at most once (RFC 6749 §3.2).
@@ -61,22 +63,43 @@ function basicCredentials(req: IncomingMessage): { id: string; secret: string } 
 
 const BASIC_CHALLENGE = { 'WWW-Authenticate': CLIENT_CHALLENGE };
 
-/**
- * Authenticates the client of a token, revocation or introspection request:
- * `client_secret_basic` (form-decoded id and secret, RFC 6749 §2.3.1), `client_secret_post`,
- * or `none` for a public client. Two methods at once, or two `Authorization` lines, is
- * `invalid_request`; an unknown client, a wrong or missing secret, or a secret for a public
- * client is `invalid_client` (401, with a Basic challenge when HTTP authentication was tried). Secrets are verified with scrypt once;
- * a cache of SHA-256 digests of secrets that verified keeps repeated requests cheap.
- *
- * @example
- * ```ts
- * const authenticate = createClientAuthenticator(clients);
- * const client = await authenticate(req, params);
- * ```
- * @see {@link https://www.rfc-editor.org/rfc/rfc6749#section-2.3.1 | RFC 6749 §2.3.1}
- */
-export function createClientAuthenticator(clients: ClientStore) {
+/** The client's credentials as presented: its id, its secret if any, and whether Basic was used. */
+interface Presented {
+  clientId: string;
+  secret: string | undefined;
+  basic: boolean;
+}
+
+function presentedCredentials(req: IncomingMessage, params: Map<string, string>): Presented {
+  const basic = basicCredentials(req);
+  const postedSecret = params.get('client_secret');
+  const postedId = params.get('client_id');
+  if (basic !== undefined && postedSecret !== undefined) {
+    throw new OAuthError('invalid_request', 'Use one client authentication method, not two.');
+  }
+  if (basic !== undefined && postedId !== undefined && postedId !== basic.id) {
+    throw new OAuthError('invalid_request', 'client_id does not match the Basic credentials.');
+  }
+  const clientId = basic?.id ?? postedId;
+  if (clientId === undefined || clientId === '') {
+    throw new OAuthError('invalid_client', 'Client authentication is required.', {
+      headers: BASIC_CHALLENGE,
+    });
+  }
+  return { clientId, secret: basic?.secret ?? postedSecret, basic: basic !== undefined };
+}
+
+/** Runs a step of the guard, its 429 (or 503) answered as OAuth clients expect. */
+async function guarded(step: Promise<void> | undefined): Promise<void> {
+  try {
+    await step;
+  } catch (error) {
+    throw asOAuthError(error) ?? error;
+  }
+}
+
+/** Verifies secrets with scrypt, remembering the digests of those that verified. */
+function createSecretCheck(): (client: OAuthClient, secret: string) => Promise<boolean> {
   /** clientId + secret hash → SHA-256 of the secret that verified against it. */
   const verified = new Map<string, Buffer>();
   const evictor = new MapEvictor(verified);
@@ -85,7 +108,7 @@ export function createClientAuthenticator(clients: ClientStore) {
   /** scrypt checks in flight, by client, hash and presented digest: concurrent equal checks share one. */
   const pending = new Map<string, Promise<boolean>>();
 
-  async function secretMatches(client: OAuthClient, secret: string): Promise<boolean> {
+  return async function secretMatches(client, secret) {
     const cacheKey = `${client.clientId}\u0000${client.secretHash}`;
     const digest = createHash('sha256').update(secret).digest();
     const known = verified.get(cacheKey);
@@ -100,44 +123,65 @@ export function createClientAuthenticator(clients: ClientStore) {
     if (verified.size >= MAX_VERIFIED) evictor.dropOldest();
     verified.set(cacheKey, digest);
     return true;
+  };
+}
+
+/**
+ * Authenticates the client of a token, revocation, introspection or device authorization
+ * request: `client_secret_basic` (form-decoded id and secret, RFC 6749 §2.3.1),
+ * `client_secret_post`, or `none` for a public client. Two methods at once, or two
+ * `Authorization` lines, is `invalid_request`; an unknown client, a wrong or missing secret,
+ * or a secret for a public client is `invalid_client` (401, with a Basic challenge when HTTP
+ * authentication was tried). Secrets are verified with scrypt once; a cache of SHA-256
+ * digests of secrets that verified keeps repeated requests cheap.
+ *
+ * With a `guard`, every failed client authentication is counted against the client's IP, and
+ * the guard is asked before anything is verified: once the address has spent its refusals,
+ * every attempt from it, a right secret included, is answered 429 `temporarily_unavailable`
+ * with `Retry-After` (and `Cache-Control: no-store`) until the window passes, without any
+ * scrypt run. Every endpoint that authenticates clients goes through here, so none can
+ * forget the guard.
+ *
+ * @example
+ * ```ts
+ * const authenticate = createClientAuthenticator(clients, createCredentialGuard());
+ * const client = await authenticate(req, params);
+ * ```
+ * @see {@link https://www.rfc-editor.org/rfc/rfc6749#section-2.3.1 | RFC 6749 §2.3.1}
+ */
+export function createClientAuthenticator(clients: ClientStore, guard?: CredentialGuard) {
+  if (guard !== undefined && !isCredentialGuard(guard)) {
+    throw invalidOption(
+      'createClientAuthenticator(): `guard` must be a CredentialGuard (createCredentialGuard())',
+    );
+  }
+  const secretMatches = createSecretCheck();
+
+  /** The client, or `undefined` when the credentials are refused. */
+  async function verify({ clientId, secret }: Presented): Promise<OAuthClient | undefined> {
+    const client = await clients.get(clientId);
+    if (client === undefined) {
+      if (secret !== undefined) await verifyPassword(secret, undefined); // same time as a real client
+      return undefined;
+    }
+    // a public client: no secret may be presented
+    if (client.secretHash === undefined) return secret === undefined ? client : undefined;
+    if (secret === undefined || !(await secretMatches(client, secret))) return undefined;
+    return client;
   }
 
   return async function authenticateClient(
     req: IncomingMessage,
     params: Map<string, string>,
   ): Promise<OAuthClient> {
-    const basic = basicCredentials(req);
-    const postedSecret = params.get('client_secret');
-    const postedId = params.get('client_id');
-    if (basic !== undefined && postedSecret !== undefined) {
-      throw new OAuthError('invalid_request', 'Use one client authentication method, not two.');
-    }
-    if (basic !== undefined && postedId !== undefined && postedId !== basic.id) {
-      throw new OAuthError('invalid_request', 'client_id does not match the Basic credentials.');
-    }
-    const clientId = basic?.id ?? postedId;
-    if (clientId === undefined || clientId === '') {
-      throw new OAuthError('invalid_client', 'Client authentication is required.', {
-        headers: BASIC_CHALLENGE,
-      });
-    }
-    const secret = basic?.secret ?? postedSecret;
-    const fail = () =>
-      new OAuthError('invalid_client', 'Client authentication failed.', {
-        headers: basic === undefined ? {} : BASIC_CHALLENGE,
-      });
-    const client = await clients.get(clientId);
-    if (client === undefined) {
-      if (secret !== undefined) await verifyPassword(secret, undefined); // same time as a real client
-      throw fail();
-    }
-    if (client.secretHash === undefined) {
-      // a public client: no secret may be presented
-      if (secret !== undefined) throw fail();
-      return client;
-    }
-    if (secret === undefined || !(await secretMatches(client, secret))) throw fail();
-    return client;
+    const presented = presentedCredentials(req, params);
+    await guarded(guard?.check(req));
+    const client = await verify(presented);
+    if (client !== undefined) return client;
+    await guarded(guard?.refused(req));
+    throw new OAuthError('invalid_client', 'Client authentication failed.', {
+      headers: presented.basic ? BASIC_CHALLENGE : {},
+    });
   };
 }
 

@@ -38,6 +38,14 @@ export interface OAuthClient {
   readonly defaultScopes?: readonly string[];
   /** A name to show on the consent page. */
   readonly name?: string;
+  /**
+   * Which access tokens the client may introspect (RFC 7662): `'own'`, only those issued to
+   * itself (any other reads as `{ "active": false }`, §2.2); `'any'`, every access token of
+   * the server, for a resource server that checks the tokens presented to it (confidential
+   * clients only). Refresh tokens are only ever shown to their own client either way.
+   * @defaultValue `'own'`
+   */
+  readonly introspection?: 'own' | 'any';
 }
 
 /** Where clients live: an app's database, a file, or {@link MemoryClientStore}. */
@@ -64,6 +72,11 @@ export interface ClientDefinition extends Omit<OAuthClient, 'secretHash'> {
  * const service = await defineClient({
  *   clientId: 'demo-service', secret: process.env.DEMO_SERVICE_SECRET,
  *   grantTypes: ['client_credentials'], redirectUris: [], scopes: ['read:messages'],
+ * });
+ * // a resource server that introspects the tokens presented to it, whoever they were issued to
+ * const api = await defineClient({
+ *   clientId: 'messages-api', secret: process.env.MESSAGES_API_SECRET,
+ *   grantTypes: [], redirectUris: [], scopes: [], introspection: 'any',
  * });
  * ```
  * @see {@link https://www.rfc-editor.org/rfc/rfc6749#section-2 | RFC 6749 §2}
@@ -94,6 +107,14 @@ export async function defineClient(definition: ClientDefinition): Promise<OAuthC
     }
     if (parsed.hash !== '')
       throw invalidOption('defineClient(): a redirect URI must not have a fragment');
+  }
+  if (client.introspection !== undefined && !['own', 'any'].includes(client.introspection)) {
+    throw invalidOption("defineClient(): `introspection` must be 'own' or 'any'");
+  }
+  if (client.introspection === 'any' && secret === undefined) {
+    throw invalidOption(
+      "defineClient(): `introspection: 'any'` needs a confidential client (a secret)",
+    );
   }
   assertScopes('defineClient()', client.scopes);
   if (client.defaultScopes) assertScopes('defineClient()', client.defaultScopes);

@@ -210,7 +210,7 @@ export function createOAuthContext(options: AuthorizationServerOptions): OAuthCo
     sessions: options.sessions,
     store: options.store ?? new MemoryOAuthStore(),
     tokens,
-    authenticateClient: createClientAuthenticator(options.clients),
+    authenticateClient: createClientAuthenticator(options.clients, options.guard),
     guard: options.guard,
     revocations: options.revocations ?? processRevocations(),
     settings: Object.freeze({

@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { PorticoError } from '../core/errors.js';
+import { toHttpError } from '../core/problem.js';
 
 /**
  * The `error` codes of RFC 6749 §5.2, RFC 8628 §3.5 and RFC 6750 §3.1 that portico sends.
@@ -99,4 +100,31 @@ export function sendOAuthError(res: ServerResponse, error: OAuthError): void {
   res.setHeader('Content-Type', 'application/json');
   res.setHeader('Content-Length', Buffer.byteLength(body));
   res.end(body);
+}
+
+/**
+ * The OAuth answer to a failure that says "not now" rather than "no": an {@link OAuthError}
+ * as it is, and a 429 or 503 (a spent credential guard, a full store, Redis down) as
+ * `temporarily_unavailable` with its status and `Retry-After`, for OAuth clients read the
+ * RFC 6749 §5.2 format. Anything else is `undefined` (a failure for the adapter to answer).
+ *
+ * @example
+ * ```ts
+ * } catch (error) {
+ *   const answer = asOAuthError(error);
+ *   if (answer === undefined) throw error;
+ *   sendOAuthError(res, answer);
+ * }
+ * ```
+ */
+export function asOAuthError(error: unknown): OAuthError | undefined {
+  if (error instanceof OAuthError) return error;
+  const http = toHttpError(error);
+  if (http.status !== 429 && http.status !== 503) return undefined;
+  const retryAfter = http.headers['Retry-After'];
+  return new OAuthError('temporarily_unavailable', http.detail, {
+    status: http.status,
+    headers: typeof retryAfter === 'string' ? { 'Retry-After': retryAfter } : {},
+    cause: error,
+  });
 }

@@ -38,13 +38,22 @@ function refusePublicClients(client: OAuthClient): void {
 
 const INACTIVE: IntrospectionResponse = Object.freeze({ active: false });
 
+/** Whether `client` may learn about an access token issued to `clientId` (its own, or any when registered so). */
+function mayIntrospect(client: OAuthClient, clientId: unknown): boolean {
+  return client.introspection === 'any' || clientId === client.clientId;
+}
+
 /**
- * The token introspection endpoint (RFC 7662), for `POST`, open to confidential clients only
- * (resource servers): a public client, or failed client authentication, is `invalid_client`
- * (401). The client sends `token`, with an optional `token_type_hint`.
+ * The token introspection endpoint (RFC 7662), for `POST`, open to confidential clients only:
+ * a public client, or failed client authentication, is `invalid_client` (401). The client
+ * sends `token`, with an optional `token_type_hint`. A client learns only about the tokens
+ * issued to itself, unless it is registered as a resource server that may introspect any
+ * access token (`introspection: 'any'`, see {@link OAuthClient}).
  *
- * - An access token of this server, good and whose grant is not revoked:
- *   `{ active: true, scope, client_id, sub, exp, iat, iss, aud, token_type: 'Bearer', jti }`.
+ * - An access token of this server, good, whose grant is not revoked, and that the client may
+ *   introspect: `{ active: true, scope, client_id, sub, exp, iat, iss, aud, token_type:
+ *   'Bearer', jti }`; an access token of another client, to a client that may not:
+ *   `{ active: false }` (RFC 7662 §2.2).
  * - A refresh token of the calling client, not yet rotated nor revoked:
  *   `{ active: true, scope, client_id, sub, iss, token_type: 'refresh_token', exp }` where
  *   `exp` is the end of its family. Another client's refresh token reads as inactive: refresh
@@ -62,7 +71,10 @@ const INACTIVE: IntrospectionResponse = Object.freeze({ active: false });
 export function createIntrospectionEndpoint(ctx: OAuthContext): Middleware {
   const verifier = createOwnTokenVerifier(ctx);
 
-  async function accessToken(token: string): Promise<IntrospectionResponse | undefined> {
+  async function accessToken(
+    client: OAuthClient,
+    token: string,
+  ): Promise<IntrospectionResponse | undefined> {
     if (!looksLikeJwt(token)) return undefined;
     let payload: Awaited<ReturnType<typeof verifier.verify>>['payload'];
     try {
@@ -70,6 +82,7 @@ export function createIntrospectionEndpoint(ctx: OAuthContext): Middleware {
     } catch {
       return undefined;
     }
+    if (!mayIntrospect(client, payload.client_id)) return INACTIVE;
     if (await isAccessTokenRevoked(ctx, payload)) return INACTIVE;
     const answer: IntrospectionResponse = {
       active: true,
@@ -116,8 +129,8 @@ export function createIntrospectionEndpoint(ctx: OAuthContext): Middleware {
     const { client, token, hint } = await readTokenRequest(ctx, req, refusePublicClients);
     const lookups =
       hint === 'refresh_token'
-        ? [() => refreshToken(client, token), () => accessToken(token)]
-        : [() => accessToken(token), () => refreshToken(client, token)];
+        ? [() => refreshToken(client, token), () => accessToken(client, token)]
+        : [() => accessToken(client, token), () => refreshToken(client, token)];
     let answer: IntrospectionResponse = INACTIVE;
     for (const lookup of lookups) {
       const found = await lookup();

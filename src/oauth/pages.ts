@@ -32,12 +32,18 @@ export interface ConsentPageData {
   hidden: FormFields;
 }
 
-/** What the device verification page shows. Its form posts `user_code`, `decision` and `hidden`. */
+/**
+ * What the device verification page shows. Its form posts `user_code`, `decision` and `hidden`.
+ * When the filled-in code is known, the page must show the device's client and the scopes
+ * (RFC 8628 §5.4): its Allow approves exactly that (the hidden inputs bind it to the code).
+ */
 export interface DeviceCodePageData {
   user: PageUser;
   /** The code to fill in (from `verification_uri_complete`, or typed before). */
   userCode?: string;
-  /** The device's application, when the filled-in code is known. */
+  /** The device's client id, when the filled-in code is known. */
+  clientId?: string;
+  /** The device's application (its name, else its id), when the filled-in code is known. */
   clientName?: string;
   /** The scopes the device would get, when the filled-in code is known. */
   scopes?: readonly string[];
@@ -165,6 +171,18 @@ function scopeList(scopes: readonly string[]): string {
 
 const displayName = (user: PageUser) => user.name ?? user.sub;
 
+/** The device a known user code belongs to, and what it would get. */
+function deviceRequest(data: DeviceCodePageData): string {
+  const id =
+    data.clientId === undefined || data.clientId === data.clientName
+      ? ''
+      : ` (<code>${escapeHtml(data.clientId)}</code>)`;
+  return `<p><strong>${escapeHtml(data.clientName ?? '')}</strong>${id} asks to:</p>
+${scopeList(data.scopes ?? [])}
+<p class="note">Allow only if this is the device you are connecting.</p>
+`;
+}
+
 /**
  * portico's default pages: small, escaped, accessible, without scripts or external resources.
  *
@@ -217,10 +235,7 @@ ${hiddenInputs(data.hidden)}
   },
 
   deviceCode(data: DeviceCodePageData): string {
-    const known =
-      data.clientName === undefined
-        ? ''
-        : `<p><strong>${escapeHtml(data.clientName)}</strong> asks to:</p>\n${scopeList(data.scopes ?? [])}\n`;
+    const known = data.clientName === undefined ? '' : deviceRequest(data);
     return layout(
       'Connect a device',
       `<h1>Connect a device</h1>

@@ -5,10 +5,10 @@ import { methods } from '../http/router.js';
 import { singleParams } from './client-auth.js';
 import type { OAuthClient } from './clients.js';
 import type { OAuthContext } from './context.js';
-import { NO_STORE, OAuthError, sendOAuthError } from './errors.js';
+import { asOAuthError, NO_STORE, OAuthError, sendOAuthError } from './errors.js';
 import { readOAuthForm } from './form.js';
-import { createOwnTokenVerifier, revokedTokenKey } from './own-tokens.js';
-import { revocationTtlMs } from './revocation.js';
+import { createOwnTokenVerifier } from './own-tokens.js';
+import { revocationTtlMs, revokeGrant, revokeTokenById } from './revocation.js';
 import { hashToken } from './tokens.js';
 
 /** A compact JWS: the only shape an access token of this server has (refresh tokens have no dot). */
@@ -43,7 +43,9 @@ export async function readTokenRequest(
 }
 
 /**
- * Runs an OAuth endpoint handler, answering an {@link OAuthError} in the RFC 6749 §5.2 form.
+ * Runs an OAuth endpoint handler, answering an {@link OAuthError} in the RFC 6749 §5.2 form,
+ * and so a 503 of a store (full, or Redis down) too, as `temporarily_unavailable` with its
+ * `Retry-After`. Any other failure goes on to the adapter.
  * @internal
  */
 export function oauthEndpoint(
@@ -53,17 +55,13 @@ export function oauthEndpoint(
     try {
       await handler(req, res);
     } catch (error) {
-      if (error instanceof OAuthError) sendOAuthError(res, error);
-      else throw error;
+      const answer = asOAuthError(error);
+      if (answer === undefined) throw error;
+      sendOAuthError(res, answer);
     }
   };
 }
 
-/**
- * How long a revoked grant must stay marked: as long as any token of it may be alive, that
- * is until its refresh-token family ends, plus the lifetime of an access token issued just
- * before that (ms).
- */
 /**
  * The token revocation endpoint (RFC 7009), for `POST`. The client authenticates as at the
  * token endpoint (`client_secret_basic`, `client_secret_post`, or its `client_id` alone for
@@ -79,6 +77,8 @@ export function oauthEndpoint(
  *   `jti`, until it expires).
  * - A token that is unknown, expired or already revoked: nothing happens, and the answer is
  *   the same (§2.2: invalid tokens cause no error).
+ * - Every revocation is announced on `ctx.revocations` (`grant:<id>`, or `token:<jti>` for a
+ *   token without a grant) before the answer, so that the streams opened with it end.
  * - A valid token issued to another client is not revoked, and the request is refused with
  *   `invalid_request`, as §2.1 asks, public clients included (whoever sends the token
  *   already holds it; it stays valid).
@@ -110,7 +110,7 @@ export function createRevocationEndpoint(ctx: OAuthContext): Middleware {
     if (found === undefined) return false;
     const { record } = found;
     if (record.clientId !== client.clientId) return notTheirs();
-    await ctx.store.revokeGrant(record.grantId, revocationTtlMs(ctx, record.familyExpiresAt));
+    await revokeGrant(ctx, record.grantId, revocationTtlMs(ctx, record.familyExpiresAt));
     await ctx.store.deleteRefreshToken(hash);
     return true;
   }
@@ -126,11 +126,11 @@ export function createRevocationEndpoint(ctx: OAuthContext): Middleware {
     if (payload.client_id !== client.clientId) return notTheirs();
     const grantId = payload.grant_id;
     if (typeof grantId === 'string' && grantId !== '') {
-      await ctx.store.revokeGrant(grantId, revocationTtlMs(ctx));
+      await revokeGrant(ctx, grantId, revocationTtlMs(ctx));
     } else if (typeof payload.jti === 'string' && payload.jti !== '') {
       // no grant (client credentials): the token itself, marked until it expires
       const left = (payload.exp ?? 0) * 1000 - Date.now();
-      await ctx.store.revokeGrant(revokedTokenKey(payload.jti), Math.max(left, 0) + 60_000);
+      await revokeTokenById(ctx, payload.jti, Math.max(left, 0) + 60_000);
     }
     return true;
   }

@@ -57,12 +57,15 @@ export interface CreateAuthorizationServerOptions extends AuthorizationServerOpt
   jwksMaxAge?: number;
   /** Lifetime of the sign-in, consent and device forms, seconds. @defaultValue `900` */
   formTtl?: number;
-  /** Wrong user codes a user may enter per `deviceFailureWindow`. @defaultValue `5` */
+  /**
+   * User codes a user may try per `deviceFailureWindow` at the device page, a right one
+   * included (each is counted before it is looked up). @defaultValue `5`
+   */
   deviceMaxFailures?: number;
   /** The window of `deviceMaxFailures`, seconds. @defaultValue `900` */
   deviceFailureWindow?: number;
   /**
-   * Where wrong user codes are counted: a shared store (`RedisRateLimitStore`) when several
+   * Where user codes are counted: a shared store (`RedisRateLimitStore`) when several
    * processes serve the issuer. @defaultValue in memory
    */
   deviceFailureStore?: RateLimitStore;
@@ -84,6 +87,13 @@ export interface AuthorizationServer {
  * Builds a complete OAuth 2.0 / OpenID Connect authorization server: authorization code with
  * PKCE, refresh tokens with rotation, client credentials and the device flow, revocation,
  * introspection, UserInfo, JWKS and discovery metadata, as routes for portico's router.
+ * PKCE (`S256`) is required of every client at the authorization endpoint.
+ *
+ * Give it a credential guard (`guard`, see `createCredentialGuard()`) to throttle guessing:
+ * wrong passwords at the sign-in forms of `/authorize` and `/device/verify` and failed client
+ * authentication are counted per client IP, and a spent client is answered 429 before any
+ * password is checked. The same guard given to `authenticate()` and to the WebSocket upgrade
+ * makes one budget: refusals on any surface count against all of them.
  *
  * @example
  * ```ts
@@ -96,6 +106,15 @@ export interface AuthorizationServer {
  *   tokenPathAliases: ['/oauth/token'],
  * });
  * createServer(toNodeListener([requestId(), securityHeaders(), createRouter(auth.routes)]));
+ * ```
+ * @example One budget of refused credentials for the sign-in forms, the API and WebSockets:
+ * ```ts
+ * const store = new RedisRateLimitStore({ client: redis, prefix: 'refused:' });
+ * const guard = createCredentialGuard({ store });
+ * const auth = createAuthorizationServer({ ...options, guard });
+ * const api = authenticate([auth.bearer, apiKeys], { guard });
+ * const authenticators = [auth.bearer];
+ * const upgrade = createUpgradeHandler({ path: '/ws', authenticators, guard, onConnection });
  * ```
  * @see {@link https://www.rfc-editor.org/rfc/rfc6749 | RFC 6749}, {@link https://www.rfc-editor.org/rfc/rfc9700 | RFC 9700}
  */

@@ -1,4 +1,5 @@
 import { ExpiringMap } from '../internal/expiring-map.js';
+import { assertKnownOptions } from '../internal/options.js';
 
 /** What an authorization code stands for, until it is exchanged (at most once). */
 export interface AuthorizationCodeRecord {
@@ -81,11 +82,19 @@ export type Consumed<R> =
  * grants, under hashes of the values (never the values). One-time values are consumed
  * atomically: of two concurrent redemptions only one sees `fresh`. A consumed code or
  * rotated refresh token stays known (as `used`) until it would have expired, so a replay is
- * detected. The in-memory store is {@link MemoryOAuthStore}; a Redis store implements the
- * same contract with `GETDEL`/Lua.
+ * detected. A store fails closed: it never forgets a live revocation or a used value to make
+ * room, and refuses new ones (a 503 `HttpError`) rather than do so. The in-memory store is
+ * {@link MemoryOAuthStore}; a Redis store implements the same contract with `GETDEL`/Lua.
  */
 export interface OAuthStore {
   saveCode(hash: string, record: AuthorizationCodeRecord, ttlMs: number): void | Promise<void>;
+  /**
+   * Reads a code without consuming it, so that the token endpoint checks the client, the
+   * redirect URI and the PKCE verifier before it spends the code.
+   */
+  getCode(
+    hash: string,
+  ): Consumed<AuthorizationCodeRecord> | Promise<Consumed<AuthorizationCodeRecord>>;
   consumeCode(
     hash: string,
   ): Consumed<AuthorizationCodeRecord> | Promise<Consumed<AuthorizationCodeRecord>>;
@@ -115,9 +124,21 @@ export interface OAuthStore {
   /** Removes an approved device code as its tokens are issued; true for the one caller that did. */
   consumeDeviceCode(hash: string): boolean | Promise<boolean>;
 
-  /** Revokes a grant: its refresh tokens fail, its access tokens read as revoked. */
+  /**
+   * Revokes a grant: its refresh tokens fail, its access tokens read as revoked. Never lost:
+   * a store with a bound records it past the bound, and never shortens an earlier one.
+   */
   revokeGrant(grantId: string, ttlMs: number): void | Promise<void>;
   isGrantRevoked(grantId: string): boolean | Promise<boolean>;
+
+  /**
+   * Throws a 503 `HttpError` (`ERR_STORE_FULL`, with `Retry-After`) while the store cannot
+   * take a new grant without forgetting something it must keep (a bounded store whose revoked
+   * grants or refresh tokens reached the bound). The token endpoint asks before every grant,
+   * so that no code is spent nor refresh token rotated for tokens that cannot be saved. A
+   * store without a bound (Redis) leaves it out.
+   */
+  checkCapacity?(): void | Promise<void>;
 }
 
 interface OneTime<R> {
@@ -136,7 +157,12 @@ function consume<R>(map: ExpiringMap<OneTime<R>>, hash: string, mark: boolean): 
 
 /** Options of {@link MemoryOAuthStore}. */
 export interface MemoryOAuthStoreOptions {
-  /** Most entries of each kind. @defaultValue `100_000` */
+  /**
+   * Most entries of each kind (codes, refresh tokens, device codes, revoked grants). Past it
+   * the store refuses new ones with a 503 rather than forget a live one; revocations are
+   * recorded past it, and while they are over it no new grant is taken.
+   * @defaultValue `100_000`
+   */
   maxEntries?: number;
   /** The clock, epoch ms. @defaultValue `Date.now` */
   now?: () => number;
@@ -144,7 +170,12 @@ export interface MemoryOAuthStoreOptions {
 
 /**
  * An {@link OAuthStore} in this process's memory, bounded and swept. One process only:
- * behind several instances use a shared store.
+ * behind several instances use a shared store. It fails closed: at `maxEntries` of a kind,
+ * saving one more is refused with a 503 `HttpError` (`ERR_STORE_FULL`, with `Retry-After`)
+ * rather than forgetting a live code, refresh token or device code (a forgotten used value
+ * would let its replay go unnoticed). A revocation is always recorded, past the bound if need
+ * be, and while revocations are over the bound {@link checkCapacity} refuses new grants, and
+ * so do the `save…` methods: nobody can flood revocations until an old one is forgotten.
  *
  * @example
  * ```ts
@@ -159,11 +190,12 @@ export class MemoryOAuthStore implements OAuthStore {
   readonly #revoked: ExpiringMap<true>;
 
   constructor(options: MemoryOAuthStoreOptions = {}) {
+    assertKnownOptions('MemoryOAuthStore', options, ['maxEntries', 'now']);
     const make = <V>() =>
       new ExpiringMap<V>(
         'MemoryOAuthStore',
         { maxEntries: options.maxEntries, now: options.now },
-        { maxEntries: 100_000, maxEntriesOption: 'maxEntries' },
+        { maxEntries: 100_000, maxEntriesOption: 'maxEntries', whenFull: 'refuse' },
       );
     this.#codes = make();
     this.#refresh = make();
@@ -173,7 +205,12 @@ export class MemoryOAuthStore implements OAuthStore {
   }
 
   saveCode(hash: string, record: AuthorizationCodeRecord, ttlMs: number): void {
+    this.#revoked.assertRoom();
     this.#codes.set(hash, { record }, this.#codes.now() + ttlMs);
+  }
+
+  getCode(hash: string): Consumed<AuthorizationCodeRecord> {
+    return consume(this.#codes, hash, false);
   }
 
   consumeCode(hash: string): Consumed<AuthorizationCodeRecord> {
@@ -181,6 +218,7 @@ export class MemoryOAuthStore implements OAuthStore {
   }
 
   saveRefreshToken(hash: string, record: RefreshTokenRecord, ttlMs: number): void {
+    this.#revoked.assertRoom();
     this.#refresh.set(hash, { record }, this.#refresh.now() + ttlMs);
   }
 
@@ -197,7 +235,10 @@ export class MemoryOAuthStore implements OAuthStore {
   }
 
   saveDeviceCode(hash: string, record: DeviceCodeRecord, ttlMs: number): void {
+    this.#revoked.assertRoom();
     const until = this.#devices.now() + ttlMs;
+    // both or neither: the index must have room before the record is written
+    if (!this.#userCodes.entry(record.userCode)) this.#userCodes.assertRoom();
     this.#devices.set(hash, { ...record }, until);
     this.#userCodes.set(record.userCode, hash, until);
   }
@@ -227,10 +268,21 @@ export class MemoryOAuthStore implements OAuthStore {
   }
 
   revokeGrant(grantId: string, ttlMs: number): void {
-    this.#revoked.set(grantId, true, this.#revoked.now() + ttlMs);
+    const earlier = this.#revoked.entry(grantId)?.until ?? 0;
+    const until = Math.max(earlier, this.#revoked.now() + ttlMs);
+    this.#revoked.setPastBound(grantId, true, until);
   }
 
   isGrantRevoked(grantId: string): boolean {
     return this.#revoked.get(grantId) === true;
+  }
+
+  /**
+   * Throws a 503 `HttpError` (`ERR_STORE_FULL`) while revoked grants are at or over the bound,
+   * or refresh tokens at it: a new grant would then have to forget something.
+   */
+  checkCapacity(): void {
+    this.#revoked.assertRoom();
+    this.#refresh.assertRoom();
   }
 }

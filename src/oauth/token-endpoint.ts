@@ -1,10 +1,9 @@
 import type { ServerResponse } from 'node:http';
 import type { Middleware } from '../core/compose.js';
-import { toHttpError } from '../core/problem.js';
 import { singleParams } from './client-auth.js';
 import type { GrantType } from './clients.js';
 import type { OAuthContext } from './context.js';
-import { NO_STORE, OAuthError, sendOAuthError } from './errors.js';
+import { asOAuthError, NO_STORE, OAuthError, sendOAuthError } from './errors.js';
 import { readOAuthForm } from './form.js';
 import {
   authorizationCodeGrant,
@@ -42,9 +41,11 @@ function sendTokens(res: ServerResponse, tokens: TokenResponse): void {
  * `client_secret_basic`, `client_secret_post` or, if public, `none`; each parameter may
  * appear once. It answers every request itself: tokens as `200` JSON (RFC 6749 §5.1), every
  * failure in the OAuth error format (§5.2) rather than as Problem Details, both with
- * `Content-Type: application/json` and `Cache-Control: no-store`. A store that is unavailable
- * (Redis down) is the exception: its error goes on to the adapter, which answers a 503
- * problem with `Retry-After` rather than a 500 `server_error`. Mount it for POST only
+ * `Content-Type: application/json` and `Cache-Control: no-store`. A store that cannot serve
+ * (Redis down) or is full, and a client past its budget of failed client authentications
+ * (`guard`), get `temporarily_unavailable` with their status (503, 429) and `Retry-After`.
+ * Each grant asks the store whether it can take one (`checkCapacity`) before it spends a
+ * code or rotates a refresh token for tokens the store could not keep. Mount it for POST only
  * (the router's method table answers other methods with 405); a non-POST that still reaches
  * it gets a 405 `invalid_request` with `Allow: POST`.
  *
@@ -84,12 +85,11 @@ export function createTokenEndpoint(ctx: OAuthContext): Middleware {
         res.destroy();
         return;
       }
-      if (err instanceof OAuthError) {
-        sendOAuthError(res, err);
+      const answer = asOAuthError(err);
+      if (answer !== undefined) {
+        sendOAuthError(res, answer);
         return;
       }
-      // A store that is unavailable (Redis down) answers its own 503 with Retry-After.
-      if (toHttpError(err).status === 503) throw err;
       // Parameters and headers carry credentials: log the error alone.
       const stack = err instanceof Error ? (err.stack ?? err.message) : String(err);
       console.error(`[portico] token endpoint: ${stack}`);

@@ -100,7 +100,10 @@ return 1
  * replay revokes the grant (RFC 6749 §4.1.2, RFC 9700 §4.14.2). Device codes are found by
  * user code through an index key and updated keeping their expiry; a value that cannot be
  * read reads as absent. When Redis is down or slow, every method rejects at once (after
- * `timeoutMs` at most) with {@link RedisUnavailableError}.
+ * `timeoutMs` at most) with {@link RedisUnavailableError}. It has no bound of its own (no
+ * `checkCapacity`): entries leave only when their time is up, never to make room, so a
+ * revocation or a used value is never forgotten early; size Redis's memory for them, with a
+ * `maxmemory-policy` of `noeviction` (an evicting policy would forget revocations).
  *
  * @example
  * ```ts
@@ -130,6 +133,10 @@ export class RedisOAuthStore implements OAuthStore {
 
   saveCode(hash: string, record: AuthorizationCodeRecord, ttlMs: number): Promise<void> {
     return this.#save(`code:${hash}`, JSON.stringify({ record }), ttlMs);
+  }
+
+  async getCode(hash: string): Promise<Consumed<AuthorizationCodeRecord>> {
+    return oneTime(await this.#read(`code:${hash}`), isCodeRecord);
   }
 
   async consumeCode(hash: string): Promise<Consumed<AuthorizationCodeRecord>> {

@@ -299,9 +299,17 @@ describe('the authorization server with openid-client', () => {
     );
     if (page.status === 303 || page.status === 302)
       page = await browser.fetch(new URL(page.headers.get('location')!, verifyUrl));
-    const decided = await browser.submit(
+    const typed = start.user_code.replace('-', '').toLowerCase();
+    // the page shows the device and its scopes before its Allow approves (RFC 8628 §5.4)
+    const confirm = await browser.submit(
       page,
-      { user_code: start.user_code.replace('-', '').toLowerCase(), decision: 'approve' },
+      { user_code: typed, decision: 'approve' },
+      verifyUrl,
+    );
+    expect(confirm.status).toBe(200);
+    const decided = await browser.submit(
+      confirm,
+      { user_code: typed, decision: 'approve' },
       verifyUrl,
     );
     expect(decided.status).toBeLessThan(400);
@@ -309,10 +317,15 @@ describe('the authorization server with openid-client', () => {
     const { payload } = await verifyAccessToken(tokens.access_token);
     expect(payload).toMatchObject({ sub: 'bob', client_id: 'demo-device' });
 
-    const introspector = await configFor('demo-web', 'demo-web-secret');
+    // the resource server (introspection: 'any'); another client would see { active: false }
+    const introspector = await configFor('demo-service', 'demo-service-secret');
     expect(await client.tokenIntrospection(introspector, tokens.access_token)).toMatchObject({
       active: true,
       sub: 'bob',
+    });
+    const web = await configFor('demo-web', 'demo-web-secret');
+    expect(await client.tokenIntrospection(web, tokens.access_token)).toMatchObject({
+      active: false,
     });
     const device = await configFor('demo-device');
     await client.tokenRevocation(device, tokens.refresh_token!);

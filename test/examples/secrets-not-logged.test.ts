@@ -224,10 +224,9 @@ async function fullRun(server: RunningServer, apiKey: string, secrets: Secrets):
   }
   await onSecond(page, { user_code: 'BCDF-GHJK', decision: 'approve' }); // a wrong code
   page = await second.fetch(verifyUrl);
-  const approvedDevice = await onSecond(page, {
-    user_code: started.user_code!,
-    decision: 'approve',
-  });
+  // the first Allow shows the device and its scopes, the second approves (RFC 8628 §5.4)
+  const typed = { user_code: started.user_code!, decision: 'approve' };
+  const approvedDevice = await onSecond(await onSecond(page, typed), typed);
   expect(approvedDevice.status).toBeLessThan(400);
   const polled = await call(
     '/token',

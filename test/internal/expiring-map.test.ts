@@ -67,6 +67,59 @@ describe('ExpiringMap', () => {
     expect(map.delete('live')).toBe(false);
   });
 
+  it('fails closed when told to: sweeps, then refuses a new key with a 503, forgetting nothing', () => {
+    const c = clock();
+    const map = new ExpiringMap<number>(
+      'T',
+      { now: c.now },
+      { maxEntries: 2, maxEntriesOption: 'max', whenFull: 'refuse' },
+    );
+    map.set('a', 1, 2_000);
+    map.set('b', 2, 9_000);
+    expect(map.hasRoom()).toBe(false);
+    let refusal: unknown;
+    try {
+      map.set('c', 3, 9_000);
+    } catch (error) {
+      refusal = error;
+    }
+    expect(refusal).toMatchObject({ status: 503, code: 'ERR_STORE_FULL' });
+    // Retry-After: when the earliest entry ends (1 s from now)
+    expect((refusal as { headers: Record<string, string> }).headers['Retry-After']).toBe('1');
+    expect(map.keys()).toEqual(['a', 'b']);
+    // a rewrite of a held key is no new entry
+    map.set('a', 4, 2_000);
+    expect(map.get('a')).toBe(4);
+    // once an entry expired, the sweep makes room
+    c.t = 2_000;
+    map.set('c', 3, 9_000);
+    expect(map.keys()).toEqual(['b', 'c']);
+    expect(() => map.assertRoom()).toThrow(/try again later/);
+  });
+
+  it('writes past the bound with setPastBound, and has no room until it is back under', () => {
+    const c = clock();
+    const map = new ExpiringMap<true>(
+      'T',
+      { now: c.now },
+      { maxEntries: 2, maxEntriesOption: 'max', whenFull: 'refuse' },
+    );
+    for (const [key, until] of [
+      ['a', 5_000],
+      ['b', 3_000],
+      ['c', 9_000],
+    ] as const) {
+      map.setPastBound(key, true, until);
+    }
+    expect(map.size).toBe(3);
+    expect(map.hasRoom()).toBe(false);
+    c.t = 3_000; // b ends: still at the bound
+    expect(map.hasRoom()).toBe(false);
+    c.t = 5_000; // a ends too
+    expect(map.hasRoom()).toBe(true);
+    expect(map.keys()).toEqual(['c']);
+  });
+
   it('names the owner and its own option in errors', () => {
     expect(
       () =>
@@ -79,5 +132,13 @@ describe('ExpiringMap', () => {
     expect(
       () => new ExpiringMap('S', { now: 5 as never }, { maxEntries: 1, maxEntriesOption: 'm' }),
     ).toThrow(TypeError);
+    expect(
+      () =>
+        new ExpiringMap(
+          'S',
+          {},
+          { maxEntries: 1, maxEntriesOption: 'm', whenFull: 'drop' as never },
+        ),
+    ).toThrow(/`whenFull` must be 'evict' or 'refuse'/);
   });
 });

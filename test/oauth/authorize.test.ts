@@ -281,9 +281,18 @@ describe('GET /authorize: errors redirected to the client (RFC 6749 §4.1.2.1)',
     expect(url.searchParams.get('state')).toBe('s');
   });
 
-  it('accepts a confidential client without PKCE', async () => {
+  it('requires PKCE of confidential clients too (RFC 9700 §2.1.1)', async () => {
     const { code_challenge: _, code_challenge_method: __, ...rest } = webQuery();
-    expect((await authorize(rest)).status).toBe(200);
+    const { cookie } = await signIn(webQuery());
+    for (const reply of [await authorize(rest), await authorize(rest, cookie)]) {
+      const url = location(reply);
+      expect(`${url.origin}${url.pathname}`).toBe(WEB_CB);
+      expect(url.searchParams.get('error')).toBe('invalid_request');
+      expect(url.searchParams.get('error_description')).toMatch(/PKCE.*code_challenge/);
+      expect(url.searchParams.get('state')).toBe('st-123');
+      expect(url.searchParams.get('iss')).toBe(ISSUER);
+      expect(url.searchParams.has('code')).toBe(false);
+    }
   });
 
   it('refuses repeated parameters', async () => {
@@ -460,7 +469,13 @@ describe('consent', () => {
   });
 
   it('keeps the registered query and form-encodes what it adds', async () => {
-    const query = { response_type: 'code', client_id: 'tenant', state: 'a b&c' };
+    const query = {
+      response_type: 'code',
+      client_id: 'tenant',
+      state: 'a b&c',
+      code_challenge: CHALLENGE,
+      code_challenge_method: 'S256',
+    };
     const { consent, cookie } = await signIn(query);
     const reply = await post([...hiddenInputs(consent.body), ['decision', 'approve']], cookie);
     expect(reply.status).toBe(303);
@@ -470,7 +485,7 @@ describe('consent', () => {
     const code = new URL(reply.headers.location!).searchParams.get('code')!;
     expect(store.consumeCode(hashToken(code))?.record).toMatchObject({
       redirectUri: 'https://tenant.example.com/cb?tenant=a%20b&x=~',
-      codeChallenge: undefined,
+      codeChallenge: CHALLENGE,
       scope: ['openid', 'profile', 'email', 'offline_access', 'read:messages'],
     });
   });

@@ -23,6 +23,10 @@ const USERS: Record<string, string> = {
   alice: 'alice-password',
   bob: 'bob-password',
   carol: 'carol-password',
+  dave: 'dave-password',
+  frank: 'frank-password',
+  grace: 'grace-password',
+  erin: 'erin-password',
 };
 
 let server: Listening;
@@ -220,6 +224,7 @@ describe('/device/verify', () => {
     const { page, cookie } = await signIn('alice', `?user_code=${userCode}`);
     expect(page.body).toContain(`value="${userCode}"`);
     expect(page.body).toContain('Living-room TV');
+    expect(page.body).toContain('<code>read:messages</code>');
     expect(page.body).toContain('name="decision" value="approve"');
     const done = await verifyPost(
       [...hiddenInputs(page.body), ['user_code', userCode], ['decision', 'approve']],
@@ -242,11 +247,17 @@ describe('/device/verify', () => {
       (c: string) => ` ${c.slice(0, 2)} ${c.slice(2).toLowerCase()} `,
     ]) {
       const { deviceCode, userCode } = await start();
-      const done = await verifyPost(
-        [...hiddenInputs(page.body), ['user_code', typed(userCode)], ['decision', 'approve']],
-        cookie,
-      );
+      const fields = (body: string): [string, string][] => [
+        ...hiddenInputs(body),
+        ['user_code', typed(userCode)],
+        ['decision', 'approve'],
+      ];
+      const confirm = await verifyPost(fields(page.body), cookie);
+      expect(confirm.status).toBe(200);
+      expect(confirm.body).toContain('Living-room TV');
+      const done = await verifyPost(fields(confirm.body), cookie);
       expect(done.status).toBe(200);
+      expect(done.body).toContain('Device connected');
       expect(store.getDeviceCode(hashToken(deviceCode))).toMatchObject({
         status: 'approved',
         sub: 'bob',
@@ -309,19 +320,28 @@ describe('/device/verify', () => {
 
   it('refuses a code used already', async () => {
     const { userCode } = await start();
-    const { page, cookie } = await signIn('alice');
+    const { page, cookie } = await signIn('erin', `?user_code=${userCode}`);
     const fields = [...hiddenInputs(page.body), ['user_code', userCode]] as [string, string][];
-    expect((await verifyPost([...fields, ['decision', 'approve']], cookie)).status).toBe(200);
+    const done = await verifyPost([...fields, ['decision', 'approve']], cookie);
+    expect(done.body).toContain('Device connected');
+    // the same confirmed form, and a blank one
     const again = await verifyPost([...fields, ['decision', 'deny']], cookie);
     expect(again.status).toBe(400);
     expect(again.body).toContain('not valid or has expired');
+    const blank = await request(server, '/device/verify', { headers: { Cookie: cookie } });
+    const typed = await verifyPost(
+      [...hiddenInputs(blank.body), ['user_code', userCode], ['decision', 'approve']],
+      cookie,
+    );
+    expect(typed.status).toBe(400);
+    expect(typed.body).toContain('not valid or has expired');
   });
 
   it('refuses a code past its expiry that the store still keeps, on the form and on approval', async () => {
     const { deviceCode, userCode } = await start();
     const hash = hashToken(deviceCode);
     store.updateDeviceCode(hash, { ...store.getDeviceCode(hash)!, expiresAt: Date.now() - 1 });
-    const { page, cookie } = await signIn('alice', `?user_code=${userCode}`);
+    const { page, cookie } = await signIn('dave', `?user_code=${userCode}`);
     expect(page.body).toContain('not valid or has expired');
     expect(page.body).not.toContain('Living-room TV');
     const done = await verifyPost(
@@ -366,5 +386,89 @@ describe('/device/verify', () => {
       bob.cookie,
     );
     expect(ok.status).toBe(200);
+    expect(ok.body).toContain('Living-room TV');
+  });
+});
+
+describe('/device/verify shows what is approved (RFC 8628 §5.4)', () => {
+  async function start(scope = 'openid read:messages') {
+    const body = json(await startDevice(`client_id=tv&scope=${encodeURIComponent(scope)}`));
+    return { deviceCode: body.device_code as string, userCode: body.user_code as string };
+  }
+  const statusOf = (deviceCode: string) => store.getDeviceCode(hashToken(deviceCode))?.status;
+  const expectConfirmation = (page: Reply, userCode: string) => {
+    expect(page.status).toBe(200);
+    expect(page.body).toContain('Living-room TV');
+    expect(page.body).toContain('(<code>tv</code>)');
+    expect(page.body).toContain('(<code>openid</code>)');
+    expect(page.body).toContain('<code>read:messages</code>');
+    expect(page.body).toContain(`name="user_code" value="${userCode}"`);
+    expect(page.body).toContain('name="decision" value="approve"');
+    expect(page.body).toContain('name="decision" value="deny"');
+  };
+
+  it('answers an Allow of a typed code with the confirmation page; its Allow approves', async () => {
+    const { deviceCode, userCode } = await start();
+    const { page, cookie } = await signIn('frank');
+    expect(page.body).not.toContain('Living-room TV');
+    const typed = userCode.toLowerCase().replace('-', '');
+    const confirm = await verifyPost(
+      [...hiddenInputs(page.body), ['user_code', typed], ['decision', 'approve']],
+      cookie,
+    );
+    expectConfirmation(confirm, userCode);
+    expect(statusOf(deviceCode)).toBe('pending');
+    const done = await verifyPost(
+      [...hiddenInputs(confirm.body), ['user_code', userCode], ['decision', 'approve']],
+      cookie,
+    );
+    expect(done.body).toContain('Device connected');
+    expect(store.getDeviceCode(hashToken(deviceCode))).toMatchObject({
+      status: 'approved',
+      sub: 'frank',
+    });
+  });
+
+  it('shows the device of a code given in the URL, and approves it at once', async () => {
+    const { deviceCode, userCode } = await start();
+    const { cookie } = await signIn('grace');
+    const page = await request(server, `/device/verify?user_code=${userCode}`, {
+      headers: { Cookie: cookie },
+    });
+    expectConfirmation(page, userCode);
+    const done = await verifyPost(
+      [...hiddenInputs(page.body), ['user_code', userCode], ['decision', 'approve']],
+      cookie,
+    );
+    expect(done.body).toContain('Device connected');
+    expect(statusOf(deviceCode)).toBe('approved');
+  });
+
+  it('never lets a form that showed one device approve another', async () => {
+    const shown = await start();
+    const other = await start();
+    const { cookie } = await signIn('grace');
+    const page = await request(server, `/device/verify?user_code=${shown.userCode}`, {
+      headers: { Cookie: cookie },
+    });
+    // the code swapped in the visible input: the other device is shown, not approved
+    const swapped = await verifyPost(
+      [...hiddenInputs(page.body), ['user_code', other.userCode], ['decision', 'approve']],
+      cookie,
+    );
+    expectConfirmation(swapped, other.userCode);
+    expect(statusOf(other.deviceCode)).toBe('pending');
+    // the hidden input changed to the other code: the form token no longer matches
+    const forged = hiddenInputs(page.body).map(([n, v]): [string, string] => [
+      n,
+      n === 'shown_user_code' ? other.userCode.replace('-', '') : v,
+    ]);
+    const refused = await verifyPost(
+      [...forged, ['user_code', other.userCode], ['decision', 'approve']],
+      cookie,
+    );
+    expect(refused.status).toBe(400);
+    expect(statusOf(other.deviceCode)).toBe('pending');
+    expect(statusOf(shown.deviceCode)).toBe('pending');
   });
 });

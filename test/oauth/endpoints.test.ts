@@ -47,12 +47,22 @@ const users = new Map<string, UserClaims>([
 ]);
 
 const clients = new MemoryClientStore([
+  // a resource server: it introspects the tokens presented to it, whoever they were issued to
   await defineClient({
     clientId: 'demo-service',
     secret: 'demo-service-secret',
     grantTypes: ['client_credentials'],
     redirectUris: [],
     scopes: ['read:messages', 'write:messages'],
+    introspection: 'any',
+  }),
+  // a confidential client like any other: it introspects its own tokens only
+  await defineClient({
+    clientId: 'plain-service',
+    secret: 'plain-service-secret',
+    grantTypes: ['client_credentials'],
+    redirectUris: [],
+    scopes: ['read:messages'],
   }),
   await defineClient({
     clientId: 'demo-web',
@@ -122,6 +132,7 @@ const basic = (id: string, secret: string) =>
   `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;
 const WEB = { Authorization: basic('demo-web', 'demo-web-secret') };
 const SERVICE = { Authorization: basic('demo-service', 'demo-service-secret') };
+const PLAIN = { Authorization: basic('plain-service', 'plain-service-secret') };
 
 function post(
   path: string,
@@ -718,6 +729,67 @@ describe('introspection (RFC 7662)', () => {
       { Authorization: basic('demo-service', 'no') },
     );
     expect(wrong.status).toBe(401);
+  });
+
+  it('tells a client only about its own access tokens (RFC 7662 §2.2)', async () => {
+    const web = await userToken();
+    const own = await ctx.tokens.accessToken({
+      sub: 'plain-service',
+      clientId: 'plain-service',
+      scope: ['read:messages'],
+    });
+    // a confidential client fishing for another client's token learns nothing
+    const hints: Record<string, string>[] = [
+      {},
+      { token_type_hint: 'access_token' },
+      { token_type_hint: 'refresh_token' },
+    ];
+    for (const hint of hints) {
+      const reply = await post('/introspect', { token: web.token, ...hint }, PLAIN);
+      expect(reply.status).toBe(200);
+      expect(json(reply)).toEqual({ active: false });
+    }
+    expect(json(await post('/introspect', { token: own.token }, PLAIN))).toMatchObject({
+      active: true,
+      client_id: 'plain-service',
+      sub: 'plain-service',
+    });
+    // its own token, of the web client, to the web client
+    expect(json(await post('/introspect', { token: web.token }, WEB))).toMatchObject({
+      active: true,
+      client_id: 'demo-web',
+    });
+  });
+
+  it('tells a resource server registered with introspection: any about every access token', async () => {
+    const web = await userToken();
+    expect(json(await post('/introspect', { token: web.token }, SERVICE))).toMatchObject({
+      active: true,
+      client_id: 'demo-web',
+      sub: 'alice',
+    });
+    // still never another client's refresh token
+    const { value } = await refreshToken();
+    expect(json(await post('/introspect', { token: value }, SERVICE))).toEqual({ active: false });
+    await expect(
+      defineClient({
+        clientId: 'spa-rs',
+        grantTypes: ['authorization_code'],
+        redirectUris: ['https://spa.example/cb'],
+        scopes: [],
+        introspection: 'any',
+      }),
+    ).rejects.toThrow(/confidential/);
+    await expect(
+      defineClient({
+        clientId: 'odd',
+        secret: 'odd-secret-123',
+        grantTypes: ['client_credentials'],
+        redirectUris: [],
+        scopes: [],
+        introspection: 'all' as never,
+      }),
+    ).rejects.toThrow(/'own' or 'any'/);
   });
 
   it('needs a token, and takes client_secret_post', async () => {

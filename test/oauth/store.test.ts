@@ -69,6 +69,79 @@ describe('MemoryOAuthStore', () => {
     expect(store.isGrantRevoked('g')).toBe(false);
   });
 
+  it('reads a code without consuming it', () => {
+    const store = new MemoryOAuthStore();
+    store.saveCode('h', code, 60_000);
+    expect(store.getCode('h')).toEqual({ state: 'fresh', record: code });
+    expect(store.getCode('h')).toEqual({ state: 'fresh', record: code });
+    expect(store.consumeCode('h')?.state).toBe('fresh');
+    expect(store.getCode('h')).toMatchObject({ state: 'used', record: code });
+    expect(store.getCode('nope')).toBeUndefined();
+  });
+
+  it('never shortens a revocation', () => {
+    const c = { t: 0 };
+    const store = new MemoryOAuthStore({ now: () => c.t });
+    store.revokeGrant('g', 10_000);
+    store.revokeGrant('g', 1_000);
+    c.t = 5_000;
+    expect(store.isGrantRevoked('g')).toBe(true);
+  });
+
+  it('fails closed at its bound: refuses new values with 503, never forgets a used one', () => {
+    const store = new MemoryOAuthStore({ maxEntries: 2 });
+    const refresh = {
+      clientId: 'c',
+      sub: 'alice',
+      scope: ['openid'],
+      grantId: 'g',
+      familyExpiresAt: Date.now() + 1e6,
+    };
+    store.saveRefreshToken('r1', refresh, 1e6);
+    store.rotateRefreshToken('r1');
+    store.saveRefreshToken('r2', refresh, 1e6);
+    const full = expect.objectContaining({ status: 503, code: 'ERR_STORE_FULL' });
+    expect(() => store.saveRefreshToken('r3', refresh, 1e6)).toThrow(full);
+    expect(() => store.checkCapacity()).toThrow(full);
+    expect(store.rotateRefreshToken('r1')?.state).toBe('used'); // the reuse is still seen
+    // device codes: the record and its user-code index, both or neither
+    const device = {
+      clientId: 'd',
+      scope: ['openid'],
+      userCode: 'ABCDEFGH',
+      status: 'pending' as const,
+      interval: 5,
+      grantId: 'g',
+    };
+    store.saveDeviceCode('d1', device, 60_000);
+    store.saveDeviceCode('d2', { ...device, userCode: 'BCDFGHJK' }, 60_000);
+    expect(() => store.saveDeviceCode('d3', { ...device, userCode: 'CDFGHJKL' }, 60_000)).toThrow(
+      full,
+    );
+    expect(store.findDeviceCode('CDFGHJKL')).toBeUndefined();
+    expect(store.findDeviceCode('ABCDEFGH')?.hash).toBe('d1');
+  });
+
+  it('records every revocation past its bound, and takes no new grant while over it', () => {
+    const c = { t: 0 };
+    const store = new MemoryOAuthStore({ maxEntries: 2, now: () => c.t });
+    const full = expect.objectContaining({ status: 503, code: 'ERR_STORE_FULL' });
+    store.revokeGrant('family', 60_000);
+    for (let i = 0; i < 10; i++) store.revokeGrant(`flood-${i}`, 1_000);
+    expect(store.isGrantRevoked('family')).toBe(true);
+    for (let i = 0; i < 10; i++) expect(store.isGrantRevoked(`flood-${i}`)).toBe(true);
+    expect(() => store.checkCapacity()).toThrow(full);
+    expect(() => store.saveCode('h', code, 60_000)).toThrow(full);
+    c.t = 1_000;
+    store.checkCapacity();
+    store.saveCode('h', code, 60_000);
+    expect(store.isGrantRevoked('family')).toBe(true);
+  });
+
+  it('rejects unknown options', () => {
+    expect(() => new MemoryOAuthStore({ maxEntry: 5 } as never)).toThrow(/maxEntries/);
+  });
+
   it('makes 256-bit opaque values and hashes them', () => {
     const value = newOpaqueToken();
     expect(value).toMatch(/^[A-Za-z0-9_-]{43}$/);

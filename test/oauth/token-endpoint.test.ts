@@ -1,6 +1,7 @@
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { OAuthContext } from '../../src/oauth/context.js';
+import { hashToken } from '../../src/oauth/tokens.js';
 import { closeAll, json, type Listening, request } from '../helpers/http.js';
 import {
   basic,
@@ -360,16 +361,27 @@ describe('authorization_code grant', () => {
     await new Promise((resolve) => setTimeout(resolve, 20));
     expectError(await exchangeCode({ code: expired, redirect_uri: WEB_REDIRECT }), 'invalid_grant');
     expectError(await exchangeCode({ redirect_uri: WEB_REDIRECT }), 'invalid_request');
-    const { code } = await plantCode(ctx);
-    expectError(await exchangeCode({ code }), 'invalid_request');
+    const { verifier, challenge } = pkce();
+    const { code } = await plantCode(ctx, { codeChallenge: challenge });
+    expectError(await exchangeCode({ code, code_verifier: verifier }), 'invalid_request');
+    // the refusal did not spend the code
+    expectTokens(await exchangeCode({ code, redirect_uri: WEB_REDIRECT, code_verifier: verifier }));
   });
 
   it('lets the exchange omit redirect_uri when the authorization request did (RFC 6749 §4.1.3)', async () => {
+    const { verifier, challenge } = pkce();
     const exchangeCode = (params: Record<string, string>) =>
-      tokenRequest(server, { grant_type: 'authorization_code', ...params }, { client: 'demo-web' });
-    const { code } = await plantCode(ctx, { redirectUriOmitted: true });
+      tokenRequest(
+        server,
+        { grant_type: 'authorization_code', code_verifier: verifier, ...params },
+        { client: 'demo-web' },
+      );
+    const { code } = await plantCode(ctx, { redirectUriOmitted: true, codeChallenge: challenge });
     expect((await exchangeCode({ code })).status).toBe(200);
-    const { code: other } = await plantCode(ctx, { redirectUriOmitted: true });
+    const { code: other } = await plantCode(ctx, {
+      redirectUriOmitted: true,
+      codeChallenge: challenge,
+    });
     expectError(
       await exchangeCode({ code: other, redirect_uri: 'http://127.0.0.1:8080/other' }),
       'invalid_grant',
@@ -399,7 +411,7 @@ describe('authorization_code grant', () => {
     }
   });
 
-  it('refuses a code issued to another client, without letting that client revoke the grant', async () => {
+  it('refuses a code issued to another client without spending it, nor letting that client revoke the grant', async () => {
     const { verifier, challenge } = pkce();
     const { code } = await plantCode(ctx, { codeChallenge: challenge });
     const params = {
@@ -409,8 +421,9 @@ describe('authorization_code grant', () => {
       code_verifier: verifier,
     };
     expectError(await tokenRequest(server, params, { client: 'other-web' }), 'invalid_grant');
-    // the attempt burnt the code
-    expectError(await tokenRequest(server, params, { client: 'demo-web' }), 'invalid_grant');
+    // the attempt did not burn the code: its rightful client redeems it
+    expect(await ctx.store.getCode(hashToken(code))).toMatchObject({ state: 'fresh' });
+    expectTokens(await tokenRequest(server, params, { client: 'demo-web' }));
 
     const redeemed = await exchange();
     const tokens = expectTokens(redeemed.reply);
@@ -490,14 +503,43 @@ describe('authorization_code grant', () => {
       );
     });
 
-    it('lets a confidential client without PKCE through, never a public one', async () => {
+    it('refuses a code issued without a challenge, to confidential and public clients alike (RFC 9700 §2.1.1)', async () => {
       const { code } = await plantCode(ctx);
-      expectTokens(await redeem(code, 'demo-web'));
+      const refused = expectError(await redeem(code, 'demo-web'), 'invalid_grant');
+      expect(refused.error_description).toMatch(/PKCE/);
       const { code: spaCode } = await plantCode(ctx, {
         clientId: 'demo-spa',
         redirectUri: SPA_REDIRECT,
       });
       expectError(await redeem(spaCode, 'demo-spa'), 'invalid_grant');
+    });
+
+    it('spends no code on a wrong verifier or redirect_uri: the right request still works', async () => {
+      const { verifier, challenge } = pkce();
+      const { code } = await plantCode(ctx, { codeChallenge: challenge });
+      expectError(
+        await redeem(code, 'demo-web', { code_verifier: pkce().verifier }),
+        'invalid_grant',
+      );
+      expectError(await redeem(code, 'demo-web'), 'invalid_grant');
+      expectError(
+        await tokenRequest(
+          server,
+          {
+            grant_type: 'authorization_code',
+            code,
+            redirect_uri: `${WEB_REDIRECT}/evil`,
+            code_verifier: verifier,
+          },
+          { client: 'demo-web' },
+        ),
+        'invalid_grant',
+      );
+      expect(await ctx.store.getCode(hashToken(code))).toMatchObject({ state: 'fresh' });
+      const tokens = expectTokens(await redeem(code, 'demo-web', { code_verifier: verifier }));
+      // nothing of the refused attempts counted as a replay
+      const grantId = (await verifyAccessToken(ctx, tokens.access_token)).grant_id as string;
+      expect(await ctx.store.isGrantRevoked(grantId)).toBe(false);
     });
 
     it('matches the RFC 7636 appendix B example', async () => {

@@ -4,15 +4,23 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { OutgoingHttpHeaders } from 'node:http';
 import { createLocalJWKSet, type JWTPayload, jwtVerify } from 'jose';
 import { expect } from 'vitest';
+import { authenticate } from '../../src/auth/authenticate.js';
+import { getPrincipal } from '../../src/auth/principal.js';
 import { createSessions } from '../../src/auth/session.js';
+import { compose, type Middleware } from '../../src/core/compose.js';
+import { sendJson } from '../../src/core/send.js';
+import { createRouter } from '../../src/http/router.js';
 import { defineClient, MemoryClientStore } from '../../src/oauth/clients.js';
 import {
   type AuthorizationServerOptions,
   createOAuthContext,
   type OAuthContext,
 } from '../../src/oauth/context.js';
+import { createIntrospectionEndpoint } from '../../src/oauth/introspect.js';
 import { createKeySet, type KeySet } from '../../src/oauth/key-set.js';
+import { ownAccessTokens } from '../../src/oauth/own-tokens.js';
 import { codeChallengeS256 } from '../../src/oauth/pkce.js';
+import { createRevocationEndpoint } from '../../src/oauth/revoke.js';
 import type { AuthorizationCodeRecord, DeviceCodeRecord } from '../../src/oauth/store.js';
 import { createTokenEndpoint } from '../../src/oauth/token-endpoint.js';
 import { hashToken, newOpaqueToken, type UserClaims } from '../../src/oauth/tokens.js';
@@ -138,6 +146,24 @@ export async function startTokenServer(
     ...options,
   });
   return { ctx, server: await serve(createTokenEndpoint(ctx)) };
+}
+
+/**
+ * The token, revocation and introspection endpoints on one server and context, with
+ * `/api/me` answering the principal that `ownAccessTokens` makes of a bearer token.
+ */
+export async function startOAuthServer(
+  options: Partial<AuthorizationServerOptions> = {},
+): Promise<{ ctx: OAuthContext; server: Listening }> {
+  const { ctx } = await startTokenServer(options);
+  const me: Middleware = (req, res) => sendJson(res, 200, getPrincipal(req));
+  const router = createRouter({
+    '/token': { POST: createTokenEndpoint(ctx) },
+    '/revoke': createRevocationEndpoint(ctx),
+    '/introspect': createIntrospectionEndpoint(ctx),
+    '/api/me': { GET: compose([authenticate([ownAccessTokens(ctx)]), me]) },
+  });
+  return { ctx, server: await serve(router) };
 }
 
 /** `application/x-www-form-urlencoded` as oauth4webapi writes Basic credentials: even `-` and `.` escaped. */

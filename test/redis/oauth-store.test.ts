@@ -79,6 +79,17 @@ const CONTRACT: readonly { name: string; run(h: Harness): Promise<void> }[] = [
     },
   },
   {
+    name: 'reads a code without consuming it, fresh then used',
+    async run({ store }) {
+      await store.saveCode('read', code, TTL);
+      expect(await store.getCode('read')).toEqual({ state: 'fresh', record: code });
+      expect(await store.getCode('read')).toEqual({ state: 'fresh', record: code });
+      expect((await store.consumeCode('read'))?.state).toBe('fresh');
+      expect(await store.getCode('read')).toMatchObject({ state: 'used', record: code });
+      expect((await store.consumeCode('read'))?.state).toBe('used');
+    },
+  },
+  {
     name: 'reports the first use on every later consumption, not the latest',
     async run({ store, now, elapse }) {
       await store.saveRefreshToken('r', refreshRecord(), TTL);
@@ -201,6 +212,7 @@ const CONTRACT: readonly { name: string; run(h: Harness): Promise<void> }[] = [
     name: 'knows nothing of values it was never given',
     async run({ store }) {
       expect(await store.consumeCode('nope')).toBeUndefined();
+      expect(await store.getCode('nope')).toBeUndefined();
       expect(await store.rotateRefreshToken('nope')).toBeUndefined();
       expect(await store.getRefreshToken('nope')).toBeUndefined();
       expect(await store.getDeviceCode('nope')).toBeUndefined();
@@ -377,6 +389,7 @@ describe.skipIf(!hasRedis)('RedisOAuthStore (real redis-server)', () => {
     await client.sadd(`${p}user-code:CCCCCCCC`, 'x');
 
     for (const hash of ['text', 'array', 'empty', 'partial', 'bad-used', 'null-used', 'hash']) {
+      expect(await store.getCode(hash), hash).toBeUndefined();
       expect(await store.consumeCode(hash), hash).toBeUndefined();
     }
     for (const hash of ['text', 'scope']) {
@@ -435,6 +448,7 @@ describe.skipIf(!hasRedis)('RedisOAuthStore (real redis-server)', () => {
       const started = Date.now();
       const calls: (() => unknown)[] = [
         () => store.saveCode('c', code, 60_000),
+        () => store.getCode('c'),
         () => store.consumeCode('c'),
         () => store.rotateRefreshToken('r'),
         () => store.getRefreshToken('r'),
@@ -690,6 +704,19 @@ describe.skipIf(!hasRedis)('RedisOAuthStore (real redis-server)', () => {
       expect(reply.body).not.toMatch(/redis|ECONNREFUSED/i);
     };
 
+    /**
+     * The same 503 from an OAuth endpoint (token, revocation, introspection), in the RFC 6749
+     * §5.2 format its clients read: `temporarily_unavailable`, Retry-After, no-store.
+     */
+    const expectOAuthUnavailable = (reply: Reply) => {
+      expect(reply.status, reply.body).toBe(503);
+      expect(reply.headers['content-type']).toBe('application/json');
+      expect(reply.headers['cache-control']).toBe('no-store');
+      expect(reply.headers['retry-after']).toMatch(/^\d+$/);
+      expect(json(reply).error).toBe('temporarily_unavailable');
+      expect(reply.body).not.toMatch(/redis|ECONNREFUSED/i);
+    };
+
     it('answers 503 problems while Redis is down, without hanging, and works again once it is back', async () => {
       const own = await startRedis();
       const log = vi.spyOn(console, 'error').mockImplementation(() => {});
@@ -701,16 +728,16 @@ describe.skipIf(!hasRedis)('RedisOAuthStore (real redis-server)', () => {
         await own.kill();
         const started = Date.now();
         expectUnavailable(await approve(a.http, signedIn));
-        expectUnavailable(
+        expectOAuthUnavailable(
           await post(b.http, '/revoke', [['token', issued.refresh_token]], { Authorization: WEB }),
         );
-        expectUnavailable(
+        expectOAuthUnavailable(
           await post(a.http, '/introspect', [['token', issued.refresh_token]], {
             Authorization: WEB,
           }),
         );
-        expectUnavailable(await redeem(b.http, authCode));
-        expectUnavailable(await refresh(a.http, issued.refresh_token));
+        expectOAuthUnavailable(await redeem(b.http, authCode));
+        expectOAuthUnavailable(await refresh(a.http, issued.refresh_token));
         expect(Date.now() - started).toBeLessThan(2_000);
 
         await own.restart(); // empty: what was stored is gone, and a new sign-in works
@@ -725,15 +752,15 @@ describe.skipIf(!hasRedis)('RedisOAuthStore (real redis-server)', () => {
       }
     });
 
-    // The token endpoint lets the store's RedisUnavailableError through to the adapter.
-    it('answers a token request with a 503 problem while Redis is down', async () => {
+    // The token endpoint answers the store's RedisUnavailableError in the OAuth error format.
+    it('answers a token request with a 503 temporarily_unavailable while Redis is down', async () => {
       const own = await startRedis();
       const log = vi.spyOn(console, 'error').mockImplementation(() => {});
       try {
         const [a, b] = await twoServers(own, 300);
         const authCode = await authorize(a.http);
         await own.kill();
-        expectUnavailable(await redeem(b.http, authCode));
+        expectOAuthUnavailable(await redeem(b.http, authCode));
       } finally {
         log.mockRestore();
         await own.stop();

@@ -2,7 +2,8 @@ import type { OAuthClient } from '../clients.js';
 import type { OAuthContext } from '../context.js';
 import { OAuthError } from '../errors.js';
 import { isCodeVerifier, verifyCodeVerifier } from '../pkce.js';
-import { revocationTtlMs } from '../revocation.js';
+import { revocationTtlMs, revokeGrant } from '../revocation.js';
+import type { AuthorizationCodeRecord } from '../store.js';
 import { hashToken, newOpaqueToken, type UserClaims } from '../tokens.js';
 
 /**
@@ -46,6 +47,23 @@ export async function grantUser(ctx: OAuthContext, sub: string): Promise<UserCla
   const user = await ctx.users.get(sub);
   if (user === undefined) throw new OAuthError('invalid_grant', 'The user of this grant is gone.');
   return user;
+}
+
+/**
+ * Before a grant spends anything (a code, a refresh token, a device code) or issues a token:
+ * a store that cannot keep what the grant would write (`checkCapacity`, a bounded store at its
+ * bound) refuses now with its 503, rather than after the code or token is spent. Reuse and
+ * replay detection run before it, so that a revocation is never put off.
+ *
+ * @example
+ * ```ts
+ * checkVerifier(record, verifier);
+ * await assertCanIssue(ctx); // 503 temporarily_unavailable while the store is full
+ * const consumed = await ctx.store.consumeCode(hash);
+ * ```
+ */
+export async function assertCanIssue(ctx: OAuthContext): Promise<void> {
+  await ctx.store.checkCapacity?.();
 }
 
 /**
@@ -110,30 +128,8 @@ export function required(params: ReadonlyMap<string, string>, name: string): str
   return value;
 }
 
-/**
- * The `authorization_code` grant (RFC 6749 §4.1.3, RFC 7636 §4.5–4.6). The code is consumed
- * atomically whatever follows, so a failed check burns it. A second use by the client the
- * code was issued to is refused and revokes the grant: the refresh tokens issued from the code
- * fail, and its access tokens (carrying the grant id) read as revoked (RFC 6749 §4.1.2 and
- * §10.5). A replay by another client is only refused: it could not have redeemed the code, and
- * letting it revoke would hand whoever finds a spent code a way to sign the user out. The code
- * must belong to this client, `redirect_uri` must equal the authorization request's exactly,
- * and `code_verifier` must match the S256 challenge (a public client always has one).
- *
- * @example
- * ```ts
- * // a custom token endpoint: the grants take the context, the authenticated client and the
- * // form parameters (each at most once)
- * const params = singleParams(await readForm(req));
- * const answer = await authorizationCodeGrant(ctx, client, params);
- * sendJson(res, 200, answer, NO_STORE);
- * ```
- * @see {@link https://www.rfc-editor.org/rfc/rfc6749#section-4.1.3 | RFC 6749 §4.1.3}
- * @see {@link https://www.rfc-editor.org/rfc/rfc7636#section-4.6 | RFC 7636 §4.6}
- */
-export const authorizationCodeGrant: GrantHandler = async (ctx, client, params) => {
-  const code = required(params, 'code');
-  const redirectUri = params.get('redirect_uri');
+/** The verifier of the request, or `invalid_request` when it is malformed. */
+function codeVerifierOf(params: ReadonlyMap<string, string>): string | undefined {
   const verifier = params.get('code_verifier');
   if (verifier !== undefined && !isCodeVerifier(verifier)) {
     throw new OAuthError(
@@ -141,22 +137,23 @@ export const authorizationCodeGrant: GrantHandler = async (ctx, client, params) 
       'code_verifier must be 43–128 characters of A–Z, a–z, 0–9 and -._~',
     );
   }
-  const consumed = await ctx.store.consumeCode(hashToken(code));
-  if (consumed === undefined) {
-    throw new OAuthError('invalid_grant', 'The authorization code is invalid or expired.');
-  }
-  const { record } = consumed;
-  if (record.clientId !== client.clientId) {
-    throw new OAuthError('invalid_grant', 'The authorization code was issued to another client.');
-  }
-  if (consumed.state === 'used') {
-    await ctx.store.revokeGrant(record.grantId, revocationTtlMs(ctx));
-    throw new OAuthError(
-      'invalid_grant',
-      'The authorization code was already used; the tokens issued from it are revoked.',
-    );
-  }
-  // required when the authorization request had one (RFC 6749 §4.1.3), equal to it exactly
+  return verifier;
+}
+
+const invalidCode = () =>
+  new OAuthError('invalid_grant', 'The authorization code is invalid or expired.');
+
+/** A code presented again by its own client: the grant is revoked (RFC 6749 §4.1.2). */
+async function replayed(ctx: OAuthContext, record: AuthorizationCodeRecord): Promise<never> {
+  await revokeGrant(ctx, record.grantId, revocationTtlMs(ctx));
+  throw new OAuthError(
+    'invalid_grant',
+    'The authorization code was already used; the tokens issued from it are revoked.',
+  );
+}
+
+/** `redirect_uri`: required when the authorization request had one (§4.1.3), equal to it exactly. */
+function checkRedirectUri(record: AuthorizationCodeRecord, redirectUri: string | undefined): void {
   if (redirectUri === undefined && record.redirectUriOmitted !== true) {
     throw new OAuthError(
       'invalid_request',
@@ -169,18 +166,65 @@ export const authorizationCodeGrant: GrantHandler = async (ctx, client, params) 
       'redirect_uri does not match the one of the authorization request.',
     );
   }
-  if (record.codeChallenge !== undefined) {
-    if (verifier === undefined) {
-      throw new OAuthError('invalid_grant', 'code_verifier is required for this code (PKCE).');
-    }
-    if (!verifyCodeVerifier(verifier, record.codeChallenge)) {
-      throw new OAuthError('invalid_grant', 'code_verifier does not match the code challenge.');
-    }
-  } else if (verifier !== undefined) {
-    throw new OAuthError('invalid_grant', 'This code was issued without a code challenge.');
-  } else if (client.secretHash === undefined) {
-    throw new OAuthError('invalid_grant', 'A public client must use PKCE.');
+}
+
+/** PKCE, of every client (RFC 9700 §2.1.1): the verifier must match the code's S256 challenge. */
+function checkVerifier(record: AuthorizationCodeRecord, verifier: string | undefined): void {
+  if (record.codeChallenge === undefined) {
+    throw new OAuthError(
+      'invalid_grant',
+      'This code was issued without a code challenge: every client must use PKCE.',
+    );
   }
+  if (verifier === undefined) {
+    throw new OAuthError('invalid_grant', 'code_verifier is required for this code (PKCE).');
+  }
+  if (!verifyCodeVerifier(verifier, record.codeChallenge)) {
+    throw new OAuthError('invalid_grant', 'code_verifier does not match the code challenge.');
+  }
+}
+
+/**
+ * The `authorization_code` grant (RFC 6749 §4.1.3, RFC 7636 §4.5–4.6). The code is read
+ * first and checked — it must belong to this client, `redirect_uri` must equal the
+ * authorization request's exactly, and `code_verifier` must match its S256 challenge (PKCE is
+ * required of every client, RFC 9700 §2.1.1) — and only then consumed, atomically: a client
+ * that sees another's code, or a request with a wrong verifier, cannot burn it for its
+ * rightful owner. A second use by the client the code was issued to (found used at the read,
+ * or losing the race to consume it) is refused and revokes the grant: the refresh tokens
+ * issued from the code fail, and its access tokens (carrying the grant id) read as revoked
+ * (RFC 6749 §4.1.2 and §10.5). A replay by another client is only refused: it could not have
+ * redeemed the code, and letting it revoke would hand whoever finds a spent code a way to
+ * sign the user out.
+ *
+ * @example
+ * ```ts
+ * // a custom token endpoint: the grants take the context, the authenticated client and the
+ * // form parameters (each at most once)
+ * const params = singleParams(await readForm(req));
+ * const answer = await authorizationCodeGrant(ctx, client, params);
+ * sendJson(res, 200, answer, NO_STORE);
+ * ```
+ * @see {@link https://www.rfc-editor.org/rfc/rfc6749#section-4.1.3 | RFC 6749 §4.1.3}
+ * @see {@link https://www.rfc-editor.org/rfc/rfc7636#section-4.6 | RFC 7636 §4.6}
+ * @see {@link https://www.rfc-editor.org/rfc/rfc9700#section-2.1.1 | RFC 9700 §2.1.1}
+ */
+export const authorizationCodeGrant: GrantHandler = async (ctx, client, params) => {
+  const hash = hashToken(required(params, 'code'));
+  const verifier = codeVerifierOf(params);
+  const seen = await ctx.store.getCode(hash);
+  if (seen === undefined) throw invalidCode();
+  const { record } = seen;
+  if (record.clientId !== client.clientId) {
+    throw new OAuthError('invalid_grant', 'The authorization code was issued to another client.');
+  }
+  if (seen.state === 'used') return replayed(ctx, record);
+  checkRedirectUri(record, params.get('redirect_uri'));
+  checkVerifier(record, verifier);
+  await assertCanIssue(ctx);
+  const consumed = await ctx.store.consumeCode(hash);
+  if (consumed === undefined) throw invalidCode();
+  if (consumed.state === 'used') return replayed(ctx, record);
   if (await ctx.store.isGrantRevoked(record.grantId)) {
     throw new OAuthError('invalid_grant', 'The grant was revoked.');
   }

@@ -1,6 +1,6 @@
 import { OAuthError } from '../errors.js';
 import { resolveScopes } from '../scope.js';
-import type { GrantHandler } from './authorization-code.js';
+import { assertCanIssue, type GrantHandler } from './authorization-code.js';
 
 /**
  * The `client_credentials` grant (RFC 6749 §4.4), for confidential clients only: the access
@@ -23,6 +23,7 @@ export const clientCredentialsGrant: GrantHandler = async (ctx, client, params) 
     );
   }
   const scope = resolveScopes(client, params.get('scope'));
+  await assertCanIssue(ctx);
   const access = await ctx.tokens.accessToken({
     sub: client.clientId,
     clientId: client.clientId,

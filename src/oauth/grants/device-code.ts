@@ -1,7 +1,13 @@
 import { OAuthError } from '../errors.js';
 import { isDeviceCodeExpired } from '../store.js';
 import { hashToken } from '../tokens.js';
-import { type GrantHandler, grantUser, issueUserTokens, required } from './authorization-code.js';
+import {
+  assertCanIssue,
+  type GrantHandler,
+  grantUser,
+  issueUserTokens,
+  required,
+} from './authorization-code.js';
 
 /**
  * The `grant_type` of the device authorization grant (RFC 8628 §3.4).
@@ -78,6 +84,7 @@ export const deviceCodeGrant: GrantHandler = async (ctx, client, params) => {
     throw new OAuthError('invalid_grant', 'The grant was revoked.');
   }
   const user = await grantUser(ctx, record.sub);
+  await assertCanIssue(ctx);
   if (!(await ctx.store.consumeDeviceCode(hash))) {
     throw new OAuthError('invalid_grant', 'The device code was already used.');
   }

@@ -1,9 +1,15 @@
 import { OAuthError } from '../errors.js';
-import { revocationTtlMs } from '../revocation.js';
+import { revocationTtlMs, revokeGrant } from '../revocation.js';
 import { narrowScopes } from '../scope.js';
 import type { RefreshTokenRecord } from '../store.js';
 import { hashToken } from '../tokens.js';
-import { type GrantHandler, grantUser, issueUserTokens, required } from './authorization-code.js';
+import {
+  assertCanIssue,
+  type GrantHandler,
+  grantUser,
+  issueUserTokens,
+  required,
+} from './authorization-code.js';
 
 const invalid = () => new OAuthError('invalid_grant', 'The refresh token is invalid or expired.');
 
@@ -44,7 +50,7 @@ export const refreshTokenGrant: GrantHandler = async (ctx, client, params) => {
   }
   const reused = async (usedAt: number) => {
     if (withinGrace(usedAt, ctx.settings.refreshGracePeriod)) return;
-    await ctx.store.revokeGrant(record.grantId, revocationTtlMs(ctx, record.familyExpiresAt));
+    await revokeGrant(ctx, record.grantId, revocationTtlMs(ctx, record.familyExpiresAt));
     throw new OAuthError(
       'invalid_grant',
       'The refresh token was already used; every token of its grant is revoked.',
@@ -56,7 +62,7 @@ export const refreshTokenGrant: GrantHandler = async (ctx, client, params) => {
   }
   const scope = narrowScopes(record.scope, params.get('scope'));
   const user = await grantUser(ctx, record.sub);
-
+  await assertCanIssue(ctx);
   const rotated = await ctx.store.rotateRefreshToken(hash);
   if (rotated === undefined) throw invalid();
   if (rotated.state === 'used') await reused(rotated.usedAt);
