@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import {
   badRequest,
+  type CredentialGuard,
   challenge,
   invalidCredentials,
   type MethodTable,
@@ -59,7 +60,11 @@ async function readCredentials(
 }
 
 /** `/api/me`, `/login` and `/logout`. */
-export function accountRoutes(users: Users, auth: AuthSetup): Record<string, MethodTable> {
+export function accountRoutes(
+  users: Users,
+  auth: AuthSetup,
+  guard: CredentialGuard,
+): Record<string, MethodTable> {
   return {
     '/api/me': {
       GET(req, res) {
@@ -72,7 +77,9 @@ export function accountRoutes(users: Users, auth: AuthSetup): Record<string, Met
     '/login': {
       async POST(req, res) {
         const { username, password } = await readCredentials(req);
-        const user = await users.verify(username, password);
+        // counted with every other refused credential of this client: once spent, 429
+        // without computing the password's hash, a right password included
+        const user = await guard.attempt(req, () => users.verify(username, password));
         if (user === undefined) {
           throw invalidCredentials(LOGIN_CHALLENGE, 'The user name or password is not right.');
         }

@@ -6,6 +6,7 @@ import {
   compose,
   cors,
   createChannelProtocol,
+  createCredentialGuard,
   createHub,
   createProxyTrust,
   createRouter,
@@ -29,6 +30,7 @@ import { createAuth } from './auth.js';
 import type { ServerConfig } from './config.js';
 import { consoleRoutes } from './console.js';
 import { createEvents } from './events.js';
+import { publishChange } from './history.js';
 import { createInFlight } from './in-flight.js';
 import { keyRoutes } from './keys.js';
 import { createMessages, READ, READ_MESSAGES } from './messages.js';
@@ -101,13 +103,33 @@ export function edgeMiddleware(config: Pick<ServerConfig, 'trustProxy'>): Middle
   return [requestId(), securityHeaders({ trustProxy: config.trustProxy })];
 }
 
+/** Open `/events` streams, and `/ws` connections, per principal at most (the next: 429). */
+const MAX_CONNECTIONS_PER_PRINCIPAL = 50;
+
+/** The https origin of the public address (its scheme made https, its host and port kept). */
+function httpsOrigin(baseUrl: string): string {
+  const url = new URL(baseUrl);
+  return `https://${url.host}`;
+}
+
 /** Builds the service from portico's public API only, for the public address `baseUrl`. */
 export async function createApp(config: ServerConfig, baseUrl: string): Promise<ReferenceApp> {
   const users = await createUsers();
   // the service's own pages and the CORS origins: who may use the session cookie and open /ws
   const ownAndCorsOrigins = [...new Set([new URL(baseUrl).origin, ...config.corsOrigins])];
   const shared = createSharedState(config.redisUrl);
+  const { revocations } = shared;
+  // refused credentials (wrong passwords, unknown keys, bad tokens, bad client secrets) count
+  // per client IP on every surface that checks one, as one budget: /api, /login, /events, the
+  // /ws handshake, the sign-in forms and the OAuth client authentication
+  const guard = createCredentialGuard({
+    limit: config.rateLimit,
+    windowMs: config.rateLimitWindowSeconds * 1000,
+    trustProxy: config.trustProxy,
+    store: shared.rateLimitStore ?? new MemoryStore(),
+  });
   const auth = await createAuth({
+    revocations,
     apiKeyStore: shared.apiKeyStore,
     sessionStore: shared.sessionStore,
     users,
@@ -122,11 +144,14 @@ export async function createApp(config: ServerConfig, baseUrl: string): Promise<
     sessions: auth.sessions,
     signingKeyPath: config.signingKeyPath,
     shared,
+    guard,
   });
   // bearer tokens first: the authorization server's own, verified with its keys
   const authenticators = [oauth.bearer, ...auth.authenticators];
   const events = await createEvents({
     heartbeatSeconds: config.sseHeartbeatSeconds,
+    revocations,
+    maxStreamsPerPrincipal: MAX_CONNECTIONS_PER_PRINCIPAL,
     broker: shared.broker('events', 1000),
   });
   // WebSocket pushes go to the connections subscribed to the message's own channel
@@ -137,6 +162,7 @@ export async function createApp(config: ServerConfig, baseUrl: string): Promise<
     schedule: config.webhookRetrySchedule,
     timeoutSeconds: config.webhookTimeoutSeconds,
     store: shared.webhookStore,
+    revocations,
   });
   // what a graceful shutdown lets finish before it closes the hubs and the stores
   const inFlight = createInFlight();
@@ -146,6 +172,17 @@ export async function createApp(config: ServerConfig, baseUrl: string): Promise<
       inFlight.add(events.publish(message));
       inFlight.add(webhooks.publish(message));
       inFlight.add(channelHub.publish(message.channel, 'message.created', message).catch(() => {}));
+    },
+    // answered once the replay histories no longer hold the old text
+    async onUpdate(message, previous) {
+      const change = { event: 'message.updated', message } as const;
+      await events.change(change);
+      await publishChange(channelHub, [message.channel, previous.channel], change);
+    },
+    async onDelete(message) {
+      const change = { event: 'message.deleted', message } as const;
+      await events.change(change);
+      await publishChange(channelHub, [message.channel], change);
     },
   });
   const challenges = authenticators.flatMap((a) => (a.challenge ? [a.challenge] : []));
@@ -188,7 +225,10 @@ export async function createApp(config: ServerConfig, baseUrl: string): Promise<
   ];
   // plain http behind the proxy: a 308 to https (GET, HEAD), else a 403 (a WebSocket
   // handshake too, in the upgrade handler's middleware below)
-  const toHttps = httpsOnly ? [requireHttps({ trustProxy: config.trustProxy, port: 'same' })] : [];
+  // built from BASE_URL, never from the request's Host (a cache in front could be poisoned)
+  const toHttps = httpsOnly
+    ? [requireHttps({ trustProxy: config.trustProxy, origin: httpsOrigin(baseUrl) })]
+    : [];
   chain.push(...toHttps);
   // every route of the service; /login and /logout read the session cookie themselves,
   // nothing else is open
@@ -197,7 +237,7 @@ export async function createApp(config: ServerConfig, baseUrl: string): Promise<
     ...events.routes,
     ...keyRoutes(auth.apiKeys),
     ...webhooks.routes,
-    ...accountRoutes(users, auth),
+    ...accountRoutes(users, auth, guard),
     ...oauth.routes,
     ...consoleRoutes(),
     ...avatarRoutes(),
@@ -225,7 +265,7 @@ export async function createApp(config: ServerConfig, baseUrl: string): Promise<
       compose([
         // who is calling, then count the call by API key, else user, else client IP; a
         // refused credential is answered only once counted: guesses spend the guesser's quota
-        authenticate(authenticators, { optional: true, rateLimit: rateLimit(limits) }),
+        authenticate(authenticators, { optional: true, rateLimit: rateLimit(limits), guard }),
         knownMethods,
         requireAuthenticated,
       ]),
@@ -235,7 +275,7 @@ export async function createApp(config: ServerConfig, baseUrl: string): Promise<
     mount(
       '/events',
       compose([
-        authenticate(authenticators, { optional: true }),
+        authenticate(authenticators, { optional: true, guard }),
         knownMethods,
         requireAuthenticated,
         READ,
@@ -246,6 +286,8 @@ export async function createApp(config: ServerConfig, baseUrl: string): Promise<
   const channels = createChannelProtocol({
     hub: channelHub,
     heartbeat: config.wsHeartbeatSeconds * 1000,
+    // a connection ends (1008) when the credential that opened it is revoked or expires
+    revocations,
     // a subscription receives the messages created over REST: reading them needs the scope
     authorize: ({ action, principal }) =>
       action !== 'subscribe' || principal?.scopes.includes(READ_MESSAGES) === true,
@@ -257,6 +299,10 @@ export async function createApp(config: ServerConfig, baseUrl: string): Promise<
     // cross-site WebSocket hijacking: only the CORS origins (and this server's own pages)
     origins: ownAndCorsOrigins,
     authenticators,
+    // a refused credential counts with every other surface's; once spent, 429 and no 101
+    guard,
+    revocations,
+    maxConnectionsPerPrincipal: MAX_CONNECTIONS_PER_PRINCIPAL,
     onConnection: channels.handle,
   });
   return {

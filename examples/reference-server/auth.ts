@@ -9,6 +9,7 @@ import {
   MemoryApiKeyStore,
   mtlsAuth,
   type Principal,
+  type Revocations,
   type SessionStore,
 } from 'portico';
 import { USER_SCOPES, type User, type Users } from './users.js';
@@ -39,9 +40,11 @@ export async function createAuth(options: {
   /** Shared stores (Redis) when several processes serve as one; in memory otherwise. */
   apiKeyStore?: ApiKeyStore | undefined;
   sessionStore?: SessionStore | undefined;
+  /** Where a deleted key or a signed-out session is announced, so its streams end. */
+  revocations: Revocations;
 }): Promise<AuthSetup> {
-  const { users } = options;
-  const apiKeys = options.apiKeyStore ?? new MemoryApiKeyStore();
+  const { users, revocations } = options;
+  const apiKeys = options.apiKeyStore ?? new MemoryApiKeyStore({ revocations });
   let generatedDemoKey: string | undefined;
   if (options.demoApiKey) {
     try {
@@ -57,6 +60,7 @@ export async function createAuth(options: {
     ...(options.sessionStore !== undefined && { store: options.sessionStore }),
     allowedOrigins: [...options.allowedOrigins],
     cookie: { secure: options.secureCookies },
+    revocations,
   });
   const apiKey = apiKeyAuth({
     store: apiKeys,
@@ -82,11 +86,18 @@ export async function createAuth(options: {
     ...(sessions.authenticator.challenge !== undefined && {
       challenge: sessions.authenticator.challenge,
     }),
+    ...(sessions.authenticator.headers !== undefined && {
+      headers: sessions.authenticator.headers,
+    }),
     async authenticate(req) {
       const found = await sessions.authenticator.authenticate(req);
       if (found === undefined) return undefined;
       const user = users.get(found.sub);
-      return user === undefined ? undefined : principalOf(user, 'session');
+      // the session's revocation id and end: a stream opened with it ends with it
+      const { credentialIds, expiresAt } = found;
+      return user === undefined
+        ? undefined
+        : principalOf(user, 'session', { credentialIds, expiresAt });
     },
   };
   const authenticators: Authenticator[] = [apiKey, session, basic];

@@ -8,9 +8,11 @@ import {
   MemoryBroker,
   type MethodTable,
   type Position,
+  type Revocations,
   send as sendResponse,
   streamChannel,
 } from 'portico';
+import { publishChange } from './history.js';
 import type { Message } from './messages.js';
 
 /** The hub channel that carries every new message, whatever its own channel. */
@@ -36,6 +38,10 @@ export async function createEvents(options: {
   heartbeatSeconds: number;
   /** Where the events go: in memory, or Redis when several processes serve as one. */
   broker?: Broker;
+  /** Where ended credentials are heard: a stream ends with the credential that opened it. */
+  revocations: Revocations;
+  /** Open streams per principal, at most (the next: 429). */
+  maxStreamsPerPrincipal: number;
 }) {
   const broker = options.broker ?? new MemoryBroker({ historySize: HISTORY_SIZE });
   const hub = createHub({ broker });
@@ -65,6 +71,8 @@ export async function createEvents(options: {
       hub,
       channel: EVENTS_CHANNEL,
       heartbeat: options.heartbeatSeconds * 1000,
+      revocations: options.revocations,
+      maxConnectionsPerPrincipal: options.maxStreamsPerPrincipal,
       ...ids,
     });
     streams.add(stream);
@@ -93,6 +101,13 @@ export async function createEvents(options: {
           console.error('portico reference server: publishing an event failed', error);
         },
       );
+    },
+    /**
+     * A message updated or deleted: its older versions leave the replay history (a deleted
+     * one's text is never replayed), then `message.updated` / `message.deleted` is streamed.
+     */
+    change(change: Parameters<typeof publishChange>[2]): Promise<void> {
+      return publishChange(hub, [EVENTS_CHANNEL], change);
     },
     /**
      * Ends every open stream, the hub staying open: the requests still in flight during a

@@ -136,12 +136,22 @@ function withScopes(table: MethodTable): MethodTable {
 /** Called with each message created, e.g. to fan it out to live subscribers. */
 export type MessageListener = (message: Message) => void;
 
+/** Told of a change before it is answered (what it publishes and redacts is done by then). */
+export type MessageChangeListener = (message: Message, previous: Message) => Promise<void>;
+
 /**
  * The `/api/messages` resource: an in-memory store (deleted messages are remembered so
  * that they answer 410) and its handlers.
  */
 export function createMessages(
-  options: { onCreate?: MessageListener; repository?: MessageRepository } = {},
+  options: {
+    onCreate?: MessageListener;
+    /** A message replaced or patched: `message.updated`, and its older versions redacted. */
+    onUpdate?: MessageChangeListener;
+    /** A message deleted: its text leaves the replay history, `message.deleted` follows. */
+    onDelete?: (message: Message) => Promise<void>;
+    repository?: MessageRepository;
+  } = {},
 ) {
   const messages = options.repository ?? memoryMessages();
 
@@ -228,11 +238,13 @@ export function createMessages(
       const stored = await findToChange(req);
       if (checkConditional(req, res, validators(stored))) return;
       const fields = validate(await readJson(req), ['text', 'channel']);
-      answer(
-        res,
-        200,
-        await store({ ...stored.message, text: fields.text!, channel: fields.channel! }),
-      );
+      const updated = await store({
+        ...stored.message,
+        text: fields.text!,
+        channel: fields.channel!,
+      });
+      await options.onUpdate?.(updated.message, stored.message);
+      answer(res, 200, updated);
     },
     async PATCH(req, res) {
       const stored = await findToChange(req);
@@ -242,12 +254,15 @@ export function createMessages(
       if (fields.text === undefined && fields.channel === undefined) {
         throw unprocessable([{ field: '', message: 'Send at least one of text, channel.' }]);
       }
-      answer(res, 200, await store({ ...stored.message, ...fields }));
+      const updated = await store({ ...stored.message, ...fields });
+      await options.onUpdate?.(updated.message, stored.message);
+      answer(res, 200, updated);
     },
     async DELETE(req, res) {
       const stored = await findToChange(req);
       if (checkConditional(req, res, validators(stored))) return;
       await messages.put({ ...stored, deleted: true });
+      await options.onDelete?.(stored.message);
       sendNoContent(res);
     },
   };

@@ -2,6 +2,7 @@ import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import {
   type AuthorizationServer,
+  type CredentialGuard,
   createAuthorizationServer,
   createKeySet,
   defineClient,
@@ -31,6 +32,8 @@ async function demoClients(): Promise<MemoryClientStore> {
         grantTypes: ['client_credentials'],
         redirectUris: [],
         scopes: ['read:messages', 'write:messages'],
+        // a resource server too: it may introspect every access token, not only its own
+        introspection: 'any',
       }),
       defineClient({
         clientId: 'demo-web',
@@ -81,6 +84,8 @@ export async function createOAuth(options: {
   signingKeyPath: string | undefined;
   /** Shared state: the grant store, and the keys every process must agree on. */
   shared: SharedState;
+  /** Counts wrong passwords at the sign-in forms and failed client authentication. */
+  guard: CredentialGuard;
 }): Promise<AuthorizationServer> {
   const { shared } = options;
   // SIGNING_KEY, else one key for the whole service (made by the first process with Redis)
@@ -94,6 +99,9 @@ export async function createOAuth(options: {
   return createAuthorizationServer({
     issuer: options.issuer,
     formKey,
+    guard: options.guard,
+    // a revoked grant (at /revoke, by refresh-token reuse) ends its streams and webhooks
+    revocations: shared.revocations,
     ...(shared.oauthStore !== undefined && { store: shared.oauthStore }),
     ...(shared.deviceFailureStore !== undefined && {
       deviceFailureStore: shared.deviceFailureStore,

@@ -2,10 +2,13 @@ import { Redis } from 'ioredis';
 import {
   type ApiKeyStore,
   type Broker,
+  createHub,
+  createRevocations,
   MemoryBroker,
   MemoryWebhookStore,
   type OAuthStore,
   type RateLimitStore,
+  type Revocations,
   type SessionStore,
   serviceUnavailable,
   type WebhookStore,
@@ -45,6 +48,12 @@ export interface SharedState {
   webhookStore: WebhookStore;
   /** A broker for one hub: `name` keeps the hubs' channels apart. */
   broker(name: string, historySize: number): Broker;
+  /**
+   * Where ended credentials are announced (a key deleted, a session signed out, a grant
+   * revoked): every process's streams, sockets and webhook subscriptions of that credential
+   * end. Its hub is the service's own, closed to clients.
+   */
+  revocations: Revocations;
   /** Closes the Redis connections. */
   close(): Promise<void>;
 }
@@ -52,6 +61,7 @@ export interface SharedState {
 export function createSharedState(redisUrl: string | undefined): SharedState {
   if (redisUrl === undefined) {
     return {
+      revocations: createRevocations(),
       rateLimitStore: undefined,
       oauthStore: undefined,
       deviceFailureStore: undefined,
@@ -70,10 +80,19 @@ export function createSharedState(redisUrl: string | undefined): SharedState {
     // reported per request as 503 problems; ioredis logs nothing itself and retries
   });
   const brokers: RedisBroker[] = [];
+  const broker = (name: string, historySize: number) => {
+    const made = new RedisBroker({ client, prefix: `portico:ref:${name}:`, historySize });
+    brokers.push(made);
+    return made;
+  };
+  // revocations cross processes on a hub of their own, which no client can subscribe to
+  const revocationHub = createHub({ broker: broker('revocations', 16) });
+  const revocations = createRevocations({ transport: revocationHub });
   return {
+    revocations,
     rateLimitStore: new RedisRateLimitStore({ client, prefix: 'portico:ref:rl:' }),
     webhookStore: new RedisWebhookStore({ client, prefix: 'portico:ref:wh:' }),
-    apiKeyStore: new RedisApiKeyStore({ client, prefix: 'portico:ref:apikey:' }),
+    apiKeyStore: new RedisApiKeyStore({ client, prefix: 'portico:ref:apikey:', revocations }),
     oauthStore: new RedisOAuthStore({ client, prefix: 'portico:ref:oauth:' }),
     deviceFailureStore: new RedisRateLimitStore({ client, prefix: 'portico:ref:device:' }),
     messages: redisMessages(client, 'portico:ref:messages'),
@@ -87,12 +106,10 @@ export function createSharedState(redisUrl: string | undefined): SharedState {
       return value;
     },
     sessionStore: new RedisSessionStore({ client, prefix: 'portico:ref:sess:' }),
-    broker(name, historySize) {
-      const broker = new RedisBroker({ client, prefix: `portico:ref:${name}:`, historySize });
-      brokers.push(broker);
-      return broker;
-    },
+    broker,
     async close() {
+      revocations.close();
+      await revocationHub.close();
       await Promise.all(brokers.map((broker) => broker.close()));
       await client.quit().catch(() => client.disconnect());
     },

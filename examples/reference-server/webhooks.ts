@@ -4,6 +4,7 @@ import {
   getParams,
   type MethodTable,
   notFound,
+  type Revocations,
   readJson,
   requirePrincipal,
   sendJson,
@@ -11,6 +12,7 @@ import {
   unprocessable,
   WebhookAddressError,
   type WebhookStore,
+  webhookCredentialIds,
 } from 'portico';
 import { type Message, READ } from './messages.js';
 
@@ -29,6 +31,8 @@ export interface WebhookSettings {
   timeoutSeconds: number;
   /** Where subscriptions and deliveries live (Redis behind several processes). */
   store: WebhookStore;
+  /** Where ended grants and deleted keys are heard: their subscriptions go with them. */
+  revocations: Revocations;
 }
 
 function invalid(field: string, message: string): never {
@@ -37,8 +41,10 @@ function invalid(field: string, message: string): never {
 
 /**
  * `POST /api/webhooks` (`{ "url", "events"? }` → 201 `{ "id", "secret" }`, the secret shown
- * once) and `DELETE /api/webhooks/{id}` (the owner's only), and a signed delivery of every new
- * message to every subscriber, retried with backoff.
+ * once), `GET /api/webhooks` (the caller's, without secrets) and `DELETE /api/webhooks/{id}`
+ * (the owner's only), and a signed delivery of every new message to every subscriber, retried
+ * with backoff. A subscription made with a delegated token or an API key ends with its grant
+ * or key.
  */
 export function createWebhooks(settings: WebhookSettings) {
   const sender = createWebhookSender({
@@ -46,16 +52,31 @@ export function createWebhooks(settings: WebhookSettings) {
     timeout: settings.timeoutSeconds * 1000,
     allowPrivate: settings.allowPrivate,
     allowHttp: settings.allowHttp || settings.allowPrivate,
+    // at most 10 subscriptions per user (the 11th: 422), the same URL twice: 409
+    maxEndpointsPerOwner: 10,
+    revocations: settings.revocations,
     ...(settings.schedule !== undefined && { schedule: settings.schedule }),
   });
 
   const routes: Record<string, MethodTable> = {
     '/api/webhooks': {
+      // the caller's subscriptions, never their secrets
+      GET: compose([
+        READ,
+        async (req, res) => {
+          const endpoints = await sender.listEndpoints({ owner: requirePrincipal(req).sub });
+          sendJson(
+            res,
+            200,
+            endpoints.map(({ id, url, events }) => ({ id, url, events: events ?? EVENTS })),
+          );
+        },
+      ]),
       // every delivery carries a message: subscribing needs the scope that reading them needs
       POST: compose([
         READ,
         async (req, res) => {
-          const owner = requirePrincipal(req).sub;
+          const principal = requirePrincipal(req);
           const body = await readJson<unknown>(req);
           if (typeof body !== 'object' || body === null || Array.isArray(body)) {
             invalid('', 'The body must be a JSON object.');
@@ -76,7 +97,9 @@ export function createWebhooks(settings: WebhookSettings) {
             const endpoint = await sender.addEndpoint({
               url,
               events: events as string[] | undefined,
-              owner,
+              owner: principal.sub,
+              // made with a delegated token or an API key: it ends with that grant or key
+              credentialIds: webhookCredentialIds(principal),
             });
             sendJson(
               res,
@@ -97,15 +120,19 @@ export function createWebhooks(settings: WebhookSettings) {
       ]),
     },
     '/api/webhooks/:id': {
-      DELETE: async (req, res) => {
-        const id = getParams(req).id ?? '';
-        // someone else's subscription is as good as none
-        const endpoint = await sender.getEndpoint(id);
-        if (endpoint?.owner !== requirePrincipal(req).sub || !(await sender.removeEndpoint(id))) {
-          throw notFound('No webhook subscription of yours has this id.');
-        }
-        sendNoContent(res);
-      },
+      // removing a subscription needs the scope that making one needs
+      DELETE: compose([
+        READ,
+        async (req, res) => {
+          const id = getParams(req).id ?? '';
+          // someone else's subscription is as good as none
+          const endpoint = await sender.getEndpoint(id);
+          if (endpoint?.owner !== requirePrincipal(req).sub || !(await sender.removeEndpoint(id))) {
+            throw notFound('No webhook subscription of yours has this id.');
+          }
+          sendNoContent(res);
+        },
+      ]),
     },
   };
 

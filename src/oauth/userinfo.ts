@@ -3,6 +3,7 @@ import { authenticationRequired, insufficientScope, invalidCredentials } from '.
 import type { Middleware } from '../core/compose.js';
 import { sendJson } from '../core/send.js';
 import type { MethodTable } from '../http/router.js';
+import { appendVary } from '../internal/headers.js';
 import type { OAuthContext } from './context.js';
 import { NO_STORE } from './errors.js';
 import { ownAccessTokens } from './own-tokens.js';
@@ -57,6 +58,8 @@ export function createUserInfoEndpoint(
   });
 
   const userInfo: Middleware = async (req, res) => {
+    // the answer depends on the token: no shared cache may serve it to another caller
+    appendVary(res, 'Authorization');
     const principal = await bearer.authenticate(req);
     if (principal === undefined) {
       throw authenticationRequired(bearer.challenge === undefined ? [] : [bearer.challenge]);

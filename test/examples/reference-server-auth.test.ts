@@ -423,9 +423,17 @@ describe('who may manage API keys', () => {
       const revoked = await call(`/api/keys/${full.id}`, { method: 'DELETE', headers: narrow });
       expect(revoked.status).toBe(403);
     }
-    // a token with the full rights may, as the demo key may
+    // a token issued to a client may not, even with the full rights: keys are managed with the
+    // user's own credentials, and a key minted with a delegated token would outlive its grant
     const fullToken = await mint({ scope: 'openid read:messages write:messages' });
-    expect((await post({ Authorization: `Bearer ${fullToken}` })).status).toBe(201);
+    const delegated = await post({ Authorization: `Bearer ${fullToken}` });
+    expect(delegated.status).toBe(403);
+    expect(delegated.headers.get('content-type')).toBe('application/problem+json');
+    expect(
+      (await call('/api/keys', { headers: { Authorization: `Bearer ${fullToken}` } })).status,
+    ).toBe(403);
+    // the user's own password may, as the demo key may
+    expect((await post(basic('alice', 'alice-password'))).status).toBe(201);
     const gone = await call(`/api/keys/${full.id}`, {
       method: 'DELETE',
       headers: { 'X-API-Key': DEMO_KEY },
