@@ -248,6 +248,9 @@ describe.skipIf(!hasRedis)('RedisSessionStore (real redis-server)', () => {
       role: 'user',
       scopes: ['read:messages'],
       method: 'session',
+      // a stream opened with the session ends when it is signed out, or at its absolute end
+      credentialIds: [expect.stringMatching(/^session:[\w-]{43}$/)],
+      expiresAt: expect.any(Number),
     });
 
     clock += 1_799_000; // activity within the idle timeout keeps it alive
