@@ -8,6 +8,7 @@ import {
   authenticate,
   cors,
   createChannelProtocol,
+  createCredentialGuard,
   createHub,
   createUpgradeHandler,
   importApiKey,
@@ -36,6 +37,8 @@ export async function createApp({ apiKey = DEMO_API_KEY, jwtSecret = DEMO_JWT_SE
     apiKeyAuth({ store: keys }),
     jwtBearer({ secret: jwtSecret, issuer: ISSUER, audience: AUDIENCE }),
   ];
+  // refused credentials on /api and at the /ws handshake: one budget per client IP
+  const guard = createCredentialGuard();
   const hub = createHub(); // the channel SSE and WebSocket clients share
   const channels = createChannelProtocol({ hub });
 
@@ -44,7 +47,7 @@ export async function createApp({ apiKey = DEMO_API_KEY, jwtSecret = DEMO_JWT_SE
     toExpress([
       securityHeaders(),
       cors({ origins: [ORIGIN] }),
-      mount('/api', authenticate(authenticators)),
+      mount('/api', authenticate(authenticators, { guard })),
     ]),
   );
   app.get('/api/hello', (req, res) => {
@@ -72,6 +75,7 @@ export async function createApp({ apiKey = DEMO_API_KEY, jwtSecret = DEMO_JWT_SE
       path: '/ws',
       origins: [ORIGIN],
       authenticators,
+      guard,
       onConnection: channels.handle,
     }),
   );

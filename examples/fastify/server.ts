@@ -7,6 +7,7 @@ import {
   authenticate,
   cors,
   createChannelProtocol,
+  createCredentialGuard,
   createHub,
   createUpgradeHandler,
   importApiKey,
@@ -35,6 +36,8 @@ export async function createApp({ apiKey = DEMO_API_KEY, jwtSecret = DEMO_JWT_SE
     apiKeyAuth({ store: keys }),
     jwtBearer({ secret: jwtSecret, issuer: ISSUER, audience: AUDIENCE }),
   ];
+  // refused credentials on /api and at the /ws handshake: one budget per client IP
+  const guard = createCredentialGuard();
   const hub = createHub(); // the channel SSE and WebSocket clients share
   const channels = createChannelProtocol({ hub });
 
@@ -45,7 +48,7 @@ export async function createApp({ apiKey = DEMO_API_KEY, jwtSecret = DEMO_JWT_SE
     toFastify([
       securityHeaders(),
       cors({ origins: [ORIGIN] }),
-      mount('/api', authenticate(authenticators)),
+      mount('/api', authenticate(authenticators, { guard })),
     ]),
   );
   app.get('/api/hello', async (request) => ({ hello: requirePrincipal(request.raw).sub }));
@@ -73,6 +76,7 @@ export async function createApp({ apiKey = DEMO_API_KEY, jwtSecret = DEMO_JWT_SE
       path: '/ws',
       origins: [ORIGIN],
       authenticators,
+      guard,
       onConnection: channels.handle,
     }),
   );

@@ -8,6 +8,7 @@ import {
   authenticate,
   cors,
   createChannelProtocol,
+  createCredentialGuard,
   createHub,
   createUpgradeHandler,
   importApiKey,
@@ -38,6 +39,8 @@ export async function createApp({ apiKey = DEMO_API_KEY, jwtSecret = DEMO_JWT_SE
     apiKeyAuth({ store: keys }),
     jwtBearer({ secret: jwtSecret, issuer: ISSUER, audience: AUDIENCE }),
   ];
+  // refused credentials on /api and at the /ws handshake: one budget per client IP
+  const guard = createCredentialGuard();
   const hub = createHub(); // the channel SSE and WebSocket clients share
   const channels = createChannelProtocol({ hub });
 
@@ -47,7 +50,7 @@ export async function createApp({ apiKey = DEMO_API_KEY, jwtSecret = DEMO_JWT_SE
     toKoa([
       securityHeaders(),
       cors({ origins: [ORIGIN] }),
-      mount('/api', authenticate(authenticators)),
+      mount('/api', authenticate(authenticators, { guard })),
     ]),
   );
   /** Serves `METHOD /path` (a router such as @koa/router does more). */
@@ -79,6 +82,7 @@ export async function createApp({ apiKey = DEMO_API_KEY, jwtSecret = DEMO_JWT_SE
       path: '/ws',
       origins: [ORIGIN],
       authenticators,
+      guard,
       onConnection: channels.handle,
     }),
   );

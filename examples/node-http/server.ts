@@ -7,6 +7,7 @@ import {
   authenticate,
   cors,
   createChannelProtocol,
+  createCredentialGuard,
   createHub,
   createRouter,
   createUpgradeHandler,
@@ -38,13 +39,15 @@ export async function createApp({ apiKey = DEMO_API_KEY, jwtSecret = DEMO_JWT_SE
     apiKeyAuth({ store: keys }),
     jwtBearer({ secret: jwtSecret, issuer: ISSUER, audience: AUDIENCE }),
   ];
+  // refused credentials on /api and at the /ws handshake: one budget per client IP
+  const guard = createCredentialGuard();
   const hub = createHub(); // the channel SSE and WebSocket clients share
   const channels = createChannelProtocol({ hub });
 
   const app = toNodeListener([
     securityHeaders(),
     cors({ origins: [ORIGIN] }),
-    mount('/api', authenticate(authenticators)),
+    mount('/api', authenticate(authenticators, { guard })),
     createRouter({
       '/api/hello': {
         GET: (req, res) => sendJson(res, 200, { hello: requirePrincipal(req).sub }),
@@ -75,6 +78,7 @@ export async function createApp({ apiKey = DEMO_API_KEY, jwtSecret = DEMO_JWT_SE
       path: '/ws',
       origins: [ORIGIN],
       authenticators,
+      guard,
       onConnection: channels.handle,
     }),
   );

@@ -68,8 +68,8 @@ describe.each([
     );
 
   /** A WebSocket client: its status (101 or the refusal), its messages, its close code. */
-  function socket(headers: Record<string, string>) {
-    const ws = new WebSocket(`ws://127.0.0.1:${listening.port}/ws`, { headers });
+  function socket(headers: Record<string, string>, port = listening.port) {
+    const ws = new WebSocket(`ws://127.0.0.1:${port}/ws`, { headers });
     const messages: Record<string, unknown>[] = [];
     ws.on('message', (data) => messages.push(JSON.parse(String(data))));
     ws.on('error', () => {});
@@ -187,6 +187,26 @@ describe.each([
         });
     } finally {
       client.ws.close();
+    }
+  });
+
+  it('throttles guessing: 10 wrong keys, then the right one is 429 on /api and at /ws', async () => {
+    const fresh = await example.createApp();
+    const server = await listen(fresh.server);
+    try {
+      for (let i = 0; i < 10; i++) {
+        const wrong = await request(server, '/api/hello', {
+          headers: { 'x-api-key': `guess-${i}` },
+        });
+        expectProblem(wrong, 401);
+      }
+      const right = await request(server, '/api/hello', { headers: { 'x-api-key': DEMO_API_KEY } });
+      expectProblem(right, 429);
+      expect(Number(right.headers['retry-after'])).toBeGreaterThan(0);
+      const client = socket({ 'x-api-key': DEMO_API_KEY, origin: ORIGIN }, server.port);
+      expect(await client.opened).toBe(429);
+    } finally {
+      await fresh.close();
     }
   });
 
