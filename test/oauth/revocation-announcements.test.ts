@@ -18,6 +18,7 @@ import {
   expectTokens,
   pkce,
   plantCode,
+  redeemWebCode,
   startOAuthServer,
   tokenRequest,
   verifyAccessToken,
@@ -55,17 +56,7 @@ const post = (path: string, body: Record<string, string>, headers: Record<string
 async function signIn() {
   const { verifier, challenge } = pkce();
   const { code } = await plantCode(ctx, { codeChallenge: challenge });
-  const redeem = () =>
-    tokenRequest(
-      server,
-      {
-        grant_type: 'authorization_code',
-        code,
-        redirect_uri: WEB_REDIRECT,
-        code_verifier: verifier,
-      },
-      { client: 'demo-web' },
-    );
+  const redeem = () => redeemWebCode(server, code, verifier);
   const tokens = expectTokens(await redeem());
   const grantId = (await verifyAccessToken(ctx, tokens.access_token)).grant_id as string;
   return { tokens, grantId, redeem };

@@ -11,6 +11,7 @@ import {
   expectTokens,
   pkce,
   plantCode,
+  redeemWebCode,
   startOAuthServer,
   tokenRequest,
   WEB_REDIRECT,
@@ -41,17 +42,7 @@ describe('MemoryOAuthStore at its bound, behind a real token endpoint', () => {
     const clock = { skew: 0 };
     const store = new MemoryOAuthStore({ maxEntries: MAX, now: () => Date.now() + clock.skew });
     const { ctx, server } = await startOAuthServer({ store });
-    const redeem = (code: string, verifier: string) =>
-      tokenRequest(
-        server,
-        {
-          grant_type: 'authorization_code',
-          code,
-          redirect_uri: WEB_REDIRECT,
-          code_verifier: verifier,
-        },
-        { client: 'demo-web' },
-      );
+    const redeem = (code: string, verifier: string) => redeemWebCode(server, code, verifier);
     const refresh = (token: string) =>
       tokenRequest(
         server,
@@ -125,16 +116,7 @@ describe('MemoryOAuthStore at its bound, behind a real token endpoint', () => {
     const exchange = async () => {
       const { verifier, challenge } = pkce();
       const { code } = await plantCode(ctx, { codeChallenge: challenge });
-      const reply = await tokenRequest(
-        server,
-        {
-          grant_type: 'authorization_code',
-          code,
-          redirect_uri: WEB_REDIRECT,
-          code_verifier: verifier,
-        },
-        { client: 'demo-web' },
-      );
+      const reply = await redeemWebCode(server, code, verifier);
       return { reply, code };
     };
     const a = expectTokens((await exchange()).reply);

@@ -11,6 +11,7 @@ import {
   ISSUER,
   pkce,
   plantCode,
+  redeemWebCode,
   SPA_REDIRECT,
   startTokenServer,
   tokenRequest,
@@ -207,16 +208,7 @@ describe('token endpoint: request format and client authentication', () => {
     try {
       const { verifier, challenge } = pkce();
       const { code } = await plantCode(ctx, { sub: 'explode', codeChallenge: challenge });
-      const reply = await tokenRequest(
-        server,
-        {
-          grant_type: 'authorization_code',
-          code,
-          redirect_uri: WEB_REDIRECT,
-          code_verifier: verifier,
-        },
-        { client: 'demo-web' },
-      );
+      const reply = await redeemWebCode(server, code, verifier);
       expectError(reply, 'server_error', 500);
       expect(errors).toHaveBeenCalledTimes(1);
       const logged = String(errors.mock.calls[0]?.[0]);
@@ -332,18 +324,7 @@ describe('authorization_code grant', () => {
     const { verifier, challenge } = pkce();
     const { code } = await plantCode(ctx, { codeChallenge: challenge });
     const replies = await Promise.all(
-      Array.from({ length: 10 }, () =>
-        tokenRequest(
-          server,
-          {
-            grant_type: 'authorization_code',
-            code,
-            redirect_uri: WEB_REDIRECT,
-            code_verifier: verifier,
-          },
-          { client: 'demo-web' },
-        ),
-      ),
+      Array.from({ length: 10 }, () => redeemWebCode(server, code, verifier)),
     );
     expect(replies.filter((r) => r.status === 200)).toHaveLength(1);
     for (const reply of replies.filter((r) => r.status !== 200))

@@ -204,6 +204,15 @@ export function tokenRequest(
   });
 }
 
+/** demo-web redeems an authorization `code` with its PKCE `verifier`. */
+export function redeemWebCode(server: Listening, code: string, verifier: string): Promise<Reply> {
+  return tokenRequest(
+    server,
+    { grant_type: 'authorization_code', code, redirect_uri: WEB_REDIRECT, code_verifier: verifier },
+    { client: 'demo-web' },
+  );
+}
+
 /** Asserts an RFC 6749 §5.2 error answer and returns its body. */
 export function expectError(
   reply: Reply,
