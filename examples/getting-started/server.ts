@@ -8,6 +8,7 @@ import {
   compose,
   cors,
   createChannelProtocol,
+  createCredentialGuard,
   createHub,
   createRouter,
   createUpgradeHandler,
@@ -30,6 +31,9 @@ export async function createApp({ apiKey = DEMO_API_KEY, limit = 100 } = {}) {
   const keys = new MemoryApiKeyStore();
   await importApiKey(keys, apiKey, { owner: 'demo' });
   const authenticators = [apiKeyAuth({ store: keys })];
+  // Refused keys, on /api and at the /ws handshake alike, count per client IP: after 10 in 15
+  // minutes that address gets 429 without its next key being checked.
+  const guard = createCredentialGuard();
 
   // One hub: what is published on a channel reaches its SSE and WebSocket subscribers alike.
   const hub = createHub();
@@ -42,7 +46,7 @@ export async function createApp({ apiKey = DEMO_API_KEY, limit = 100 } = {}) {
     mount(
       '/api',
       compose([
-        authenticate(authenticators),
+        authenticate(authenticators, { guard }),
         rateLimit({ limit, windowMs: 60_000 }), // after authenticate(): counted per API key
       ]),
     ),
@@ -77,6 +81,7 @@ export async function createApp({ apiKey = DEMO_API_KEY, limit = 100 } = {}) {
       path: '/ws',
       origins: [ORIGIN],
       authenticators,
+      guard,
       onConnection: channels.handle,
     }),
   );

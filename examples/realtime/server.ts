@@ -10,6 +10,7 @@ import {
   compose,
   cors,
   createChannelProtocol,
+  createCredentialGuard,
   createHub,
   createRouter,
   createUpgradeHandler,
@@ -55,6 +56,10 @@ export async function createRealtimeApp(apiKeys: Record<string, string>) {
   const authorize: ChannelAuthorizer = ({ channel, principal }) =>
     channel.startsWith('room:') || channel === `user:${principal?.sub}`;
 
+  // Refused credentials, on the routes and at the /ws handshake, count per client IP. Streams
+  // and sockets end by themselves when the key that opened them is deleted.
+  const guard = createCredentialGuard();
+
   const postMessage = async (req: IncomingMessage, res: ServerResponse) => {
     const text = (await readJson<{ text?: unknown } | null>(req))?.text;
     if (typeof text !== 'string' || text.length === 0 || text.length > 1000) {
@@ -70,7 +75,7 @@ export async function createRealtimeApp(apiKeys: Record<string, string>) {
     requestId(),
     securityHeaders(),
     cors({ origins: ORIGINS, credentials: true }),
-    authenticate(authenticators),
+    authenticate(authenticators, { guard }),
     createRouter({
       '/rooms/:room/messages': { POST: postMessage },
       // SSE: `Last-Event-ID` replays what the client missed, or sends a `reset` event.
@@ -91,6 +96,7 @@ export async function createRealtimeApp(apiKeys: Record<string, string>) {
       path: '/ws',
       origins: ORIGINS,
       authenticators,
+      guard, // refused credentials count here too: one budget per client IP
       onConnection: channels.handle,
     }),
   );
