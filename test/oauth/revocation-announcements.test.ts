@@ -22,7 +22,6 @@ import {
   startOAuthServer,
   tokenRequest,
   verifyAccessToken,
-  WEB_REDIRECT,
 } from './token-fixtures.js';
 
 let ctx: OAuthContext;

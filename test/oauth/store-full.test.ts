@@ -14,7 +14,6 @@ import {
   redeemWebCode,
   startOAuthServer,
   tokenRequest,
-  WEB_REDIRECT,
 } from './token-fixtures.js';
 
 afterAll(closeAll);
