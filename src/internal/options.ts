@@ -48,3 +48,78 @@ export function invalidOption(message: string): TypeError {
   (error as TypeError & { code: string }).code = 'ERR_INVALID_OPTION';
   return error;
 }
+
+/** Bounds of a number option. */
+export interface NumberBounds {
+  /** Smallest value allowed. @defaultValue `0` for durations, `1` for counts */
+  min?: number;
+  /** Largest value allowed. @defaultValue `Number.MAX_SAFE_INTEGER` */
+  max?: number;
+}
+
+/**
+ * A duration option, in whole milliseconds (every duration of portico is one): `fallback`
+ * when `undefined`, else an integer within the bounds, else an `ERR_INVALID_OPTION` naming
+ * the owner and the option (`createSessions(): \`idleTimeout\` must be …`).
+ */
+export function durationOption(
+  owner: string,
+  name: string,
+  value: unknown,
+  fallback: number,
+  bounds: NumberBounds = {},
+): number {
+  return integerIn(owner, name, value, fallback, bounds.min ?? 0, bounds.max, 'milliseconds');
+}
+
+/** A count option (entries, attempts, bytes): a whole number within the bounds (at least 1). */
+export function countOption(
+  owner: string,
+  name: string,
+  value: unknown,
+  fallback: number,
+  bounds: NumberBounds = {},
+): number {
+  return integerIn(owner, name, value, fallback, bounds.min ?? 1, bounds.max, 'an integer');
+}
+
+function integerIn(
+  owner: string,
+  name: string,
+  value: unknown,
+  fallback: number,
+  min: number,
+  max = Number.MAX_SAFE_INTEGER,
+  what: string,
+): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min || value > max) {
+    const range = max === Number.MAX_SAFE_INTEGER ? `at least ${min}` : `${min}–${max}`;
+    throw invalidOption(`${owner}: \`${name}\` must be ${what}, ${range}`);
+  }
+  return value;
+}
+
+/** A boolean option: `fallback` when `undefined`. */
+export function booleanOption(
+  owner: string,
+  name: string,
+  value: unknown,
+  fallback: boolean,
+): boolean {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'boolean') throw invalidOption(`${owner}: \`${name}\` must be a boolean`);
+  return value;
+}
+
+/** A function option, or `undefined`. */
+export function functionOption<F extends (...args: never[]) => unknown>(
+  owner: string,
+  name: string,
+  value: F | undefined,
+): F | undefined {
+  if (value !== undefined && typeof value !== 'function') {
+    throw invalidOption(`${owner}: \`${name}\` must be a function`);
+  }
+  return value;
+}
