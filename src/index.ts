@@ -257,8 +257,8 @@ export {
 export {
   defaultRateLimitKey,
   ipKey,
-  MemoryStore,
-  type MemoryStoreOptions,
+  MemoryRateLimitStore,
+  type MemoryRateLimitStoreOptions,
   principalRateLimitKey,
   type RateLimitHit,
   type RateLimitKey,

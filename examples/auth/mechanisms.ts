@@ -78,7 +78,7 @@ export async function createMechanisms(settings: Settings) {
     issuer: ISSUER,
     audience: AUDIENCE,
     typ: 'at+jwt',
-    maxTokenAge: 15 * 60,
+    maxTokenAge: 15 * 60_000,
   });
 
   // Sessions: a random id in an HttpOnly, SameSite=Strict cookie (Secure over HTTPS).

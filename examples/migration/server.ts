@@ -45,7 +45,7 @@ export async function createApp({
     algorithms: ['HS256'],
     issuer: ISSUER,
     audience: AUDIENCE,
-    maxTokenAge: 15 * 60,
+    maxTokenAge: 15 * 60_000,
   });
 
   // passport-headerapikey: the store keeps the key's SHA-256 only; this key may only read

@@ -8,13 +8,11 @@ import {
   createChannelProtocol,
   createCredentialGuard,
   createHub,
-  createProxyTrust,
   createRouter,
   createUpgradeHandler,
   getPrincipal,
   HttpError,
-  isPreflightRequest,
-  MemoryStore,
+  MemoryRateLimitStore,
   type MethodTable,
   type Middleware,
   mount,
@@ -124,9 +122,9 @@ export async function createApp(config: ServerConfig, baseUrl: string): Promise<
   // /ws handshake, the sign-in forms and the OAuth client authentication
   const guard = createCredentialGuard({
     limit: config.rateLimit,
-    windowMs: config.rateLimitWindowSeconds * 1000,
+    windowMs: config.rateLimitWindowMs,
     trustProxy: config.trustProxy,
-    store: shared.rateLimitStore ?? new MemoryStore(),
+    store: shared.rateLimitStore ?? new MemoryRateLimitStore(),
   });
   const auth = await createAuth({
     revocations,
@@ -149,7 +147,7 @@ export async function createApp(config: ServerConfig, baseUrl: string): Promise<
   // bearer tokens first: the authorization server's own, verified with its keys
   const authenticators = [oauth.bearer, ...auth.authenticators];
   const events = await createEvents({
-    heartbeatSeconds: config.sseHeartbeatSeconds,
+    heartbeat: config.sseHeartbeatMs,
     revocations,
     maxStreamsPerPrincipal: MAX_CONNECTIONS_PER_PRINCIPAL,
     broker: shared.broker('events', 1000),
@@ -160,7 +158,7 @@ export async function createApp(config: ServerConfig, baseUrl: string): Promise<
     allowPrivate: config.webhookAllowPrivate,
     allowHttp: !config.production,
     schedule: config.webhookRetrySchedule,
-    timeoutSeconds: config.webhookTimeoutSeconds,
+    timeout: config.webhookTimeoutMs,
     store: shared.webhookStore,
     revocations,
   });
@@ -202,25 +200,20 @@ export async function createApp(config: ServerConfig, baseUrl: string): Promise<
 
   const limits = {
     limit: config.rateLimit,
-    windowMs: config.rateLimitWindowSeconds * 1000,
+    windowMs: config.rateLimitWindowMs,
     trustProxy: config.trustProxy,
-    store: shared.rateLimitStore ?? new MemoryStore(),
+    store: shared.rateLimitStore ?? new MemoryRateLimitStore(),
   };
   // behind the TLS proxy, what reached it over plain http is redirected or refused (a
   // WebSocket handshake too, below): credentials and messages never travel in clear
   const httpsOnly = config.production && config.tls === undefined;
-  const proxyTrust = createProxyTrust(config.trustProxy);
-  const answeredBeforeCounting = (req: IncomingMessage) =>
-    isPreflightRequest(req) || !hasOneHost(req) || (httpsOnly && !proxyTrust.isSecure(req));
   const edge = edgeMiddleware(config);
   const chain: Middleware[] = [
     ...edge,
-    // every answer on /api/* tells the rate limit: those answered before the limit counts
-    // (a CORS preflight, a bad Host, plain http behind the proxy) get the current count
-    mount(
-      '/api',
-      rateLimit({ ...limits, skip: (req) => !answeredBeforeCounting(req), report: () => true }),
-    ),
+    // every answer on /api/* tells the rate limit where the client stands, those answered
+    // before the call is counted too (a preflight, a bad Host, plain http behind the proxy, a
+    // 405, a refused credential); the call itself is counted once its caller is known, below
+    mount('/api', rateLimit({ ...limits, report: () => true })),
     oneHost,
   ];
   // plain http behind the proxy: a 308 to https (GET, HEAD), else a 403 (a WebSocket
@@ -245,28 +238,20 @@ export async function createApp(config: ServerConfig, baseUrl: string): Promise<
     // (and, from the method table, another method gets 405 with Allow, OPTIONS 204)
     '/ws': { GET: upgradeRequired },
   };
-  // the same paths and methods, each passing on: before any credential is asked for, a
-  // method a known path does not serve is a 405 with Allow, and OPTIONS a 204 with Allow
-  const pass: Middleware = (_req, _res, next) => next();
-  const knownMethods = createRouter(
-    Object.fromEntries(
-      Object.entries(routes).map(([path, route]) => [
-        path,
-        typeof route === 'function'
-          ? pass
-          : Object.fromEntries(Object.keys(route).map((method) => [method, pass])),
-      ]),
-    ),
-  );
+  // the route is found once per request (router.match stores it, router.dispatch reuses it):
+  // once the credential is checked (a bad one is a 401 whatever the method) and before one is
+  // required, a method a known path does not serve is a 405 with Allow, and OPTIONS a 204
+  const router = createRouter(routes);
   chain.push(
     cors({ origins: config.corsOrigins, credentials: true }),
     mount(
       '/api',
       compose([
-        // who is calling, then count the call by API key, else user, else client IP; a
-        // refused credential is answered only once counted: guesses spend the guesser's quota
-        authenticate(authenticators, { optional: true, rateLimit: rateLimit(limits), guard }),
-        knownMethods,
+        // who is calling (a refused credential counts against the client's guard), then the
+        // call counts by API key, else user, else client IP
+        authenticate(authenticators, { optional: true, guard }),
+        router.match,
+        rateLimit(limits),
         requireAuthenticated,
       ]),
     ),
@@ -276,16 +261,16 @@ export async function createApp(config: ServerConfig, baseUrl: string): Promise<
       '/events',
       compose([
         authenticate(authenticators, { optional: true, guard }),
-        knownMethods,
+        router.match,
         requireAuthenticated,
         READ,
       ]),
     ),
-    createRouter(routes),
+    router.dispatch,
   );
   const channels = createChannelProtocol({
     hub: channelHub,
-    heartbeat: config.wsHeartbeatSeconds * 1000,
+    heartbeat: config.wsHeartbeatMs,
     // a connection ends (1008) when the credential that opened it is revoked or expires
     revocations,
     // a subscription receives the messages created over REST: reading them needs the scope

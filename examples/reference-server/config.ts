@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { parseRetrySchedule, type TrustProxy } from 'portico';
+import type { TrustProxy } from 'portico';
 
 /** Everything the reference server reads from its environment. */
 export interface ServerConfig {
@@ -12,23 +12,24 @@ export interface ServerConfig {
   trustProxy: TrustProxy;
   corsOrigins: string[];
   rateLimit: number;
-  rateLimitWindowSeconds: number;
+  /** `RATE_LIMIT_WINDOW` (seconds in the environment), in milliseconds. */
+  rateLimitWindowMs: number;
   /** `DEMO_API_KEY`: the demo key owned by alice; unset, one is generated and printed once. */
   demoApiKey: string | undefined;
   /** `SIGNING_KEY`: a PEM file with the RS256 token signing key; unset, one is made at start. */
   signingKeyPath: string | undefined;
-  /** `SSE_HEARTBEAT`: seconds between comment heartbeats on `/events`. */
-  sseHeartbeatSeconds: number;
-  /** `WS_HEARTBEAT`: seconds between WebSocket pings; a peer that misses one is ended. */
-  wsHeartbeatSeconds: number;
+  /** `SSE_HEARTBEAT` (seconds): between comment heartbeats on `/events`, in milliseconds. */
+  sseHeartbeatMs: number;
+  /** `WS_HEARTBEAT` (seconds): between WebSocket pings, in milliseconds; a peer that misses one is ended. */
+  wsHeartbeatMs: number;
   /** `REDIS_URL`: shared state and fan-out in Redis, so that several processes act as one. */
   redisUrl: string | undefined;
   /** `WEBHOOK_ALLOW_PRIVATE=1`: webhook URLs may point at loopback/private addresses (and use http). */
   webhookAllowPrivate: boolean;
-  /** `WEBHOOK_RETRY_SCHEDULE`: seconds between delivery attempts; unset, the library's schedule. */
+  /** `WEBHOOK_RETRY_SCHEDULE` (seconds): between delivery attempts, in milliseconds; unset, the library's schedule. */
   webhookRetrySchedule: number[] | undefined;
-  /** `WEBHOOK_TIMEOUT`: seconds a delivery attempt may take (15). */
-  webhookTimeoutSeconds: number;
+  /** `WEBHOOK_TIMEOUT` (seconds, 15): what a delivery attempt may take, in milliseconds. */
+  webhookTimeoutMs: number;
 }
 
 /** Thrown for a setting the server cannot start with; main prints it and exits 1. */
@@ -74,13 +75,21 @@ function redisUrl(raw: string | undefined): string | undefined {
   return raw;
 }
 
+/** The environment speaks seconds (the contract's unit); the service, milliseconds. */
+const SECOND = 1000;
+
+/** `WEBHOOK_RETRY_SCHEDULE`: comma-separated seconds (fractions allowed, at most a week each), as milliseconds. */
 function retrySchedule(raw: string | undefined): number[] | undefined {
   if (raw === undefined || raw === '') return undefined;
-  try {
-    return parseRetrySchedule(raw);
-  } catch (err) {
-    throw new ConfigError(`WEBHOOK_RETRY_SCHEDULE: ${(err as Error).message}`);
-  }
+  return raw.split(',').map((part) => {
+    const seconds = Number(part.trim());
+    if (part.trim() === '' || !Number.isFinite(seconds) || seconds < 0 || seconds > 604_800) {
+      throw new ConfigError(
+        `WEBHOOK_RETRY_SCHEDULE must be comma-separated seconds (0–604800), got "${raw}"`,
+      );
+    }
+    return Math.round(seconds * SECOND);
+  });
 }
 
 /** Reads and checks the environment. */
@@ -123,14 +132,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
       .map((s) => s.trim())
       .filter((s) => s !== ''),
     rateLimit: integer(env, 'RATE_LIMIT', 100, 1),
-    rateLimitWindowSeconds: integer(env, 'RATE_LIMIT_WINDOW', 60, 1),
+    rateLimitWindowMs: integer(env, 'RATE_LIMIT_WINDOW', 60, 1) * SECOND,
     demoApiKey: env.DEMO_API_KEY || undefined,
     signingKeyPath: env.SIGNING_KEY || undefined,
-    sseHeartbeatSeconds: integer(env, 'SSE_HEARTBEAT', 15, 1),
-    wsHeartbeatSeconds: integer(env, 'WS_HEARTBEAT', 30, 1),
+    sseHeartbeatMs: integer(env, 'SSE_HEARTBEAT', 15, 1) * SECOND,
+    wsHeartbeatMs: integer(env, 'WS_HEARTBEAT', 30, 1) * SECOND,
     redisUrl: redisUrl(env.REDIS_URL),
     webhookAllowPrivate: env.WEBHOOK_ALLOW_PRIVATE === '1' || env.WEBHOOK_ALLOW_PRIVATE === 'true',
     webhookRetrySchedule: retrySchedule(env.WEBHOOK_RETRY_SCHEDULE),
-    webhookTimeoutSeconds: integer(env, 'WEBHOOK_TIMEOUT', 15, 1),
+    webhookTimeoutMs: integer(env, 'WEBHOOK_TIMEOUT', 15, 1) * SECOND,
   };
 }

@@ -28,14 +28,15 @@ const RESET = { event: 'stream.reset', reason: 'too-far-behind' } as const;
 /**
  * `GET /events`: every message created over REST, as Server-Sent Events
  * (`id: <offset>`, `data: {"event":"message.created","data":<message>}`), with comment
- * heartbeats every `heartbeatSeconds`. A client that comes back with `Last-Event-ID` gets
+ * heartbeats every `heartbeat` milliseconds. A client that comes back with `Last-Event-ID` gets
  * what it missed while the history still holds it; otherwise an explicit `reset` event
  * (`{"event":"stream.reset","reason":"too-far-behind"}`) before the live events, never a
  * silent gap. Authentication is the caller's (mounted in front of the route). With a broker
  * shared through Redis, a client resumes on whichever process it reconnects to.
  */
 export async function createEvents(options: {
-  heartbeatSeconds: number;
+  /** Milliseconds between comment heartbeats. */
+  heartbeat: number;
   /** Where the events go: in memory, or Redis when several processes serve as one. */
   broker?: Broker;
   /** Where ended credentials are heard: a stream ends with the credential that opened it. */
@@ -70,7 +71,7 @@ export async function createEvents(options: {
     const stream = streamChannel(req, res, {
       hub,
       channel: EVENTS_CHANNEL,
-      heartbeat: options.heartbeatSeconds * 1000,
+      heartbeat: options.heartbeat,
       revocations: options.revocations,
       maxConnectionsPerPrincipal: options.maxStreamsPerPrincipal,
       ...ids,

@@ -25,10 +25,10 @@ export interface WebhookSettings {
   allowPrivate: boolean;
   /** `http:` URLs allowed (development). */
   allowHttp: boolean;
-  /** Seconds between attempts; unset, the library's schedule. */
+  /** Milliseconds between attempts; unset, the library's schedule. */
   schedule: number[] | undefined;
-  /** Seconds an attempt may take. */
-  timeoutSeconds: number;
+  /** Milliseconds an attempt may take. */
+  timeout: number;
   /** Where subscriptions and deliveries live (Redis behind several processes). */
   store: WebhookStore;
   /** Where ended grants and deleted keys are heard: their subscriptions go with them. */
@@ -49,7 +49,7 @@ function invalid(field: string, message: string): never {
 export function createWebhooks(settings: WebhookSettings) {
   const sender = createWebhookSender({
     store: settings.store,
-    timeout: settings.timeoutSeconds * 1000,
+    timeout: settings.timeout,
     allowPrivate: settings.allowPrivate,
     allowHttp: settings.allowHttp || settings.allowPrivate,
     // at most 10 subscriptions per user (the 11th: 422), the same URL twice: 409

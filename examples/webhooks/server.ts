@@ -55,7 +55,7 @@ export async function createSender(receiverUrl: string, log: (line: string) => v
     // Local demo only: the receiver is on 127.0.0.1 over http. In production leave both off.
     allowHttp: true,
     allowPrivate: true,
-    schedule: [1, 5, 30],
+    schedule: [1_000, 5_000, 30_000], // retry waits, in milliseconds: 1 s, 5 s, 30 s
     onEvent,
   });
   // The secret goes to the subscriber once; the sender keeps it to sign every delivery.

@@ -1,5 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import { isToken } from '../internal/grammar.js';
 import { assertKnownOptions, invalidOption } from '../internal/options.js';
 import { DEFAULT_API_KEY_PREFIX, hashApiKey, isWellFormedApiKey } from './api-key.js';
 import { type ApiKeyRecord, type ApiKeyStore, MAX_API_KEY_LENGTH } from './api-key-store.js';
@@ -48,8 +49,14 @@ export interface ApiKeyAuthOptions {
   realm?: string;
 }
 
-const KNOWN_OPTIONS = ['store', 'header', 'queryParameter', 'prefix', 'resolve', 'realm'] as const;
-const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+const KNOWN_OPTIONS = [
+  'store',
+  'header',
+  'queryParameter',
+  'prefix',
+  'resolve',
+  'realm',
+] as const satisfies readonly (keyof ApiKeyAuthOptions)[];
 const VISIBLE_ASCII = /^[\x21-\x7e]+$/;
 
 function defaultResolve(record: ApiKeyRecord): Principal {
@@ -108,13 +115,13 @@ export function apiKeyAuth(options: ApiKeyAuthOptions): Authenticator {
     );
   }
   const header = options.header ?? 'X-API-Key';
-  if (typeof header !== 'string' || !TOKEN.test(header)) {
+  if (!isToken(header)) {
     throw invalidOption('apiKeyAuth(): `header` must be a header name');
   }
   const lowerHeader = header.toLowerCase();
   const q = options.queryParameter ?? false;
   const query = q === true ? 'api_key' : q === false ? undefined : q;
-  if (query !== undefined && (typeof query !== 'string' || !TOKEN.test(query))) {
+  if (query !== undefined && !isToken(query)) {
     throw invalidOption('apiKeyAuth(): `queryParameter` must be a parameter name, true or false');
   }
   const prefix = options.prefix === undefined ? DEFAULT_API_KEY_PREFIX : options.prefix;

@@ -112,7 +112,7 @@ export class MemoryApiKeyStore implements ApiKeyStore {
    * streams opened with it end (default: `processRevocations()`, this process)
    */
   constructor(options: { revocations?: Revocations } = {}) {
-    assertKnownOptions('MemoryApiKeyStore', options, ['revocations']);
+    assertKnownOptions('new MemoryApiKeyStore()', options, ['revocations']);
     this.#revocations = options.revocations ?? processRevocations();
   }
 
@@ -188,6 +188,19 @@ export interface ImportApiKeyOptions {
   prefix?: string;
 }
 
+const CREATE_OPTIONS = [
+  'owner',
+  'name',
+  'scopes',
+  'prefix',
+] as const satisfies readonly (keyof CreateApiKeyOptions)[];
+const IMPORT_OPTIONS = [
+  'owner',
+  'name',
+  'scopes',
+  'prefix',
+] as const satisfies readonly (keyof ImportApiKeyOptions)[];
+
 /**
  * The longest key {@link importApiKey} takes (and `apiKeyAuth` looks up).
  *
@@ -249,7 +262,7 @@ export async function createApiKey(
   store: ApiKeyStore,
   options: CreateApiKeyOptions,
 ): Promise<{ key: string; record: ApiKeyRecord }> {
-  assertKnownOptions('createApiKey()', options, ['owner', 'name', 'scopes', 'prefix']);
+  assertKnownOptions('createApiKey()', options, CREATE_OPTIONS);
   checkOwner(options?.owner, 'createApiKey()');
   const fields = checkRequestFields(options.name, options.scopes);
   const key = generateApiKey(options.prefix === undefined ? {} : { prefix: options.prefix });
@@ -293,7 +306,7 @@ export async function importApiKey(
   key: string,
   options: ImportApiKeyOptions,
 ): Promise<ApiKeyRecord> {
-  assertKnownOptions('importApiKey()', options, ['owner', 'name', 'scopes', 'prefix']);
+  assertKnownOptions('importApiKey()', options, IMPORT_OPTIONS);
   if (typeof key !== 'string' || !/^[\x21-\x7e]+$/.test(key) || key.length > MAX_API_KEY_LENGTH) {
     throw invalidOption(
       `importApiKey(): the key must be 1–${MAX_API_KEY_LENGTH} visible ASCII characters`,

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import * as zlib from 'node:zlib';
+import { crc32 } from 'node:zlib';
 import { assertKnownOptions, invalidOption } from '../internal/options.js';
 
 /**
@@ -78,30 +78,10 @@ export function randomBase62(length: number): string {
   return out;
 }
 
-let crcTable: Uint32Array | undefined;
-
-/** CRC-32 (ISO-HDLC, as zlib) in JavaScript, for Node versions before 20.15. */
-function crc32Js(data: Uint8Array): number {
-  if (crcTable === undefined) {
-    crcTable = new Uint32Array(256);
-    for (let n = 0; n < 256; n++) {
-      let c = n;
-      for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-      crcTable[n] = c >>> 0;
-    }
-  }
-  let crc = 0xffffffff;
-  for (const byte of data) crc = crcTable[(crc ^ byte) & 0xff]! ^ (crc >>> 8);
-  return (crc ^ 0xffffffff) >>> 0;
-}
-
-// `zlib.crc32` arrived in Node 20.15; read it off the namespace so that older Node 20
-// releases still load this module (a named import would fail to link there).
-const nativeCrc32 = (zlib as { crc32?: (data: Uint8Array) => number }).crc32;
-
 function checksum(body: string): string {
   const bytes = Buffer.from(body, 'latin1');
-  let crc = typeof nativeCrc32 === 'function' ? nativeCrc32(bytes) : crc32Js(bytes);
+  // `zlib.crc32`: Node 20.15+, which `engines.node` (^20.19.0 || >=22.12.0) guarantees
+  let crc = crc32(bytes);
   let out = '';
   for (let i = 0; i < CHECKSUM_LENGTH; i++) {
     out = BASE62[crc % 62] + out;

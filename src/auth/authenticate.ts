@@ -1,13 +1,13 @@
 import type { IncomingMessage } from 'node:http';
 import type { Middleware } from '../core/compose.js';
 import { HttpError } from '../core/errors.js';
+import { getPrincipal, type Principal, setPrincipal } from '../core/principal.js';
 import { appendVary } from '../internal/headers.js';
 import { assertKnownOptions, invalidOption } from '../internal/options.js';
 import type { Authenticator } from './authenticator.js';
 import { challenge as buildChallenge } from './authenticator.js';
 import { type CredentialGuard, isCredentialGuard, isRefusal } from './credential-guard.js';
 import { authenticationRequired, forbiddenRole, insufficientScope } from './errors.js';
-import { getPrincipal, type Principal, setPrincipal } from './principal.js';
 import { assertScopes } from './scopes.js';
 
 /** Options of {@link authenticate}. */
@@ -19,15 +19,6 @@ export interface AuthenticateOptions {
    * @defaultValue `false`
    */
   optional?: boolean;
-  /**
-   * A rate limit (a `rateLimit()` middleware, or any middleware) run once the caller is
-   * identified and before a refusal is answered: an accepted credential is counted under its
-   * principal (`rateLimit`'s default key: API key id, else user), and a refused or missing
-   * one under the client IP, so guessing keys or passwords spends the guesser's quota and,
-   * once it is spent, gets 429 instead of another verdict on its guess.
-   * @defaultValue none: a refusal is answered at once, uncounted
-   */
-  rateLimit?: Middleware;
   /**
    * The guard that counts refused credentials per client IP across every surface (give the
    * same one to the WebSocket upgrade, the authorization server and your sign-in handler):
@@ -46,7 +37,11 @@ export interface AuthenticateOptions {
   cacheControl?: string | false;
 }
 
-const KNOWN_OPTIONS = ['optional', 'rateLimit', 'guard', 'cacheControl'] as const;
+const KNOWN_OPTIONS = [
+  'optional',
+  'guard',
+  'cacheControl',
+] as const satisfies readonly (keyof AuthenticateOptions)[];
 
 /**
  * Authenticates each request with the first mechanism whose credential is present, in the
@@ -60,8 +55,9 @@ const KNOWN_OPTIONS = ['optional', 'rateLimit', 'guard', 'cacheControl'] as cons
  * const auth = authenticate([jwtBearer({ issuer, audience, jwksUrl }), apiKeyAuth({ store })]);
  * const app = compose([requestId(), auth, createRouter({ '/api/me': { GET: me } })]);
  *
- * // count every call, refused credentials too, before answering it
- * const counted = authenticate([basicAuth({ verify })], { rateLimit: rateLimit({ limit: 100 }) });
+ * // refused credentials spend the client's guard; then count calls by API key, else user
+ * const guard = createCredentialGuard();
+ * const api = compose([authenticate([basicAuth({ verify })], { guard }), rateLimit({ limit: 100 })]);
  * ```
  * @see {@link https://www.rfc-editor.org/rfc/rfc9110#section-11.6.1 | RFC 9110 §11.6.1}
  */
@@ -75,10 +71,6 @@ export function authenticate(
   assertKnownOptions('authenticate()', options, KNOWN_OPTIONS);
   const { challenges, identify } = createIdentifier('authenticate()', authenticators);
   const optional = options.optional ?? false;
-  const limit = options.rateLimit;
-  if (limit !== undefined && typeof limit !== 'function') {
-    throw invalidOption('authenticate(): `rateLimit` must be a middleware, e.g. rateLimit()');
-  }
   const guard = options.guard;
   if (guard !== undefined && !isCredentialGuard(guard)) {
     throw invalidOption(
@@ -101,7 +93,7 @@ export function authenticate(
       if (principal !== undefined) setPrincipal(req, principal);
       else if (!optional) refusal = authenticationRequired(challenges);
     } catch (error) {
-      // a verdict on the credential waits for the count; a failure of ours (5xx) does not
+      // a verdict on the credential is counted by the guard first; a failure of ours (5xx) is not
       if (!(error instanceof HttpError) || error.status >= 500) throw error;
       presented = true;
       refusal = error;
@@ -117,8 +109,8 @@ export function authenticate(
     if (presented && cacheControl !== false && !res.hasHeader('Cache-Control')) {
       res.setHeader('Cache-Control', cacheControl);
     }
-    const answer = () => (refusal === undefined ? next() : Promise.reject(refusal));
-    return limit === undefined ? answer() : limit(req, res, answer);
+    if (refusal !== undefined) throw refusal;
+    return next();
   };
 }
 

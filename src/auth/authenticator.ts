@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import { isToken, QUOTABLE } from '../internal/grammar.js';
 import type { Principal } from './principal.js';
 
 /**
@@ -51,16 +52,13 @@ export interface Authenticator {
  * @see {@link https://www.rfc-editor.org/rfc/rfc9110#section-5.6.4 | RFC 9110 §5.6.4}
  */
 export function quoteParam(value: string): string {
-  if (/[^\t\x20-\x7e\x80-\xff]/.test(value)) {
+  if (!QUOTABLE.test(value)) {
     throw new TypeError(
       'A challenge parameter may hold tab, space, visible ASCII and Latin-1 characters only',
     );
   }
   return `"${value.replace(/[\\"]/g, '\\$&')}"`;
 }
-
-/** An RFC 9110 token: an auth scheme or a parameter name. */
-const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 /**
  * Builds a challenge: `Bearer realm="api", error="invalid_token"`. The scheme and the
@@ -76,11 +74,11 @@ export function challenge(
   scheme: string,
   params: Readonly<Record<string, string | undefined>> = {},
 ): string {
-  if (!TOKEN.test(scheme))
+  if (!isToken(scheme))
     throw new TypeError(`The auth scheme must be a token, not ${JSON.stringify(scheme)}`);
   const parts: string[] = [];
   for (const [name, value] of Object.entries(params)) {
-    if (!TOKEN.test(name)) {
+    if (!isToken(name)) {
       throw new TypeError(
         `A challenge parameter name must be a token, not ${JSON.stringify(name)}`,
       );

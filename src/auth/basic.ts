@@ -29,6 +29,8 @@ export interface BasicAuthOptions {
   realm?: string;
 }
 
+const BASIC_OPTIONS = ['verify', 'realm'] as const satisfies readonly (keyof BasicAuthOptions)[];
+
 /** The longest `Authorization: Basic` header looked at; longer ones are refused undecoded. */
 const MAX_HEADER_LENGTH = 4096;
 /** Canonical padded base64 (RFC 4648 §4): no other characters, no missing padding. */
@@ -98,7 +100,7 @@ export function parseBasicCredentials(
  * @see {@link https://www.rfc-editor.org/rfc/rfc7617#section-2.1 | RFC 7617 §2.1} (the `charset` parameter)
  */
 export function basicAuth(options: BasicAuthOptions): Authenticator {
-  assertKnownOptions('basicAuth()', options, ['verify', 'realm']);
+  assertKnownOptions('basicAuth()', options, BASIC_OPTIONS);
   const verify = options?.verify;
   if (typeof verify !== 'function') {
     throw invalidOption('basicAuth(): `verify` must be a function of (username, password, req)');

@@ -1,9 +1,14 @@
 import type { IncomingMessage } from 'node:http';
 import { HttpError, serviceUnavailable, tooManyRequests } from '../core/errors.js';
 import type { TrustProxy } from '../http/proxy.js';
-import { assertKnownOptions, invalidOption } from '../internal/options.js';
+import {
+  assertKnownOptions,
+  countOption,
+  durationOption,
+  invalidOption,
+} from '../internal/options.js';
 import { defaultRateLimitKey } from '../rate-limit/key.js';
-import { MemoryStore } from '../rate-limit/memory-store.js';
+import { MemoryRateLimitStore } from '../rate-limit/memory-store.js';
 import type { RateLimitStore } from '../rate-limit/store.js';
 
 /** Options of {@link createCredentialGuard}. */
@@ -22,7 +27,7 @@ export interface CredentialGuardOptions {
   /**
    * Where refusals are counted. Share one store (Redis) across the processes of a service so
    * that a guesser cannot spread its guesses over them.
-   * @defaultValue a new `MemoryStore`
+   * @defaultValue a new `MemoryRateLimitStore`
    */
   store?: RateLimitStore;
   /**
@@ -38,7 +43,14 @@ export interface CredentialGuardOptions {
   prefix?: string;
 }
 
-const KNOWN_OPTIONS = ['limit', 'windowMs', 'store', 'trustProxy', 'prefix'] as const;
+const OWNER = 'createCredentialGuard()';
+const KNOWN_OPTIONS = [
+  'limit',
+  'windowMs',
+  'store',
+  'trustProxy',
+  'prefix',
+] as const satisfies readonly (keyof CredentialGuardOptions)[];
 
 /**
  * Counts refused credentials per client IP, on every surface that checks one: `authenticate()`,
@@ -74,14 +86,6 @@ export interface CredentialGuard {
   attempt<T>(req: IncomingMessage, verify: () => Promise<T | undefined>): Promise<T | undefined>;
 }
 
-function positiveInteger(name: string, value: unknown, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
-    throw invalidOption(`createCredentialGuard(): \`${name}\` must be a positive integer`);
-  }
-  return value;
-}
-
 const UNAVAILABLE_RETRY_SECONDS = 5;
 
 /**
@@ -98,10 +102,10 @@ const UNAVAILABLE_RETRY_SECONDS = 5;
  * ```
  */
 export function createCredentialGuard(options: CredentialGuardOptions = {}): CredentialGuard {
-  assertKnownOptions('createCredentialGuard()', options, KNOWN_OPTIONS);
-  const limit = positiveInteger('limit', options.limit, 10);
-  const windowMs = positiveInteger('windowMs', options.windowMs, 900_000);
-  const store = options.store ?? new MemoryStore();
+  assertKnownOptions(OWNER, options, KNOWN_OPTIONS);
+  const limit = countOption(OWNER, 'limit', options.limit, 10);
+  const windowMs = durationOption(OWNER, 'windowMs', options.windowMs, 900_000, { min: 1 });
+  const store = options.store ?? new MemoryRateLimitStore();
   if (typeof store?.increment !== 'function') {
     throw invalidOption('createCredentialGuard(): `store` must be a RateLimitStore');
   }

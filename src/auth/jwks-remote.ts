@@ -20,13 +20,17 @@ import { keysUnavailable } from './jwt-error.js';
 export interface RemoteJwksOptions {
   /**
    * After a fetch (successful or not), how long before a token with an unknown `kid` may
-   * trigger another one: a flood of random `kid`s costs the provider one request per period.
-   * @defaultValue `30_000`
+   * trigger another one, in milliseconds: a flood of random `kid`s costs the provider one
+   * request per period.
+   * @defaultValue `30_000` (30 seconds)
    */
   cooldownDuration?: number;
-  /** How long fetched keys are used before they are fetched again. @defaultValue `600_000` */
+  /**
+   * How long fetched keys are used before they are fetched again, in milliseconds.
+   * @defaultValue `600_000` (10 minutes)
+   */
   cacheMaxAge?: number;
-  /** How long a fetch may take. @defaultValue `5_000` */
+  /** How long a fetch may take, in milliseconds. @defaultValue `5_000` (5 seconds) */
   timeoutDuration?: number;
   /** Headers sent with each fetch. @defaultValue none */
   headers?: Record<string, string>;

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { JWTHeaderParameters, JWTPayload } from 'jose';
 import { type HttpError, serviceUnavailable } from '../core/errors.js';
-import { assertKnownOptions, invalidOption } from '../internal/options.js';
+import { assertKnownOptions, functionOption, invalidOption } from '../internal/options.js';
 import { type Authenticator, challenge } from './authenticator.js';
 import { certificateThumbprint, getClientCertificate } from './certificate.js';
 import {
@@ -35,6 +35,13 @@ export interface JwtBearerOptions extends JwtVerifierOptions {
     protectedHeader: JWTHeaderParameters,
   ) => Principal | undefined | Promise<Principal | undefined>;
 }
+
+const OWNER = 'jwtBearer()';
+const OPTIONS = [
+  ...JWT_VERIFIER_OPTIONS,
+  'realm',
+  'toPrincipal',
+] as const satisfies readonly (keyof JwtBearerOptions)[];
 
 /** RFC 6750 §2.1 `b64token`. */
 const B64TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
@@ -169,16 +176,15 @@ function thumbprintOf(req: IncomingMessage): string | undefined {
  * @see {@link https://www.rfc-editor.org/rfc/rfc8725 | RFC 8725}
  */
 export function jwtBearer(options: JwtBearerOptions): Authenticator {
-  assertKnownOptions('jwtBearer', options, [...JWT_VERIFIER_OPTIONS, 'realm', 'toPrincipal']);
-  const verifier = buildJwtVerifier('jwtBearer', options);
+  assertKnownOptions(OWNER, options, OPTIONS);
+  const verifier = buildJwtVerifier(OWNER, options);
   const realm = options.realm ?? 'api';
   if (typeof realm !== 'string' || realm === '') {
-    throw invalidOption('jwtBearer: `realm` must be a non-empty string');
+    throw invalidOption(`${OWNER}: \`realm\` must be a non-empty string`);
   }
-  const { toPrincipal = (payload: JWTPayload) => principalFromClaims(payload) } = options;
-  if (typeof toPrincipal !== 'function') {
-    throw invalidOption('jwtBearer: `toPrincipal` must be a function');
-  }
+  const toPrincipal =
+    functionOption(OWNER, 'toPrincipal', options.toPrincipal) ??
+    ((payload: JWTPayload) => principalFromClaims(payload));
   const maxTokenLength = options.maxTokenLength ?? 8192;
   const bare = challenge('Bearer', { realm });
   const badRequest = challenge('Bearer', { realm, error: 'invalid_request' });

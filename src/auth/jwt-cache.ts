@@ -97,14 +97,15 @@ export class VerifiedTokenCache {
 
 /**
  * When a verified token stops being servable from the cache: its `exp`, or `iat +
- * maxTokenAge` when that is sooner (epoch ms). Without `exp` nothing is cached.
+ * maxTokenAge` (`maxTokenAge` in milliseconds) when that is sooner (epoch ms). Without `exp`
+ * nothing is cached.
  */
 export function cacheDeadline(payload: VerifiedJwt['payload'], maxTokenAge?: number): number {
   if (typeof payload.exp !== 'number') return 0;
   let deadline = payload.exp * 1000;
   if (maxTokenAge !== undefined) {
     if (typeof payload.iat !== 'number') return 0;
-    deadline = Math.min(deadline, (payload.iat + maxTokenAge) * 1000);
+    deadline = Math.min(deadline, payload.iat * 1000 + maxTokenAge);
   }
   return deadline;
 }

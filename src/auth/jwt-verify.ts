@@ -24,7 +24,7 @@ export interface CoreVerifyOptions {
   subject: string;
   /** Longer tokens are refused before any parsing. */
   maxTokenLength: number;
-  /** Seconds of leeway for `exp`, `nbf` and `iat`. */
+  /** Leeway for `exp`, `nbf` and `iat`, in milliseconds (`jose.clockTolerance` holds it in seconds). */
   clockTolerance: number;
   /** Passed to `jose`'s `jwtVerify` (algorithms, issuer, audience, typ, required claims…). */
   jose: JWTVerifyOptions;
@@ -106,7 +106,7 @@ export async function verifyCompactJwt(
   try {
     const { payload, protectedHeader } = await runJose(token, key, options.jose);
     const now = Math.floor(Date.now() / 1000);
-    if (typeof payload.iat === 'number' && payload.iat > now + options.clockTolerance) {
+    if (typeof payload.iat === 'number' && payload.iat > now + options.clockTolerance / 1000) {
       throw jwtInvalid(subject);
     }
     return { payload, protectedHeader };

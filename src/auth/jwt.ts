@@ -1,4 +1,9 @@
-import { assertKnownOptions, invalidOption } from '../internal/options.js';
+import {
+  assertKnownOptions,
+  countOption,
+  durationOption,
+  invalidOption,
+} from '../internal/options.js';
 import { discoveredKeySource } from './discovery.js';
 import { checkAlgorithms, type KeySourceOptions, resolveKeySource } from './jwks.js';
 import { parseHttpUrl } from './jwks-remote.js';
@@ -43,7 +48,10 @@ export interface JwtVerifierOptions extends KeySourceOptions {
    * EC, Ed25519 or RSA-PSS `publicKey`
    */
   algorithms?: readonly string[];
-  /** Seconds of leeway for `exp`, `nbf` and `iat` (clock skew). @defaultValue `5` */
+  /**
+   * Leeway for `exp`, `nbf` and `iat` (clock skew), in milliseconds.
+   * @defaultValue `5_000` (5 seconds)
+   */
   clockTolerance?: number;
   /**
    * The required `typ` header, e.g. `'at+jwt'` for RFC 9068 access tokens, compared
@@ -54,7 +62,11 @@ export interface JwtVerifierOptions extends KeySourceOptions {
   typ?: string;
   /** Claims that must be present. `exp` is always required. @defaultValue `['exp']` */
   requiredClaims?: readonly string[];
-  /** Seconds after `iat` beyond which a token counts as expired (`iat` becomes required). @defaultValue none */
+  /**
+   * How long after `iat` a token counts as expired (`iat` becomes required), in
+   * milliseconds: `900_000` refuses tokens older than 15 minutes.
+   * @defaultValue none
+   */
   maxTokenAge?: number;
   /** Tokens longer than this (bytes) are refused before any parsing. @defaultValue `8192` */
   maxTokenLength?: number;
@@ -86,7 +98,7 @@ export interface JwtVerifier {
 }
 
 /** The option names of {@link JwtVerifierOptions} (for factories that extend them). @internal */
-export const JWT_VERIFIER_OPTIONS: readonly string[] = Object.freeze([
+export const JWT_VERIFIER_OPTIONS = Object.freeze([
   'secret',
   'publicKey',
   'jwks',
@@ -102,7 +114,7 @@ export const JWT_VERIFIER_OPTIONS: readonly string[] = Object.freeze([
   'maxTokenAge',
   'maxTokenLength',
   'cache',
-]);
+] as const satisfies readonly (keyof JwtVerifierOptions)[]);
 
 function stringList(owner: string, name: string, value: unknown): string | string[] {
   const list = typeof value === 'string' ? [value] : Array.isArray(value) ? value : [];
@@ -110,14 +122,6 @@ function stringList(owner: string, name: string, value: unknown): string | strin
     throw invalidOption(`${owner}: \`${name}\` is required (a non-empty string or array of them)`);
   }
   return typeof value === 'string' ? value : [...(list as string[])];
-}
-
-function seconds(owner: string, name: string, value: unknown, fallback?: number) {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
-    throw invalidOption(`${owner}: \`${name}\` must be a number of seconds ≥ 0`);
-  }
-  return value;
 }
 
 /** The configured key source, or one discovered from the issuer. */
@@ -153,12 +157,14 @@ export function buildJwtVerifier(
     throw invalidOption(`${owner}: options are required`);
   }
   const { source, algorithms } = keySourceOf(owner, options);
-  const clockTolerance = seconds(owner, 'clockTolerance', options.clockTolerance, 5)!;
-  const maxTokenAge = seconds(owner, 'maxTokenAge', options.maxTokenAge);
-  const maxTokenLength = options.maxTokenLength ?? 8192;
-  if (!Number.isInteger(maxTokenLength) || maxTokenLength < 16) {
-    throw invalidOption(`${owner}: \`maxTokenLength\` must be an integer ≥ 16`);
-  }
+  const clockTolerance = durationOption(owner, 'clockTolerance', options.clockTolerance, 5_000);
+  const maxTokenAge =
+    options.maxTokenAge === undefined
+      ? undefined
+      : durationOption(owner, 'maxTokenAge', options.maxTokenAge, 0);
+  const maxTokenLength = countOption(owner, 'maxTokenLength', options.maxTokenLength, 8192, {
+    min: 16,
+  });
   if (options.typ !== undefined && (typeof options.typ !== 'string' || options.typ === '')) {
     throw invalidOption(`${owner}: \`typ\` must be a non-empty string`);
   }
@@ -167,10 +173,12 @@ export function buildJwtVerifier(
     throw invalidOption(`${owner}: \`requiredClaims\` must be an array of claim names`);
   }
   const cacheOption = options.cache ?? {};
-  const max = cacheOption === false ? 0 : (cacheOption.max ?? 10_000);
-  if (!Number.isInteger(max) || max < 0) {
-    throw invalidOption(`${owner}: \`cache.max\` must be an integer ≥ 0`);
-  }
+  const max =
+    cacheOption === false
+      ? 0
+      : countOption(owner, 'cache.max', cacheOption.max, 10_000, {
+          min: 0,
+        });
   const core: CoreVerifyOptions = {
     subject,
     maxTokenLength,
@@ -179,10 +187,10 @@ export function buildJwtVerifier(
       algorithms,
       issuer: stringList(owner, 'issuer', options.issuer),
       audience: stringList(owner, 'audience', options.audience),
-      clockTolerance,
+      clockTolerance: clockTolerance / 1000, // jose counts seconds
       typ: options.typ,
       requiredClaims: [...new Set(['exp', ...required])],
-      maxTokenAge,
+      maxTokenAge: maxTokenAge === undefined ? undefined : maxTokenAge / 1000,
     },
   };
   const cache = max > 0 ? new VerifiedTokenCache(max) : undefined;
@@ -232,6 +240,6 @@ export function buildJwtVerifier(
  * @see {@link https://www.rfc-editor.org/rfc/rfc9068 | RFC 9068}
  */
 export function createJwtVerifier(options: JwtVerifierOptions): JwtVerifier {
-  assertKnownOptions('createJwtVerifier', options, JWT_VERIFIER_OPTIONS);
-  return buildJwtVerifier('createJwtVerifier', options);
+  assertKnownOptions('createJwtVerifier()', options, JWT_VERIFIER_OPTIONS);
+  return buildJwtVerifier('createJwtVerifier()', options);
 }

@@ -47,6 +47,12 @@ export interface MtlsOptions {
   ) => Principal | undefined | Promise<Principal | undefined>;
 }
 
+const MTLS_OPTIONS = [
+  'fingerprints',
+  'subjectAltNames',
+  'map',
+] as const satisfies readonly (keyof MtlsOptions)[];
+
 /** Short, generic reasons for the verification errors worth telling apart. */
 const UNTRUSTED_CA = 'The client certificate is not trusted: it was not issued by a trusted CA.';
 const REASONS: Readonly<Record<string, string>> = {
@@ -116,7 +122,7 @@ function parseFingerprint(value: unknown, index: number): Buffer {
   const hex = typeof value === 'string' ? value.replace(/:/g, '').toLowerCase() : '';
   if (!/^[0-9a-f]{64}$/.test(hex)) {
     throw invalidOption(
-      `mtlsAuth: fingerprints[${index}] must be a SHA-256 fingerprint: 64 hex digits, colons allowed`,
+      `mtlsAuth(): fingerprints[${index}] must be a SHA-256 fingerprint: 64 hex digits, colons allowed`,
     );
   }
   return Buffer.from(hex, 'hex');
@@ -165,19 +171,19 @@ function leafOf(certificate: DetailedPeerCertificate): PeerCertificate {
  * @see {@link https://www.rfc-editor.org/rfc/rfc8705 | RFC 8705} (OAuth 2.0 mutual-TLS client authentication)
  */
 export function mtlsAuth(options: MtlsOptions = {}): Authenticator {
-  assertKnownOptions('mtlsAuth', options, ['fingerprints', 'subjectAltNames', 'map']);
+  assertKnownOptions('mtlsAuth()', options, MTLS_OPTIONS);
   const { fingerprints, subjectAltNames, map } = options ?? {};
   if (fingerprints !== undefined && (!Array.isArray(fingerprints) || fingerprints.length === 0)) {
-    throw invalidOption('mtlsAuth: `fingerprints` must be a non-empty array (or left out)');
+    throw invalidOption('mtlsAuth(): `fingerprints` must be a non-empty array (or left out)');
   }
   if (
     subjectAltNames !== undefined &&
     (!Array.isArray(subjectAltNames) || subjectAltNames.length === 0)
   ) {
-    throw invalidOption('mtlsAuth: `subjectAltNames` must be a non-empty array (or left out)');
+    throw invalidOption('mtlsAuth(): `subjectAltNames` must be a non-empty array (or left out)');
   }
   if (map !== undefined && typeof map !== 'function') {
-    throw invalidOption('mtlsAuth: `map` must be a function');
+    throw invalidOption('mtlsAuth(): `map` must be a function');
   }
   const digests = fingerprints?.map(parseFingerprint);
   const sans =
@@ -188,7 +194,7 @@ export function mtlsAuth(options: MtlsOptions = {}): Authenticator {
             const san = typeof entry === 'string' ? normalizeSan(entry) : undefined;
             if (san === undefined) {
               throw invalidOption(
-                `mtlsAuth: subjectAltNames[${index}] must look like DNS:name, URI:uri, email:address or IP:address`,
+                `mtlsAuth(): subjectAltNames[${index}] must look like DNS:name, URI:uri, email:address or IP:address`,
               );
             }
             return san;

@@ -1,5 +1,10 @@
 import type { JSONWebKeySet, JWTPayload } from 'jose';
-import { assertKnownOptions, invalidOption } from '../internal/options.js';
+import {
+  assertKnownOptions,
+  countOption,
+  durationOption,
+  invalidOption,
+} from '../internal/options.js';
 import { discoveredKeySource } from './discovery.js';
 import {
   checkAlgorithms,
@@ -31,7 +36,10 @@ export interface IdTokenVerifierOptions {
   jwksOptions?: RemoteJwksOptions;
   /** The algorithm allowlist (public-key algorithms only). @defaultValue `['RS256']` */
   algorithms?: readonly string[];
-  /** Seconds of leeway for `exp`, `iat` and `auth_time`. @defaultValue `5` */
+  /**
+   * Leeway for `exp`, `iat` and `auth_time` (clock skew), in milliseconds.
+   * @defaultValue `5_000` (5 seconds)
+   */
   clockTolerance?: number;
   /**
    * Audiences besides `clientId` that an ID token may also name (OpenID Connect Core
@@ -55,7 +63,8 @@ export interface IdTokenVerifyOptions {
    */
   nonce?: string;
   /**
-   * The `max_age` sent (seconds): `auth_time` is then required and must be recent enough.
+   * The `max_age` sent, in milliseconds (the request parameter counts seconds: `max_age=300`
+   * is `maxAge: 300_000`): `auth_time` is then required and must be recent enough.
    * @defaultValue none (`auth_time` is not checked)
    */
   maxAge?: number;
@@ -94,6 +103,7 @@ export interface IdTokenVerifier {
   verify(idToken: string, options?: IdTokenVerifyOptions): Promise<IdTokenClaims>;
 }
 
+const OWNER = 'createIdTokenVerifier()';
 const KNOWN = [
   'issuer',
   'clientId',
@@ -105,7 +115,7 @@ const KNOWN = [
   'clockTolerance',
   'trustedAudiences',
   'maxTokenLength',
-];
+] as const satisfies readonly (keyof IdTokenVerifierOptions)[];
 const STRING_CLAIMS = ['acr', 'email', 'name', 'given_name', 'family_name', 'picture', 'locale'];
 const SUBJECT = 'ID token';
 
@@ -141,7 +151,7 @@ function typed(payload: JWTPayload): IdTokenClaims {
  * @see {@link https://openid.net/specs/openid-connect-core-1_0.html#IDTokenValidation | OpenID Connect Core §3.1.3.7}
  */
 export function createIdTokenVerifier(options: IdTokenVerifierOptions): IdTokenVerifier {
-  const owner = 'createIdTokenVerifier';
+  const owner = OWNER;
   assertKnownOptions(owner, options, KNOWN);
   if (options === undefined || options === null)
     throw invalidOption(`${owner}: options are required`);
@@ -158,18 +168,10 @@ export function createIdTokenVerifier(options: IdTokenVerifierOptions): IdTokenV
   }
   const trusted = new Set([clientId, ...extra]);
   const algorithms = checkAlgorithms(owner, options.algorithms ?? ['RS256'], false);
-  const clockTolerance = options.clockTolerance ?? 5;
-  if (
-    typeof clockTolerance !== 'number' ||
-    !Number.isFinite(clockTolerance) ||
-    clockTolerance < 0
-  ) {
-    throw invalidOption(`${owner}: \`clockTolerance\` must be a number of seconds ≥ 0`);
-  }
-  const maxTokenLength = options.maxTokenLength ?? 8192;
-  if (!Number.isInteger(maxTokenLength) || maxTokenLength < 16) {
-    throw invalidOption(`${owner}: \`maxTokenLength\` must be an integer ≥ 16`);
-  }
+  const clockTolerance = durationOption(owner, 'clockTolerance', options.clockTolerance, 5_000);
+  const maxTokenLength = countOption(owner, 'maxTokenLength', options.maxTokenLength, 8192, {
+    min: 16,
+  });
   const given = options.jwks !== undefined || options.jwksUrl !== undefined;
   const discovery = options.discovery ?? !given;
   if (discovery && given) {
@@ -186,7 +188,7 @@ export function createIdTokenVerifier(options: IdTokenVerifierOptions): IdTokenV
       algorithms,
       issuer,
       audience: clientId,
-      clockTolerance,
+      clockTolerance: clockTolerance / 1000, // jose counts seconds
       requiredClaims: ['exp', 'iat', 'sub'],
     },
   };
@@ -217,13 +219,11 @@ export function createIdTokenVerifier(options: IdTokenVerifierOptions): IdTokenV
         if (typeof nonce !== 'string' || !safeEqual(nonce, checks.nonce)) throw jwtInvalid(SUBJECT);
       }
       if (checks.maxAge !== undefined) {
-        if (typeof checks.maxAge !== 'number' || !(checks.maxAge >= 0)) {
-          throw new TypeError('verify(): `maxAge` must be a number of seconds ≥ 0');
-        }
+        const maxAge = durationOption('verify()', 'maxAge', checks.maxAge, 0);
         const authTime = payload.auth_time;
         if (typeof authTime !== 'number') throw jwtInvalid(SUBJECT);
         const now = Math.floor(Date.now() / 1000);
-        if (authTime + checks.maxAge + clockTolerance < now) {
+        if (authTime + (maxAge + clockTolerance) / 1000 < now) {
           throw new JwtError('expired', 'The authentication is older than max_age allows.');
         }
       }

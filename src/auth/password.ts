@@ -33,7 +33,11 @@ interface Params {
   p: number;
 }
 
-const KNOWN_OPTIONS = ['cost', 'blockSize', 'parallelization'] as const;
+const KNOWN_OPTIONS = [
+  'cost',
+  'blockSize',
+  'parallelization',
+] as const satisfies readonly (keyof PasswordHashOptions)[];
 const SALT_BYTES = 16;
 const KEY_BYTES = 32;
 /** N · r · p: 8 times the defaults. Bounds memory (128 · N · r bytes) and CPU alike. */

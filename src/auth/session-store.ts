@@ -1,4 +1,4 @@
-import { ExpiringMap } from '../internal/expiring-map.js';
+import { ExpiringMap } from '../core/expiring-map.js';
 import { assertKnownOptions } from '../internal/options.js';
 
 /**
@@ -85,7 +85,7 @@ export interface MemorySessionStoreOptions {
   /**
    * How often, at most, expired sessions are swept out, in milliseconds. Sweeping is lazy:
    * it happens on a store call once the interval has passed (no timer).
-   * @defaultValue `60_000`
+   * @defaultValue `60_000` (1 minute)
    */
   sweepIntervalMs?: number;
   /**
@@ -94,6 +94,12 @@ export interface MemorySessionStoreOptions {
    */
   now?: () => number;
 }
+
+const MEMORY_SESSION_STORE_OPTIONS = [
+  'maxSessions',
+  'sweepIntervalMs',
+  'now',
+] as const satisfies readonly (keyof MemorySessionStoreOptions)[];
 
 /** A shallow copy, so callers never share a record with the store. */
 function copy(record: SessionRecord): SessionRecord {
@@ -120,9 +126,9 @@ export class MemorySessionStore implements SessionStore {
   readonly #entries: ExpiringMap<SessionRecord>;
 
   constructor(options: MemorySessionStoreOptions = {}) {
-    assertKnownOptions('MemorySessionStore', options, ['maxSessions', 'sweepIntervalMs', 'now']);
+    assertKnownOptions('new MemorySessionStore()', options, MEMORY_SESSION_STORE_OPTIONS);
     this.#entries = new ExpiringMap(
-      'MemorySessionStore',
+      'new MemorySessionStore()',
       {
         maxEntries: options.maxSessions,
         sweepIntervalMs: options.sweepIntervalMs,

@@ -1,4 +1,5 @@
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import { hasLineBreak } from '../internal/grammar.js';
 
 /**
  * The JSON media type portico answers with.
@@ -95,6 +96,6 @@ export function sendRedirect(
   status: 301 | 302 | 303 | 307 | 308,
   location: string,
 ): void {
-  if (/[\r\n]/.test(location)) throw new TypeError('Location must not contain CR or LF');
+  if (hasLineBreak(location)) throw new TypeError('Location must not contain CR, LF or NUL');
   send(res, status, undefined, { Location: location });
 }

@@ -5,7 +5,7 @@ import type { Duplex } from 'node:stream';
 import type { Middleware } from '../core/compose.js';
 import { getRequestId } from '../core/context.js';
 import { PROBLEM_TYPE } from '../core/problem.js';
-import { middlewareOption, runOnRawSocket, writeRawAnswer } from '../internal/raw-answer.js';
+import { middlewareOption, runOnRawSocket, writeRawAnswer } from '../core/raw-answer.js';
 
 /**
  * The request line of RFC 9112 §3 should be allowed 8,000 octets at least: past 8 KiB, the

@@ -1,5 +1,5 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
-import { assertKnownOptions, invalidOption } from '../internal/options.js';
+import { assertKnownOptions, countOption, invalidOption } from '../internal/options.js';
 import { DEFAULT_BODY_LIMIT, markBodyWithheld } from './body.js';
 
 /** Options of {@link createCheckContinueHandler}. */
@@ -12,6 +12,10 @@ export interface CheckContinueOptions {
    */
   limit?: number;
 }
+
+const KNOWN_OPTIONS = ['limit'] as const satisfies readonly (keyof CheckContinueOptions)[];
+
+const OWNER = 'createCheckContinueHandler()';
 
 /**
  * A handler for a server's `'checkContinue'` event (`Expect: 100-continue`). node answers
@@ -34,14 +38,9 @@ export function createCheckContinueHandler(
   listener: RequestListener,
   options: CheckContinueOptions = {},
 ): (req: IncomingMessage, res: ServerResponse) => void {
-  assertKnownOptions('createCheckContinueHandler', options, ['limit']);
-  const limit = options.limit ?? DEFAULT_BODY_LIMIT;
-  if (!Number.isSafeInteger(limit) || limit < 0) {
-    throw invalidOption('createCheckContinueHandler: `limit` must be an integer ≥ 0');
-  }
-  if (typeof listener !== 'function') {
-    throw invalidOption('createCheckContinueHandler: give the request listener');
-  }
+  assertKnownOptions(OWNER, options, KNOWN_OPTIONS);
+  const limit = countOption(OWNER, 'limit', options.limit, DEFAULT_BODY_LIMIT, { min: 0 });
+  if (typeof listener !== 'function') throw invalidOption(`${OWNER}: give the request listener`);
   return function checkContinue(req, res) {
     const declared = req.headers['content-length'];
     const length = declared === undefined ? undefined : Number(declared);

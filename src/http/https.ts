@@ -71,21 +71,21 @@ export interface TlsServerInput {
  * @see {@link https://www.rfc-editor.org/info/bcp195 | BCP 195} (RFC 9325, secure use of TLS)
  */
 export function tlsServerOptions(input: TlsServerInput): ServerOptions {
-  assertKnownOptions('tlsServerOptions', input, [
+  assertKnownOptions('tlsServerOptions()', input, [
     'cert',
     'key',
     'passphrase',
     'ca',
     'requestCert',
     'crl',
-  ]);
+  ] as const satisfies readonly (keyof TlsServerInput)[]);
   if (input === undefined || input === null)
-    throw invalidOption('tlsServerOptions: options are required');
+    throw invalidOption('tlsServerOptions(): options are required');
   if (input.cert === undefined || input.key === undefined) {
-    throw invalidOption('tlsServerOptions: `cert` and `key` are required');
+    throw invalidOption('tlsServerOptions(): `cert` and `key` are required');
   }
   if (input.requestCert !== undefined && typeof input.requestCert !== 'boolean') {
-    throw invalidOption('tlsServerOptions: `requestCert` must be a boolean');
+    throw invalidOption('tlsServerOptions(): `requestCert` must be a boolean');
   }
   const options: ServerOptions = {
     cert: input.cert,
@@ -169,13 +169,13 @@ function parseOrigin(origin: unknown, port: number | 'same' | undefined): string
     !/^https:\/\/[^/?#]+\/?$/i.test(origin as string)
   ) {
     throw invalidOption(
-      "requireHttps: `origin` must be an https origin without a path ('https://api.example.com')",
+      "requireHttps(): `origin` must be an https origin without a path ('https://api.example.com')",
     );
   }
   const originPort = url.port === '' ? 443 : Number(url.port);
   if (port !== undefined && port !== originPort) {
     throw invalidOption(
-      `requireHttps: \`port\` (${String(port)}) conflicts with the port of \`origin\` (${originPort})`,
+      `requireHttps(): \`port\` (${String(port)}) conflicts with the port of \`origin\` (${originPort})`,
     );
   }
   return url.origin;
@@ -226,11 +226,15 @@ const invalidTarget = () =>
  * @see {@link https://www.rfc-editor.org/rfc/rfc6797#section-7.2 | RFC 6797 §7.2}
  */
 export function requireHttps(options: RequireHttpsOptions = {}): Middleware {
-  assertKnownOptions('requireHttps', options, ['trustProxy', 'port', 'origin']);
+  assertKnownOptions('requireHttps()', options, [
+    'trustProxy',
+    'port',
+    'origin',
+  ] as const satisfies readonly (keyof RequireHttpsOptions)[]);
   const trust = createProxyTrust(options?.trustProxy ?? false);
   const port = options?.port ?? 443;
   if (port !== 'same' && (!Number.isInteger(port) || port < 1 || port > 65_535)) {
-    throw invalidOption("requireHttps: `port` must be an integer 1–65535 or 'same'");
+    throw invalidOption("requireHttps(): `port` must be an integer 1–65535 or 'same'");
   }
   const origin =
     options?.origin === undefined ? undefined : parseOrigin(options.origin, options.port);

@@ -51,10 +51,13 @@ export {
   createRouter,
   getParams,
   getPathname,
+  getRoute,
   type MethodTable,
   methods,
   mount,
   notFoundHandler,
+  type RouteMatch,
+  type Router,
 } from './router.js';
 export {
   API_CONTENT_SECURITY_POLICY,

@@ -1,7 +1,9 @@
 import type { IncomingMessage } from 'node:http';
-import { BlockList, isIP } from 'node:net';
 import type { TLSSocket } from 'node:tls';
+import { createIpRanges, type IpRanges, ipFamily, normalizeIp } from '../internal/ip.js';
 import { invalidOption } from '../internal/options.js';
+
+export { normalizeIp } from '../internal/ip.js';
 
 /**
  * Which reverse proxies are trusted to say who the client is (`X-Forwarded-For`) and which
@@ -29,60 +31,20 @@ export interface ProxyTrust {
   readonly trustsProxies: boolean;
 }
 
-const NAMED_RANGES: Record<string, readonly string[]> = {
-  loopback: ['127.0.0.0/8', '::1/128'],
-  private: ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', 'fc00::/7'],
-  linklocal: ['169.254.0.0/16', 'fe80::/10'],
-};
+const NAMED_RANGES: ReadonlyMap<string, readonly string[]> = new Map([
+  ['loopback', ['127.0.0.0/8', '::1/128']],
+  ['private', ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', 'fc00::/7']],
+  ['linklocal', ['169.254.0.0/16', 'fe80::/10']],
+]);
 
-/**
- * Strips brackets, ports and the `::ffff:` prefix of IPv4-mapped addresses.
- *
- * @example
- * ```ts
- * normalizeIp('::ffff:192.0.2.1'); // '192.0.2.1'
- * normalizeIp('[2001:db8::1]:8443'); // '2001:db8::1'
- * normalizeIp('192.0.2.1:8080'); // '192.0.2.1'
- * ```
- */
-export function normalizeIp(raw: string): string {
-  let ip = raw.trim();
-  if (ip.startsWith('[')) {
-    const end = ip.indexOf(']');
-    ip = end === -1 ? ip.slice(1) : ip.slice(1, end);
-  } else if (ip.indexOf(':') !== -1 && ip.indexOf(':') === ip.lastIndexOf(':')) {
-    ip = ip.slice(0, ip.indexOf(':')); // IPv4 with a port
-  }
-  const zone = ip.indexOf('%');
-  if (zone !== -1) ip = ip.slice(0, zone);
-  if (/^::ffff:/i.test(ip) && isIP(ip.slice(7)) === 4) ip = ip.slice(7);
-  return ip;
-}
-
-function buildBlockList(ranges: readonly string[]): BlockList {
-  const list = new BlockList();
-  for (const entry of ranges) {
-    const named = NAMED_RANGES[entry.trim().toLowerCase()];
-    if (named) {
-      for (const r of named) addRange(list, r);
-    } else {
-      addRange(list, entry.trim());
-    }
-  }
-  return list;
-}
-
-function addRange(list: BlockList, range: string): void {
-  const [address = '', prefixText] = range.split('/');
-  const family = isIP(address);
-  if (family === 0) throw invalidOption(`trustProxy: \`${range}\` is not an IP address or CIDR`);
-  const type = family === 4 ? 'ipv4' : 'ipv6';
-  const max = family === 4 ? 32 : 128;
-  const prefix = prefixText === undefined ? max : Number(prefixText);
-  if (!Number.isInteger(prefix) || prefix < 0 || prefix > max) {
-    throw invalidOption(`trustProxy: \`${range}\` has an invalid prefix length`);
-  }
-  list.addSubnet(address, prefix, type);
+function rangesOf(entries: readonly string[]): IpRanges {
+  const ranges = entries.flatMap((entry) => {
+    const trimmed = entry.trim();
+    return NAMED_RANGES.get(trimmed.toLowerCase()) ?? [trimmed];
+  });
+  return createIpRanges(ranges, (range, reason) =>
+    invalidOption(`trustProxy: \`${range}\` ${reason}`),
+  );
 }
 
 function forwardedList(value: string | string[] | undefined): string[] {
@@ -117,13 +79,11 @@ export function createProxyTrust(setting: TrustProxy = false): ProxyTrust {
     trustedHops = (chain) => Math.min(setting, chain.length - 1);
   } else if (typeof setting === 'string' || Array.isArray(setting)) {
     const ranges = typeof setting === 'string' ? setting.split(',') : setting;
-    const list = buildBlockList(ranges);
+    const list = rangesOf(ranges);
     trustedHops = (chain) => {
       let hops = 0;
       for (let i = chain.length - 1; i > 0; i--) {
-        const ip = chain[i]!;
-        const family = isIP(ip);
-        if (family === 0 || !list.check(ip, family === 4 ? 'ipv4' : 'ipv6')) break;
+        if (!list.has(chain[i]!)) break;
         hops++;
       }
       return hops;
@@ -141,7 +101,7 @@ export function createProxyTrust(setting: TrustProxy = false): ProxyTrust {
     clientIp(req) {
       const chain = chainOf(req);
       for (let i = chain.length - 1 - trustedHops(chain); i < chain.length; i++) {
-        if (isIP(chain[i]!) !== 0) return chain[i]!;
+        if (ipFamily(chain[i]!) !== 0) return chain[i]!;
       }
       return chain[chain.length - 1]!;
     },

@@ -1,7 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { Middleware } from '../core/compose.js';
 import { requestIdKey, setContextValue } from '../core/context.js';
-import { assertKnownOptions, invalidOption } from '../internal/options.js';
+import { isToken } from '../internal/grammar.js';
+import {
+  assertKnownOptions,
+  booleanOption,
+  functionOption,
+  invalidOption,
+} from '../internal/options.js';
 
 /** Options of {@link requestId}. */
 export interface RequestIdOptions {
@@ -22,6 +28,14 @@ export interface RequestIdOptions {
    */
   generate?: () => string;
 }
+
+const KNOWN_OPTIONS = [
+  'header',
+  'trustIncoming',
+  'generate',
+] as const satisfies readonly (keyof RequestIdOptions)[];
+
+const OWNER = 'requestId()';
 
 /**
  * The shape a caller's request id must have to be kept.
@@ -46,14 +60,14 @@ export const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,200}$/;
  * ```
  */
 export function requestId(options: RequestIdOptions = {}): Middleware {
-  assertKnownOptions('requestId()', options, ['header', 'trustIncoming', 'generate']);
+  assertKnownOptions(OWNER, options, KNOWN_OPTIONS);
   const header = options.header ?? 'X-Request-ID';
-  if (!/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/.test(header)) {
-    throw invalidOption(`requestId(): \`${header}\` is not a valid header name`);
+  if (!isToken(header)) {
+    throw invalidOption(`${OWNER}: \`${String(header)}\` is not a valid header name`);
   }
   const incoming = header.toLowerCase();
-  const trust = options.trustIncoming ?? true;
-  const generate = options.generate ?? randomUUID;
+  const trust = booleanOption(OWNER, 'trustIncoming', options.trustIncoming, true);
+  const generate = functionOption(OWNER, 'generate', options.generate) ?? randomUUID;
   return function requestIdMiddleware(req, res, next) {
     const given = trust ? req.headers[incoming] : undefined;
     const id = typeof given === 'string' && REQUEST_ID_PATTERN.test(given) ? given : generate();

@@ -1,57 +1,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Middleware, Next } from '../core/compose.js';
 import { createContextKey, getContextValue, setContextValue } from '../core/context.js';
-import { badRequest, methodNotAllowed, notFound } from '../core/errors.js';
-import { send } from '../core/send.js';
+import { notFound } from '../core/errors.js';
 import { invalidOption } from '../internal/options.js';
 import { targetPath } from '../internal/target.js';
+import { answerOtherMethod, type MethodTable } from './methods.js';
+import { type PathMatch, type RouteMatch, RouteTable } from './route-table.js';
 
-/**
- * Handlers by HTTP method for one path. `HEAD` falls back to `GET` (the body is left out,
- * the headers kept); `OPTIONS` falls back to `204` with `Allow`; other methods get `405`
- * with `Allow`.
- *
- * @see {@link https://www.rfc-editor.org/rfc/rfc9110#section-9 | RFC 9110 §9}
- */
-export type MethodTable = Readonly<Partial<Record<string, Middleware>>>;
-
-const METHOD = /^[A-Z]+$/;
-
-/**
- * Serves one path by method: 405 with `Allow` for methods not in the table, HEAD served by
- * GET without a body, OPTIONS (not a CORS preflight, which `cors()` answers first) 204 with
- * `Allow`.
- *
- * @example
- * ```ts
- * const messages = methods({ GET: listMessages, POST: createMessage });
- * ```
- * @see {@link https://www.rfc-editor.org/rfc/rfc9110#section-9.3.2 | RFC 9110 §9.3.2} (HEAD)
- * @see {@link https://www.rfc-editor.org/rfc/rfc9110#section-9.3.7 | RFC 9110 §9.3.7} (OPTIONS)
- * @see {@link https://www.rfc-editor.org/rfc/rfc9110#section-15.5.6 | RFC 9110 §15.5.6}
- */
-export function methods(table: MethodTable): Middleware {
-  const handlers = new Map<string, Middleware>();
-  for (const [name, handler] of Object.entries(table)) {
-    if (!METHOD.test(name))
-      throw invalidOption(`methods(): \`${name}\` is not an upper-case method`);
-    if (typeof handler !== 'function') throw invalidOption(`methods(): ${name} needs a function`);
-    handlers.set(name, handler);
-  }
-  if (!handlers.has('HEAD') && handlers.has('GET')) handlers.set('HEAD', handlers.get('GET')!);
-  const allowList = [...new Set([...handlers.keys(), 'OPTIONS'])];
-  const allow = allowList.join(', ');
-  const options = handlers.get('OPTIONS');
-  return function methodTable(req, res, next) {
-    const handler = handlers.get(req.method ?? '');
-    if (handler !== undefined) return handler(req, res, next);
-    if (req.method === 'OPTIONS' && options === undefined) {
-      send(res, 204, undefined, { Allow: allow });
-      return;
-    }
-    throw methodNotAllowed(allowList, `${req.method} is not supported here; use ${allow}.`);
-  };
-}
+export { type MethodTable, methods } from './methods.js';
+export type { RouteMatch } from './route-table.js';
 
 const paramsKey = createContextKey<Readonly<Record<string, string>>>('params');
 const EMPTY: Readonly<Record<string, string>> = Object.freeze({});
@@ -84,101 +41,134 @@ export function getPathname(req: IncomingMessage): string {
   return targetPath(req.url ?? '/');
 }
 
-interface ParamRoute {
-  segments: readonly string[];
-  names: readonly (string | undefined)[];
-  handler: Middleware;
+const routeKey = createContextKey<RouteMatch>('route');
+
+/**
+ * The route matched for this request by the router that last ran its match step, if any: for
+ * middleware between `router.match` and `router.dispatch` (authorization by route, logging,
+ * metrics by pattern rather than by path).
+ *
+ * @example
+ * ```ts
+ * const timing: Middleware = async (req, _res, next) => {
+ *   const started = performance.now();
+ *   await next();
+ *   metrics.observe(getRoute(req)?.route ?? 'unmatched', performance.now() - started);
+ * };
+ * ```
+ */
+export function getRoute(req: IncomingMessage): RouteMatch | undefined {
+  return getContextValue(req, routeKey);
 }
 
-function toHandler(path: string, value: Middleware | MethodTable): Middleware {
-  if (typeof value === 'function') return value;
-  if (value !== null && typeof value === 'object') return methods(value);
-  throw invalidOption(`createRouter(): route \`${path}\` needs a function or a method table`);
+/**
+ * A router: itself a middleware (match, then dispatch), and its two steps apart, for a chain
+ * that must know the route before it serves it.
+ */
+export interface Router {
+  /** Matches and dispatches in one step: `createRouter(routes)` used as one middleware. */
+  (req: IncomingMessage, res: ServerResponse, next: Next): void | Promise<void>;
+  /**
+   * Matches the path once and stores the match on the request ({@link getRoute},
+   * {@link getParams}). A known path asked with a method its table does not serve is
+   * answered here: `405` with `Allow`, and `OPTIONS` `204` with `Allow`. Any other request
+   * goes on to `next()`, an unknown path included: a later middleware may serve it.
+   */
+  readonly match: Middleware;
+  /**
+   * Runs the handler of the route `match` stored (no second match), or goes on to `next()`
+   * when the path matched nothing. Without an earlier `match` (or when `req.url` changed
+   * since), it matches first.
+   */
+  readonly dispatch: Middleware;
+}
+
+/** What a router's match step found for a request, under that router's own slot. */
+interface Matched {
+  readonly path: string;
+  readonly found: PathMatch | undefined;
 }
 
 /**
  * A small path router: exact paths and `:name` segments, each served by a middleware or a
- * {@link MethodTable}. Paths that match nothing go on to `next()`; a known path with an
- * unsupported method is a 405 with `Allow`.
+ * {@link MethodTable}.
+ *
+ * - **Matching.** The path (without the query; an absolute-form target gives its path) is
+ *   compared as sent: case-sensitive, no trailing-slash folding, literal segments not
+ *   decoded. An exact path wins over a `:name` pattern; patterns are tried in the order
+ *   given.
+ * - **Parameters.** A `:name` stands for one whole, non-empty segment, percent-decoded
+ *   (`%2F` becomes a `/` inside it; a bad encoding is a 400 problem); names are distinct
+ *   within a pattern. Read them with {@link getParams}.
+ * - **Methods.** A known path with a method its table does not serve is a 405 with `Allow`;
+ *   `OPTIONS` is a 204 with `Allow` unless the table has its own; `HEAD` is served by `GET`.
+ * - **Unknown paths** go on to `next()`: a later middleware may serve them, and at the end of
+ *   a chain the adapter (or {@link notFoundHandler}) answers 404.
+ * - **Two steps.** `router.match` runs the match and answers 405/`OPTIONS` early, before
+ *   authentication; `router.dispatch`, later in the chain, reuses that match.
+ * - **Under {@link mount}**, the prefix is kept: routes are written with their full path.
+ * - **Limits.** The router adds none of its own: node's `maxHeaderSize` (16 KiB by default)
+ *   bounds the request line, hence the path. A path is split once, only when no exact path
+ *   matched and the table has patterns, and a pattern is compared only with paths of its own
+ *   segment count: the work per request is bounded by the table, not by the caller.
  *
  * @example
  * ```ts
- * const routes = createRouter({
+ * const router = createRouter({
  *   '/api/messages': { GET: list, POST: create },
  *   '/api/messages/:id': { GET: read, PUT: replace, PATCH: update, DELETE: remove },
  * });
+ * // as one middleware
+ * compose([requestId(), router]);
+ * // or in two steps: 405 and OPTIONS answered before any credential is checked
+ * compose([router.match, authenticate(authenticators, { guard }), rateLimit(), router.dispatch]);
  * ```
  * @see {@link https://www.rfc-editor.org/rfc/rfc9110#section-15.5.6 | RFC 9110 §15.5.6}
  */
-export function createRouter(
-  routes: Readonly<Record<string, Middleware | MethodTable>>,
-): Middleware {
-  const exact = new Map<string, Middleware>();
-  const dynamic: ParamRoute[] = [];
-  for (const [path, value] of Object.entries(routes)) {
-    if (!path.startsWith('/')) throw invalidOption(`createRouter(): \`${path}\` must start with /`);
-    const handler = toHandler(path, value);
-    if (!path.includes('/:')) {
-      exact.set(path, handler);
-      continue;
-    }
-    const segments = path.split('/');
-    dynamic.push({
-      segments,
-      names: segments.map((s) => (s.startsWith(':') ? s.slice(1) : undefined)),
-      handler,
-    });
-  }
-  return function router(req: IncomingMessage, res: ServerResponse, next: Next) {
-    const pathname = getPathname(req);
-    const handler = exact.get(pathname);
-    if (handler !== undefined) return handler(req, res, next);
-    if (dynamic.length === 0) return next();
-    const parts = pathname.split('/');
-    for (const route of dynamic) {
-      if (route.segments.length !== parts.length) continue;
-      let params: Record<string, string> | undefined;
-      let matched = true;
-      for (let i = 0; i < parts.length; i++) {
-        const name = route.names[i];
-        const part = parts[i]!;
-        if (name === undefined) {
-          if (part !== route.segments[i]) {
-            matched = false;
-            break;
-          }
-        } else {
-          if (part === '') {
-            matched = false;
-            break;
-          }
-          params ??= {};
-          params[name] = decodeSegment(part);
-        }
-      }
-      if (matched) {
-        setContextValue(req, paramsKey, params ?? EMPTY);
-        return route.handler(req, res, next);
-      }
-    }
+export function createRouter(routes: Readonly<Record<string, Middleware | MethodTable>>): Router {
+  const table = new RouteTable(routes);
+  const own = createContextKey<Matched>('router');
+
+  const lookUp = (req: IncomingMessage): PathMatch | undefined => {
+    const path = getPathname(req);
+    const stored = getContextValue(req, own);
+    if (stored !== undefined && stored.path === path) return stored.found;
+    const found = table.match(path);
+    setContextValue(req, own, { path, found });
+    if (found !== undefined) remember(req, found);
+    return found;
+  };
+
+  const match: Middleware = function routerMatch(req, res, next) {
+    const found = lookUp(req);
+    const methods = found?.route.methods;
+    if (methods !== undefined && answerOtherMethod(methods, req, res)) return;
     return next();
   };
+
+  const dispatch = function routerDispatch(req: IncomingMessage, res: ServerResponse, next: Next) {
+    const found = lookUp(req);
+    if (found === undefined) return next();
+    remember(req, found); // another router's match may have run in between
+    const { handler, methods } = found.route;
+    if (handler !== undefined) return handler(req, res, next);
+    const byMethod = methods!.handlers.get(req.method ?? '');
+    if (byMethod !== undefined) return byMethod(req, res, next);
+    answerOtherMethod(methods!, req, res);
+  };
+  return Object.assign(dispatch, { match, dispatch: dispatch as Middleware }) as Router;
 }
 
-function decodeSegment(part: string): string {
-  if (!part.includes('%')) return part;
-  try {
-    return decodeURIComponent(part);
-  } catch {
-    throw badRequest('The request path holds an invalid percent-encoding.', {
-      code: 'ERR_INVALID_PATH',
-    });
-  }
+/** Stores a match where {@link getRoute} and {@link getParams} read it. */
+function remember(req: IncomingMessage, found: PathMatch): void {
+  setContextValue(req, routeKey, found.match);
+  setContextValue(req, paramsKey, found.params);
 }
 
 /**
  * Runs `middleware` only for paths under `prefix` (`/api` covers `/api` and `/api/…`, not
- * `/apiary`); other requests go straight on.
+ * `/apiary`); other requests go straight on. The prefix is kept: `req.url` is left as it
+ * is, so what runs under the mount (a router included) sees, and matches, the full path.
  *
  * @example
  * ```ts

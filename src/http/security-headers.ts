@@ -1,5 +1,11 @@
 import type { Middleware } from '../core/compose.js';
-import { assertKnownOptions, invalidOption } from '../internal/options.js';
+import { QUOTABLE } from '../internal/grammar.js';
+import {
+  assertKnownOptions,
+  booleanOption,
+  durationOption,
+  invalidOption,
+} from '../internal/options.js';
 import { createProxyTrust, type TrustProxy } from './proxy.js';
 
 /**
@@ -8,13 +14,17 @@ import { createProxyTrust, type TrustProxy } from './proxy.js';
  * @see {@link https://www.rfc-editor.org/rfc/rfc6797#section-6.1 | RFC 6797 §6.1}
  */
 export interface StrictTransportSecurityOptions {
-  /** Seconds the browser keeps to HTTPS only. @defaultValue `31536000` (one year) */
+  /**
+   * How long the browser keeps to HTTPS only, in milliseconds; written in whole seconds
+   * (`max-age`, rounded down).
+   * @defaultValue `31_536_000_000` (365 days)
+   */
   maxAge?: number;
   /** Whether subdomains are covered too. @defaultValue `true` */
   includeSubDomains?: boolean;
   /**
    * Ask to be put on the browsers' preload lists; needs `includeSubDomains` and a `maxAge`
-   * of at least a year.
+   * of at least a year (`31_536_000_000`).
    * @defaultValue `false`
    */
   preload?: boolean;
@@ -35,7 +45,7 @@ export interface SecurityHeadersOptions {
   /**
    * `Strict-Transport-Security`, sent only on requests that arrived over HTTPS (own TLS or a
    * trusted proxy's `X-Forwarded-Proto: https`), as RFC 6797 §7.2 demands.
-   * @defaultValue `{ maxAge: 31536000, includeSubDomains: true, preload: false }`
+   * @defaultValue `{ maxAge: 31_536_000_000, includeSubDomains: true, preload: false }`
    */
   strictTransportSecurity?: StrictTransportSecurityOptions | false;
   /** `X-Content-Type-Options: nosniff`. @defaultValue `true` */
@@ -84,7 +94,18 @@ const KNOWN = [
   'referrerPolicy',
   'crossOriginOpenerPolicy',
   'trustProxy',
-] as const;
+] as const satisfies readonly (keyof SecurityHeadersOptions)[];
+
+const KNOWN_HSTS = [
+  'maxAge',
+  'includeSubDomains',
+  'preload',
+] as const satisfies readonly (keyof StrictTransportSecurityOptions)[];
+
+const OWNER = 'securityHeaders()';
+
+/** A year, in milliseconds: the default HSTS `maxAge`, and the least the preload lists take. */
+const YEAR_MS = 31_536_000_000;
 
 const REFERRER_POLICIES = new Set([
   'no-referrer',
@@ -108,50 +129,35 @@ const OPENER_POLICIES = new Set([
 function headerValue(name: string, value: unknown): string | undefined {
   if (value === false) return undefined;
   if (typeof value !== 'string' || value.trim() === '') {
-    throw invalidOption(`securityHeaders: \`${name}\` must be a non-empty string or false`);
+    throw invalidOption(`${OWNER}: \`${name}\` must be a non-empty string or false`);
   }
-  if (/[^\t\x20-\x7e\x80-\xff]/.test(value)) {
-    throw invalidOption(
-      `securityHeaders: \`${name}\` must not contain CR, LF or control characters`,
-    );
+  if (!QUOTABLE.test(value)) {
+    throw invalidOption(`${OWNER}: \`${name}\` must not contain CR, LF or control characters`);
   }
   return value.trim();
-}
-
-function flag(name: string, value: unknown, fallback: boolean): boolean {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'boolean')
-    throw invalidOption(`securityHeaders: \`${name}\` must be a boolean`);
-  return value;
 }
 
 function hstsValue(option: StrictTransportSecurityOptions | false | undefined): string | undefined {
   if (option === false) return undefined;
   const o = option ?? {};
   if (typeof o !== 'object' || o === null) {
-    throw invalidOption('securityHeaders: `strictTransportSecurity` must be an object or false');
+    throw invalidOption(`${OWNER}: \`strictTransportSecurity\` must be an object or false`);
   }
-  assertKnownOptions('securityHeaders: strictTransportSecurity', o, [
-    'maxAge',
-    'includeSubDomains',
-    'preload',
-  ]);
-  const maxAge = o.maxAge ?? 31_536_000;
-  if (!Number.isSafeInteger(maxAge) || maxAge < 0) {
-    throw invalidOption('securityHeaders: `strictTransportSecurity.maxAge` must be an integer ≥ 0');
-  }
-  const includeSubDomains = flag(
+  assertKnownOptions(`${OWNER}: strictTransportSecurity`, o, KNOWN_HSTS);
+  const maxAge = durationOption(OWNER, 'strictTransportSecurity.maxAge', o.maxAge, YEAR_MS);
+  const includeSubDomains = booleanOption(
+    OWNER,
     'strictTransportSecurity.includeSubDomains',
     o.includeSubDomains,
     true,
   );
-  const preload = flag('strictTransportSecurity.preload', o.preload, false);
-  if (preload && (!includeSubDomains || maxAge < 31_536_000)) {
+  const preload = booleanOption(OWNER, 'strictTransportSecurity.preload', o.preload, false);
+  if (preload && (!includeSubDomains || maxAge < YEAR_MS)) {
     throw invalidOption(
-      'securityHeaders: `strictTransportSecurity.preload` needs `includeSubDomains` and a `maxAge` of at least 31536000',
+      `${OWNER}: \`strictTransportSecurity.preload\` needs \`includeSubDomains\` and a \`maxAge\` of at least 31_536_000_000 (a year)`,
     );
   }
-  return `max-age=${maxAge}${includeSubDomains ? '; includeSubDomains' : ''}${preload ? '; preload' : ''}`;
+  return `max-age=${Math.floor(maxAge / 1000)}${includeSubDomains ? '; includeSubDomains' : ''}${preload ? '; preload' : ''}`;
 }
 
 /** Validates a policy token; `list` allows a comma-separated fallback list (Referrer-Policy). */
@@ -169,7 +175,7 @@ function policyValue(
   for (const token of tokens) {
     if (!allowed.has(token)) {
       throw invalidOption(
-        `securityHeaders: \`${name}\` must be one of ${[...allowed].join(', ')} (or false)`,
+        `${OWNER}: \`${name}\` must be one of ${[...allowed].join(', ')} (or false)`,
       );
     }
   }
@@ -198,7 +204,7 @@ function policyValue(
  * @see {@link https://html.spec.whatwg.org/multipage/browsers.html#cross-origin-opener-policies | HTML: Cross-origin opener policies}
  */
 export function securityHeaders(options: SecurityHeadersOptions = {}): Middleware {
-  assertKnownOptions('securityHeaders', options, KNOWN);
+  assertKnownOptions(OWNER, options, KNOWN);
   options ??= {};
   const headers: [string, string][] = [];
   const add = (name: string, value: string | undefined) => {
@@ -211,14 +217,14 @@ export function securityHeaders(options: SecurityHeadersOptions = {}): Middlewar
       options.contentSecurityPolicy ?? API_CONTENT_SECURITY_POLICY,
     ),
   );
-  if (flag('xContentTypeOptions', options.xContentTypeOptions, true)) {
+  if (booleanOption(OWNER, 'xContentTypeOptions', options.xContentTypeOptions, true)) {
     add('X-Content-Type-Options', 'nosniff');
   }
   const frame = options.xFrameOptions ?? 'DENY';
   if (frame !== false) {
     const upper = typeof frame === 'string' ? frame.toUpperCase() : '';
     if (upper !== 'DENY' && upper !== 'SAMEORIGIN') {
-      throw invalidOption("securityHeaders: `xFrameOptions` must be 'DENY', 'SAMEORIGIN' or false");
+      throw invalidOption(`${OWNER}: \`xFrameOptions\` must be 'DENY', 'SAMEORIGIN' or false`);
     }
     add('X-Frame-Options', upper);
   }

@@ -16,11 +16,6 @@ export function appendVary(res: ServerResponse, field: string): void {
   res.setHeader('Vary', value ? `${value}, ${field}` : field);
 }
 
-/** True when a header value would break out of its line (CR, LF or NUL). */
-export function hasControlBreak(value: string): boolean {
-  return /[\r\n\0]/.test(value);
-}
-
 /**
  * How many field lines named `lower` (lower case) `rawHeaders` holds: node keeps only the
  * first of a singleton field (`Host`, `Authorization`, `Content-Type`) in `headers`, so a

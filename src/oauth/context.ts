@@ -1,7 +1,7 @@
 import { type CredentialGuard, isCredentialGuard } from '../auth/credential-guard.js';
 import { processRevocations, type Revocations } from '../auth/revocations.js';
 import type { Sessions } from '../auth/session.js';
-import { assertKnownOptions, invalidOption } from '../internal/options.js';
+import { assertKnownOptions, durationOption, invalidOption } from '../internal/options.js';
 import { createClientAuthenticator } from './client-auth.js';
 import type { ClientStore } from './clients.js';
 import type { KeySet } from './key-set.js';
@@ -44,9 +44,9 @@ export interface AuthorizationServerOptions {
    * @defaultValue a new {@link MemoryOAuthStore}
    */
   store?: OAuthStore;
-  /** Access token lifetime, seconds. @defaultValue `900` */
+  /** Access token lifetime, in milliseconds. @defaultValue `900_000` (15 minutes) */
   accessTokenTtl?: number;
-  /** ID token lifetime, seconds. @defaultValue `3600` */
+  /** ID token lifetime, in milliseconds. @defaultValue `3_600_000` (1 hour) */
   idTokenTtl?: number;
   /**
    * Which user claims ID tokens carry: `'scope'`, those the granted scopes release (OpenID
@@ -55,20 +55,26 @@ export interface AuthorizationServerOptions {
    * @defaultValue `'scope'`
    */
   idTokenClaims?: IdTokenClaimRelease;
-  /** Authorization code lifetime, seconds (at most 60). @defaultValue `60` */
+  /** Authorization code lifetime, in milliseconds (at most `60_000`). @defaultValue `60_000` (1 minute) */
   codeTtl?: number;
-  /** Absolute lifetime of a refresh-token family, seconds. @defaultValue `2_592_000` (30 days) */
+  /**
+   * Absolute lifetime of a refresh-token family, in milliseconds.
+   * @defaultValue `2_592_000_000` (30 days)
+   */
   refreshTokenTtl?: number;
   /**
-   * Seconds during which the refresh token just rotated may be used again by the same client
-   * (two tabs refreshing at once) and get the same successor's family, instead of counting as
-   * reuse. Off by default; never weakens reuse detection after it.
-   * @defaultValue `0`
+   * How long the refresh token just rotated may be used again by the same client (two tabs
+   * refreshing at once) and get the same successor's family, instead of counting as reuse, in
+   * milliseconds (at most `60_000`). Off by default; never weakens reuse detection after it.
+   * @defaultValue `0` (off)
    */
   refreshGracePeriod?: number;
-  /** Device code lifetime, seconds. @defaultValue `600` */
+  /** Device code lifetime, in milliseconds. @defaultValue `600_000` (10 minutes) */
   deviceCodeTtl?: number;
-  /** Device polling interval, seconds. @defaultValue `5` */
+  /**
+   * Device polling interval, in milliseconds; the device is told whole seconds (RFC 8628
+   * `interval`, rounded up). @defaultValue `5_000` (5 seconds)
+   */
   devicePollInterval?: number;
   /**
    * Counts refused credentials per client IP: wrong passwords at the sign-in forms of
@@ -100,6 +106,7 @@ export interface OAuthContext {
   readonly guard: CredentialGuard | undefined;
   /** Where ended grants and tokens are announced. */
   readonly revocations: Revocations;
+  /** The validated durations, in milliseconds. */
   readonly settings: {
     readonly codeTtl: number;
     readonly refreshTokenTtl: number;
@@ -127,22 +134,9 @@ const KNOWN = [
   'devicePollInterval',
   'guard',
   'revocations',
-];
+] as const satisfies readonly (keyof AuthorizationServerOptions)[];
 
-function seconds(
-  name: string,
-  value: number | undefined,
-  fallback: number,
-  max = Number.MAX_SAFE_INTEGER,
-): number {
-  if (value === undefined) return fallback;
-  if (!Number.isSafeInteger(value) || value < 0 || value > max) {
-    throw invalidOption(
-      `createAuthorizationServer(): \`${name}\` must be an integer of seconds, 0–${max}`,
-    );
-  }
-  return value;
-}
+const OWNER = 'createAuthorizationServer()';
 
 function idTokenClaimsOf(value: IdTokenClaimRelease | undefined): IdTokenClaimRelease {
   if (value === undefined || value === 'scope' || value === 'all') return value ?? 'scope';
@@ -168,7 +162,7 @@ function idTokenClaimsOf(value: IdTokenClaimRelease | undefined): IdTokenClaimRe
  * ```
  */
 export function createOAuthContext(options: AuthorizationServerOptions): OAuthContext {
-  assertKnownOptions('createAuthorizationServer()', options, KNOWN);
+  assertKnownOptions(OWNER, options, KNOWN);
   let issuerUrl: URL;
   try {
     issuerUrl = new URL(options.issuer);
@@ -187,7 +181,7 @@ export function createOAuthContext(options: AuthorizationServerOptions): OAuthCo
     ['sessions', options.sessions],
   ] as const) {
     if (value === undefined || value === null)
-      throw invalidOption(`createAuthorizationServer(): \`${name}\` is required`);
+      throw invalidOption(`${OWNER}: \`${name}\` is required`);
   }
   if (options.guard !== undefined && !isCredentialGuard(options.guard)) {
     throw invalidOption(
@@ -198,8 +192,8 @@ export function createOAuthContext(options: AuthorizationServerOptions): OAuthCo
     issuer: options.issuer,
     audience: options.audience,
     keys: options.keys,
-    accessTokenTtl: seconds('accessTokenTtl', options.accessTokenTtl, 900),
-    idTokenTtl: seconds('idTokenTtl', options.idTokenTtl, 3600),
+    accessTokenTtl: durationOption(OWNER, 'accessTokenTtl', options.accessTokenTtl, 900_000),
+    idTokenTtl: durationOption(OWNER, 'idTokenTtl', options.idTokenTtl, 3_600_000),
     idTokenClaims: idTokenClaimsOf(options.idTokenClaims),
   });
   return Object.freeze({
@@ -214,11 +208,27 @@ export function createOAuthContext(options: AuthorizationServerOptions): OAuthCo
     guard: options.guard,
     revocations: options.revocations ?? processRevocations(),
     settings: Object.freeze({
-      codeTtl: seconds('codeTtl', options.codeTtl, 60, 60),
-      refreshTokenTtl: seconds('refreshTokenTtl', options.refreshTokenTtl, 2_592_000),
-      refreshGracePeriod: seconds('refreshGracePeriod', options.refreshGracePeriod, 0, 60),
-      deviceCodeTtl: seconds('deviceCodeTtl', options.deviceCodeTtl, 600),
-      devicePollInterval: seconds('devicePollInterval', options.devicePollInterval, 5),
+      codeTtl: durationOption(OWNER, 'codeTtl', options.codeTtl, 60_000, { max: 60_000 }),
+      refreshTokenTtl: durationOption(
+        OWNER,
+        'refreshTokenTtl',
+        options.refreshTokenTtl,
+        2_592_000_000,
+      ),
+      refreshGracePeriod: durationOption(
+        OWNER,
+        'refreshGracePeriod',
+        options.refreshGracePeriod,
+        0,
+        { max: 60_000 },
+      ),
+      deviceCodeTtl: durationOption(OWNER, 'deviceCodeTtl', options.deviceCodeTtl, 600_000),
+      devicePollInterval: durationOption(
+        OWNER,
+        'devicePollInterval',
+        options.devicePollInterval,
+        5_000,
+      ),
     }),
   });
 }

@@ -1,31 +1,39 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { SessionRecord } from '../auth/session-store.js';
 import type { MethodTable } from '../http/router.js';
-import { assertKnownOptions, invalidOption } from '../internal/options.js';
-import { MemoryStore } from '../rate-limit/memory-store.js';
+import {
+  assertKnownOptions,
+  countOption,
+  durationOption,
+  invalidOption,
+} from '../internal/options.js';
+import { MemoryRateLimitStore } from '../rate-limit/memory-store.js';
 import type { RateLimitStore } from '../rate-limit/store.js';
 import type { OAuthContext } from './context.js';
 import {
+  BAD_CODE,
+  type DeviceVerifier,
+  deviceErrorPage,
+  expiredForm,
+  recordDecision,
+  SHOWN_FIELD,
+  showCodeForm,
+  showDeviceSignIn,
+  tooManyCodes,
+} from './device-verify-pages.js';
+import {
   bodyErrorHeaders,
-  createFormTokens,
+  createFormEndpoint,
   FORM_TOKEN_FIELD,
-  type FormFields,
   type FormPageOptions,
   readPageForm,
-  resolvePages,
-  sendThrottledPage,
   sessionBinding,
-  signInChallenge,
-  signInFromForm,
   singleValue,
 } from './form-token.js';
-import { sendPage } from './pages.js';
-import { formatUserCode, normalizeUserCode } from './user-code.js';
-import {
-  createUserCodeAttempts,
-  findPendingDeviceCode,
-  type PendingDeviceCode,
-} from './user-code-attempts.js';
+import type { FormFields } from './pages.js';
+import { sendThrottledPage, signInFromForm } from './sign-in-form.js';
+import { normalizeUserCode } from './user-code.js';
+import { createUserCodeAttempts, findPendingDeviceCode } from './user-code-attempts.js';
 
 /**
  * Options of {@link createDeviceVerificationEndpoint}.
@@ -41,35 +49,30 @@ export interface DeviceVerificationOptions extends FormPageOptions {
    */
   maxFailures?: number;
   /**
-   * Seconds over which user codes are counted, from the first one.
-   * @defaultValue `900` (15 minutes)
+   * How long user codes are counted, from the first one, in milliseconds (at least `1_000`).
+   * @defaultValue `900_000` (15 minutes)
    */
   failureWindow?: number;
   /**
    * Where user codes are counted, per user. Give a shared one (`RedisRateLimitStore`) when
    * several processes serve the page, or each process allows `maxFailures` of its own.
-   * @defaultValue a new in-memory `MemoryStore`
+   * @defaultValue a new in-memory `MemoryRateLimitStore`
    */
   failureStore?: RateLimitStore;
 }
 
-/** The hidden input that names the user code whose device the page showed. */
-const SHOWN_FIELD = 'shown_user_code';
-
-const BAD_CODE = 'That code is not valid or has expired. Check the code your device shows.';
-const CANNOT = 'This request cannot be completed';
-
-function positive(owner: string, name: string, value: unknown, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
-    throw invalidOption(`${owner}: \`${name}\` must be a positive whole number`);
-  }
-  return value;
-}
+const KNOWN = [
+  'pages',
+  'formKey',
+  'formTtl',
+  'maxFailures',
+  'failureWindow',
+  'failureStore',
+] as const satisfies readonly (keyof DeviceVerificationOptions)[];
 
 /** The failure store of the options, checked. */
 function failureStoreOf(owner: string, store: RateLimitStore | undefined): RateLimitStore {
-  const resolved = store ?? new MemoryStore({ maxKeys: 100_000 });
+  const resolved = store ?? new MemoryRateLimitStore({ maxKeys: 100_000 });
   if (typeof resolved?.increment !== 'function') {
     throw invalidOption(`${owner}: \`failureStore\` must be a RateLimitStore (increment)`);
   }
@@ -79,14 +82,6 @@ function failureStoreOf(owner: string, store: RateLimitStore | undefined): RateL
 /** A typed code kept to fill in again: short and printable only. */
 const keepTyped = (value: string | undefined) =>
   value !== undefined && value.length <= 32 ? value : undefined;
-
-/** What the code form shows: a typed code, or the device of a found one, and a message. */
-interface CodeFormView {
-  typed?: string;
-  found?: PendingDeviceCode;
-  message?: string;
-  status?: number;
-}
 
 /**
  * The page behind `verification_uri` (RFC 8628 §3.3) for `GET` and `POST /device/verify`:
@@ -119,186 +114,130 @@ export function createDeviceVerificationEndpoint(
   options: DeviceVerificationOptions = {},
 ): MethodTable {
   const owner = 'createDeviceVerificationEndpoint()';
-  assertKnownOptions(owner, options, [
-    'pages',
-    'formKey',
-    'formTtl',
-    'maxFailures',
-    'failureWindow',
-    'failureStore',
-  ]);
-  const pages = resolvePages(owner, options.pages);
-  const tokens = createFormTokens(owner, { key: options.formKey, ttl: options.formTtl });
+  assertKnownOptions(owner, options, KNOWN);
+  const endpoint = createFormEndpoint(owner, ctx, options);
   const attempts = createUserCodeAttempts(ctx, {
     store: failureStoreOf(owner, options.failureStore),
-    limit: positive(owner, 'maxFailures', options.maxFailures, 5),
-    windowMs: positive(owner, 'failureWindow', options.failureWindow, 900) * 1000,
+    limit: countOption(owner, 'maxFailures', options.maxFailures, 5),
+    windowMs: durationOption(owner, 'failureWindow', options.failureWindow, 900_000, {
+      min: 1_000,
+    }),
   });
+  const verifier: DeviceVerifier = { ...endpoint, attempts };
+  return {
+    GET: (req, res) => verifyGet(verifier, req, res),
+    POST: (req, res) => verifyPost(verifier, req, res),
+  };
+}
 
-  function errorPage(
-    res: ServerResponse,
-    status: number,
-    message: string,
-    headers?: Record<string, string>,
-    title = CANNOT,
-  ): void {
-    sendPage(res, status, pages.error({ status, title, message }), { headers });
+/** `GET /device/verify`: the sign-in form, else the code form (with the URL's code looked up). */
+async function verifyGet(verifier: DeviceVerifier, req: IncomingMessage, res: ServerResponse) {
+  const url = req.url ?? '';
+  const q = url.indexOf('?');
+  const query = new URLSearchParams(q === -1 ? '' : url.slice(q + 1));
+  const typed = keepTyped(singleValue(query, 'user_code'));
+  const session = await verifier.ctx.sessions.read(req);
+  if (session === undefined) return showDeviceSignIn(verifier, res, 200, typed);
+  return showTyped(verifier, res, session, typed);
+}
+
+/** `POST /device/verify`: the sign-in form, or a decision on a code. */
+async function verifyPost(verifier: DeviceVerifier, req: IncomingMessage, res: ServerResponse) {
+  const form = await readPageForm(req);
+  if (!(form instanceof URLSearchParams)) {
+    return deviceErrorPage(verifier, res, form.status, form.detail, bodyErrorHeaders(form));
   }
-
-  const tooMany = (res: ServerResponse, seconds: number) =>
-    errorPage(
-      res,
-      429,
-      `Too many codes tried. Wait ${Math.ceil(seconds / 60)} minute(s) and try again.`,
-      { 'Retry-After': String(seconds) },
-      'Too many attempts',
-    );
-
-  function showSignIn(
-    res: ServerResponse,
-    status: number,
-    userCode: string | undefined,
-    message?: string,
-    username?: string,
-  ): void {
-    const fields: FormFields = userCode === undefined ? [] : [['user_code', userCode]];
-    const html = pages.signIn({
-      error: message,
-      username,
-      hidden: [...fields, [FORM_TOKEN_FIELD, tokens.issue('device-signin', '', fields)]],
-    });
-    sendPage(res, status, html, { headers: status === 401 ? signInChallenge(ctx) : undefined });
+  const signingIn = form.has('username') || form.has('password');
+  if (signingIn === form.has('decision')) {
+    return deviceErrorPage(verifier, res, 400, 'The form is not one of ours.');
   }
+  return signingIn ? signInPost(verifier, req, res, form) : decisionPost(verifier, req, res, form);
+}
 
-  /** The code form; with a found code, its device shown and the form token bound to it. */
-  async function showCodeForm(res: ServerResponse, session: SessionRecord, view: CodeFormView) {
-    const record = view.found?.record;
-    const fields: FormFields = record === undefined ? [] : [[SHOWN_FIELD, record.userCode]];
-    const client = record === undefined ? undefined : await ctx.clients.get(record.clientId);
-    const html = pages.deviceCode({
-      user: { sub: session.sub, name: session.name },
-      userCode: record === undefined ? view.typed : formatUserCode(record.userCode),
-      clientId: record?.clientId,
-      clientName: record === undefined ? undefined : (client?.name ?? record.clientId),
-      scopes: record?.scope,
-      error: view.message,
-      hidden: [
-        ...fields,
-        [FORM_TOKEN_FIELD, tokens.issue('device', sessionBinding(session), fields)],
-      ],
-    });
-    sendPage(res, view.status ?? 200, html);
+/** Looks a typed code up within the user's budget, and shows its device or what went wrong. */
+async function showTyped(
+  verifier: DeviceVerifier,
+  res: ServerResponse,
+  session: SessionRecord,
+  typed?: string,
+) {
+  if (typed === undefined) return showCodeForm(verifier, res, session, {});
+  const outcome = await verifier.attempts.attempt(session.sub, normalizeUserCode(typed));
+  if (outcome.kind === 'found') {
+    return showCodeForm(verifier, res, session, { found: outcome.found });
   }
+  if (outcome.seconds > 0) return tooManyCodes(verifier, res, outcome.seconds);
+  return showCodeForm(verifier, res, session, { typed, message: BAD_CODE });
+}
 
-  /** Looks a typed code up within the user's budget, and shows its device or what went wrong. */
-  async function showTyped(res: ServerResponse, session: SessionRecord, typed?: string) {
-    if (typed === undefined) return showCodeForm(res, session, {});
-    const outcome = await attempts.attempt(session.sub, normalizeUserCode(typed));
-    if (outcome.kind === 'found') return showCodeForm(res, session, { found: outcome.found });
-    if (outcome.seconds > 0) return tooMany(res, outcome.seconds);
-    return showCodeForm(res, session, { typed, message: BAD_CODE });
+/** A sign-in form posted: its token, the credentials, then the code it carried. */
+async function signInPost(
+  verifier: DeviceVerifier,
+  req: IncomingMessage,
+  res: ServerResponse,
+  form: URLSearchParams,
+) {
+  const fields: FormFields = form.getAll('user_code').map((v) => ['user_code', v] as const);
+  const typed = keepTyped(singleValue(form, 'user_code'));
+  const token = singleValue(form, FORM_TOKEN_FIELD);
+  if (!verifier.tokens.verify('device-signin', '', fields, token)) {
+    return expiredForm(verifier, res);
   }
-
-  async function record(
-    res: ServerResponse,
-    session: SessionRecord,
-    { hash, record }: PendingDeviceCode,
-    approved: boolean,
-  ) {
-    await ctx.store.updateDeviceCode(
-      hash,
-      approved
-        ? {
-            ...record,
-            status: 'approved',
-            sub: session.sub,
-            authTime: Math.floor(session.createdAt / 1000),
-          }
-        : { ...record, status: 'denied' },
-    );
-    const client = await ctx.clients.get(record.clientId);
-    sendPage(res, 200, pages.deviceDone({ approved, clientName: client?.name ?? record.clientId }));
+  const outcome = await signInFromForm(verifier.ctx, req, res, form);
+  if ('throttled' in outcome) return sendThrottledPage(res, verifier.pages, outcome.throttled);
+  if (!outcome.ok) {
+    const { status, message, username } = outcome;
+    return showDeviceSignIn(verifier, res, status, typed, message, username);
   }
+  return showTyped(verifier, res, outcome.session, typed);
+}
 
-  /** A decision on a code: confirmed when the form showed that code, else counted first. */
-  async function decide(
-    res: ServerResponse,
-    session: SessionRecord,
-    form: URLSearchParams,
-    approve: boolean,
-  ) {
+/** A decision posted: the session, the form's token (bound to the code shown), the decision. */
+async function decisionPost(
+  verifier: DeviceVerifier,
+  req: IncomingMessage,
+  res: ServerResponse,
+  form: URLSearchParams,
+) {
+  const session = await verifier.ctx.sessions.read(req);
+  if (session === undefined) {
     const typed = keepTyped(singleValue(form, 'user_code'));
-    const code = typed === undefined ? undefined : normalizeUserCode(typed);
-    if (code !== undefined && code === singleValue(form, SHOWN_FIELD)) {
-      const found = await findPendingDeviceCode(ctx, code);
-      if (found !== undefined) return record(res, session, found, approve);
-      return showCodeForm(res, session, { typed, message: BAD_CODE, status: 400 });
-    }
-    const outcome = await attempts.attempt(session.sub, code);
-    if (outcome.kind === 'locked') return tooMany(res, outcome.seconds);
-    if (outcome.kind === 'wrong') {
-      if (outcome.seconds > 0) return tooMany(res, outcome.seconds);
-      return showCodeForm(res, session, { typed, message: BAD_CODE, status: 400 });
-    }
-    // an Allow for a device the page did not show: show it, the next Allow approves
-    if (approve) return showCodeForm(res, session, { found: outcome.found });
-    return record(res, session, outcome.found, false);
+    return showDeviceSignIn(verifier, res, 401, typed, 'Your session has ended. Sign in again.');
   }
-
-  async function verifyGet(req: IncomingMessage, res: ServerResponse) {
-    const url = req.url ?? '';
-    const q = url.indexOf('?');
-    const query = new URLSearchParams(q === -1 ? '' : url.slice(q + 1));
-    const typed = keepTyped(singleValue(query, 'user_code'));
-    const session = await ctx.sessions.read(req);
-    if (session === undefined) return showSignIn(res, 200, typed);
-    return showTyped(res, session, typed);
+  const shown: FormFields = form.getAll(SHOWN_FIELD).map((v) => [SHOWN_FIELD, v] as const);
+  const token = singleValue(form, FORM_TOKEN_FIELD);
+  if (!verifier.tokens.verify('device', sessionBinding(session), shown, token)) {
+    return expiredForm(verifier, res);
   }
-
-  async function signInPost(req: IncomingMessage, res: ServerResponse, form: URLSearchParams) {
-    const fields: FormFields = form.getAll('user_code').map((v) => ['user_code', v] as const);
-    const typed = keepTyped(singleValue(form, 'user_code'));
-    if (!tokens.verify('device-signin', '', fields, singleValue(form, FORM_TOKEN_FIELD))) {
-      return expired(res);
-    }
-    const outcome = await signInFromForm(ctx, req, res, form);
-    if ('throttled' in outcome) return sendThrottledPage(res, pages, outcome.throttled);
-    if (!outcome.ok) {
-      return showSignIn(res, outcome.status, typed, outcome.message, outcome.username);
-    }
-    return showTyped(res, outcome.session, typed);
+  const decision = singleValue(form, 'decision');
+  if (decision !== 'approve' && decision !== 'deny') {
+    return deviceErrorPage(verifier, res, 400, 'Choose Allow or Deny.');
   }
+  return decide(verifier, res, session, form, decision === 'approve');
+}
 
-  async function decisionPost(req: IncomingMessage, res: ServerResponse, form: URLSearchParams) {
-    const session = await ctx.sessions.read(req);
-    if (session === undefined) {
-      const typed = keepTyped(singleValue(form, 'user_code'));
-      return showSignIn(res, 401, typed, 'Your session has ended. Sign in again.');
-    }
-    const shown: FormFields = form.getAll(SHOWN_FIELD).map((v) => [SHOWN_FIELD, v] as const);
-    const token = singleValue(form, FORM_TOKEN_FIELD);
-    if (!tokens.verify('device', sessionBinding(session), shown, token)) return expired(res);
-    const decision = singleValue(form, 'decision');
-    if (decision !== 'approve' && decision !== 'deny') {
-      return errorPage(res, 400, 'Choose Allow or Deny.');
-    }
-    return decide(res, session, form, decision === 'approve');
+/** A decision on a code: confirmed when the form showed that code, else counted first. */
+async function decide(
+  verifier: DeviceVerifier,
+  res: ServerResponse,
+  session: SessionRecord,
+  form: URLSearchParams,
+  approve: boolean,
+) {
+  const typed = keepTyped(singleValue(form, 'user_code'));
+  const code = typed === undefined ? undefined : normalizeUserCode(typed);
+  if (code !== undefined && code === singleValue(form, SHOWN_FIELD)) {
+    const found = await findPendingDeviceCode(verifier.ctx, code);
+    if (found !== undefined) return recordDecision(verifier, res, session, found, approve);
+    return showCodeForm(verifier, res, session, { typed, message: BAD_CODE, status: 400 });
   }
-
-  const expired = (res: ServerResponse) =>
-    errorPage(res, 400, 'This form has expired or was changed. Open the page again.');
-
-  async function verifyPost(req: IncomingMessage, res: ServerResponse) {
-    const form = await readPageForm(req);
-    if (!(form instanceof URLSearchParams)) {
-      return errorPage(res, form.status, form.detail, bodyErrorHeaders(form));
-    }
-    const signingIn = form.has('username') || form.has('password');
-    if (signingIn === form.has('decision')) {
-      return errorPage(res, 400, 'The form is not one of ours.');
-    }
-    return signingIn ? signInPost(req, res, form) : decisionPost(req, res, form);
+  const outcome = await verifier.attempts.attempt(session.sub, code);
+  if (outcome.kind === 'locked') return tooManyCodes(verifier, res, outcome.seconds);
+  if (outcome.kind === 'wrong') {
+    if (outcome.seconds > 0) return tooManyCodes(verifier, res, outcome.seconds);
+    return showCodeForm(verifier, res, session, { typed, message: BAD_CODE, status: 400 });
   }
-
-  return { GET: verifyGet, POST: verifyPost };
+  // an Allow for a device the page did not show: show it, the next Allow approves
+  if (approve) return showCodeForm(verifier, res, session, { found: outcome.found });
+  return recordDecision(verifier, res, session, outcome.found, false);
 }

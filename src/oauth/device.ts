@@ -39,12 +39,15 @@ export interface DeviceAuthorizationOptions {
   verificationUri?: string;
 }
 
+const KNOWN = ['verificationUri'] as const satisfies readonly (keyof DeviceAuthorizationOptions)[];
+
 /**
  * The device authorization endpoint (RFC 8628 §3.1–3.2) for `POST /device`: authenticates
  * the client (public clients by `client_id`), which must have the device grant, resolves
  * the scope, and answers `device_code` (256 random bits, stored only as a hash),
  * `user_code` (`XXXX-XXXX`), `verification_uri`, `verification_uri_complete`, `expires_in`
- * and `interval`. Errors are RFC 6749 §5.2 JSON. The store keeps the record for as long
+ * and `interval` (both in seconds, as RFC 8628 has them: the context's `deviceCodeTtl` rounded
+ * down and its `devicePollInterval` rounded up). Errors are RFC 6749 §5.2 JSON. The store keeps the record for as long
  * again after `expires_in`, so that a late poll is told `expired_token`, not `invalid_grant`.
  *
  * @example
@@ -58,7 +61,7 @@ export function createDeviceAuthorizationEndpoint(
   options: DeviceAuthorizationOptions = {},
 ): Middleware {
   const owner = 'createDeviceAuthorizationEndpoint()';
-  assertKnownOptions(owner, options, ['verificationUri']);
+  assertKnownOptions(owner, options, KNOWN);
   const verificationUri =
     options.verificationUri ?? `${ctx.issuer.replace(/\/$/, '')}/device/verify`;
   let complete: URL;
@@ -93,10 +96,10 @@ export function createDeviceAuthorizationEndpoint(
         status: 'pending',
         interval: devicePollInterval,
         grantId: randomUUID(),
-        expiresAt: Date.now() + deviceCodeTtl * 1000,
+        expiresAt: Date.now() + deviceCodeTtl,
       };
       // kept for as long again once expired: a late poll is `expired_token`, not an unknown code
-      await ctx.store.saveDeviceCode(hashToken(deviceCode), record, 2 * deviceCodeTtl * 1000);
+      await ctx.store.saveDeviceCode(hashToken(deviceCode), record, 2 * deviceCodeTtl);
       const shown = formatUserCode(userCode);
       const withCode = new URL(complete);
       withCode.searchParams.set('user_code', shown);
@@ -109,8 +112,10 @@ export function createDeviceAuthorizationEndpoint(
           user_code: shown,
           verification_uri: verificationUri,
           verification_uri_complete: withCode.href,
-          expires_in: deviceCodeTtl,
-          interval: devicePollInterval,
+          // RFC 8628 counts seconds: the code is announced to end no later than it does, and
+          // the interval no shorter than the one enforced
+          expires_in: Math.floor(deviceCodeTtl / 1000),
+          interval: Math.ceil(devicePollInterval / 1000),
         },
         NO_STORE,
       );

@@ -1,15 +1,14 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import type { SessionRecord } from '../auth/session-store.js';
 import { HttpError } from '../core/errors.js';
 import { readForm } from '../http/body.js';
-import { invalidOption } from '../internal/options.js';
+import { durationOption, invalidOption } from '../internal/options.js';
 import type { OAuthContext } from './context.js';
-import { defaultPages, type OAuthPages, sendPage } from './pages.js';
-import type { UserClaims } from './tokens.js';
+// the pages know nothing of form tokens: this module depends on them, never the reverse
+import { defaultPages, type FormFields, type OAuthPages } from './pages.js';
 
-/** The name/value pairs a form carries in hidden inputs, in order. */
-export type FormFields = readonly (readonly [name: string, value: string])[];
+export type { FormFields } from './pages.js';
 
 /**
  * The hidden input that carries the form token.
@@ -32,8 +31,9 @@ export interface FormTokenOptions {
    */
   key?: string | Uint8Array;
   /**
-   * Seconds a rendered form stays valid.
-   * @defaultValue `900` (15 minutes)
+   * How long a rendered form stays valid, in milliseconds (at least `1_000`: a form carries
+   * the second it was rendered).
+   * @defaultValue `900_000` (15 minutes)
    */
   ttl?: number;
   /**
@@ -45,7 +45,7 @@ export interface FormTokenOptions {
 
 /** What {@link createFormTokens} returns. */
 export interface FormTokens {
-  /** A token over `purpose`, `binding` and `fields`, valid for `ttl` seconds. */
+  /** A token over `purpose`, `binding` and `fields`, valid for `ttl` milliseconds. */
   issue(purpose: string, binding: string, fields: FormFields): string;
   /** Whether `token` was issued for exactly these values and has not expired. */
   verify(purpose: string, binding: string, fields: FormFields, token: string | undefined): boolean;
@@ -75,7 +75,7 @@ export function formKey(owner: string, key: string | Uint8Array | undefined): Bu
  *
  * @example
  * ```ts
- * const tokens = createFormTokens('authorize', { ttl: 600 });
+ * const tokens = createFormTokens('authorize', { ttl: 600_000 });
  * const token = tokens.issue('consent', sessionBinding, fields);
  * tokens.verify('consent', sessionBinding, fieldsFromPost, form.get('csrf_token') ?? undefined);
  * ```
@@ -83,10 +83,7 @@ export function formKey(owner: string, key: string | Uint8Array | undefined): Bu
  */
 export function createFormTokens(owner: string, options: FormTokenOptions = {}): FormTokens {
   const key = formKey(owner, options.key);
-  const ttl = options.ttl ?? 900;
-  if (!Number.isSafeInteger(ttl) || ttl < 1) {
-    throw invalidOption(`${owner}: \`formTtl\` must be a positive whole number of seconds`);
-  }
+  const ttl = durationOption(owner, 'formTtl', options.ttl, 900_000, { min: 1_000 });
   const now = options.now ?? Date.now;
 
   const mac = (purpose: string, binding: string, fields: FormFields, issuedAt: number) =>
@@ -103,8 +100,9 @@ export function createFormTokens(owner: string, options: FormTokenOptions = {}):
       const match = token === undefined ? null : /^(\d{1,12})\.([A-Za-z0-9_-]{43})$/.exec(token);
       if (match === null) return false;
       const issuedAt = Number(match[1]);
-      const age = Math.floor(now() / 1000) - issuedAt;
-      if (age > ttl || age < -60) return false;
+      // whole seconds, as the token carries them; a minute of clock skew between processes
+      const age = (Math.floor(now() / 1000) - issuedAt) * 1000;
+      if (age > ttl || age < -60_000) return false;
       const expected = mac(purpose, binding, fields, issuedAt);
       const given = Buffer.from(match[2]!, 'base64url');
       return given.length === expected.length && timingSafeEqual(given, expected);
@@ -123,10 +121,30 @@ export interface FormPageOptions {
    */
   formKey?: string | Uint8Array;
   /**
-   * Seconds a rendered form stays valid.
-   * @defaultValue `900` (15 minutes)
+   * How long a rendered form stays valid, in milliseconds (at least `1_000`).
+   * @defaultValue `900_000` (15 minutes)
    */
   formTtl?: number;
+}
+
+/** What an endpoint that serves forms shares between its steps, built once by its factory. */
+export interface FormEndpoint {
+  readonly ctx: OAuthContext;
+  /** The page renderers, the defaults with the options' replacements. */
+  readonly pages: OAuthPages;
+  /** The tokens that seal the endpoint's forms. */
+  readonly tokens: FormTokens;
+}
+
+/** The pages and form tokens of an endpoint's {@link FormPageOptions}, checked. */
+export function createFormEndpoint(
+  owner: string,
+  ctx: OAuthContext,
+  options: FormPageOptions,
+): FormEndpoint {
+  const pages = resolvePages(owner, options.pages);
+  const tokens = createFormTokens(owner, { key: options.formKey, ttl: options.formTtl });
+  return { ctx, pages, tokens };
 }
 
 /** The page renderers: the defaults with the given replacements. */
@@ -186,111 +204,4 @@ export function singleValue(form: URLSearchParams, name: string): string | undef
 /** What a consent or device form token is bound to: the session it was shown in. */
 export function sessionBinding(session: SessionRecord): string {
   return `session\n${session.sub}\n${session.createdAt}`;
-}
-
-/** The outcome of {@link signInFromForm}. */
-export type SignInOutcome =
-  | { ok: true; session: SessionRecord }
-  | { ok: false; status: number; message: string; username?: string }
-  /** The credential guard refused to check the password (429), or could not count (503). */
-  | { ok: false; throttled: HttpError };
-
-/**
- * Checks the `username` and `password` of a sign-in form post with the app's
- * `users.verify` and starts a session (a new id, with the session's own origin check). A
- * failure says what to show on the sign-in page again. With `ctx.guard`, a client that has
- * spent its refused credentials is throttled before `users.verify` runs (no password hash is
- * computed for it, a right password is refused too), and a wrong password is counted.
- */
-export async function signInFromForm(
-  ctx: OAuthContext,
-  req: IncomingMessage,
-  res: ServerResponse,
-  form: URLSearchParams,
-): Promise<SignInOutcome> {
-  const username = singleValue(form, 'username');
-  const password = singleValue(form, 'password');
-  if (username === undefined || password === undefined) {
-    return { ok: false, status: 401, message: 'Enter your username and password.', username };
-  }
-  const wrong = {
-    ok: false,
-    status: 401,
-    message: 'The username or password is wrong.',
-    username: username.length > 256 ? undefined : username,
-  } as const;
-  let user: Awaited<ReturnType<OAuthContext['users']['verify']>>;
-  try {
-    await ctx.guard?.check(req);
-    user = await verifyUser(ctx, username, password);
-    if (user === undefined) await ctx.guard?.refused(req);
-  } catch (err) {
-    if (err instanceof HttpError && (err.status === 429 || err.status === 503)) {
-      return { ok: false, throttled: err };
-    }
-    throw err;
-  }
-  if (user === undefined) return wrong;
-  return startSession(ctx, req, res, user);
-}
-
-/** The user a sign-in names, or `undefined` for wrong (or oversized) credentials. */
-async function verifyUser(ctx: OAuthContext, username: string, password: string) {
-  if (username.length > 256 || password.length > 1024) return undefined;
-  const user = await ctx.users.verify(username, password);
-  if (user === undefined || user === null || typeof user.sub !== 'string' || user.sub === '') {
-    return undefined;
-  }
-  return user;
-}
-
-async function startSession(
-  ctx: OAuthContext,
-  req: IncomingMessage,
-  res: ServerResponse,
-  user: UserClaims,
-): Promise<SignInOutcome> {
-  try {
-    await ctx.sessions.signIn(req, res, {
-      sub: user.sub,
-      name: user.name,
-      role: user.role,
-      scopes: [],
-    });
-  } catch (err) {
-    if (err instanceof HttpError && err.status < 500) {
-      return { ok: false, status: err.status, message: err.detail };
-    }
-    throw err;
-  }
-  const session = await ctx.sessions.read(req);
-  if (session === undefined) throw new Error('signInFromForm(): the new session cannot be read');
-  return { ok: true, session };
-}
-
-/**
- * Answers a sign-in the credential guard throttled as a page of `pages.error`: 429 with
- * `Retry-After` once the client has spent its refused credentials, 503 while the guard's store
- * cannot count (it fails closed); `no-store` like every page.
- */
-export function sendThrottledPage(res: ServerResponse, pages: OAuthPages, error: HttpError): void {
-  const status = error.status;
-  const headers = bodyErrorHeaders(error);
-  const seconds = Number(headers['Retry-After'] ?? 60);
-  const wait = seconds < 120 ? 'a minute' : `${Math.ceil(seconds / 60)} minutes`;
-  const data =
-    status === 429
-      ? {
-          status,
-          title: 'Too many attempts',
-          message: `Too many failed sign-ins from your network. Try again in ${wait}.`,
-        }
-      : { status, title: 'Try again later', message: 'Sign-in is unavailable for a moment.' };
-  sendPage(res, status, pages.error(data), { headers });
-}
-
-/** `WWW-Authenticate` for a 401 sign-in page: the session's cookie challenge. */
-export function signInChallenge(ctx: OAuthContext): Record<string, string> {
-  const challenge = ctx.sessions.authenticator.challenge;
-  return challenge === undefined ? {} : { 'WWW-Authenticate': challenge };
 }

@@ -1,19 +1,21 @@
 import type { Middleware } from '../core/compose.js';
 import { JSON_TYPE, send } from '../core/send.js';
 import { methods } from '../http/router.js';
-import { assertKnownOptions, invalidOption } from '../internal/options.js';
+import { assertKnownOptions, durationOption } from '../internal/options.js';
 import type { OAuthContext } from './context.js';
 
 /** Options of {@link createJwksEndpoint}. */
 export interface JwksEndpointOptions {
   /**
-   * `Cache-Control: max-age`, seconds: how long verifiers may keep the key set. Keep it at
-   * most the key set's `publishAheadMs` (in seconds), so that every verifier has fetched a
-   * new key before it starts signing.
-   * @defaultValue `300` (the default `publishAheadMs` is 5 minutes)
+   * How long verifiers may keep the key set (`Cache-Control: max-age`, written in whole
+   * seconds), in milliseconds. Keep it at most the key set's `publishAheadMs`, so that every
+   * verifier has fetched a new key before it starts signing.
+   * @defaultValue `300_000` (5 minutes, the default `publishAheadMs`)
    */
   maxAge?: number;
 }
+
+const KNOWN = ['maxAge'] as const satisfies readonly (keyof JwksEndpointOptions)[];
 
 /**
  * Serves the public signing keys, `ctx.keys.jwks()`, on `GET` (and `HEAD`): every key that
@@ -23,8 +25,8 @@ export interface JwksEndpointOptions {
  *
  * Caching is safe because of how the key set rotates: a new key is published
  * `publishAheadMs` (5 minutes by default) before it signs, and a verifier that cached this
- * document for at most `max-age` seconds has fetched it again by then. Keep `maxAge` ≤
- * `publishAheadMs / 1000`. A verifier that meets an unknown `kid` refetches anyway (as
+ * document for at most `maxAge` has fetched it again by then. Keep `maxAge` ≤
+ * `publishAheadMs` (both in milliseconds). A verifier that meets an unknown `kid` refetches anyway (as
  * portico's own `jwksUrl` does).
  *
  * @example
@@ -37,12 +39,10 @@ export function createJwksEndpoint(
   ctx: OAuthContext,
   options: JwksEndpointOptions = {},
 ): Middleware {
-  assertKnownOptions('createJwksEndpoint()', options, ['maxAge']);
-  const maxAge = options.maxAge ?? 300;
-  if (!Number.isSafeInteger(maxAge) || maxAge < 0) {
-    throw invalidOption('createJwksEndpoint(): `maxAge` must be an integer of seconds ≥ 0');
-  }
-  const cacheControl = `public, max-age=${maxAge}`;
+  const owner = 'createJwksEndpoint()';
+  assertKnownOptions(owner, options, KNOWN);
+  const maxAge = durationOption(owner, 'maxAge', options.maxAge, 300_000);
+  const cacheControl = `public, max-age=${Math.floor(maxAge / 1000)}`;
   return methods({
     GET(_req, res) {
       send(res, 200, JSON.stringify(ctx.keys.jwks()), {

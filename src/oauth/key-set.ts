@@ -5,7 +5,7 @@ import {
   type KeyObject,
 } from 'node:crypto';
 import { calculateJwkThumbprint, exportJWK, type JWK } from 'jose';
-import { assertKnownOptions, invalidOption } from '../internal/options.js';
+import { assertKnownOptions, durationOption, invalidOption } from '../internal/options.js';
 
 /**
  * Algorithms a {@link KeySet} signs with.
@@ -54,6 +54,14 @@ export interface KeySetOptions {
   /** The clock, epoch ms. @defaultValue `Date.now` */
   now?: () => number;
 }
+
+const KEY_SET_OPTIONS = [
+  'algorithm',
+  'keys',
+  'publishAheadMs',
+  'retainMs',
+  'now',
+] as const satisfies readonly (keyof KeySetOptions)[];
 
 /**
  * The authorization server's signing keys: the newest active key signs; every key that may
@@ -116,29 +124,14 @@ async function describe(
  * @see {@link https://www.rfc-editor.org/rfc/rfc7517 | RFC 7517} (JWK), {@link https://www.rfc-editor.org/rfc/rfc7638 | RFC 7638} (kid)
  */
 export async function createKeySet(options: KeySetOptions = {}): Promise<KeySet> {
-  assertKnownOptions('createKeySet()', options, [
-    'algorithm',
-    'keys',
-    'publishAheadMs',
-    'retainMs',
-    'now',
-  ]);
+  assertKnownOptions('createKeySet()', options, KEY_SET_OPTIONS);
   const alg = options.algorithm ?? 'RS256';
   if (!(alg in KEY_TYPE))
     throw invalidOption(`createKeySet(): unsupported algorithm \`${String(alg)}\``);
   const now = options.now ?? Date.now;
-  const publishAheadMs = options.publishAheadMs ?? 300_000;
-  const retainMs = options.retainMs ?? 3_600_000;
-  for (const [name, value] of [
-    ['publishAheadMs', publishAheadMs],
-    ['retainMs', retainMs],
-  ] as const) {
-    if (!Number.isSafeInteger(value) || value < 0) {
-      throw invalidOption(
-        `createKeySet(): \`${name}\` must be a non-negative integer of milliseconds`,
-      );
-    }
-  }
+  const owner = 'createKeySet()';
+  const publishAheadMs = durationOption(owner, 'publishAheadMs', options.publishAheadMs, 300_000);
+  const retainMs = durationOption(owner, 'retainMs', options.retainMs, 3_600_000);
   const start = now();
   const loaded = (options.keys ?? []).map((key) =>
     typeof key === 'string' ? createPrivateKey(key) : key,

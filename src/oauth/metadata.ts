@@ -1,7 +1,7 @@
 import type { Middleware } from '../core/compose.js';
 import { JSON_TYPE, send } from '../core/send.js';
 import { methods } from '../http/router.js';
-import { assertKnownOptions, invalidOption } from '../internal/options.js';
+import { assertKnownOptions, durationOption, invalidOption } from '../internal/options.js';
 import type { OAuthContext } from './context.js';
 
 /** Where the authorization server's endpoints are served, as paths under the issuer. */
@@ -48,11 +48,17 @@ export interface MetadataOptions {
    */
   scopesSupported?: readonly string[];
   /**
-   * `Cache-Control: max-age` of the metadata document, seconds.
-   * @defaultValue `300`
+   * How long clients may keep the metadata document (`Cache-Control: max-age`, written in
+   * whole seconds), in milliseconds.
+   * @defaultValue `300_000` (5 minutes)
    */
   maxAge?: number;
 }
+
+const METADATA_OPTIONS = [
+  'scopesSupported',
+  'maxAge',
+] as const satisfies readonly (keyof MetadataOptions)[];
 
 /**
  * The metadata document (RFC 8414 §2, OpenID Connect Discovery §3).
@@ -170,7 +176,7 @@ export function authorizationServerMetadata(
   paths: Partial<OAuthPaths> = {},
   options: MetadataOptions = {},
 ): AuthorizationServerMetadata {
-  assertKnownOptions('authorizationServerMetadata()', options, ['scopesSupported', 'maxAge']);
+  assertKnownOptions('authorizationServerMetadata()', options, METADATA_OPTIONS);
   const p = resolveOAuthPaths(paths);
   const url = (path: string) => base(ctx.issuer) + path;
   const scopes = options.scopesSupported ?? DEFAULT_SCOPES;
@@ -212,7 +218,7 @@ export function authorizationServerMetadata(
 
 /**
  * Serves {@link authorizationServerMetadata} on `GET` (and `HEAD`) as `application/json`
- * with `Cache-Control: public, max-age=300`; other methods get `405`. Mount the one
+ * with `Cache-Control: public, max-age=300` (`maxAge`, 5 minutes by default); other methods get `405`. Mount the one
  * middleware at both discovery paths ({@link metadataPaths}):
  * `/.well-known/oauth-authorization-server` (RFC 8414) and
  * `/.well-known/openid-configuration` (OpenID Connect Discovery). The document is built
@@ -234,11 +240,9 @@ export function createMetadataEndpoint(
   options: MetadataOptions = {},
 ): Middleware {
   const body = JSON.stringify(authorizationServerMetadata(ctx, paths, options));
-  const maxAge = options.maxAge ?? 300;
-  if (!Number.isSafeInteger(maxAge) || maxAge < 0) {
-    throw invalidOption('createMetadataEndpoint(): `maxAge` must be an integer of seconds ≥ 0');
-  }
-  const headers = { 'Content-Type': JSON_TYPE, 'Cache-Control': `public, max-age=${maxAge}` };
+  const maxAge = durationOption('createMetadataEndpoint()', 'maxAge', options.maxAge, 300_000);
+  const cacheControl = `public, max-age=${Math.floor(maxAge / 1000)}`;
+  const headers = { 'Content-Type': JSON_TYPE, 'Cache-Control': cacheControl };
   return methods({
     GET(_req, res) {
       send(res, 200, body, headers);

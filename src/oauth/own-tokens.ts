@@ -3,7 +3,7 @@ import type { Authenticator } from '../auth/authenticator.js';
 import { createJwtVerifier, type JwtVerifier, type VerifiedJwt } from '../auth/jwt.js';
 import { type JwtBearerOptions, jwtBearer, principalFromClaims } from '../auth/jwt-bearer.js';
 import type { Principal } from '../auth/principal.js';
-import { assertKnownOptions, invalidOption } from '../internal/options.js';
+import { assertKnownOptions, functionOption } from '../internal/options.js';
 import type { OAuthContext } from './context.js';
 
 /**
@@ -23,7 +23,13 @@ export interface OwnAccessTokenOptions
   toPrincipal?: JwtBearerOptions['toPrincipal'];
 }
 
-const OPTIONS = ['realm', 'clockTolerance', 'cache', 'maxTokenLength', 'toPrincipal'];
+const OPTIONS = [
+  'realm',
+  'clockTolerance',
+  'cache',
+  'maxTokenLength',
+  'toPrincipal',
+] as const satisfies readonly (keyof OwnAccessTokenOptions)[];
 
 /**
  * Follows the key set as it rotates: `build` runs again whenever the published keys change
@@ -137,11 +143,9 @@ export function ownAccessTokens(
   ctx: OAuthContext,
   options: OwnAccessTokenOptions = {},
 ): Authenticator {
-  assertKnownOptions('ownAccessTokens', options, OPTIONS);
-  const { toPrincipal, ...rest } = options;
-  if (toPrincipal !== undefined && typeof toPrincipal !== 'function') {
-    throw invalidOption('ownAccessTokens: `toPrincipal` must be a function');
-  }
+  assertKnownOptions('ownAccessTokens()', options, OPTIONS);
+  const { toPrincipal: given, ...rest } = options;
+  const toPrincipal = functionOption('ownAccessTokens()', 'toPrincipal', given);
   const principalOf = async (
     payload: JWTPayload,
     header: JWTHeaderParameters,

@@ -1,6 +1,8 @@
 import type { ServerResponse } from 'node:http';
 import { send } from '../core/send.js';
-import type { FormFields } from './form-token.js';
+
+/** The name/value pairs a form carries in hidden inputs, in order. */
+export type FormFields = readonly (readonly [name: string, value: string])[];
 
 /** Who is signed in, as the pages show them. */
 export interface PageUser {

@@ -15,9 +15,9 @@ import { revokedTokenKey } from './own-tokens.js';
 export function revocationTtlMs(ctx: OAuthContext, familyExpiresAt?: number): number {
   const familyLeft =
     familyExpiresAt === undefined
-      ? ctx.settings.refreshTokenTtl * 1000
+      ? ctx.settings.refreshTokenTtl
       : Math.max(0, familyExpiresAt - Date.now());
-  return familyLeft + ctx.tokens.accessTokenTtl * 1000;
+  return familyLeft + ctx.tokens.accessTokenTtl;
 }
 
 /**

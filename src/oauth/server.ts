@@ -50,19 +50,25 @@ export interface CreateAuthorizationServerOptions extends AuthorizationServerOpt
    */
   scopesSupported?: MetadataOptions['scopesSupported'];
   /**
-   * `Cache-Control: max-age` of the JWKS, seconds: keep it at most the key set's
-   * `publishAheadMs` so verifiers see a new key before it signs.
-   * @defaultValue `300`
+   * How long verifiers may keep the JWKS (`Cache-Control: max-age`), in milliseconds: keep it
+   * at most the key set's `publishAheadMs` so verifiers see a new key before it signs.
+   * @defaultValue `300_000` (5 minutes)
    */
   jwksMaxAge?: number;
-  /** Lifetime of the sign-in, consent and device forms, seconds. @defaultValue `900` */
+  /**
+   * Lifetime of the sign-in, consent and device forms, in milliseconds (at least `1_000`).
+   * @defaultValue `900_000` (15 minutes)
+   */
   formTtl?: number;
   /**
    * User codes a user may try per `deviceFailureWindow` at the device page, a right one
    * included (each is counted before it is looked up). @defaultValue `5`
    */
   deviceMaxFailures?: number;
-  /** The window of `deviceMaxFailures`, seconds. @defaultValue `900` */
+  /**
+   * The window of `deviceMaxFailures`, in milliseconds (at least `1_000`).
+   * @defaultValue `900_000` (15 minutes)
+   */
   deviceFailureWindow?: number;
   /**
    * Where user codes are counted: a shared store (`RedisRateLimitStore`) when several

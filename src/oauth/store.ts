@@ -1,4 +1,4 @@
-import { ExpiringMap } from '../internal/expiring-map.js';
+import { ExpiringMap } from '../core/expiring-map.js';
 import { assertKnownOptions } from '../internal/options.js';
 
 /** What an authorization code stands for, until it is exchanged (at most once). */
@@ -42,7 +42,7 @@ export interface DeviceCodeRecord {
   status: 'pending' | 'approved' | 'denied';
   sub?: string;
   authTime?: number;
-  /** Seconds the device must wait between polls; grows by 5 on `slow_down`. */
+  /** How long the device must wait between polls, in milliseconds; grows by `5_000` on `slow_down`. */
   interval: number;
   /** Last poll, epoch ms. */
   lastPollAt?: number;
@@ -168,6 +168,11 @@ export interface MemoryOAuthStoreOptions {
   now?: () => number;
 }
 
+const MEMORY_STORE_OPTIONS = [
+  'maxEntries',
+  'now',
+] as const satisfies readonly (keyof MemoryOAuthStoreOptions)[];
+
 /**
  * An {@link OAuthStore} in this process's memory, bounded and swept. One process only:
  * behind several instances use a shared store. It fails closed: at `maxEntries` of a kind,
@@ -190,7 +195,7 @@ export class MemoryOAuthStore implements OAuthStore {
   readonly #revoked: ExpiringMap<true>;
 
   constructor(options: MemoryOAuthStoreOptions = {}) {
-    assertKnownOptions('MemoryOAuthStore', options, ['maxEntries', 'now']);
+    assertKnownOptions('MemoryOAuthStore', options, MEMORY_STORE_OPTIONS);
     const make = <V>() =>
       new ExpiringMap<V>(
         'MemoryOAuthStore',

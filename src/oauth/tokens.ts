@@ -1,5 +1,6 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { type JWTPayload, SignJWT } from 'jose';
+import { durationOption } from '../internal/options.js';
 import type { KeySet } from './key-set.js';
 
 /**
@@ -50,9 +51,12 @@ export interface TokenIssuerOptions {
   audience?: string;
   /** The keys that sign the tokens: the newest active one signs. */
   keys: KeySet;
-  /** Access token lifetime, seconds. @defaultValue `900` (15 minutes, as the specification recommends) */
+  /**
+   * Access token lifetime, in milliseconds (tokens carry whole seconds: `exp` and `expires_in`
+   * are rounded down). @defaultValue `900_000` (15 minutes, as the specification recommends)
+   */
   accessTokenTtl?: number;
-  /** ID token lifetime, seconds. @defaultValue `3600` */
+  /** ID token lifetime, in milliseconds. @defaultValue `3_600_000` (1 hour) */
   idTokenTtl?: number;
   /** Which user claims ID tokens carry: see {@link IdTokenClaimRelease}. @defaultValue `'scope'` */
   idTokenClaims?: IdTokenClaimRelease;
@@ -141,26 +145,31 @@ const ALL_CLAIM_SCOPES: readonly string[] = ['profile', 'email'];
 export function createTokenIssuer(options: TokenIssuerOptions) {
   const { issuer, keys } = options;
   const audience = options.audience ?? issuer;
-  const accessTtl = options.accessTokenTtl ?? 900;
-  const idTtl = options.idTokenTtl ?? 3600;
+  const owner = 'createTokenIssuer()';
+  const accessTtl = durationOption(owner, 'accessTokenTtl', options.accessTokenTtl, 900_000);
+  const idTtl = durationOption(owner, 'idTokenTtl', options.idTokenTtl, 3_600_000);
   const idClaims = options.idTokenClaims ?? 'scope';
+  // JWTs count whole seconds (`exp`), and so does the token response (`expires_in`)
+  const accessSeconds = Math.floor(accessTtl / 1000);
+  const idSeconds = Math.floor(idTtl / 1000);
 
-  async function sign(payload: JWTPayload, typ: string, ttl: number): Promise<string> {
+  async function sign(payload: JWTPayload, typ: string, seconds: number): Promise<string> {
     const key = keys.signingKey();
     const now = Math.floor(Date.now() / 1000);
     return new SignJWT(payload)
       .setProtectedHeader({ alg: key.alg, kid: key.kid, typ })
       .setIssuer(issuer)
       .setIssuedAt(now)
-      .setExpirationTime(now + ttl)
+      .setExpirationTime(now + seconds)
       .sign(key.privateKey);
   }
 
   return {
     issuer,
     audience,
+    /** Access token lifetime, in milliseconds. */
     accessTokenTtl: accessTtl,
-    /** An RFC 9068 access token. */
+    /** An RFC 9068 access token; `expiresIn` is the response's `expires_in`, in seconds. */
     async accessToken(
       request: AccessTokenRequest,
     ): Promise<{ token: string; expiresIn: number; jti: string }> {
@@ -175,7 +184,8 @@ export function createTokenIssuer(options: TokenIssuerOptions) {
       if (request.user?.name !== undefined) payload.name = request.user.name;
       if (request.user?.role !== undefined) payload.role = request.user.role;
       if (request.grantId !== undefined) payload.grant_id = request.grantId;
-      return { token: await sign(payload, 'at+jwt', accessTtl), expiresIn: accessTtl, jti };
+      const token = await sign(payload, 'at+jwt', accessSeconds);
+      return { token, expiresIn: accessSeconds, jti };
     },
     /** An OpenID Connect ID token, with the user claims `idTokenClaims` says. */
     async idToken(request: IdTokenRequest): Promise<string> {
@@ -186,7 +196,7 @@ export function createTokenIssuer(options: TokenIssuerOptions) {
       };
       if (request.nonce !== undefined) payload.nonce = request.nonce;
       if (request.authTime !== undefined) payload.auth_time = request.authTime;
-      return sign(payload, 'JWT', idTtl);
+      return sign(payload, 'JWT', idSeconds);
     },
   };
 }

@@ -48,7 +48,7 @@ export async function findPendingDeviceCode(
  *
  * @example
  * ```ts
- * const store = new MemoryStore();
+ * const store = new MemoryRateLimitStore();
  * const attempts = createUserCodeAttempts(ctx, { store, limit: 5, windowMs: 900_000 });
  * const outcome = await attempts.attempt(session.sub, normalizeUserCode(typed));
  * if (outcome.kind === 'locked') return tooMany(res, outcome.seconds);

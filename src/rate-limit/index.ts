@@ -6,6 +6,13 @@
  * @module rate-limit
  */
 export { defaultRateLimitKey, ipKey, principalRateLimitKey, type RateLimitKey } from './key.js';
-export { MemoryStore, type MemoryStoreOptions } from './memory-store.js';
+export {
+  MemoryRateLimitStore,
+  type MemoryRateLimitStoreOptions,
+  /** @deprecated Renamed {@link MemoryRateLimitStore}; this alias goes in the next minor release. */
+  MemoryStore,
+  /** @deprecated Renamed {@link MemoryRateLimitStoreOptions}. */
+  type MemoryStoreOptions,
+} from './memory-store.js';
 export { type RateLimitOptions, rateLimit } from './rate-limit.js';
 export type { RateLimitHit, RateLimitStore } from './store.js';

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
-import { isIP } from 'node:net';
-import { getPrincipal } from '../auth/principal.js';
+import { getPrincipal } from '../core/principal.js';
 import { createProxyTrust, type ProxyTrust, type TrustProxy } from '../http/proxy.js';
+import { ipFamily, ipv6Groups, stripBrackets, stripZone } from '../internal/ip.js';
 
 /**
  * What a rate limit counts by: a key per client, or `undefined` to fall back to the
@@ -10,30 +10,6 @@ import { createProxyTrust, type ProxyTrust, type TrustProxy } from '../http/prox
 export type RateLimitKey = (
   req: IncomingMessage,
 ) => string | undefined | Promise<string | undefined>;
-
-/** Parses a valid IPv6 address (no zone, no brackets) into its eight 16-bit groups. */
-function ipv6Groups(address: string): number[] {
-  const groups: number[] = [];
-  const gap = address.indexOf('::');
-  const head = gap === -1 ? address : address.slice(0, gap);
-  const tail = gap === -1 ? '' : address.slice(gap + 2);
-  const push = (part: string) => {
-    if (part === '') return;
-    for (const piece of part.split(':')) {
-      if (piece.indexOf('.') === -1) {
-        groups.push(Number.parseInt(piece, 16));
-      } else {
-        const [a = 0, b = 0, c = 0, d = 0] = piece.split('.').map(Number);
-        groups.push((a << 8) | b, (c << 8) | d);
-      }
-    }
-  };
-  push(head);
-  const headLength = groups.length;
-  push(tail);
-  if (gap !== -1) groups.splice(headLength, 0, ...new Array<number>(8 - groups.length).fill(0));
-  return groups;
-}
 
 /**
  * The rate-limit key of a client address: an IPv4 address as it is, an IPv6 address as
@@ -51,14 +27,8 @@ function ipv6Groups(address: string): number[] {
  * @see {@link https://www.rfc-editor.org/rfc/rfc5952 | RFC 5952}
  */
 export function ipKey(ip: string): string {
-  let address = ip;
-  if (address.charCodeAt(0) === 91 /* [ */) {
-    const end = address.indexOf(']');
-    address = address.slice(1, end === -1 ? undefined : end);
-  }
-  const zone = address.indexOf('%');
-  if (zone !== -1) address = address.slice(0, zone);
-  const family = isIP(address);
+  const address = stripZone(stripBrackets(ip));
+  const family = ipFamily(address);
   if (family === 4) return address;
   if (family !== 6) return ip;
   const g = ipv6Groups(address);

@@ -1,9 +1,9 @@
-import { ExpiringMap } from '../internal/expiring-map.js';
+import { ExpiringMap } from '../core/expiring-map.js';
 import { assertKnownOptions } from '../internal/options.js';
 import type { RateLimitHit, RateLimitStore } from './store.js';
 
-/** Options of {@link MemoryStore}. */
-export interface MemoryStoreOptions {
+/** Options of {@link MemoryRateLimitStore}. */
+export interface MemoryRateLimitStoreOptions {
   /**
    * How often expired windows are swept out of memory, in milliseconds: on the first
    * `increment` after each interval, and by a timer (`unref()`'d, so it never keeps the
@@ -25,7 +25,13 @@ export interface MemoryStoreOptions {
   now?: () => number;
 }
 
-const KNOWN_OPTIONS = ['sweepIntervalMs', 'maxKeys', 'now'] as const;
+const OWNER = 'new MemoryRateLimitStore()';
+
+const KNOWN_OPTIONS = [
+  'sweepIntervalMs',
+  'maxKeys',
+  'now',
+] as const satisfies readonly (keyof MemoryRateLimitStoreOptions)[];
 
 interface Window {
   count: number;
@@ -40,24 +46,24 @@ interface Window {
  *
  * @example
  * ```ts
- * const store = new MemoryStore({ maxKeys: 100_000 });
+ * const store = new MemoryRateLimitStore({ maxKeys: 100_000 });
  * app.use(rateLimit({ limit: 100, store }));
  * // on shutdown
  * store.close();
  * ```
  */
-export class MemoryStore implements RateLimitStore {
+export class MemoryRateLimitStore implements RateLimitStore {
   readonly #windows: ExpiringMap<Window>;
   #timer: ReturnType<typeof setInterval> | undefined;
 
-  constructor(options: MemoryStoreOptions = {}) {
-    assertKnownOptions('MemoryStore', options, KNOWN_OPTIONS);
+  constructor(options: MemoryRateLimitStoreOptions = {}) {
+    assertKnownOptions(OWNER, options, KNOWN_OPTIONS);
     this.#windows = new ExpiringMap(
-      'MemoryStore',
+      OWNER,
       { maxEntries: options.maxKeys, sweepIntervalMs: options.sweepIntervalMs, now: options.now },
       { maxEntries: 1_000_000, maxEntriesOption: 'maxKeys' },
     );
-    this.#timer = setInterval(() => this.sweep(), options.sweepIntervalMs ?? 60_000);
+    this.#timer = setInterval(() => this.sweep(), this.#windows.sweepIntervalMs);
     this.#timer.unref();
   }
 
@@ -102,3 +108,18 @@ export class MemoryStore implements RateLimitStore {
     this.#windows.clear();
   }
 }
+
+/**
+ * The former name of {@link MemoryRateLimitStore}, kept for one release.
+ *
+ * @deprecated Use {@link MemoryRateLimitStore} (the `Memory…Store` / `Redis…Store` pattern).
+ * @example
+ * ```ts
+ * const store = new MemoryRateLimitStore(); // rather than new MemoryStore()
+ * ```
+ */
+export const MemoryStore: typeof MemoryRateLimitStore = MemoryRateLimitStore;
+/** The former name of {@link MemoryRateLimitStore}, kept for one release. @deprecated Use {@link MemoryRateLimitStore}. */
+export type MemoryStore = MemoryRateLimitStore;
+/** The former name of {@link MemoryRateLimitStoreOptions}. @deprecated Use {@link MemoryRateLimitStoreOptions}. */
+export type MemoryStoreOptions = MemoryRateLimitStoreOptions;

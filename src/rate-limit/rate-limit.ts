@@ -2,9 +2,16 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Middleware, Next } from '../core/compose.js';
 import { serviceUnavailable, tooManyRequests } from '../core/errors.js';
 import type { TrustProxy } from '../http/proxy.js';
-import { assertKnownOptions, invalidOption } from '../internal/options.js';
+import {
+  assertKnownOptions,
+  booleanOption,
+  countOption,
+  durationOption,
+  functionOption,
+  invalidOption,
+} from '../internal/options.js';
 import { defaultRateLimitKey, principalRateLimitKey, type RateLimitKey } from './key.js';
-import { MemoryStore } from './memory-store.js';
+import { MemoryRateLimitStore } from './memory-store.js';
 import type { RateLimitHit, RateLimitStore } from './store.js';
 
 /**
@@ -22,7 +29,7 @@ export interface RateLimitOptions {
   /**
    * The length of a window, in milliseconds. Windows are fixed: a key's window starts with
    * its first request and its count starts again from zero when the window ends.
-   * @defaultValue `60_000`
+   * @defaultValue `60_000` (1 minute)
    */
   windowMs?: number;
   /**
@@ -40,7 +47,7 @@ export interface RateLimitOptions {
   /**
    * Where counts are kept. Share one store across instances of the service (Redis) to
    * count across them.
-   * @defaultValue a new {@link MemoryStore}
+   * @defaultValue a new {@link MemoryRateLimitStore}
    */
   store?: RateLimitStore;
   /**
@@ -93,31 +100,12 @@ const KNOWN_OPTIONS = [
   'skip',
   'report',
   'failOpen',
-] as const;
+] as const satisfies readonly (keyof RateLimitOptions)[];
+
+const OWNER = 'rateLimit()';
 
 /** Seconds a client is told to wait when the store fails (capped by the window). */
 const STORE_RETRY_SECONDS = 5;
-
-function positiveInteger(name: string, value: unknown, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
-    throw invalidOption(`rateLimit: \`${name}\` must be a positive integer`);
-  }
-  return value;
-}
-
-function boolean(name: string, value: unknown, fallback: boolean): boolean {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'boolean') throw invalidOption(`rateLimit: \`${name}\` must be a boolean`);
-  return value;
-}
-
-function optionalFunction<T>(name: string, value: T | undefined): T | undefined {
-  if (value !== undefined && typeof value !== 'function') {
-    throw invalidOption(`rateLimit: \`${name}\` must be a function`);
-  }
-  return value;
-}
 
 function isPromiseLike<T>(value: T | Promise<T>): value is Promise<T> {
   return typeof (value as { then?: unknown } | null)?.then === 'function';
@@ -147,18 +135,18 @@ function windowText(windowMs: number): string {
  * @see {@link https://datatracker.ietf.org/doc/draft-ietf-httpapi-ratelimit-headers/ | RateLimit header fields (IETF draft)}
  */
 export function rateLimit(options: RateLimitOptions = {}): Middleware {
-  assertKnownOptions('rateLimit', options, KNOWN_OPTIONS);
-  const limit = positiveInteger('limit', options.limit, 100);
-  const windowMs = positiveInteger('windowMs', options.windowMs, 60_000);
-  const customKey = optionalFunction('key', options.key);
-  const skip = optionalFunction('skip', options.skip);
-  const report = optionalFunction('report', options.report);
-  const legacyHeaders = boolean('headers', options.headers, true);
-  const standardHeaders = boolean('standardHeaders', options.standardHeaders, false);
-  const failOpen = boolean('failOpen', options.failOpen, false);
-  const store = options.store ?? new MemoryStore();
+  assertKnownOptions(OWNER, options, KNOWN_OPTIONS);
+  const limit = countOption(OWNER, 'limit', options.limit, 100);
+  const windowMs = durationOption(OWNER, 'windowMs', options.windowMs, 60_000, { min: 1 });
+  const customKey = functionOption(OWNER, 'key', options.key);
+  const skip = functionOption(OWNER, 'skip', options.skip);
+  const report = functionOption(OWNER, 'report', options.report);
+  const legacyHeaders = booleanOption(OWNER, 'headers', options.headers, true);
+  const standardHeaders = booleanOption(OWNER, 'standardHeaders', options.standardHeaders, false);
+  const failOpen = booleanOption(OWNER, 'failOpen', options.failOpen, false);
+  const store = options.store ?? new MemoryRateLimitStore();
   if (typeof store !== 'object' || store === null || typeof store.increment !== 'function') {
-    throw invalidOption('rateLimit: `store` must have an `increment(key, windowMs)` method');
+    throw invalidOption(`${OWNER}: \`store\` must have an \`increment(key, windowMs)\` method`);
   }
   const ipKeyOf = defaultRateLimitKey(options.trustProxy ?? false);
 

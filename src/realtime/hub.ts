@@ -1,5 +1,5 @@
 import { PorticoError } from '../core/errors.js';
-import { assertKnownOptions, invalidOption } from '../internal/options.js';
+import { assertKnownOptions, functionOption, invalidOption } from '../internal/options.js';
 import type {
   Broker,
   HistoryResult,
@@ -84,7 +84,8 @@ export type Subscription = Unsubscribe & { readonly ready: Promise<void> };
 /** The `ready` of every subscription its broker made at once (one shared, settled promise). */
 const SUBSCRIBED: Promise<void> = Promise.resolve();
 
-const KNOWN_OPTIONS = ['broker', 'onError'] as const;
+const OWNER = 'createHub()';
+const KNOWN_OPTIONS = ['broker', 'onError'] as const satisfies readonly (keyof HubOptions)[];
 const MAX_NAME_LENGTH = 200;
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it rejects.
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
@@ -155,8 +156,8 @@ function reportToConsole(error: unknown, channel: string): void {
  * ```
  */
 export function createHub(options: HubOptions = {}): Hub {
-  assertKnownOptions('createHub', options, KNOWN_OPTIONS);
-  const { broker: given, onError = reportToConsole } = options;
+  assertKnownOptions(OWNER, options, KNOWN_OPTIONS);
+  const given = options.broker;
   if (
     given !== undefined &&
     (typeof given !== 'object' ||
@@ -168,10 +169,10 @@ export function createHub(options: HubOptions = {}): Hub {
       typeof given.close !== 'function')
   ) {
     throw invalidOption(
-      'createHub: `broker` must implement publish, subscribe, history, position, close',
+      `${OWNER}: \`broker\` must implement publish, subscribe, history, position, close`,
     );
   }
-  if (typeof onError !== 'function') throw invalidOption('createHub: `onError` must be a function');
+  const onError = functionOption(OWNER, 'onError', options.onError) ?? reportToConsole;
   const broker = given ?? new MemoryBroker();
   const active = new Set<Unsubscribe>();
   let closed = false;

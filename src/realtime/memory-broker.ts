@@ -1,6 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { PorticoError } from '../core/errors.js';
-import { assertKnownOptions, invalidOption } from '../internal/options.js';
+import {
+  assertKnownOptions,
+  countOption,
+  durationOption,
+  functionOption,
+} from '../internal/options.js';
 import type {
   Broker,
   HistoryResult,
@@ -24,16 +29,17 @@ import { deliverToListeners } from './deliver.js';
  */
 export interface MemoryBrokerOptions {
   /**
-   * The most events kept per channel for resuming clients; older ones are evicted.
-   * @defaultValue `1000`
+   * The most events kept per channel for resuming clients (an integer ≥ 0); older ones are
+   * evicted.
+   * @defaultValue `1_000`
    */
   historySize?: number;
   /**
-   * How long an event stays in the history, in milliseconds; unset keeps it until evicted
-   * by `historySize`.
+   * How long an event stays in the history, in milliseconds (an integer ≥ 1); unset keeps it
+   * until evicted by `historySize`.
    * @defaultValue `undefined`: no time limit
    */
-  historyTtlMs?: number;
+  historyTtl?: number;
   /**
    * Called when a listener throws or rejects; delivery to the other listeners goes on.
    * @defaultValue reports on `console.error`
@@ -46,7 +52,13 @@ export interface MemoryBrokerOptions {
   now?: () => number;
 }
 
-const KNOWN_OPTIONS = ['historySize', 'historyTtlMs', 'onError', 'now'] as const;
+const OWNER = 'new MemoryBroker()';
+const KNOWN_OPTIONS = [
+  'historySize',
+  'historyTtl',
+  'onError',
+  'now',
+] as const satisfies readonly (keyof MemoryBrokerOptions)[];
 
 /** One channel: its offset counter, its ring buffer of recent events and its listeners. */
 interface Channel {
@@ -75,7 +87,7 @@ function reportToConsole(error: unknown, message: HubMessage): void {
  *
  * @example
  * ```ts
- * const broker = new MemoryBroker({ historySize: 500, historyTtlMs: 5 * 60_000 });
+ * const broker = new MemoryBroker({ historySize: 500, historyTtl: 300_000 }); // 5 minutes
  * const hub = createHub({ broker });
  * ```
  */
@@ -90,27 +102,14 @@ export class MemoryBroker implements Broker {
   #closed = false;
 
   constructor(options: MemoryBrokerOptions = {}) {
-    assertKnownOptions('MemoryBroker', options, KNOWN_OPTIONS);
-    const { historySize = 1000, historyTtlMs, onError, now } = options;
-    if (!Number.isSafeInteger(historySize) || historySize < 0) {
-      throw invalidOption('MemoryBroker: `historySize` must be an integer ≥ 0');
-    }
-    if (
-      historyTtlMs !== undefined &&
-      (typeof historyTtlMs !== 'number' || !Number.isFinite(historyTtlMs) || historyTtlMs <= 0)
-    ) {
-      throw invalidOption('MemoryBroker: `historyTtlMs` must be a positive number');
-    }
-    if (onError !== undefined && typeof onError !== 'function') {
-      throw invalidOption('MemoryBroker: `onError` must be a function');
-    }
-    if (now !== undefined && typeof now !== 'function') {
-      throw invalidOption('MemoryBroker: `now` must be a function returning epoch milliseconds');
-    }
-    this.#size = historySize;
-    this.#ttl = historyTtlMs;
-    this.#onError = onError ?? reportToConsole;
-    this.#now = now ?? Date.now;
+    assertKnownOptions(OWNER, options, KNOWN_OPTIONS);
+    this.#size = countOption(OWNER, 'historySize', options.historySize, 1_000, { min: 0 });
+    this.#ttl =
+      options.historyTtl === undefined
+        ? undefined
+        : durationOption(OWNER, 'historyTtl', options.historyTtl, 0, { min: 1 });
+    this.#onError = functionOption(OWNER, 'onError', options.onError) ?? reportToConsole;
+    this.#now = functionOption(OWNER, 'now', options.now) ?? Date.now;
   }
 
   publish(channel: string, draft: HubDraft): HubMessage {
@@ -209,7 +208,7 @@ export class MemoryBroker implements Broker {
     return state;
   }
 
-  /** Evicts the events older than `historyTtlMs`. */
+  /** Evicts the events older than `historyTtl`. */
   #expire(state: Channel, now: number): void {
     if (this.#ttl === undefined) return;
     const limit = now - this.#ttl;

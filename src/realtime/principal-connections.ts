@@ -1,20 +1,7 @@
 import { type HttpError, tooManyRequests } from '../core/errors.js';
-import { invalidOption } from '../internal/options.js';
 
 /** The `Retry-After` of a refused connection: a slot frees up when another one closes. */
 const RETRY_AFTER_SECONDS = 5;
-
-/**
- * The cap on connections per principal: a positive integer, or `Infinity` when unset.
- * @internal
- */
-export function connectionCap(owner: string, value: unknown): number {
-  if (value === undefined) return Number.POSITIVE_INFINITY;
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
-    throw invalidOption(`${owner}: \`maxConnectionsPerPrincipal\` must be a positive integer`);
-  }
-  return value;
-}
 
 /** The 429 problem of a connection past its principal's cap. */
 function tooManyConnections(): HttpError {

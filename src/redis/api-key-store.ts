@@ -27,7 +27,7 @@ export interface RedisApiKeyStoreOptions {
    * @defaultValue `"portico:apikey:"`
    */
   prefix?: string;
-  /** How long a command may take before the request is answered as if Redis were down. @defaultValue `1000` */
+  /** How long a command may take, in milliseconds, before the request is answered as if Redis were down. @defaultValue `1000` */
   timeoutMs?: number;
   /**
    * Where a deleted key's revocation is announced, so that the streams opened with it end

@@ -1,7 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { PorticoError } from '../core/errors.js';
-import { assertKnownOptions, invalidOption } from '../internal/options.js';
+import {
+  assertKnownOptions,
+  countOption,
+  durationOption,
+  functionOption,
+  invalidOption,
+} from '../internal/options.js';
 import type {
   Broker,
   HistoryResult,
@@ -12,6 +18,7 @@ import type {
   Position,
   Unsubscribe,
 } from '../realtime/broker.js';
+import { MAX_TIMER_DELAY } from '../realtime/connection-options.js';
 import { deliverToListeners } from '../realtime/deliver.js';
 import { guarded, LuaScript } from './script.js';
 
@@ -28,9 +35,12 @@ export interface RedisBrokerOptions {
   client: Redis;
   /** Prefix of every key and pub/sub channel. @defaultValue `"portico:hub:"` */
   prefix?: string;
-  /** The most events kept per channel for resuming clients. @defaultValue `1000` */
+  /** The most events kept per channel for resuming clients (an integer ≥ 0). @defaultValue `1_000` */
   historySize?: number;
-  /** How long a command may take before it fails as if Redis were down. @defaultValue `2000` */
+  /**
+   * How long a command may take before it fails as if Redis were down, in milliseconds.
+   * @defaultValue `2_000` (2 seconds)
+   */
   timeoutMs?: number;
   /** Called when a listener throws; delivery to the others goes on. @defaultValue `console.error` */
   onError?: (error: unknown, message: HubMessage) => void;
@@ -96,6 +106,19 @@ const entryStart = (channel: string, offset: number) =>
 
 const parse = (text: string): HubMessage => Object.freeze(JSON.parse(text) as HubMessage);
 
+const OWNER = 'new RedisBroker()';
+const KNOWN_OPTIONS = [
+  'client',
+  'prefix',
+  'historySize',
+  'timeoutMs',
+  'onError',
+] as const satisfies readonly (keyof RedisBrokerOptions)[];
+
+function reportToConsole(error: unknown, message: HubMessage): void {
+  console.error(`portico redis: a listener of channel "${message.channel}" failed`, error);
+}
+
 /**
  * A {@link Broker} over Redis, so that several processes act as one hub: offsets assigned
  * by one Lua script per publish (per channel, in order, across processes), delivery through
@@ -126,29 +149,19 @@ export class RedisBroker implements Broker {
   #closed = false;
 
   constructor(options: RedisBrokerOptions) {
-    assertKnownOptions('RedisBroker', options, [
-      'client',
-      'prefix',
-      'historySize',
-      'timeoutMs',
-      'onError',
-    ]);
-    const { client, prefix = 'portico:hub:', historySize = 1000, timeoutMs = 2000 } = options ?? {};
+    assertKnownOptions(OWNER, options, KNOWN_OPTIONS);
+    const { client, prefix = 'portico:hub:' } = options ?? {};
     if (typeof client?.duplicate !== 'function') {
-      throw invalidOption('RedisBroker: `client` must be an ioredis client');
+      throw invalidOption(`${OWNER}: \`client\` must be an ioredis client`);
     }
-    if (!Number.isSafeInteger(historySize) || historySize < 0) {
-      throw invalidOption('RedisBroker: `historySize` must be an integer ≥ 0');
-    }
-    if (!(timeoutMs > 0)) throw invalidOption('RedisBroker: `timeoutMs` must be > 0');
     this.#client = client;
     this.#prefix = prefix;
-    this.#size = historySize;
-    this.#timeout = timeoutMs;
-    this.#onError =
-      options.onError ??
-      ((error, message) =>
-        console.error(`portico redis: a listener of channel "${message.channel}" failed`, error));
+    this.#size = countOption(OWNER, 'historySize', options.historySize, 1_000, { min: 0 });
+    this.#timeout = durationOption(OWNER, 'timeoutMs', options.timeoutMs, 2_000, {
+      min: 1,
+      max: MAX_TIMER_DELAY,
+    });
+    this.#onError = functionOption(OWNER, 'onError', options.onError) ?? reportToConsole;
   }
 
   #keys(channel: string): string[] {

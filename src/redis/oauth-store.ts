@@ -22,9 +22,18 @@ export interface RedisOAuthStoreOptions {
   client: Redis;
   /** Prefix of every key. @defaultValue `"portico:oauth:"` */
   prefix?: string;
-  /** How long a command may take before the request is answered as if Redis were down. @defaultValue `1000` */
+  /**
+   * How long a command may take before the request is answered as if Redis were down, in
+   * milliseconds. @defaultValue `1_000` (1 second)
+   */
   timeoutMs?: number;
 }
+
+const KNOWN = [
+  'client',
+  'prefix',
+  'timeoutMs',
+] as const satisfies readonly (keyof RedisOAuthStoreOptions)[];
 
 // A key of another type (a prefix shared by mistake) reads as absent rather than failing.
 const READ = new LuaScript(`
@@ -118,7 +127,7 @@ export class RedisOAuthStore implements OAuthStore {
   readonly #timeout: number;
 
   constructor(options: RedisOAuthStoreOptions) {
-    assertKnownOptions('RedisOAuthStore', options, ['client', 'prefix', 'timeoutMs']);
+    assertKnownOptions('RedisOAuthStore', options, KNOWN);
     const { client, prefix = 'portico:oauth:', timeoutMs = 1000 } = options ?? {};
     if (typeof client?.evalsha !== 'function') {
       throw invalidOption('RedisOAuthStore: `client` must be an ioredis client');

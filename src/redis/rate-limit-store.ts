@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { assertKnownOptions, invalidOption } from '../internal/options.js';
+import { assertKnownOptions, durationOption, invalidOption } from '../internal/options.js';
 import type { RateLimitHit, RateLimitStore } from '../rate-limit/store.js';
 import { guarded, LuaScript } from './script.js';
 
@@ -16,9 +16,21 @@ export interface RedisRateLimitStoreOptions {
   client: Redis;
   /** Prefix of every key. @defaultValue `"portico:rl:"` */
   prefix?: string;
-  /** How long a count may take before the request is answered as if Redis were down. @defaultValue `1000` */
+  /**
+   * How long a count may take before the request is answered as if Redis were down, in
+   * milliseconds.
+   * @defaultValue `1_000` (1 second)
+   */
   timeoutMs?: number;
 }
+
+const KNOWN_OPTIONS = [
+  'client',
+  'prefix',
+  'timeoutMs',
+] as const satisfies readonly (keyof RedisRateLimitStoreOptions)[];
+
+const OWNER = 'new RedisRateLimitStore()';
 
 // One step: count, start the window on the first request, and tell how long it has left.
 const INCREMENT = new LuaScript(`
@@ -51,17 +63,15 @@ export class RedisRateLimitStore implements RateLimitStore {
   readonly #timeout: number;
 
   constructor(options: RedisRateLimitStoreOptions) {
-    assertKnownOptions('RedisRateLimitStore', options, ['client', 'prefix', 'timeoutMs']);
-    const { client, prefix = 'portico:rl:', timeoutMs = 1000 } = options ?? {};
+    assertKnownOptions(OWNER, options, KNOWN_OPTIONS);
+    const { client, prefix = 'portico:rl:' } = options ?? {};
     if (typeof client?.evalsha !== 'function') {
-      throw invalidOption('RedisRateLimitStore: `client` must be an ioredis client');
+      throw invalidOption(`${OWNER}: \`client\` must be an ioredis client`);
     }
-    if (typeof prefix !== 'string')
-      throw invalidOption('RedisRateLimitStore: `prefix` must be a string');
-    if (!(timeoutMs > 0)) throw invalidOption('RedisRateLimitStore: `timeoutMs` must be > 0');
+    if (typeof prefix !== 'string') throw invalidOption(`${OWNER}: \`prefix\` must be a string`);
     this.#client = client;
     this.#prefix = prefix;
-    this.#timeout = timeoutMs;
+    this.#timeout = durationOption(OWNER, 'timeoutMs', options.timeoutMs, 1_000, { min: 1 });
   }
 
   async increment(key: string, windowMs: number): Promise<RateLimitHit> {

@@ -16,7 +16,7 @@ export interface RedisSessionStoreOptions {
   client: Redis;
   /** Prefix of every key. @defaultValue `"portico:sess:"` */
   prefix?: string;
-  /** How long a command may take before the request is answered as if Redis were down. @defaultValue `1000` */
+  /** How long a command may take, in milliseconds, before the request is answered as if Redis were down. @defaultValue `1000` */
   timeoutMs?: number;
 }
 

@@ -1,5 +1,10 @@
 import type { Redis } from 'ioredis';
-import { assertKnownOptions, invalidOption } from '../internal/options.js';
+import {
+  assertKnownOptions,
+  countOption,
+  durationOption,
+  invalidOption,
+} from '../internal/options.js';
 import type {
   WebhookClaim,
   WebhookDelivery,
@@ -23,13 +28,28 @@ export interface RedisWebhookStoreOptions {
   client: Redis;
   /** Prefix of every key. @defaultValue `"portico:wh:"` */
   prefix?: string;
-  /** How many finished deliveries are listed (the oldest are forgotten first). @defaultValue `10000` */
+  /** How many finished deliveries are listed (the oldest are forgotten first). @defaultValue `10_000` */
   maxFinished?: number;
-  /** How long a finished delivery stays readable, in milliseconds. @defaultValue 7 days */
+  /**
+   * How long a finished delivery stays readable, in milliseconds.
+   * @defaultValue `604_800_000` (7 days)
+   */
   finishedTtlMs?: number;
-  /** How long a command may take before it fails as if Redis were down. @defaultValue `2000` */
+  /**
+   * How long a command may take, in milliseconds, before it fails as if Redis were down.
+   * @defaultValue `2_000` (2 seconds)
+   */
   timeoutMs?: number;
 }
+
+const OWNER = 'RedisWebhookStore';
+const KNOWN = [
+  'client',
+  'prefix',
+  'maxFinished',
+  'finishedTtlMs',
+  'timeoutMs',
+] as const satisfies readonly (keyof RedisWebhookStoreOptions)[];
 
 // KEYS: due, seq; ARGV: prefix, then per delivery: id, endpointId, nextAttemptAt, json
 const ENQUEUE = new LuaScript(`
@@ -174,34 +194,18 @@ export class RedisWebhookStore implements WebhookStore {
   readonly #timeout: number;
 
   constructor(options: RedisWebhookStoreOptions) {
-    assertKnownOptions('RedisWebhookStore', options, [
-      'client',
-      'prefix',
-      'maxFinished',
-      'finishedTtlMs',
-      'timeoutMs',
-    ]);
-    const {
-      client,
-      prefix = 'portico:wh:',
-      maxFinished = 10_000,
-      finishedTtlMs = 7 * 86_400_000,
-      timeoutMs = 2000,
-    } = options ?? {};
+    assertKnownOptions(OWNER, options, KNOWN);
+    const { client, prefix = 'portico:wh:' } = options ?? {};
     if (typeof client?.evalsha !== 'function') {
-      throw invalidOption('RedisWebhookStore: `client` must be an ioredis client');
-    }
-    if (!Number.isSafeInteger(maxFinished) || maxFinished < 1) {
-      throw invalidOption('RedisWebhookStore: `maxFinished` must be an integer ≥ 1');
-    }
-    if (!(finishedTtlMs > 0) || !(timeoutMs > 0)) {
-      throw invalidOption('RedisWebhookStore: `finishedTtlMs` and `timeoutMs` must be > 0');
+      throw invalidOption(`${OWNER}: \`client\` must be an ioredis client`);
     }
     this.#client = client;
     this.#p = prefix;
-    this.#maxFinished = maxFinished;
-    this.#finishedTtl = Math.ceil(finishedTtlMs);
-    this.#timeout = timeoutMs;
+    this.#maxFinished = countOption(OWNER, 'maxFinished', options.maxFinished, 10_000);
+    this.#finishedTtl = durationOption(OWNER, 'finishedTtlMs', options.finishedTtlMs, 604_800_000, {
+      min: 1,
+    });
+    this.#timeout = durationOption(OWNER, 'timeoutMs', options.timeoutMs, 2_000, { min: 1 });
   }
 
   #run<T>(command: () => Promise<T>): Promise<T> {

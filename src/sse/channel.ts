@@ -1,16 +1,16 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { assertKnownOptions, invalidOption } from '../internal/options.js';
+import { assertKnownOptions, functionOption, invalidOption } from '../internal/options.js';
 import type { HubMessage, Position } from '../realtime/broker.js';
 import { followChannel } from '../realtime/follow.js';
 import type { Hub } from '../realtime/hub.js';
 import { formatPosition, parsePosition } from '../realtime/position.js';
 import { formatEvent, type ServerSentEvent } from './format.js';
+import { lastEventId } from './last-event-id.js';
 import {
   createEventStream,
   EVENT_STREAM_OPTIONS,
   type EventStream,
   type EventStreamOptions,
-  lastEventId,
   type PreparedEventStream,
   WRITE_FORMATTED,
 } from './stream.js';
@@ -70,9 +70,10 @@ const OWN_OPTIONS = [
   'toReset',
   'lastEventIdQuery',
   'onError',
-] as const;
+] as const satisfies readonly (keyof ChannelStreamOptions)[];
 /** Every option name `streamChannel` takes, its own and the stream's. */
 const KNOWN_OPTIONS = [...OWN_OPTIONS, ...EVENT_STREAM_OPTIONS];
+const OWNER = 'streamChannel()';
 
 const defaultToEvent = (m: HubMessage): ServerSentEvent => ({
   id: formatPosition(m),
@@ -117,12 +118,6 @@ const defaultOnError = (error: unknown) => {
   console.error('portico sse: replaying a channel failed', error);
 };
 
-function optionalFunction(name: string, value: unknown): void {
-  if (value !== undefined && typeof value !== 'function') {
-    throw invalidOption(`streamChannel: \`${name}\` must be a function`);
-  }
-}
-
 /**
  * Streams one hub channel as Server-Sent Events, with resume: a client that reconnects with
  * `Last-Event-ID` gets every event it missed while the broker's history still holds them,
@@ -146,23 +141,15 @@ export function streamChannel(
   res: ServerResponse,
   options: ChannelStreamOptions,
 ): EventStream {
-  assertKnownOptions('streamChannel', options, KNOWN_OPTIONS);
-  const {
-    hub,
-    channel,
-    toEvent = defaultToEvent,
-    parseId = parsePosition,
-    toReset = defaultToReset,
-    lastEventIdQuery,
-    onError = defaultOnError,
-  } = options;
+  assertKnownOptions(OWNER, options, KNOWN_OPTIONS);
+  const { hub, channel, lastEventIdQuery } = options;
   if (typeof hub !== 'object' || hub === null || typeof hub.subscribe !== 'function') {
-    throw invalidOption('streamChannel: `hub` must be a hub from createHub()');
+    throw invalidOption(`${OWNER}: \`hub\` must be a hub from createHub()`);
   }
-  optionalFunction('toEvent', toEvent);
-  optionalFunction('parseId', parseId);
-  optionalFunction('toReset', toReset);
-  optionalFunction('onError', onError);
+  const toEvent = functionOption(OWNER, 'toEvent', options.toEvent) ?? defaultToEvent;
+  const parseId = functionOption(OWNER, 'parseId', options.parseId) ?? parsePosition;
+  const toReset = functionOption(OWNER, 'toReset', options.toReset) ?? defaultToReset;
+  const onError = functionOption(OWNER, 'onError', options.onError) ?? defaultOnError;
   const streamOptions: EventStreamOptions = {};
   for (const key of EVENT_STREAM_OPTIONS) {
     if (options[key] !== undefined) Object.assign(streamOptions, { [key]: options[key] });

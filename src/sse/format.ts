@@ -1,3 +1,5 @@
+import { hasLineBreak } from '../internal/grammar.js';
+
 /**
  * One event of a `text/event-stream`, before formatting.
  *
@@ -33,7 +35,6 @@ export interface FormatOptions {
 }
 
 const LINE_BREAK = /\r\n|\r|\n/;
-const FORBIDDEN = /[\r\n\0]/;
 
 function invalid(message: string): TypeError {
   const error = new TypeError(message);
@@ -44,7 +45,7 @@ function invalid(message: string): TypeError {
 function field(name: 'id' | 'event', value: unknown): string {
   if (typeof value === 'number' && Number.isFinite(value)) return String(value);
   if (typeof value !== 'string') throw invalid(`SSE \`${name}\` must be a string`);
-  if (FORBIDDEN.test(value)) throw invalid(`SSE \`${name}\` must not contain CR, LF or NUL`);
+  if (hasLineBreak(value)) throw invalid(`SSE \`${name}\` must not contain CR, LF or NUL`);
   return value;
 }
 

@@ -1,9 +1,21 @@
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { getPrincipal } from '../auth/principal.js';
 import { bindToCredential, type CredentialEnd, type Revocations } from '../auth/revocations.js';
-import { assertKnownOptions, invalidOption } from '../internal/options.js';
-import { connectionCap, PrincipalConnections } from '../realtime/principal-connections.js';
+import {
+  assertKnownOptions,
+  countOption,
+  durationOption,
+  invalidOption,
+} from '../internal/options.js';
+import {
+  connectionCap,
+  MAX_TIMER_DELAY,
+  revocationsOption,
+} from '../realtime/connection-options.js';
+import { PrincipalConnections } from '../realtime/principal-connections.js';
 import { formatComment, formatEvent, type ServerSentEvent } from './format.js';
+
+export { type LastEventIdOptions, lastEventId } from './last-event-id.js';
 
 /**
  * The media type of an event stream.
@@ -24,7 +36,7 @@ export const EVENT_STREAM_TYPE = 'text/event-stream; charset=utf-8';
 export interface EventStreamOptions {
   /**
    * Reconnection time sent in a first `retry:` line, in milliseconds; `false` sends none.
-   * @defaultValue `3000`
+   * @defaultValue `3_000` (3 seconds)
    */
   retry?: number | false;
   /**
@@ -34,21 +46,21 @@ export interface EventStreamOptions {
    */
   retryJitter?: number;
   /**
-   * Milliseconds between comment heartbeats, which keep proxies and load balancers from
-   * closing an idle stream; `0` sends none.
-   * @defaultValue `15000`
+   * Time between comment heartbeats, which keep proxies and load balancers from closing an
+   * idle stream, in milliseconds; `0` sends none.
+   * @defaultValue `15_000` (15 seconds)
    */
   heartbeat?: number;
   /**
    * How many events may wait while the client is not reading (after `res.write()` returned
    * `false`, until `'drain'`); one more and the stream is closed as a slow consumer.
-   * @defaultValue `1000`
+   * @defaultValue `1_000`
    */
   maxQueue?: number;
   /**
    * How many bytes of events may wait while the client is not reading; past it the stream
    * is closed as a slow consumer.
-   * @defaultValue `1048576` (1 MiB)
+   * @defaultValue `1_048_576` (1 MiB)
    */
   maxQueueBytes?: number;
   /**
@@ -128,7 +140,7 @@ export const EVENT_STREAM_OPTIONS = [
   'headers',
   'revocations',
   'maxConnectionsPerPrincipal',
-] as const;
+] as const satisfies readonly (keyof EventStreamOptions)[];
 
 let open = 0;
 /** The event streams each principal holds open in this process. */
@@ -161,10 +173,13 @@ export function countOpenEventStreams(): number {
   return open;
 }
 
-function nonNegative(name: string, value: number | undefined, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
-    throw invalidOption(`createEventStream: \`${name}\` must be a non-negative number`);
+const OWNER = 'createEventStream()';
+
+/** `retryJitter`: a fraction from 0 to 1. */
+function jitterOption(value: unknown): number {
+  if (value === undefined) return 0.2;
+  if (typeof value !== 'number' || !(value >= 0 && value <= 1)) {
+    throw invalidOption(`${OWNER}: \`retryJitter\` must be a number from 0 to 1`);
   }
   return value;
 }
@@ -202,20 +217,21 @@ export function createEventStream(
   res: ServerResponse,
   options: EventStreamOptions = {},
 ): EventStream {
-  assertKnownOptions('createEventStream', options, EVENT_STREAM_OPTIONS);
-  const retry = options.retry === false ? false : nonNegative('retry', options.retry, 3000);
-  const jitter = nonNegative('retryJitter', options.retryJitter, 0.2);
-  if (jitter > 1) throw invalidOption('createEventStream: `retryJitter` must be at most 1');
-  const heartbeat = nonNegative('heartbeat', options.heartbeat, 15_000);
-  const maxQueue = nonNegative('maxQueue', options.maxQueue, 1000);
-  const maxQueueBytes = nonNegative('maxQueueBytes', options.maxQueueBytes, 1_048_576);
+  assertKnownOptions(OWNER, options, EVENT_STREAM_OPTIONS);
+  const retry =
+    options.retry === false ? false : durationOption(OWNER, 'retry', options.retry, 3_000);
+  const jitter = jitterOption(options.retryJitter);
+  const heartbeat = durationOption(OWNER, 'heartbeat', options.heartbeat, 15_000, {
+    max: MAX_TIMER_DELAY,
+  });
+  const maxQueue = countOption(OWNER, 'maxQueue', options.maxQueue, 1_000, { min: 0 });
+  const maxQueueBytes = countOption(OWNER, 'maxQueueBytes', options.maxQueueBytes, 1_048_576, {
+    min: 0,
+  });
   const format = { json: options.json !== false };
-  const cap = connectionCap('createEventStream', options.maxConnectionsPerPrincipal);
-  const revocations = options.revocations;
-  if (revocations !== undefined && typeof revocations?.watch !== 'function') {
-    throw invalidOption('createEventStream: `revocations` must be a Revocations bus');
-  }
-  if (res.headersSent) throw new Error('createEventStream: the response headers were already sent');
+  const cap = connectionCap(OWNER, options.maxConnectionsPerPrincipal);
+  const revocations = revocationsOption(OWNER, options.revocations);
+  if (res.headersSent) throw new Error(`${OWNER}: the response headers were already sent`);
   const principal = getPrincipal(req);
   const releaseSlot = principal === undefined ? noop : byPrincipal.claim(principal.sub, cap);
   let unbind = noop;
@@ -346,44 +362,4 @@ function notify(
       throw err;
     });
   }
-}
-
-/** Options of {@link lastEventId}. */
-export interface LastEventIdOptions {
-  /**
-   * Also read the ID from this query parameter when the header is absent (for clients
-   * that cannot set headers on their first connection). Off unless given.
-   * @defaultValue none: only the `Last-Event-ID` header is read
-   */
-  queryParameter?: string;
-}
-
-/**
- * The ID of the last event a reconnecting client saw: the `Last-Event-ID` header, or the
- * query parameter named by `queryParameter` when enabled; `undefined` when neither is there
- * or the value holds CR, LF or NUL.
- *
- * @example
- * ```ts
- * const since = lastEventId(req, { queryParameter: 'lastEventId' });
- * ```
- * @see {@link https://html.spec.whatwg.org/multipage/server-sent-events.html#last-event-id | HTML: Server-sent events, `Last-Event-ID`}
- */
-export function lastEventId(
-  req: IncomingMessage,
-  options: LastEventIdOptions = {},
-): string | undefined {
-  assertKnownOptions('lastEventId', options, ['queryParameter']);
-  let value: string | undefined;
-  const header = req.headers['last-event-id'];
-  if (typeof header === 'string') value = header;
-  else if (options.queryParameter !== undefined && req.url !== undefined) {
-    const query = req.url.indexOf('?');
-    if (query !== -1) {
-      value =
-        new URLSearchParams(req.url.slice(query + 1)).get(options.queryParameter) ?? undefined;
-    }
-  }
-  if (value === undefined || /[\r\n\0]/.test(value)) return undefined;
-  return value;
 }

@@ -1,7 +1,14 @@
 import { promises as dns } from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
 import { Agent, buildConnector } from 'undici';
-import { assertKnownOptions, invalidOption } from '../internal/options.js';
+import {
+  assertKnownOptions,
+  booleanOption,
+  countOption,
+  durationOption,
+  functionOption,
+  invalidOption,
+} from '../internal/options.js';
 import { WebhookAddressError, type WebhookAddressReason } from './errors.js';
 import { type AddressClass, classifyAddress } from './ip-ranges.js';
 
@@ -52,14 +59,15 @@ export interface GuardedAgentOptions extends AddressGuardOptions {
    */
   connections?: number;
   /**
-   * Milliseconds an idle connection is kept open for the next delivery (a server's
-   * `Keep-Alive` hint may shorten it).
-   * @defaultValue `4000`
+   * How long an idle connection is kept open for the next delivery, in milliseconds (a
+   * server's `Keep-Alive` hint may shorten it).
+   * @defaultValue `4_000` (4 seconds)
    */
   keepAliveTimeout?: number;
   /**
-   * Milliseconds to resolve the host and complete the TCP (and TLS) handshake.
-   * @defaultValue `10000`
+   * How long resolving the host and completing the TCP (and TLS) handshake may take, in
+   * milliseconds.
+   * @defaultValue `10_000` (10 seconds)
    */
   connectTimeout?: number;
 }
@@ -70,25 +78,26 @@ interface Guard {
   lookup: (hostname: string) => Promise<readonly ResolvedAddress[]>;
 }
 
-const GUARD_OPTIONS = ['allowHttp', 'allowPrivate', 'lookup'] as const;
-const AGENT_OPTIONS = [...GUARD_OPTIONS, 'connections', 'keepAliveTimeout', 'connectTimeout'];
+const GUARD_OPTIONS = [
+  'allowHttp',
+  'allowPrivate',
+  'lookup',
+] as const satisfies readonly (keyof AddressGuardOptions)[];
+const AGENT_OPTIONS = [
+  ...GUARD_OPTIONS,
+  'connections',
+  'keepAliveTimeout',
+  'connectTimeout',
+] as const satisfies readonly (keyof GuardedAgentOptions)[];
 
 const systemLookup = async (hostname: string): Promise<readonly ResolvedAddress[]> =>
   (await dns.lookup(hostname, { all: true, verbatim: true })) as ResolvedAddress[];
 
 function toGuard(owner: string, options: AddressGuardOptions): Guard {
-  for (const name of ['allowHttp', 'allowPrivate'] as const) {
-    if (options[name] !== undefined && typeof options[name] !== 'boolean') {
-      throw invalidOption(`${owner}: \`${name}\` must be a boolean`);
-    }
-  }
-  if (options.lookup !== undefined && typeof options.lookup !== 'function') {
-    throw invalidOption(`${owner}: \`lookup\` must be a function`);
-  }
   return {
-    allowHttp: options.allowHttp === true,
-    allowPrivate: options.allowPrivate === true,
-    lookup: options.lookup ?? systemLookup,
+    allowHttp: booleanOption(owner, 'allowHttp', options.allowHttp, false),
+    allowPrivate: booleanOption(owner, 'allowPrivate', options.allowPrivate, false),
+    lookup: functionOption(owner, 'lookup', options.lookup) ?? systemLookup,
   };
 }
 
@@ -185,10 +194,10 @@ export async function assertWebhookUrl(
   url: string | URL,
   options: AddressGuardOptions = {},
 ): Promise<URL> {
-  assertKnownOptions('assertWebhookUrl', options, GUARD_OPTIONS);
-  const guard = toGuard('assertWebhookUrl', options);
+  assertKnownOptions('assertWebhookUrl()', options, GUARD_OPTIONS);
+  const guard = toGuard('assertWebhookUrl()', options);
   if (typeof url !== 'string' && !(url instanceof URL)) {
-    throw invalidOption('assertWebhookUrl: `url` must be a string or a URL');
+    throw invalidOption('assertWebhookUrl(): `url` must be a string or a URL');
   }
   let parsed: URL;
   try {
@@ -238,20 +247,6 @@ function guardedLookup(guard: Guard): LookupFunction {
   };
 }
 
-function positive(name: string, value: number | undefined, fallback: number, integer = false) {
-  if (value === undefined) return fallback;
-  if (
-    typeof value !== 'number' ||
-    !(value > 0) ||
-    (integer ? !Number.isInteger(value) : !Number.isFinite(value))
-  ) {
-    throw invalidOption(
-      `createGuardedAgent: \`${name}\` must be a positive ${integer ? 'integer' : 'number'}`,
-    );
-  }
-  return value;
-}
-
 /**
  * An undici `Agent` that delivers webhooks only where the guard allows, checking at connect
  * time, on every new connection: the scheme must be `https:` (or `http:` with `allowHttp`);
@@ -274,11 +269,20 @@ function positive(name: string, value: number | undefined, fallback: number, int
  * ```
  */
 export function createGuardedAgent(options: GuardedAgentOptions = {}): Agent {
-  assertKnownOptions('createGuardedAgent', options, AGENT_OPTIONS);
-  const guard = toGuard('createGuardedAgent', options);
-  const connections = positive('connections', options.connections, 10, true);
-  const keepAliveTimeout = positive('keepAliveTimeout', options.keepAliveTimeout, 4000);
-  const timeout = positive('connectTimeout', options.connectTimeout, 10_000);
+  const owner = 'createGuardedAgent()';
+  assertKnownOptions(owner, options, AGENT_OPTIONS);
+  const guard = toGuard(owner, options);
+  const connections = countOption(owner, 'connections', options.connections, 10);
+  const keepAliveTimeout = durationOption(
+    owner,
+    'keepAliveTimeout',
+    options.keepAliveTimeout,
+    4_000,
+    { min: 1 },
+  );
+  const timeout = durationOption(owner, 'connectTimeout', options.connectTimeout, 10_000, {
+    min: 1,
+  });
   const connectChecked = buildConnector({ timeout, lookup: guardedLookup(guard) });
   const connect: buildConnector.connector = (target, callback) => {
     try {

@@ -1,5 +1,5 @@
 import type { Revocations } from '../auth/revocations.js';
-import { ExpiringMap } from '../internal/expiring-map.js';
+import { ExpiringMap } from '../core/expiring-map.js';
 import type { WebhookEndpoint, WebhookStore } from './store.js';
 
 /** How long a sender remembers a revoked id: past any request that registered with it. */
@@ -37,7 +37,7 @@ export interface CredentialEnd {
 export function endEndpointsWithCredential(options: CredentialEndOptions): CredentialEnd {
   const { store, revocations, now, onRemoved } = options;
   const heard = new ExpiringMap<true>(
-    'createWebhookSender',
+    'createWebhookSender()',
     { now },
     { maxEntries: 100_000, maxEntriesOption: 'maxEntries' },
   );

@@ -1,4 +1,4 @@
-import { isIP } from 'node:net';
+import { ipFamily, ipv4ToNumber, ipv6ToBigInt, parseCidr, stripZone } from '../internal/ip.js';
 
 /**
  * What kind of destination an IP address is, as far as a webhook sender is concerned. Only
@@ -90,40 +90,14 @@ const IPV6_RANGES: readonly (readonly [cidr: string, rule: V6Rule])[] = [
   ['ff00::/8', 'multicast'], // RFC 4291
 ];
 
-/** A dotted quad (as `net.isIPv4` accepts) as an unsigned 32-bit number. */
-function ipv4ToNumber(text: string): number {
-  return text.split('.').reduce((acc, octet) => acc * 256 + Number(octet), 0);
+/** A range of the tables above, parsed once (they are constants: a bad one is a bug here). */
+function parseRange<T>(cidr: string, parse: (text: string) => T): { prefix: T; bits: number } {
+  const { address, prefix } = parseCidr(cidr, (reason) => new Error(`${cidr} ${reason}`));
+  return { prefix: parse(address), bits: prefix };
 }
 
-/** An IPv6 address (as `net.isIPv6` accepts, without a zone id) as a 128-bit number. */
-function ipv6ToBigInt(text: string): bigint {
-  let tail: number[] = [];
-  const lastColon = text.lastIndexOf(':');
-  if (text.includes('.', lastColon)) {
-    const v4 = ipv4ToNumber(text.slice(lastColon + 1));
-    tail = [Math.floor(v4 / 0x10000), v4 % 0x10000];
-    text = text.slice(0, text.endsWith('::', lastColon + 1) ? lastColon + 1 : lastColon);
-  }
-  const hex = (part: string) => (part === '' ? [] : part.split(':').map((g) => parseInt(g, 16)));
-  const gap = text.indexOf('::');
-  let groups: number[];
-  if (gap === -1) {
-    groups = [...hex(text), ...tail];
-  } else {
-    const head = hex(text.slice(0, gap));
-    const rest = [...hex(text.slice(gap + 2)), ...tail];
-    groups = [...head, ...Array<number>(8 - head.length - rest.length).fill(0), ...rest];
-  }
-  return groups.reduce((acc, group) => (acc << 16n) | BigInt(group), 0n);
-}
-
-function parseCidr<T>(cidr: string, parse: (text: string) => T): { prefix: T; bits: number } {
-  const [address, bits] = cidr.split('/') as [string, string];
-  return { prefix: parse(address), bits: Number(bits) };
-}
-
-const V4 = IPV4_RANGES.map(([cidr, kind]) => ({ ...parseCidr(cidr, ipv4ToNumber), kind }));
-const V6 = IPV6_RANGES.map(([cidr, rule]) => ({ ...parseCidr(cidr, ipv6ToBigInt), rule }));
+const V4 = IPV4_RANGES.map(([cidr, kind]) => ({ ...parseRange(cidr, ipv4ToNumber), kind }));
+const V6 = IPV6_RANGES.map(([cidr, rule]) => ({ ...parseRange(cidr, ipv6ToBigInt), rule }));
 
 function classifyIPv4(value: number): AddressClass {
   for (const { prefix, bits, kind } of V4) {
@@ -164,15 +138,14 @@ function classifyIPv6(value: bigint): AddressClass {
  * @see {@link https://www.iana.org/assignments/iana-ipv6-special-registry/ | IANA IPv6 Special-Purpose Address Registry}
  */
 export function classifyAddress(ip: string): AddressClass {
-  const version = typeof ip === 'string' ? isIP(ip) : 0;
+  const version = typeof ip === 'string' ? ipFamily(ip) : 0;
   if (version === 0) {
     const error = new TypeError('classifyAddress: not an IP address literal');
     (error as TypeError & { code: string }).code = 'ERR_INVALID_ARG_VALUE';
     throw error;
   }
   if (version === 4) return classifyIPv4(ipv4ToNumber(ip));
-  const zone = ip.indexOf('%');
-  return classifyIPv6(ipv6ToBigInt(zone === -1 ? ip : ip.slice(0, zone)));
+  return classifyIPv6(ipv6ToBigInt(stripZone(ip)));
 }
 
 /**
@@ -189,5 +162,5 @@ export function classifyAddress(ip: string): AddressClass {
  * @see {@link https://www.iana.org/assignments/iana-ipv6-special-registry/ | IANA IPv6 Special-Purpose Address Registry}
  */
 export function isPublicAddress(ip: string): boolean {
-  return typeof ip === 'string' && isIP(ip) !== 0 && classifyAddress(ip) === 'public';
+  return typeof ip === 'string' && ipFamily(ip) !== 0 && classifyAddress(ip) === 'public';
 }

@@ -1,6 +1,6 @@
 import { Fifo } from '../internal/fifo.js';
 import { MapEvictor } from '../internal/map-evictor.js';
-import { assertKnownOptions, invalidOption } from '../internal/options.js';
+import { assertKnownOptions, countOption } from '../internal/options.js';
 import type {
   WebhookClaim,
   WebhookDelivery,
@@ -22,10 +22,12 @@ export interface MemoryWebhookStoreOptions {
   /**
    * How many finished deliveries (delivered or dead-lettered) are kept for inspection; the
    * oldest are forgotten first. Pending ones are always kept.
-   * @defaultValue `10000`
+   * @defaultValue `10_000`
    */
   maxFinished?: number;
 }
+
+const KNOWN = ['maxFinished'] as const satisfies readonly (keyof MemoryWebhookStoreOptions)[];
 
 /** Copies of what goes in and out, as a remote store would hand back (never shared objects). */
 const copyEndpoint = (e: WebhookEndpoint): WebhookEndpoint => ({
@@ -94,12 +96,9 @@ export class MemoryWebhookStore implements WebhookStore {
   readonly #maxFinished: number;
 
   constructor(options: MemoryWebhookStoreOptions = {}) {
-    assertKnownOptions('MemoryWebhookStore', options, ['maxFinished']);
-    const { maxFinished = 10_000 } = options;
-    if (!Number.isSafeInteger(maxFinished) || maxFinished < 0) {
-      throw invalidOption('MemoryWebhookStore: `maxFinished` must be an integer ≥ 0');
-    }
-    this.#maxFinished = maxFinished;
+    const owner = 'MemoryWebhookStore';
+    assertKnownOptions(owner, options, KNOWN);
+    this.#maxFinished = countOption(owner, 'maxFinished', options.maxFinished, 10_000, { min: 0 });
   }
 
   async addEndpoint(

@@ -4,7 +4,12 @@ import type { Middleware } from '../core/compose.js';
 import { createContextKey, getContextValue, setContextValue } from '../core/context.js';
 import { contentTooLarge, internalError, unsupportedMediaType } from '../core/errors.js';
 import { DEFAULT_BODY_LIMIT, readBody } from '../http/body.js';
-import { assertKnownOptions, invalidOption } from '../internal/options.js';
+import {
+  assertKnownOptions,
+  countOption,
+  durationOption,
+  invalidOption,
+} from '../internal/options.js';
 import { webhookKeys } from './secret.js';
 import { type VerifiedWebhook, verifyWithKeys } from './signature.js';
 
@@ -16,18 +21,23 @@ export interface WebhookReceiverOptions {
    */
   secret: string | readonly string[];
   /**
-   * How far, in seconds, the `webhook-timestamp` may be from now, in either direction.
-   * @defaultValue `300` (5 minutes)
+   * How far, in milliseconds, the `webhook-timestamp` may be from now, in either direction.
+   * @defaultValue `300_000` (5 minutes)
    */
   tolerance?: number;
   /**
    * Largest body accepted, in bytes; over it the answer is a 413 problem.
-   * @defaultValue `1048576` (1 MiB)
+   * @defaultValue `1_048_576` (1 MiB)
    */
   limit?: number;
 }
 
-const KNOWN = ['secret', 'tolerance', 'limit'];
+const OWNER = 'verifyWebhooks()';
+const KNOWN = [
+  'secret',
+  'tolerance',
+  'limit',
+] as const satisfies readonly (keyof WebhookReceiverOptions)[];
 const webhookKey = createContextKey<VerifiedWebhook>('webhook');
 
 /** Why the body is gone, for the developer (logged through `onError`, never sent to the caller). */
@@ -95,26 +105,19 @@ async function rawBodyOf(req: IncomingMessage, limit: number): Promise<Buffer> {
  * @see {@link https://github.com/standard-webhooks/standard-webhooks/blob/main/spec/standard-webhooks.md#verifying-signatures | Standard Webhooks: verifying signatures}
  */
 export function verifyWebhooks(options: WebhookReceiverOptions): Middleware {
-  assertKnownOptions('verifyWebhooks', options, KNOWN);
+  assertKnownOptions(OWNER, options, KNOWN);
   if (options === null || typeof options !== 'object') {
-    throw invalidOption('verifyWebhooks: options with a `secret` are required.');
+    throw invalidOption(`${OWNER}: options with a \`secret\` are required.`);
   }
   const keys = webhookKeys(options.secret);
-  const { tolerance = 300, limit = DEFAULT_BODY_LIMIT } = options;
-  if (typeof tolerance !== 'number' || !(tolerance >= 0) || !Number.isFinite(tolerance)) {
-    throw invalidOption(
-      'verifyWebhooks: `tolerance` must be a finite number of seconds, 0 or more.',
-    );
-  }
-  if (!Number.isSafeInteger(limit) || limit < 0) {
-    throw invalidOption('verifyWebhooks: `limit` must be a whole number of bytes, 0 or more.');
-  }
+  const tolerance = durationOption(OWNER, 'tolerance', options.tolerance, 300_000);
+  const limit = countOption(OWNER, 'limit', options.limit, DEFAULT_BODY_LIMIT, { min: 0 });
   return async function webhookReceiver(req, _res, next) {
     if (!isJson(req.headers['content-type'])) {
       throw unsupportedMediaType('A webhook body must be JSON (Content-Type application/json).');
     }
     const body = await rawBodyOf(req, limit);
-    const webhook = verifyWithKeys(keys, body, req.headersDistinct, { tolerance });
+    const webhook = verifyWithKeys(keys, body, req.headersDistinct, tolerance);
     setContextValue(req, webhookKey, webhook);
     await next();
   };

@@ -1,7 +1,7 @@
 /**
- * The Standard Webhooks retry schedule, in seconds between attempts: after the first attempt
- * fails, wait 5 s, then 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h and 24 h — ten attempts
- * over about three days.
+ * The Standard Webhooks retry schedule, in milliseconds between attempts: after the first
+ * attempt fails, wait 5 s, then 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h and 24 h — ten
+ * attempts over about three days.
  *
  * @example
  * ```ts
@@ -10,7 +10,7 @@
  * @see {@link https://github.com/standard-webhooks/standard-webhooks/blob/main/spec/standard-webhooks.md#retry-schedule | Standard Webhooks: retry schedule}
  */
 export const DEFAULT_RETRY_SCHEDULE: readonly number[] = Object.freeze([
-  5, 300, 1800, 7200, 18_000, 36_000, 50_400, 72_000, 86_400,
+  5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 50_400_000, 72_000_000, 86_400_000,
 ]);
 
 /** The longest `Retry-After` honoured (a day); a receiver cannot park a delivery for longer. */
@@ -44,7 +44,7 @@ export function parseRetryAfter(value: unknown, now: number): number | undefined
 
 /**
  * The wait before the next attempt, in milliseconds, after `attemptsMade` attempts failed:
- * `schedule[attemptsMade - 1]` seconds spread by ± `jitter` (so that deliveries failed
+ * `schedule[attemptsMade - 1]` milliseconds spread by ± `jitter` (so that deliveries failed
  * together do not retry together), and never less than the receiver's `Retry-After`.
  * `undefined` when the schedule is exhausted: the delivery is dead-lettered.
  *
@@ -60,21 +60,24 @@ export function retryDelay(
   schedule: readonly number[],
   options: { jitter?: number; retryAfterMs?: number | undefined; random?: () => number } = {},
 ): number | undefined {
-  const seconds = schedule[attemptsMade - 1];
-  if (seconds === undefined) return undefined;
+  const wait = schedule[attemptsMade - 1];
+  if (wait === undefined) return undefined;
   const { jitter = 0.2, retryAfterMs, random = Math.random } = options;
   const spread = 1 + (random() * 2 - 1) * jitter;
-  const delay = Math.round(seconds * 1000 * spread);
+  const delay = Math.round(wait * spread);
   return retryAfterMs === undefined ? delay : Math.max(delay, retryAfterMs);
 }
 
+/** The longest wait a parsed schedule may hold between two attempts: a week. */
+const MAX_SCHEDULED_WAIT_MS = 604_800_000;
+
 /**
- * Reads a schedule such as `"5,300,1800"` (seconds between attempts, fractions allowed), as the
- * reference server's `WEBHOOK_RETRY_SCHEDULE`. Throws a `TypeError` for anything else.
+ * Reads a schedule such as `"5000,300000,1800000"` (whole milliseconds between attempts), as
+ * the reference server's `WEBHOOK_RETRY_SCHEDULE`. Throws a `TypeError` for anything else.
  *
  * @example
  * ```ts
- * parseRetrySchedule('1,1,1'); // [1, 1, 1]: four attempts a second apart
+ * parseRetrySchedule('1000,1000,1000'); // [1000, 1000, 1000]: four attempts a second apart
  * ```
  * @see {@link https://github.com/standard-webhooks/standard-webhooks/blob/main/spec/standard-webhooks.md#retry-schedule | Standard Webhooks: retry schedule}
  */
@@ -83,11 +86,11 @@ export function parseRetrySchedule(text: string): number[] {
   const schedule = parts.map(Number);
   if (
     text.trim() === '' ||
-    parts.some((part) => !/^\d+(\.\d+)?$/.test(part)) ||
-    schedule.some((s) => !Number.isFinite(s) || s > 86_400 * 7)
+    parts.some((part) => !/^\d{1,15}$/.test(part)) ||
+    schedule.some((s) => !Number.isSafeInteger(s) || s > MAX_SCHEDULED_WAIT_MS)
   ) {
     throw new TypeError(
-      'A retry schedule is a comma-separated list of seconds, each between 0 and 604800.',
+      `A retry schedule is a comma-separated list of whole milliseconds, each between 0 and ${MAX_SCHEDULED_WAIT_MS}.`,
     );
   }
   return schedule;

@@ -1,6 +1,14 @@
 import type { Dispatcher } from 'undici';
 import { processRevocations, type Revocations } from '../auth/revocations.js';
-import { assertKnownOptions, invalidOption } from '../internal/options.js';
+import { hasLineBreak } from '../internal/grammar.js';
+import {
+  assertKnownOptions,
+  booleanOption,
+  countOption,
+  durationOption,
+  functionOption,
+  invalidOption,
+} from '../internal/options.js';
 import type { AddressGuardOptions } from './address-guard.js';
 import { DEFAULT_RETRY_SCHEDULE } from './schedule.js';
 import type { WebhookAttempt, WebhookDelivery, WebhookEndpoint, WebhookStore } from './store.js';
@@ -24,11 +32,11 @@ export type WebhookSenderEvent =
   | { type: 'endpoint-revoked'; endpoint: Omit<WebhookEndpoint, 'secrets'>; credentialId: string };
 
 /**
- * Options of {@link createWebhookSender}.
+ * Options of {@link createWebhookSender}. Every duration is in milliseconds.
  *
  * @example
  * ```ts
- * const options: WebhookSenderOptions = { schedule: [1, 10, 60], timeout: 5000, concurrency: 20 };
+ * const options: WebhookSenderOptions = { schedule: [1_000, 10_000, 60_000], timeout: 5_000, concurrency: 20 };
  * const sender = createWebhookSender(options);
  * ```
  */
@@ -36,16 +44,19 @@ export interface WebhookSenderOptions {
   /** Where endpoints and deliveries live. @defaultValue a new `MemoryWebhookStore` */
   store?: WebhookStore;
   /**
-   * Seconds to wait before each retry; its length is the number of retries.
-   * @defaultValue {@link DEFAULT_RETRY_SCHEDULE} (Standard Webhooks: 5 s … 24 h, ten attempts)
+   * The waits before each retry, in milliseconds (whole, 0 or more); its length is the number
+   * of retries.
+   * @defaultValue {@link DEFAULT_RETRY_SCHEDULE} (Standard Webhooks: `5_000` (5 seconds) …
+   * `86_400_000` (24 hours), ten attempts)
    */
   schedule?: readonly number[];
   /** Spread of each wait, as a fraction (± 20 %), so that failures do not retry in step. @defaultValue `0.2` */
   jitter?: number;
   /**
-   * Milliseconds an attempt may take, from connecting to the answer. A claimed delivery is
-   * leased for this plus 5 s: past that, another sender (process) takes it over.
-   * @defaultValue `15000`
+   * How long an attempt may take, in milliseconds, from connecting to the answer. A claimed
+   * delivery is leased for this plus 5 seconds: past that, another sender (process) takes it
+   * over.
+   * @defaultValue `15_000` (15 seconds)
    */
   timeout?: number;
   /** Attempts in flight at once, over every endpoint. @defaultValue `10` */
@@ -71,9 +82,13 @@ export interface WebhookSenderOptions {
   dispatcher?: Dispatcher;
   /** Dead letters in a row after which an endpoint is disabled; `0` never. @defaultValue `5` */
   disableAfter?: number;
-  /** How long the previous secret still signs after {@link WebhookSender.rotateSecret}. @defaultValue 24 h */
+  /**
+   * How long the previous secret still signs after {@link WebhookSender.rotateSecret}, in
+   * milliseconds.
+   * @defaultValue `86_400_000` (24 hours)
+   */
   rotationOverlapMs?: number;
-  /** The `User-Agent` of the attempts. @defaultValue `portico-webhooks/1` */
+  /** The `User-Agent` of the attempts (no line break). @defaultValue `portico-webhooks/1` */
   userAgent?: string;
   /**
    * The most endpoints one `owner` may register; one more is refused with a 422 problem.
@@ -93,7 +108,10 @@ export interface WebhookSenderOptions {
    * because their credential was revoked. @defaultValue none
    */
   onEvent?: (event: WebhookSenderEvent) => void;
-  /** Longest wait between two looks at the store for due deliveries. @defaultValue `1000` */
+  /**
+   * The longest wait between two looks at the store for due deliveries, in milliseconds.
+   * @defaultValue `1_000` (1 second)
+   */
   pollInterval?: number;
   /** The clock, in epoch milliseconds (tests inject one). @defaultValue `Date.now` */
   now?: () => number;
@@ -104,6 +122,8 @@ export type SenderSettings = Required<
   Omit<WebhookSenderOptions, 'store' | 'lookup' | 'dispatcher' | 'onEvent'>
 > &
   Pick<WebhookSenderOptions, 'store' | 'lookup' | 'dispatcher' | 'onEvent'>;
+
+const OWNER = 'createWebhookSender()';
 
 const KNOWN = [
   'store',
@@ -125,67 +145,73 @@ const KNOWN = [
   'now',
   'maxEndpointsPerOwner',
   'revocations',
-] as const;
+] as const satisfies readonly (keyof WebhookSenderOptions)[];
 
-function count(name: string, value: number, min: number): number {
-  if (!Number.isSafeInteger(value) || value < min) {
-    throw invalidOption(`createWebhookSender: \`${name}\` must be an integer ≥ ${min}`);
+/** The retry schedule: whole milliseconds, 0 or more, each. */
+function scheduleOption(value: unknown): number[] {
+  if (value === undefined) return [...DEFAULT_RETRY_SCHEDULE];
+  if (!Array.isArray(value)) {
+    throw invalidOption(`${OWNER}: \`schedule\` must be an array of milliseconds, 0 or more`);
+  }
+  return value.map((wait, i) => durationOption(OWNER, `schedule[${i}]`, wait, 0));
+}
+
+function jitterOption(value: unknown): number {
+  if (value === undefined) return 0.2;
+  if (typeof value !== 'number' || !(value >= 0 && value <= 1)) {
+    throw invalidOption(`${OWNER}: \`jitter\` must be between 0 and 1`);
   }
   return value;
 }
 
-function positive(name: string, value: number): number {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
-    throw invalidOption(`createWebhookSender: \`${name}\` must be a positive number`);
+function userAgentOption(value: unknown): string {
+  if (value === undefined) return 'portico-webhooks/1';
+  if (typeof value !== 'string' || hasLineBreak(value)) {
+    throw invalidOption(`${OWNER}: \`userAgent\` must be a string without a line break`);
   }
   return value;
 }
 
 /** Checks the options of `createWebhookSender` once and fills in the defaults. */
 export function senderSettings(options: WebhookSenderOptions): SenderSettings {
-  assertKnownOptions('createWebhookSender', options, KNOWN);
-  const schedule = options.schedule ?? DEFAULT_RETRY_SCHEDULE;
-  if (
-    !Array.isArray(schedule) ||
-    schedule.some((s) => typeof s !== 'number' || !Number.isFinite(s) || s < 0)
-  ) {
-    throw invalidOption('createWebhookSender: `schedule` must be an array of seconds ≥ 0');
-  }
-  const jitter = options.jitter ?? 0.2;
-  if (typeof jitter !== 'number' || !(jitter >= 0 && jitter <= 1)) {
-    throw invalidOption('createWebhookSender: `jitter` must be between 0 and 1');
-  }
-  const ordered = options.ordered === true;
-  for (const name of ['onEvent', 'now', 'lookup'] as const) {
-    if (options[name] !== undefined && typeof options[name] !== 'function') {
-      throw invalidOption(`createWebhookSender: \`${name}\` must be a function`);
-    }
-  }
+  assertKnownOptions(OWNER, options, KNOWN);
+  const ordered = booleanOption(OWNER, 'ordered', options.ordered, false);
   const revocations = options.revocations ?? processRevocations();
   if (typeof revocations?.listen !== 'function') {
-    throw invalidOption('createWebhookSender: `revocations` must be a revocation bus');
+    throw invalidOption(`${OWNER}: \`revocations\` must be a revocation bus`);
   }
   return {
     store: options.store,
-    schedule: [...schedule],
-    jitter,
-    timeout: positive('timeout', options.timeout ?? 15_000),
-    concurrency: count('concurrency', options.concurrency ?? 10, 1),
+    schedule: scheduleOption(options.schedule),
+    jitter: jitterOption(options.jitter),
+    timeout: durationOption(OWNER, 'timeout', options.timeout, 15_000, { min: 1 }),
+    concurrency: countOption(OWNER, 'concurrency', options.concurrency, 10),
     perEndpointConcurrency: ordered
       ? 1
-      : count('perEndpointConcurrency', options.perEndpointConcurrency ?? 2, 1),
+      : countOption(OWNER, 'perEndpointConcurrency', options.perEndpointConcurrency, 2),
     ordered,
-    allowHttp: options.allowHttp === true,
-    allowPrivate: options.allowPrivate === true,
-    lookup: options.lookup,
+    allowHttp: booleanOption(OWNER, 'allowHttp', options.allowHttp, false),
+    allowPrivate: booleanOption(OWNER, 'allowPrivate', options.allowPrivate, false),
+    lookup: functionOption(OWNER, 'lookup', options.lookup),
     dispatcher: options.dispatcher,
-    disableAfter: count('disableAfter', options.disableAfter ?? 5, 0),
-    rotationOverlapMs: positive('rotationOverlapMs', options.rotationOverlapMs ?? 86_400_000),
-    userAgent: options.userAgent ?? 'portico-webhooks/1',
-    onEvent: options.onEvent,
-    pollInterval: positive('pollInterval', options.pollInterval ?? 1000),
-    now: options.now ?? Date.now,
-    maxEndpointsPerOwner: count('maxEndpointsPerOwner', options.maxEndpointsPerOwner ?? 10, 1),
+    disableAfter: countOption(OWNER, 'disableAfter', options.disableAfter, 5, { min: 0 }),
+    rotationOverlapMs: durationOption(
+      OWNER,
+      'rotationOverlapMs',
+      options.rotationOverlapMs,
+      86_400_000,
+      { min: 1 },
+    ),
+    userAgent: userAgentOption(options.userAgent),
+    onEvent: functionOption(OWNER, 'onEvent', options.onEvent),
+    pollInterval: durationOption(OWNER, 'pollInterval', options.pollInterval, 1_000, { min: 1 }),
+    now: functionOption(OWNER, 'now', options.now) ?? Date.now,
+    maxEndpointsPerOwner: countOption(
+      OWNER,
+      'maxEndpointsPerOwner',
+      options.maxEndpointsPerOwner,
+      10,
+    ),
     revocations,
   };
 }

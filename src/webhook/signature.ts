@@ -1,5 +1,6 @@
 import { createHmac, type KeyObject, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
+import { durationOption, functionOption } from '../internal/options.js';
 import { WebhookVerificationError } from './errors.js';
 import { argError, webhookKeys } from './secret.js';
 
@@ -49,9 +50,10 @@ export interface VerifiedWebhook<T = unknown> {
  */
 export interface VerifyWebhookOptions {
   /**
-   * How far, in seconds, the `webhook-timestamp` may be from now, in either direction;
-   * older is refused as a replay, newer as a clock too far off.
-   * @defaultValue `300` (5 minutes)
+   * How far, in milliseconds, the `webhook-timestamp` may be from now, in either direction;
+   * older is refused as a replay, newer as a clock too far off. The header counts whole
+   * seconds, so is the current time (rounded down) it is compared with.
+   * @defaultValue `300_000` (5 minutes)
    */
   tolerance?: number;
   /**
@@ -182,22 +184,23 @@ export function verifyWebhook<T = unknown>(
   headers: WebhookHeaderSource,
   options: VerifyWebhookOptions = {},
 ): VerifiedWebhook<T> {
-  return verifyWithKeys<T>(webhookKeys(secrets), rawBody, headers, options);
+  const keys = webhookKeys(secrets);
+  const tolerance = durationOption('verifyWebhook()', 'tolerance', options.tolerance, 300_000);
+  const now = functionOption('verifyWebhook()', 'now', options.now) ?? Date.now;
+  return verifyWithKeys<T>(keys, rawBody, headers, tolerance, now);
 }
 
 /**
- * {@link verifyWebhook} with keys already resolved.
+ * {@link verifyWebhook} with keys and options already resolved (`tolerance` in milliseconds).
  * @internal shared with the receiver; not part of the public API
  */
 export function verifyWithKeys<T>(
   keys: readonly KeyObject[],
   rawBody: string | Buffer,
   headers: WebhookHeaderSource,
-  { tolerance = 300, now = Date.now }: VerifyWebhookOptions = {},
+  tolerance: number,
+  now: () => number = Date.now,
 ): VerifiedWebhook<T> {
-  if (typeof tolerance !== 'number' || !(tolerance >= 0) || !Number.isFinite(tolerance)) {
-    throw argError('The webhook tolerance must be a finite number of seconds, 0 or more.');
-  }
   if (typeof rawBody !== 'string' && !Buffer.isBuffer(rawBody)) {
     throw argError('The webhook body must be a string or a Buffer.', 'ERR_INVALID_ARG_TYPE');
   }
@@ -212,7 +215,7 @@ export function verifyWithKeys<T>(
   }
   const timestamp = Number(stamp);
   const seconds = Math.floor(now() / 1000);
-  if (Math.abs(seconds - timestamp) > tolerance) {
+  if (Math.abs(seconds - timestamp) * 1000 > tolerance) {
     const when = timestamp < seconds ? 'too old' : 'in the future';
     throw new WebhookVerificationError('timestamp', `The webhook timestamp is ${when}.`);
   }

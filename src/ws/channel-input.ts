@@ -1,4 +1,5 @@
 import type { RawData } from 'ws';
+import type { ChannelMessageReader } from './channel-options.js';
 import { CloseCode, WebSocketCloseError } from './close-codes.js';
 
 /** A 1008 (policy violation) close for malformed client input. */
@@ -7,7 +8,7 @@ export const policy = (reason: string) =>
 
 /** A string field of a client message, when present: `min`–`max` characters, else 1008. */
 export function optionalString(
-  message: Record<string, unknown>,
+  message: Readonly<Record<string, unknown>>,
   field: string,
   min: number,
   max: number,
@@ -22,7 +23,7 @@ export function optionalString(
 
 /** A required string field of a client message, else 1008. */
 export function requiredString(
-  message: Record<string, unknown>,
+  message: Readonly<Record<string, unknown>>,
   field: string,
   min: number,
   max: number,
@@ -67,3 +68,14 @@ export function parseMessage(data: RawData): Record<string, unknown> {
   }
   return value as Record<string, unknown>;
 }
+
+/**
+ * The fields of a `message` in the reference chat protocol (the default
+ * `ChannelProtocolOptions.message`): a `text` of 1–1000 characters and an optional `user` of
+ * 1–100 characters, the name of the connection's last `join` when absent.
+ */
+export const chatMessage: ChannelMessageReader = (message, sender) => {
+  const text = requiredString(message, 'text', 1, 1000);
+  const user = optionalString(message, 'user', 1, 100) ?? sender.user;
+  return user === undefined ? { text } : { text, user };
+};

@@ -1,9 +1,7 @@
 import type { WebSocket } from 'ws';
 import type { Principal } from '../auth/principal.js';
 import type { Revocations } from '../auth/revocations.js';
-import { assertKnownOptions, invalidOption } from '../internal/options.js';
 import type { Hub } from '../realtime/hub.js';
-import { revocationsOption } from './credential-binding.js';
 
 /**
  * What a connection handed to the protocol carries.
@@ -90,15 +88,55 @@ export type ChannelAuthorizer = (access: ChannelAccess) => boolean;
  *
  * @example
  * ```ts
- * const rateLimit: ChannelRateLimit = { messages: 20, intervalMs: 1000 };
+ * const rateLimit: ChannelRateLimit = { messages: 20, interval: 1000 };
  * ```
  */
 export interface ChannelRateLimit {
-  /** How many messages a connection may send in a burst, and per `intervalMs`. */
+  /** How many messages a connection may send in a burst, and per `interval` (an integer ≥ 1). */
   messages: number;
-  /** The refill period, in milliseconds. */
-  intervalMs: number;
+  /** The refill period, in milliseconds (an integer ≥ 1). */
+  interval: number;
 }
+
+/**
+ * Who sent a `message`, as a {@link ChannelMessageReader} sees it.
+ *
+ * @example
+ * ```ts
+ * const read: ChannelMessageReader = (m, sender: ChannelMessageSender) => ({ body: m.body, by: sender.user });
+ * ```
+ */
+export interface ChannelMessageSender {
+  /** The connection's id (the `id` of its `welcome`). */
+  readonly id: string;
+  /** Who connected, if known; its `sub` is the `from` of the relayed message. */
+  readonly principal: Principal | undefined;
+  /** The `user` the connection's last `join` gave (1–100 characters), if any. */
+  readonly user: string | undefined;
+}
+
+/**
+ * Reads the fields of a client's `message` into those relayed to the other connections (see
+ * {@link ChannelProtocolOptions.message}). Throw a `WebSocketCloseError` with
+ * `CloseCode.POLICY_VIOLATION` (1008) to refuse the message and close its connection; any
+ * other throw closes it with 1011. The protocol adds `type`, `from` and `channel` itself:
+ * the reader cannot set them.
+ *
+ * @example
+ * ```ts
+ * const read: ChannelMessageReader = (message) => {
+ *   if (typeof message.body !== 'string' || message.body.length > 4000) {
+ *     throw new WebSocketCloseError(CloseCode.POLICY_VIOLATION, 'Invalid "body".');
+ *   }
+ *   return { body: message.body };
+ * };
+ * createChannelProtocol({ hub, message: read });
+ * ```
+ */
+export type ChannelMessageReader = (
+  message: Readonly<Record<string, unknown>>,
+  sender: ChannelMessageSender,
+) => Record<string, unknown>;
 
 /**
  * Options of {@link createChannelProtocol}.
@@ -119,7 +157,11 @@ export interface ChannelProtocolOptions {
    * @defaultValue none: subscriptions are recorded, nothing is pushed
    */
   hub?: Hub;
-  /** Milliseconds between protocol-level pings; a peer that missed the last pong is ended. 0 disables. @defaultValue 30000 */
+  /**
+   * Time between protocol-level pings, in milliseconds; a peer that missed the last pong is
+   * ended. `0` disables them.
+   * @defaultValue `30_000` (30 seconds)
+   */
   heartbeat?: number;
   /**
    * Handlers for application message types (the built-in types cannot be replaced).
@@ -134,7 +176,11 @@ export interface ChannelProtocolOptions {
    * @defaultValue every channel allowed to every connection
    */
   authorize?: ChannelAuthorizer;
-  /** How long `close()` waits for clients to answer the 1001 before terminating them. @defaultValue 5000 */
+  /**
+   * How long `close()` waits for clients to answer the 1001 before terminating them (and a
+   * connection dropped for backpressure gets to finish closing), in milliseconds.
+   * @defaultValue `5_000` (5 seconds)
+   */
   closeTimeout?: number;
   /**
    * Called with unexpected errors, which close the connection with 1011.
@@ -143,10 +189,10 @@ export interface ChannelProtocolOptions {
   onError?: (error: unknown) => void;
   /**
    * Per-connection limit on incoming messages, as a token bucket: a burst of up to `messages`,
-   * refilled at `messages` per `intervalMs`. A connection past it is closed with 1008
-   * (`rate limit exceeded`). Every data frame counts (binary and malformed ones too);
-   * protocol-level pings and pongs do not. `false` disables the limit.
-   * @defaultValue `{ messages: 100, intervalMs: 10_000 }`
+   * refilled at `messages` per `interval` (in milliseconds). A connection past it is closed
+   * with 1008 (`rate limit exceeded`). Every data frame counts (binary and malformed ones
+   * too); protocol-level pings and pongs do not. `false` disables the limit.
+   * @defaultValue `{ messages: 100, interval: 10_000 }` (100 messages per 10 seconds)
    */
   rateLimit?: ChannelRateLimit | false;
   /**
@@ -154,9 +200,19 @@ export interface ChannelProtocolOptions {
    * connection already past it (a consumer that stopped reading) drops that connection with
    * 1013 (try again later) instead of queueing more, terminating it when it does not finish
    * closing within `closeTimeout`. `Infinity` disables the bound.
-   * @defaultValue 1048576 (1 MiB)
+   * @defaultValue `1_048_576` (1 MiB)
    */
   maxBufferedBytes?: number;
+  /**
+   * What a `message` carries besides `type`, `from` and `channel`: reads the fields a client
+   * sent into those relayed to the other connections (see {@link ChannelMessageReader}).
+   * The default is the reference chat protocol: a `text` of 1–1000 characters (required)
+   * and a `user` of 1–100 characters (optional; the `user` of the connection's last `join`
+   * when absent), anything else dropped; a message that breaks these rules closes its
+   * connection with 1008.
+   * @defaultValue the chat fields: `{ text, user? }`
+   */
+  message?: ChannelMessageReader;
   /**
    * The hub channel that relayed `message`s cross processes on: each protocol delivers a
    * relay to its own connections at once and publishes it there, and the protocols of the
@@ -175,98 +231,4 @@ export interface ChannelProtocolOptions {
    * @defaultValue `processRevocations()`, this process
    */
   revocations?: Revocations;
-}
-
-/** The built-in message types, which `extend` cannot replace. */
-export const BUILT_IN = new Set(['join', 'ping', 'subscribe', 'unsubscribe', 'message']);
-
-/** {@link ChannelProtocolOptions} checked, with their defaults. */
-export interface ChannelSettings {
-  hub: Hub | undefined;
-  heartbeat: number;
-  extend: Readonly<Record<string, ChannelMessageHandler>>;
-  authorize: ChannelAuthorizer | undefined;
-  closeTimeout: number;
-  onError: (error: unknown) => void;
-  rateLimit: ChannelRateLimit | false;
-  maxBufferedBytes: number;
-  relayChannel: string | false;
-  revocations: Revocations | undefined;
-}
-
-const OWNER = 'createChannelProtocol()';
-const KNOWN_OPTIONS = [
-  'hub',
-  'heartbeat',
-  'extend',
-  'authorize',
-  'closeTimeout',
-  'onError',
-  'rateLimit',
-  'maxBufferedBytes',
-  'relayChannel',
-  'revocations',
-] as const;
-
-const defaultOnError = (error: unknown) => {
-  const stack = error instanceof Error ? (error.stack ?? error.message) : String(error);
-  console.error(`[portico] ws channel: ${stack}`);
-};
-
-function milliseconds(name: string, value: number): number {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
-    throw invalidOption(`${OWNER}: \`${name}\` must be a number of milliseconds ≥ 0`);
-  }
-  return value;
-}
-
-/** Checks the options of {@link createChannelProtocol} and fills in the defaults. */
-export function channelSettings(options: ChannelProtocolOptions): ChannelSettings {
-  assertKnownOptions('createChannelProtocol', options, KNOWN_OPTIONS);
-  const { hub, extend = {}, authorize, onError = defaultOnError } = options;
-  const rateLimit = options.rateLimit ?? { messages: 100, intervalMs: 10_000 };
-  if (
-    rateLimit !== false &&
-    (typeof rateLimit !== 'object' ||
-      rateLimit === null ||
-      !Number.isInteger(rateLimit.messages) ||
-      rateLimit.messages < 1 ||
-      !Number.isFinite(rateLimit.intervalMs) ||
-      rateLimit.intervalMs <= 0)
-  ) {
-    throw invalidOption(
-      `${OWNER}: \`rateLimit\` must be false or { messages: integer ≥ 1, intervalMs: number > 0 }`,
-    );
-  }
-  const maxBufferedBytes = options.maxBufferedBytes ?? 1024 * 1024;
-  if (typeof maxBufferedBytes !== 'number' || !(maxBufferedBytes > 0)) {
-    throw invalidOption(`${OWNER}: \`maxBufferedBytes\` must be a number of bytes > 0`);
-  }
-  if (authorize !== undefined && typeof authorize !== 'function') {
-    throw invalidOption(`${OWNER}: \`authorize\` must be a function`);
-  }
-  if (typeof onError !== 'function')
-    throw invalidOption(`${OWNER}: \`onError\` must be a function`);
-  for (const [type, handler] of Object.entries(extend)) {
-    if (BUILT_IN.has(type)) throw invalidOption(`${OWNER}: "${type}" is a built-in message type`);
-    if (typeof handler !== 'function') {
-      throw invalidOption(`${OWNER}: extend["${type}"] must be a function`);
-    }
-  }
-  const relayChannel = options.relayChannel ?? 'portico:relay';
-  if (relayChannel !== false && (typeof relayChannel !== 'string' || relayChannel === '')) {
-    throw invalidOption(`${OWNER}: \`relayChannel\` must be a channel name or false`);
-  }
-  return {
-    hub,
-    relayChannel,
-    revocations: revocationsOption(OWNER, options.revocations),
-    heartbeat: milliseconds('heartbeat', options.heartbeat ?? 30_000),
-    extend,
-    authorize,
-    closeTimeout: milliseconds('closeTimeout', options.closeTimeout ?? 5000),
-    onError,
-    rateLimit,
-    maxBufferedBytes,
-  };
 }

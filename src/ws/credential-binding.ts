@@ -1,22 +1,9 @@
 import type { WebSocket } from 'ws';
 import type { Principal } from '../auth/principal.js';
 import { bindToCredential, type CredentialEnd, type Revocations } from '../auth/revocations.js';
-import { invalidOption } from '../internal/options.js';
 import { CloseCode } from './close-codes.js';
 
 function noop(): void {}
-
-/** Checks a `revocations` option: a bus, or `undefined` for the process's. */
-export function revocationsOption(owner: string, value: unknown): Revocations | undefined {
-  if (value === undefined) return undefined;
-  const bus = value as Partial<Revocations> | null;
-  if (typeof bus?.watch !== 'function' || typeof bus.revoke !== 'function') {
-    throw invalidOption(
-      `${owner}: \`revocations\` must be a Revocations bus (createRevocations())`,
-    );
-  }
-  return value as Revocations;
-}
 
 /**
  * Closes `ws` with 1008 (`credential revoked` / `credential expired`) when the credential of

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import { isToken } from '../internal/grammar.js';
 import { countFieldLines } from '../internal/headers.js';
 
 /**
@@ -62,7 +63,6 @@ export type UpgradeValidation =
     };
 
 const KEY = /^[+/0-9A-Za-z]{22}==$/;
-const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 
 /**
  * The `Sec-WebSocket-Accept` value that answers a client's `Sec-WebSocket-Key`: the base64 of
@@ -101,7 +101,7 @@ function parseProtocols(value: string): string[] | undefined {
   const protocols: string[] = [];
   for (const part of value.split(',')) {
     const name = part.replace(/^[ \t]+|[ \t]+$/g, '');
-    if (!TOKEN.test(name) || protocols.includes(name)) return undefined;
+    if (!isToken(name) || protocols.includes(name)) return undefined;
     protocols.push(name);
   }
   return protocols;

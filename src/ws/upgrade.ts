@@ -10,18 +10,25 @@ import type { Revocations } from '../auth/revocations.js';
 import type { Middleware } from '../core/compose.js';
 import { forbidden, HttpError, notFound } from '../core/errors.js';
 import { PROBLEM_TYPE, requestPath, toHttpError, toProblem } from '../core/problem.js';
-import { buildOriginMatcher, type OriginAllowlist } from '../cors/origin.js';
-import { ignoreUpgrade } from '../http/ignore-upgrade.js';
-import { asksForWebSocket } from '../internal/headers.js';
-import { assertKnownOptions, invalidOption } from '../internal/options.js';
 import {
   formatHeaderLines,
   middlewareOption,
   runOnRawSocket,
   writeRawAnswer,
-} from '../internal/raw-answer.js';
-import { connectionCap, PrincipalConnections } from '../realtime/principal-connections.js';
-import { closeWithCredential, revocationsOption } from './credential-binding.js';
+} from '../core/raw-answer.js';
+import { buildOriginMatcher, type OriginAllowlist } from '../cors/origin.js';
+import { ignoreUpgrade } from '../http/ignore-upgrade.js';
+import { asksForWebSocket } from '../internal/headers.js';
+import {
+  assertKnownOptions,
+  booleanOption,
+  countOption,
+  functionOption,
+  invalidOption,
+} from '../internal/options.js';
+import { connectionCap, revocationsOption } from '../realtime/connection-options.js';
+import { PrincipalConnections } from '../realtime/principal-connections.js';
+import { closeWithCredential } from './credential-binding.js';
 import { selectSubprotocol, validateUpgradeRequest } from './handshake.js';
 
 /** What {@link UpgradeHandlerOptions.onConnection} learns about a new connection. */
@@ -77,7 +84,7 @@ export interface UpgradeHandlerOptions {
    * @see {@link https://www.rfc-editor.org/rfc/rfc6455#section-1.9 | RFC 6455 §1.9}
    */
   protocols?: readonly string[];
-  /** The largest message accepted; bigger ones close the connection with 1009. @defaultValue 65536 */
+  /** The largest message accepted, in bytes; bigger ones close the connection with 1009. @defaultValue `65_536` (64 KiB) */
   maxPayload?: number;
   /** Enable permessage-deflate. @defaultValue `false` */
   perMessageDeflate?: boolean;
@@ -120,7 +127,7 @@ const KNOWN_OPTIONS = [
   'middleware',
   'onConnection',
   'onError',
-] as const;
+] as const satisfies readonly (keyof UpgradeHandlerOptions)[];
 
 const defaultOnError = (error: unknown, req: IncomingMessage) => {
   const stack = error instanceof Error ? (error.stack ?? error.message) : String(error);
@@ -201,10 +208,7 @@ export function createUpgradeHandler(options: UpgradeHandlerOptions): UpgradeHan
   if (typeof options.onConnection !== 'function') {
     throw invalidOption(`${OWNER}: \`onConnection\` must be a function`);
   }
-  const maxPayload = options.maxPayload ?? 64 * 1024;
-  if (!Number.isInteger(maxPayload) || maxPayload <= 0) {
-    throw invalidOption(`${OWNER}: \`maxPayload\` must be a positive integer`);
-  }
+  const maxPayload = countOption(OWNER, 'maxPayload', options.maxPayload, 64 * 1024);
   const authenticators = options.authenticators ?? [];
   const { challenges, identify } = createIdentifier(OWNER, authenticators);
   const matchOrigin =
@@ -217,14 +221,15 @@ export function createUpgradeHandler(options: UpgradeHandlerOptions): UpgradeHan
   const open = new PrincipalConnections();
   const revocations = revocationsOption(OWNER, options.revocations);
   const supported = new Set(options.protocols ?? []);
-  const { path, onConnection, onError = defaultOnError } = options;
+  const { path, onConnection } = options;
+  const onError = functionOption(OWNER, 'onError', options.onError) ?? defaultOnError;
   const middleware = middlewareOption(OWNER, options.middleware);
   /** What `middleware` set, by request, until the 101 is written. */
   const pending = new WeakMap<IncomingMessage, OutgoingHttpHeaders>();
   const wss = new WebSocketServer({
     noServer: true,
     maxPayload,
-    perMessageDeflate: options.perMessageDeflate ?? false,
+    perMessageDeflate: booleanOption(OWNER, 'perMessageDeflate', options.perMessageDeflate, false),
     clientTracking: false,
     handleProtocols: (offered) => selectSubprotocol([...offered], supported) ?? false,
   });

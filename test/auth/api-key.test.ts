@@ -1,5 +1,5 @@
 import { crc32 } from 'node:zlib';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   API_KEY_PATTERN,
   apiKeyPattern,
@@ -132,27 +132,6 @@ describe('hashApiKey', () => {
     const key = generateApiKey();
     expect(hashApiKey(key)).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(hashApiKey(key)).not.toContain(key.slice(4, 12));
-  });
-});
-
-describe('without zlib.crc32 (Node before 20.15)', () => {
-  afterEach(() => {
-    vi.doUnmock('node:zlib');
-    vi.resetModules();
-  });
-
-  it('computes the same checksums in JavaScript', async () => {
-    vi.resetModules();
-    vi.doMock('node:zlib', async (importOriginal) => ({
-      ...(await importOriginal<typeof import('node:zlib')>()),
-      crc32: undefined,
-    }));
-    const fallback = await import('../../src/auth/api-key.js');
-    for (let i = 0; i < 50; i++) {
-      const key = fallback.generateApiKey();
-      expect(key.slice(-6)).toBe(expectedChecksum(key.slice(0, -6)));
-      expect(isWellFormedApiKey(key)).toBe(true);
-    }
   });
 });
 

@@ -9,7 +9,7 @@ import {
   requirePrincipal,
 } from '../../src/auth/index.js';
 import { sendJson, unauthorized } from '../../src/core/index.js';
-import { MemoryStore } from '../../src/rate-limit/index.js';
+import { MemoryRateLimitStore } from '../../src/rate-limit/index.js';
 import type { RateLimitStore } from '../../src/rate-limit/store.js';
 import { closeAll, expectProblem, json, request, serve } from '../helpers/http.js';
 
@@ -130,7 +130,7 @@ describe('createCredentialGuard()', () => {
   it('starts again when the window ends', async () => {
     let now = 1_000_000;
     const realNow = Date.now;
-    const store = new MemoryStore({ now: () => now });
+    const store = new MemoryRateLimitStore({ now: () => now });
     const guard = createCredentialGuard({ limit: 1, windowMs: 1000, store });
     const { authenticator } = countedBasic();
     const server = await serve([authenticate([authenticator], { guard }), echo]);

@@ -193,7 +193,7 @@ describe('createJwtVerifier: claims', () => {
     await refusal(at.verify(await mint(key, {}, { typ: 'JWT' })));
     await refusal(at.verify(await mint(key)));
     await refusal(verifier({ requiredClaims: ['jti'] }).verify(await mint(key)));
-    const aged = verifier({ maxTokenAge: 60 });
+    const aged = verifier({ maxTokenAge: 60_000 });
     const old = await refusal(aged.verify(await mint(key, { iat: now() - 120 })));
     expect(old.kind).toBe('expired');
     await refusal(aged.verify(await mint(key, { iat: undefined })));
@@ -240,7 +240,7 @@ describe('createJwtVerifier: cache of verified tokens', () => {
   it('never serves a token past its exp, nor past iat + maxTokenAge', async () => {
     vi.useFakeTimers({ toFake: ['Date'] });
     const start = Date.now();
-    const v = verifier({ clockTolerance: 0, maxTokenAge: 120 });
+    const v = verifier({ clockTolerance: 0, maxTokenAge: 120_000 });
     const token = await mint(key, { exp: now() + 60 });
     await v.verify(token);
     vi.setSystemTime(start + 59_000);

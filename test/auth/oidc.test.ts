@@ -148,13 +148,13 @@ describe('createIdTokenVerifier', () => {
   it('checks auth_time against max_age when asked', async () => {
     const v = verifier();
     const t = now();
-    expect(await outcome(v.verify(await idToken({ auth_time: t - 30 }), { maxAge: 60 }))).toBe(
+    expect(await outcome(v.verify(await idToken({ auth_time: t - 30 }), { maxAge: 60_000 }))).toBe(
       'ok',
     );
-    expect(await outcome(v.verify(await idToken({ auth_time: t - 120 }), { maxAge: 60 }))).toBe(
+    expect(await outcome(v.verify(await idToken({ auth_time: t - 120 }), { maxAge: 60_000 }))).toBe(
       'ERR_JWT_EXPIRED',
     );
-    expect(await outcome(v.verify(await idToken(), { maxAge: 60 }))).toBe('ERR_JWT_INVALID');
+    expect(await outcome(v.verify(await idToken(), { maxAge: 60_000 }))).toBe('ERR_JWT_INVALID');
     expect(await outcome(v.verify(await idToken({ auth_time: t - 120 })))).toBe('ok');
   });
 

@@ -294,7 +294,7 @@ describe('expiry', () => {
       },
       delete: (h) => memory.delete(h),
     };
-    const { server } = await setup({ store, idleTimeout: 60, absoluteTimeout: 100 });
+    const { server } = await setup({ store, idleTimeout: 60_000, absoluteTimeout: 100_000 });
     const id = await signIn(server);
     expect(calls).toEqual(['set 120000']); // 60 s idle + 60 s remembered as expired
     clock += 50_000;
@@ -458,7 +458,7 @@ describe('options', () => {
   });
 
   it.each<[string, Record<string, unknown>, RegExp]>([
-    ['a typo', { ...base, idleTimout: 10 }, /Did you mean `idleTimeout`/],
+    ['a typo', { ...base, idleTimout: 10_000 }, /Did you mean `idleTimeout`/],
     ['no allowedOrigins', {}, /allowedOrigins` is required/],
     ["'*'", { allowedOrigins: '*' }, /'\*' and 'null'/],
     ["'null'", { allowedOrigins: ['null'] }, /'\*' and 'null'/],
@@ -472,8 +472,17 @@ describe('options', () => {
     ],
     ['__Host- with a path', { ...base, cookieName: '__Host-s', cookie: { path: '/a' } }, /__Host-/],
     ['a bad cookie name', { ...base, cookieName: 'a b;c' }, /not valid in a cookie/],
-    ['a fractional timeout', { ...base, idleTimeout: 1.5 }, /whole number of seconds/],
-    ['idle above absolute', { ...base, idleTimeout: 100, absoluteTimeout: 10 }, /must not exceed/],
+    [
+      'a fractional timeout',
+      { ...base, idleTimeout: 1_000.5 },
+      /`idleTimeout` must be milliseconds/,
+    ],
+    ['a timeout under a second', { ...base, absoluteTimeout: 999 }, /at least 1000/],
+    [
+      'idle above absolute',
+      { ...base, idleTimeout: 100_000, absoluteTimeout: 10_000 },
+      /must not exceed/,
+    ],
   ])('refuses %s', (_, options, message) => {
     expect(() => createSessions(options as unknown as SessionOptions)).toThrow(message);
   });

@@ -93,7 +93,7 @@ describe('cors preflight', () => {
         origins: [APP],
         methods: ['GET', 'POST'],
         allowedHeaders: ['X-Custom'],
-        maxAge: 600,
+        maxAge: 600_000,
       }),
       ok,
     ]);
@@ -101,6 +101,18 @@ describe('cors preflight', () => {
     expect(res.headers['access-control-allow-methods']).toBe('GET, POST');
     expect(res.headers['access-control-allow-headers']).toBe('X-Custom');
     expect(res.headers['access-control-max-age']).toBe('600');
+  });
+
+  it('writes maxAge, given in milliseconds, in whole seconds rounded down', async () => {
+    for (const [maxAge, header] of [
+      [1_999, '1'],
+      [999, '0'],
+      [0, '0'],
+    ] as const) {
+      const base = await serve([cors({ origins: [APP], maxAge }), ok]);
+      const res = await call(base, 'OPTIONS', preflight(APP));
+      expect(res.headers['access-control-max-age'], String(maxAge)).toBe(header);
+    }
   });
 
   it('leaves an OPTIONS request without Access-Control-Request-Method to the routes', async () => {
@@ -330,7 +342,7 @@ describe('cors options', () => {
   it('rejects misspelt origins with a hint', () => {
     const err = thrownTypeError(() => cors({ origins: ['http://localhost:5173/'] }));
     expect(err.code).toBe('ERR_INVALID_OPTION');
-    expect(err.message).toMatch(/^cors: origins\[0\]/);
+    expect(err.message).toMatch(/^cors\(\): origins\[0\]/);
     expect(err.message).toContain('Did you mean `http://localhost:5173`?');
   });
 

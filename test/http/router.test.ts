@@ -1,11 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compose, type Middleware } from '../../src/core/compose.js';
+import { HttpError } from '../../src/core/errors.js';
 import { PROBLEM_TYPE } from '../../src/core/problem.js';
 import { sendJson } from '../../src/core/send.js';
 import {
   createRouter,
   getParams,
   getPathname,
+  getRoute,
   methods,
   mount,
   notFoundHandler,
@@ -240,6 +242,17 @@ describe('mount', () => {
     expect(seen).toEqual(['/v1', '/v1/x']);
   });
 
+  it('keeps the prefix: a router under a mount matches the full path', async () => {
+    const s = await serve([mount('/api', createRouter({ '/api/v1/:id': echo('full path') }))]);
+    try {
+      const answer = await request(s, '/api/v1/3');
+      expect(json(answer)).toEqual({ route: 'full path', method: 'GET', params: { id: '3' } });
+      expect((await request(s, '/v1/3')).status).toBe(404);
+    } finally {
+      await s.close();
+    }
+  });
+
   it('throws TypeError for a prefix without a leading slash', () => {
     expect(() => mount('api', () => {})).toThrow(TypeError);
     expect(() => mount('', () => {})).toThrow(TypeError);
@@ -353,5 +366,171 @@ describe('notFoundHandler', () => {
     } finally {
       await s.close();
     }
+  });
+});
+
+describe('the match step (router.match, then router.dispatch)', () => {
+  const seen: { path: string; route: unknown; params: unknown; reachedAuth: boolean }[] = [];
+  const router = createRouter({
+    '/api/messages': { GET: echo('list'), POST: echo('create') },
+    '/api/messages/:id': {
+      GET: (req, res) => {
+        // the match the handler sees is the one made before authentication, not a new one
+        sendJson(res, 200, { sameMatch: getRoute(req) === matchedBefore.get(req) });
+      },
+    },
+    '/any': echo('any method'),
+  });
+  const matchedBefore = new WeakMap<object, unknown>();
+  const authenticateStandIn: Middleware = (req, _res, next) => {
+    const route = getRoute(req);
+    matchedBefore.set(req, route);
+    seen.push({
+      path: getPathname(req),
+      route: route?.route,
+      params: getParams(req),
+      reachedAuth: true,
+    });
+    if (req.headers.authorization !== 'Bearer ok') {
+      return Promise.reject(new HttpError(401, 'Who are you?'));
+    }
+    return next();
+  };
+  const extra: Middleware = (req, res, next) =>
+    getPathname(req) === '/served-later' ? sendJson(res, 200, { later: true }) : next();
+  let port2: number;
+
+  beforeAll(async () => {
+    ({ port: port2 } = await serve(
+      compose([router.match, extra, authenticateStandIn, router.dispatch]),
+      { onError: () => {} },
+    ));
+  });
+
+  const authorized = { authorization: 'Bearer ok' };
+
+  it('answers 405 with Allow for a known path before authentication runs', async () => {
+    seen.length = 0;
+    const answer = await request(port2, '/api/messages', { method: 'DELETE' });
+    expect(answer.status).toBe(405);
+    expect(String(answer.headers.allow).split(', ').sort()).toEqual([
+      'GET',
+      'HEAD',
+      'OPTIONS',
+      'POST',
+    ]);
+    expect(seen).toEqual([]);
+  });
+
+  it('answers OPTIONS 204 with Allow before authentication runs', async () => {
+    seen.length = 0;
+    const answer = await request(port2, '/api/messages/7', { method: 'OPTIONS' });
+    expect(answer.status).toBe(204);
+    expect(String(answer.headers.allow).split(', ').sort()).toEqual(['GET', 'HEAD', 'OPTIONS']);
+    expect(seen).toEqual([]);
+  });
+
+  it('stores the route, its params and methods for the middleware after it', async () => {
+    seen.length = 0;
+    const refused = await request(port2, '/api/messages/42');
+    expect(refused.status).toBe(401);
+    expect(seen).toEqual([
+      {
+        path: '/api/messages/42',
+        route: '/api/messages/:id',
+        params: { id: '42' },
+        reachedAuth: true,
+      },
+    ]);
+    const served = await request(port2, '/api/messages/42', { headers: authorized });
+    expect(json(served)).toEqual({ sameMatch: true });
+  });
+
+  it('passes an unknown path on, to a later middleware or to the 404', async () => {
+    seen.length = 0;
+    const later = await request(port2, '/served-later');
+    expect(later.status).toBe(200);
+    expect(json(later)).toEqual({ later: true });
+    const unknown = await request(port2, '/nothing-here', { headers: authorized });
+    expect(unknown.status).toBe(404);
+    expect(seen).toEqual([
+      { path: '/nothing-here', route: undefined, params: {}, reachedAuth: true },
+    ]);
+  });
+
+  it('lets a route served by one middleware through whatever the method', async () => {
+    const answer = await request(port2, '/any', { method: 'PATCH', headers: authorized });
+    expect(answer.status).toBe(200);
+    expect(json(answer).route).toBe('any method');
+  });
+
+  it('gives getRoute the pattern, params and Allow list, once matched', async () => {
+    const routes = createRouter({
+      '/a/:x/b/:y': { GET: (_req, _res) => {} },
+      '/plain': (_req, _res, next) => next(),
+    });
+    const req = { url: '/a/1/b/caf%C3%A9?q', headers: {}, method: 'GET' } as never;
+    expect(getRoute(req)).toBeUndefined();
+    await routes.match(req, {} as never, async () => {});
+    expect(getRoute(req)).toEqual({
+      route: '/a/:x/b/:y',
+      params: { x: '1', y: 'café' },
+      methods: ['GET', 'HEAD', 'OPTIONS'],
+    });
+    const plain = { url: '/plain', headers: {}, method: 'PUT' } as never;
+    await routes.match(plain, {} as never, async () => {});
+    expect(getRoute(plain)).toEqual({ route: '/plain', params: {}, methods: undefined });
+  });
+
+  it('matches again in dispatch when req.url changed since the match', async () => {
+    const routes = createRouter({ '/inner/:id': echo('inner') });
+    const strip: Middleware = (req, _res, next) => {
+      req.url = req.url!.replace(/^\/outer/, '');
+      return next();
+    };
+    const s = await serve([routes.match, strip, routes.dispatch]);
+    try {
+      const answer = await request(s, '/outer/inner/5');
+      expect(json(answer)).toEqual({ route: 'inner', method: 'GET', params: { id: '5' } });
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('keeps two routers apart: each dispatch serves its own match', async () => {
+    const first = createRouter({ '/one/:id': echo('one') });
+    const second = createRouter({ '/two/:id': echo('two') });
+    const s = await serve([first.match, second.match, first.dispatch, second.dispatch]);
+    try {
+      expect(json(await request(s, '/one/1'))).toEqual({
+        route: 'one',
+        method: 'GET',
+        params: { id: '1' },
+      });
+      expect(json(await request(s, '/two/2'))).toEqual({
+        route: 'two',
+        method: 'GET',
+        params: { id: '2' },
+      });
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('is the same router as one middleware: dispatch without match matches first', async () => {
+    expect(router.dispatch).toBe(router);
+    const s = await serve([router.dispatch]);
+    try {
+      expect(json(await request(s, '/api/messages')).route).toBe('list');
+      expect((await request(s, '/api/messages', { method: 'PUT' })).status).toBe(405);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('refuses patterns with an empty or repeated parameter name', () => {
+    const fn: Middleware = () => {};
+    expect(() => createRouter({ '/a/:': fn })).toThrow(TypeError);
+    expect(() => createRouter({ '/a/:id/b/:id': fn })).toThrow(/distinct name/);
   });
 });

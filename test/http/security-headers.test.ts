@@ -161,7 +161,7 @@ describe('custom values', () => {
 
   it('builds HSTS from its options', async () => {
     const short = await fetchWith(
-      { strictTransportSecurity: { maxAge: 600, includeSubDomains: false } },
+      { strictTransportSecurity: { maxAge: 600_000, includeSubDomains: false } },
       { tls: true },
     );
     expect(short.headers['strict-transport-security']).toBe('max-age=600');
@@ -217,7 +217,13 @@ describe('option validation', () => {
     expect(
       invalid({ strictTransportSecurity: { preload: true, includeSubDomains: false } }),
     ).toThrow(/preload/);
-    expect(invalid({ strictTransportSecurity: { preload: true, maxAge: 600 } })).toThrow(/preload/);
+    expect(invalid({ strictTransportSecurity: { preload: true, maxAge: 600_000 } })).toThrow(
+      /preload/,
+    );
+    // a year in milliseconds, one short of it: no preload
+    expect(invalid({ strictTransportSecurity: { preload: true, maxAge: 31_535_999_999 } })).toThrow(
+      /preload/,
+    );
     expect(invalid({ strictTransportSecurity: 'max-age=1' })).toThrow(/strictTransportSecurity/);
   });
 
@@ -227,12 +233,12 @@ describe('option validation', () => {
 
   it('never mutates the options', () => {
     const options = Object.freeze({
-      strictTransportSecurity: Object.freeze({ maxAge: 60 }),
+      strictTransportSecurity: Object.freeze({ maxAge: 60_000 }),
       xFrameOptions: 'SAMEORIGIN' as const,
     });
     expect(typeof securityHeaders(options)).toBe('function');
     expect(options).toEqual({
-      strictTransportSecurity: { maxAge: 60 },
+      strictTransportSecurity: { maxAge: 60_000 },
       xFrameOptions: 'SAMEORIGIN',
     });
   });

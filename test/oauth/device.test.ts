@@ -165,7 +165,7 @@ describe('POST /device', () => {
       scope: ['openid', 'read:messages'],
       userCode: (body.user_code as string).replace('-', ''),
       status: 'pending',
-      interval: 5,
+      interval: 5_000,
       grantId: expect.stringMatching(/^[0-9a-f-]{36}$/),
       expiresAt: expect.any(Number),
     });

@@ -30,7 +30,7 @@ async function start(issuerPath: string, paths: Record<string, string> = {}) {
     sessions: createSessions({ allowedOrigins: [listening.url] }),
     paths,
     tokenPathAliases: ['/oauth/token'],
-    jwksMaxAge: 60,
+    jwksMaxAge: 60_000,
   });
   listener = toNodeListener([createRouter(server.routes)]);
   return { listening, issuer, server };

@@ -47,7 +47,7 @@ describe('MemoryOAuthStore', () => {
       scope: ['openid'],
       userCode: 'ABCDEFGH',
       status: 'pending' as const,
-      interval: 5,
+      interval: 5_000,
       grantId: 'g',
     };
     store.saveDeviceCode('dh', record, 600_000);
@@ -110,7 +110,7 @@ describe('MemoryOAuthStore', () => {
       scope: ['openid'],
       userCode: 'ABCDEFGH',
       status: 'pending' as const,
-      interval: 5,
+      interval: 5_000,
       grantId: 'g',
     };
     store.saveDeviceCode('d1', device, 60_000);

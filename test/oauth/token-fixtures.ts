@@ -286,7 +286,7 @@ export async function plantDeviceCode(
     scope: ['openid', 'profile', 'offline_access', 'read:messages'],
     userCode: randomBytes(4).toString('hex').toUpperCase(),
     status: 'pending',
-    interval: 5,
+    interval: 5_000,
     grantId: randomUUID(),
     ...overrides,
   };

@@ -25,7 +25,7 @@ let graceServer: Listening;
 
 beforeAll(async () => {
   ({ ctx, server } = await startTokenServer());
-  ({ ctx: graceCtx, server: graceServer } = await startTokenServer({ refreshGracePeriod: 1 }));
+  ({ ctx: graceCtx, server: graceServer } = await startTokenServer({ refreshGracePeriod: 1_000 }));
 });
 
 afterAll(closeAll);
@@ -216,25 +216,25 @@ describe('device_code grant (RFC 8628)', () => {
     tokenRequest(server, { grant_type: DEVICE_CODE_GRANT, device_code: deviceCode }, { client });
 
   it('answers authorization_pending, slow_down (+5 s), then the tokens once approved', async () => {
-    const { deviceCode, hash, record } = await plantDeviceCode(ctx, { interval: 1 });
+    const { deviceCode, hash, record } = await plantDeviceCode(ctx, { interval: 1_000 });
     expectError(await poll(deviceCode), 'authorization_pending');
     // polling again at once is too fast: slow_down, and the interval grows by 5 s
     expectError(await poll(deviceCode), 'slow_down');
-    expect((await ctx.store.getDeviceCode(hash))?.interval).toBe(6);
+    expect((await ctx.store.getDeviceCode(hash))?.interval).toBe(6_000);
     // a device that waits the old interval (1 s) is still too fast now
     await ctx.store.updateDeviceCode(hash, {
       ...(await ctx.store.getDeviceCode(hash))!,
       lastPollAt: Date.now() - 2_000,
     });
     expectError(await poll(deviceCode), 'slow_down');
-    expect((await ctx.store.getDeviceCode(hash))?.interval).toBe(11);
+    expect((await ctx.store.getDeviceCode(hash))?.interval).toBe(11_000);
     // one that waits the new interval is merely pending
     await ctx.store.updateDeviceCode(hash, {
       ...(await ctx.store.getDeviceCode(hash))!,
       lastPollAt: Date.now() - 11_000,
     });
     expectError(await poll(deviceCode), 'authorization_pending');
-    expect((await ctx.store.getDeviceCode(hash))?.interval).toBe(11);
+    expect((await ctx.store.getDeviceCode(hash))?.interval).toBe(11_000);
 
     const authTime = Math.floor(Date.now() / 1000);
     await ctx.store.updateDeviceCode(hash, {
@@ -303,7 +303,7 @@ describe('device_code grant (RFC 8628)', () => {
   });
 
   it('answers a device code from /device: pending, expired_token once expired, then invalid_grant', async () => {
-    const short = await startTokenServer({ deviceCodeTtl: 1 });
+    const short = await startTokenServer({ deviceCodeTtl: 1_000 });
     const device = await serve(createDeviceAuthorizationEndpoint(short.ctx));
     const started = await request(device, '/device', {
       method: 'POST',

@@ -28,7 +28,7 @@ const EXPECTED: Record<string, string[]> = {
   'portico/core': ['compose', 'HttpError', 'sendError', 'sendJson'],
   'portico/http': ['createRouter', 'readJson', 'securityHeaders'],
   'portico/cors': ['cors'],
-  'portico/rate-limit': ['rateLimit', 'MemoryStore'],
+  'portico/rate-limit': ['rateLimit', 'MemoryRateLimitStore'],
   'portico/auth': ['apiKeyAuth', 'jwtBearer'],
   'portico/oauth': ['createAuthorizationServer'],
   'portico/ws': ['CloseCode', 'createUpgradeHandler'],

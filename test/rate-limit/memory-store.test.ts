@@ -1,12 +1,16 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { MemoryStore, type MemoryStoreOptions } from '../../src/rate-limit/memory-store.js';
+import {
+  MemoryRateLimitStore,
+  type MemoryRateLimitStoreOptions,
+  MemoryStore,
+} from '../../src/rate-limit/memory-store.js';
 
-const stores: MemoryStore[] = [];
+const stores: MemoryRateLimitStore[] = [];
 
 /** A store on a clock the test moves by hand. */
-function storeAt(start: number, options: Omit<MemoryStoreOptions, 'now'> = {}) {
+function storeAt(start: number, options: Omit<MemoryRateLimitStoreOptions, 'now'> = {}) {
   const clock = { now: start };
-  const store = new MemoryStore({ ...options, now: () => clock.now });
+  const store = new MemoryRateLimitStore({ ...options, now: () => clock.now });
   stores.push(store);
   return { store, clock };
 }
@@ -15,7 +19,7 @@ afterEach(() => {
   for (const store of stores.splice(0)) store.close();
 });
 
-describe('MemoryStore', () => {
+describe('MemoryRateLimitStore', () => {
   it('counts per key within a fixed window', () => {
     const { store, clock } = storeAt(1_000);
     expect(store.increment('a', 10_000)).toEqual({ count: 1, resetAt: 11_000 });
@@ -103,7 +107,7 @@ describe('MemoryStore', () => {
   });
 
   it('uses the real clock by default', () => {
-    const store = new MemoryStore();
+    const store = new MemoryRateLimitStore();
     stores.push(store);
     const before = Date.now();
     const { resetAt } = store.increment('a', 60_000);
@@ -112,9 +116,20 @@ describe('MemoryStore', () => {
   });
 
   it('validates its options, with typo hints', () => {
-    expect(() => new MemoryStore({ maxKey: 10 } as MemoryStoreOptions)).toThrow(/`maxKeys`/);
-    expect(() => new MemoryStore({ maxKeys: 0 })).toThrow(TypeError);
-    expect(() => new MemoryStore({ sweepIntervalMs: 1.5 })).toThrow(/sweepIntervalMs/);
-    expect(() => new MemoryStore({ now: 5 as unknown as () => number })).toThrow(/now/);
+    expect(() => new MemoryRateLimitStore({ maxKey: 10 } as MemoryRateLimitStoreOptions)).toThrow(
+      /`maxKeys`/,
+    );
+    expect(() => new MemoryRateLimitStore({ maxKeys: 0 })).toThrow(TypeError);
+    expect(() => new MemoryRateLimitStore({ sweepIntervalMs: 1.5 })).toThrow(/sweepIntervalMs/);
+    expect(() => new MemoryRateLimitStore({ now: 5 as unknown as () => number })).toThrow(/now/);
+  });
+});
+
+describe('MemoryStore (deprecated name)', () => {
+  it('is MemoryRateLimitStore, for one release', () => {
+    expect(MemoryStore).toBe(MemoryRateLimitStore);
+    const store: MemoryStore = new MemoryStore();
+    expect(store).toBeInstanceOf(MemoryRateLimitStore);
+    store.close();
   });
 });

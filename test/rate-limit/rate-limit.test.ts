@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Middleware } from '../../src/core/compose.js';
 import type { ProblemDetails } from '../../src/core/problem.js';
 import { sendJson } from '../../src/core/send.js';
-import { MemoryStore } from '../../src/rate-limit/memory-store.js';
+import { MemoryRateLimitStore } from '../../src/rate-limit/memory-store.js';
 import { type RateLimitOptions, rateLimit } from '../../src/rate-limit/rate-limit.js';
 import type { RateLimitHit, RateLimitStore } from '../../src/rate-limit/store.js';
 import { serve as listenOn } from '../helpers/http.js';
@@ -25,7 +25,7 @@ async function serve(options: RateLimitOptions, errors: unknown[] = []) {
 
 /** A memory store that records the keys it counts. */
 function recordingStore() {
-  const inner = new MemoryStore();
+  const inner = new MemoryRateLimitStore();
   const keys: string[] = [];
   const store: RateLimitStore = {
     increment(key, windowMs) {
@@ -84,7 +84,7 @@ describe('rateLimit', () => {
   });
 
   it('is exact with an asynchronous store too', async () => {
-    const inner = new MemoryStore();
+    const inner = new MemoryRateLimitStore();
     closers.push(async () => inner.close());
     const store: RateLimitStore = {
       increment: (key, windowMs) =>
@@ -103,7 +103,7 @@ describe('rateLimit', () => {
 
   it('starts counting again when the window ends', async () => {
     const clock = { offset: 0 };
-    const store = new MemoryStore({ now: () => Date.now() + clock.offset });
+    const store = new MemoryRateLimitStore({ now: () => Date.now() + clock.offset });
     closers.push(async () => store.close());
     const get = await serve({ limit: 2, windowMs: 10_000, store });
     expect((await get()).status).toBe(200);

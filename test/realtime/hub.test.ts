@@ -187,9 +187,9 @@ describe('replay', () => {
     expect((await hub.replay('r', { epoch: broker.epoch, offset: 0.5 })).recovered).toBe(false);
   });
 
-  it('drops events older than historyTtlMs', async () => {
+  it('drops events older than historyTtl', async () => {
     const clock = { now: 1000 };
-    const { hub, broker } = hubWith({ historyTtlMs: 100, now: () => clock.now });
+    const { hub, broker } = hubWith({ historyTtl: 100, now: () => clock.now });
     await hub.publish('r', 'e', 1);
     clock.now += 50;
     await hub.publish('r', 'e', 2);
@@ -250,8 +250,20 @@ describe('validation', () => {
     expect(() => createHub({ brokr: {} } as never)).toThrow(/Did you mean `broker`/);
     expect(() => createHub({ broker: {} as Broker })).toThrow(TypeError);
     expect(() => new MemoryBroker({ historySize: -1 })).toThrow(TypeError);
-    expect(() => new MemoryBroker({ historyTtlMs: 0 })).toThrow(TypeError);
+    expect(() => new MemoryBroker({ historyTtl: 0 })).toThrow(TypeError);
     expect(() => new MemoryBroker({ historySzie: 3 } as never)).toThrow(/historySize/);
+  });
+
+  it('takes historyTtl in whole milliseconds (the old historyTtlMs is refused with a hint)', () => {
+    expect(() => new MemoryBroker({ historyTtlMs: 60_000 } as never)).toThrow(
+      /unknown option `historyTtlMs`\. Did you mean `historyTtl`\?/,
+    );
+    expect(() => new MemoryBroker({ historyTtl: 0.5 })).toThrow(
+      /^new MemoryBroker\(\): `historyTtl` must be milliseconds, at least 1$/,
+    );
+    expect(() => new MemoryBroker({ historySize: 1.5 })).toThrow(/`historySize`/);
+    expect(() => new MemoryBroker({ now: 5 as never })).toThrow(/`now` must be a function/);
+    expect(new MemoryBroker({ historySize: 0, historyTtl: 1 }).epoch).toEqual(expect.any(String));
   });
 });
 

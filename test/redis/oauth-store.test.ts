@@ -56,7 +56,7 @@ const device: DeviceCodeRecord = {
   scope: ['openid'],
   userCode: 'ABCDEFGH',
   status: 'pending',
-  interval: 5,
+  interval: 5_000,
   grantId: 'g',
 };
 
@@ -188,8 +188,8 @@ const CONTRACT: readonly { name: string; run(h: Harness): Promise<void> }[] = [
     async run({ store, elapse }) {
       await store.saveDeviceCode('dh', device, TTL);
       await elapse(TTL / 2);
-      await store.updateDeviceCode('dh', { ...device, lastPollAt: Date.now(), interval: 10 });
-      expect(await store.getDeviceCode('dh')).toMatchObject({ interval: 10 });
+      await store.updateDeviceCode('dh', { ...device, lastPollAt: Date.now(), interval: 10_000 });
+      expect(await store.getDeviceCode('dh')).toMatchObject({ interval: 10_000 });
       await elapse(TTL / 2);
       expect(await store.getDeviceCode('dh')).toBeUndefined();
       expect(await store.findDeviceCode('ABCDEFGH')).toBeUndefined();
@@ -294,7 +294,7 @@ describe.skipIf(!hasRedis)('RedisOAuthStore (real redis-server)', () => {
     const used = JSON.parse((await client.get('portico:oauth:code:c1'))!);
     expect(used).toEqual({ usedAt: expect.any(Number), record: code });
     expect(await ttl('code:c1')).toBeGreaterThan(59_000);
-    await store.updateDeviceCode('d1', { ...device, interval: 10 });
+    await store.updateDeviceCode('d1', { ...device, interval: 10_000 });
     expect(await ttl('device:d1')).toBeGreaterThan(599_000);
     await client.del(keys);
   });
@@ -360,8 +360,8 @@ describe.skipIf(!hasRedis)('RedisOAuthStore (real redis-server)', () => {
     expect(await store.getDeviceCode('d')).toMatchObject({ status: 'approved', sub: 'alice' });
     // pending to pending, and one decision to another, are still written
     await store.saveDeviceCode('e', { ...device, userCode: 'BCDFGHJK' }, 60_000);
-    await store.updateDeviceCode('e', { ...device, userCode: 'BCDFGHJK', interval: 10 });
-    expect(await store.getDeviceCode('e')).toMatchObject({ status: 'pending', interval: 10 });
+    await store.updateDeviceCode('e', { ...device, userCode: 'BCDFGHJK', interval: 10_000 });
+    expect(await store.getDeviceCode('e')).toMatchObject({ status: 'pending', interval: 10_000 });
   });
 
   it('reads values it cannot make sense of as absent, never failing', async () => {

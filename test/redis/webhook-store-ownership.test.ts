@@ -40,7 +40,7 @@ describe.skipIf(!hasRedis)('RedisWebhookStore: owners and credentials (real redi
       store: storeOn(prefix),
       allowHttp: true,
       allowPrivate: true,
-      schedule: [60],
+      schedule: [60_000],
       jitter: 0,
       pollInterval: 20,
       revocations: createRevocations(),

@@ -30,7 +30,7 @@ describe.skipIf(!hasRedis)('RedisWebhookStore (real redis-server)', () => {
       store: storeOn(prefix),
       allowHttp: true,
       allowPrivate: true,
-      schedule: [0.02, 0.02],
+      schedule: [20, 20],
       jitter: 0,
       pollInterval: 50,
       ...options,
@@ -165,7 +165,7 @@ describe.skipIf(!hasRedis)('RedisWebhookStore (real redis-server)', () => {
   it('drops the pending deliveries of a removed endpoint', async () => {
     const prefix = newPrefix();
     const target = await receiver((_n, _q, res) => res.writeHead(500).end());
-    const s = sender(prefix, { schedule: [60] });
+    const s = sender(prefix, { schedule: [60_000] });
     const endpoint = await s.addEndpoint({ url: target.url });
     const [d] = await s.send('n', {});
     await vi.waitFor(async () => expect((await s.getDelivery(d!.id))?.attempts).toHaveLength(1));

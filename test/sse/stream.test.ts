@@ -234,6 +234,18 @@ describe('createEventStream', () => {
         /Did you mean `heartbeat`/,
       );
       expect(() => createEventStream(req, res, { retryJitter: 2 })).toThrow(TypeError);
+      for (const bad of [
+        { retry: 1.5 },
+        { retry: -1 },
+        { heartbeat: 2 ** 31 },
+        { heartbeat: -1 },
+        { maxQueue: 0.5 },
+        { maxQueueBytes: -1 },
+        { retryJitter: Number.NaN },
+        { revocations: { watch: () => () => {} } },
+      ] as EventStreamOptions[]) {
+        expect(() => createEventStream(req, res, bad)).toThrow(/^createEventStream\(\): `\w+`/);
+      }
       res.end('done');
       expect(() => createEventStream(req, res)).toThrow(/already sent/);
     });

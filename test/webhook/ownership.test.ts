@@ -32,7 +32,7 @@ function sender(options: WebhookSenderOptions = {}) {
   const s = createWebhookSender({
     allowHttp: true,
     allowPrivate: true,
-    schedule: [60],
+    schedule: [60_000],
     jitter: 0,
     pollInterval: 20,
     revocations: createRevocations(),
@@ -180,7 +180,7 @@ describe('webhook endpoints: ended with their credential', () => {
       });
     });
     const revocations = createRevocations();
-    const { sender: s, events } = sender({ revocations, schedule: [0.05, 0.05, 0.05] });
+    const { sender: s, events } = sender({ revocations, schedule: [50, 50, 50] });
     const endpoint = await s.addEndpoint({
       url: `${failing.url}/hook`,
       credentialIds: ['api_key:k1'],

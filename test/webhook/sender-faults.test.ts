@@ -35,7 +35,7 @@ function sender(options: WebhookSenderOptions = {}) {
     allowHttp: true,
     allowPrivate: true,
     timeout: TIMEOUT,
-    schedule: [0.02, 0.02],
+    schedule: [20, 20],
     jitter: 0,
     onEvent: (e) => events.push(e),
     ...options,
@@ -197,13 +197,13 @@ describe('webhook sender: receivers that misbehave', () => {
       if (n === 0) hung++;
       else res.writeHead(204).end(); // the first attempt hangs until the timeout
     });
-    const { sender: first } = sender({ store, schedule: [0.05] });
+    const { sender: first } = sender({ store, schedule: [50] });
     await first.addEndpoint({ url: target.url });
     const [queued] = await first.send('ping', {});
     await vi.waitFor(() => expect(hung).toBe(1));
     await first.close(); // waits for the attempt in flight: a timeout, recorded as a retry
     expect((await store.getDelivery(queued!.id))?.state).toBe('pending');
-    const { sender: second } = sender({ store, schedule: [0.05] });
+    const { sender: second } = sender({ store, schedule: [50] });
     const done = await settled(second, queued!.id);
     expect(done.state).toBe('delivered');
     expect(done.attempts.map((a) => a.status ?? a.error)).toEqual(['timeout', 204]);

@@ -45,7 +45,7 @@ function sender(options: WebhookSenderOptions = {}) {
   const s = createWebhookSender({
     allowHttp: true,
     allowPrivate: true,
-    schedule: [0.02, 0.02],
+    schedule: [20, 20],
     jitter: 0,
     onEvent: (e) => events.push(e),
     ...options,
@@ -100,7 +100,7 @@ describe('createWebhookSender', () => {
       if (status === 302) res.writeHead(302, { Location: 'http://127.0.0.1:1/' }).end();
       else res.writeHead(status ?? 200).end();
     });
-    const { sender: s } = sender({ schedule: [0.01, 0.01, 0.01] });
+    const { sender: s } = sender({ schedule: [10, 10, 10] });
     await s.addEndpoint({ url: target.url });
     const [queued] = await s.send('ping', {});
     const delivery = await settled(s, queued!.id);
@@ -115,7 +115,7 @@ describe('createWebhookSender', () => {
     const target = await receiver((n, _req, res) =>
       n === 0 ? res.writeHead(429, { 'Retry-After': '1' }).end() : res.writeHead(200).end(),
     );
-    const { sender: s } = sender({ schedule: [0.01] });
+    const { sender: s } = sender({ schedule: [10] });
     await s.addEndpoint({ url: target.url });
     const [queued] = await s.send('ping', {});
     const delivery = await settled(s, queued!.id);
@@ -126,7 +126,7 @@ describe('createWebhookSender', () => {
   it('dead-letters after the last attempt, and stops at once on another 4xx', async () => {
     const failing = await receiver((_n, _req, res) => res.writeHead(503).end());
     const refusing = await receiver((_n, _req, res) => res.writeHead(400).end());
-    const { sender: s, events } = sender({ schedule: [0.01, 0.01] });
+    const { sender: s, events } = sender({ schedule: [10, 10] });
     await s.addEndpoint({ url: failing.url });
     await s.addEndpoint({ url: refusing.url });
     const queued = await s.send('ping', {});
@@ -165,7 +165,7 @@ describe('createWebhookSender', () => {
 
   it('records timeouts and refused connections, and retries them', async () => {
     const silent = await receiver(() => {});
-    const { sender: s } = sender({ timeout: 150, schedule: [0.01] });
+    const { sender: s } = sender({ timeout: 150, schedule: [10] });
     await s.addEndpoint({ url: silent.url });
     await s.addEndpoint({ url: 'http://127.0.0.1:1/hook' });
     const done = await Promise.all((await s.send('ping', {})).map((d) => settled(s, d.id)));
@@ -238,7 +238,7 @@ describe('createWebhookSender', () => {
 
   it('drops the pending deliveries of a removed endpoint', async () => {
     const target = await receiver((_n, _req, res) => res.writeHead(500).end());
-    const { sender: s } = sender({ schedule: [60] });
+    const { sender: s } = sender({ schedule: [60_000] });
     const endpoint = await s.addEndpoint({ url: target.url });
     const [d] = await s.send('ping', {});
     await vi.waitFor(() => expect(target.received).toHaveLength(1));

@@ -2,7 +2,8 @@ import type { Socket } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { WebSocket } from 'ws';
 import { createHub } from '../../src/realtime/hub.js';
-import { createChannelProtocol } from '../../src/ws/channel.js';
+import { type ChannelMessageSender, createChannelProtocol } from '../../src/ws/channel.js';
+import { CloseCode, WebSocketCloseError } from '../../src/ws/close-codes.js';
 import {
   closeChannels,
   connect,
@@ -155,7 +156,7 @@ describe('createChannelProtocol', () => {
 
   describe('rate limit', () => {
     it('closes with 1008 past the limit within the window', async () => {
-      const url = await start({ rateLimit: { messages: 5, intervalMs: 60_000 } });
+      const url = await start({ rateLimit: { messages: 5, interval: 60_000 } });
       const a = await connect(url, 'alice');
       const b = await connect(url, 'bob');
       for (let i = 0; i < 6; i++) a.send({ type: 'ping' });
@@ -168,7 +169,7 @@ describe('createChannelProtocol', () => {
     });
 
     it('lets a connection under the limit through, refilling over time', async () => {
-      const url = await start({ rateLimit: { messages: 5, intervalMs: 100 } });
+      const url = await start({ rateLimit: { messages: 5, interval: 100 } });
       const a = await connect(url, 'alice');
       for (let round = 0; round < 3; round++) {
         for (let i = 0; i < 5; i++) a.send({ type: 'ping' });
@@ -179,7 +180,7 @@ describe('createChannelProtocol', () => {
     });
 
     it('does not count protocol-level pings and pongs', async () => {
-      const url = await start({ heartbeat: 10, rateLimit: { messages: 2, intervalMs: 60_000 } });
+      const url = await start({ heartbeat: 10, rateLimit: { messages: 2, interval: 60_000 } });
       const a = await connect(url, 'alice');
       for (let i = 0; i < 5; i++) a.ws.ping();
       await new Promise((resolve) => setTimeout(resolve, 100));
@@ -197,12 +198,18 @@ describe('createChannelProtocol', () => {
     });
 
     it.each([
-      [{ messages: 0, intervalMs: 1000 }],
-      [{ messages: 1.5, intervalMs: 1000 }],
-      [{ messages: 10, intervalMs: 0 }],
-      [{ messages: 10, intervalMs: Number.NaN }],
+      [{ messages: 0, interval: 1000 }],
+      [{ messages: 1.5, interval: 1000 }],
+      [{ messages: 10, interval: 0 }],
+      [{ messages: 10, interval: Number.NaN }],
+      [{ messages: 10, interval: 0.5 }],
+      [{ messages: 10 }],
+      [{ messages: 10, intervalMs: 1000 }],
+      [{ interval: 1000 }],
+      [null],
+      ['10/s'],
     ])('rejects rateLimit %o', (rateLimit) => {
-      expect(() => createChannelProtocol({ rateLimit })).toThrow(/rateLimit/);
+      expect(() => createChannelProtocol({ rateLimit } as never)).toThrow(/rateLimit/);
     });
   });
 
@@ -279,6 +286,11 @@ describe('createChannelProtocol', () => {
     it.each([0, -1, Number.NaN])('rejects maxBufferedBytes %s', (maxBufferedBytes) => {
       expect(() => createChannelProtocol({ maxBufferedBytes })).toThrow(/maxBufferedBytes/);
     });
+
+    it('takes Infinity as maxBufferedBytes (no bound)', async () => {
+      const channels = createChannelProtocol({ maxBufferedBytes: Number.POSITIVE_INFINITY });
+      await channels.close();
+    });
   });
 });
 
@@ -346,5 +358,100 @@ describe('relays across processes sharing a hub', () => {
     expect(await b.next()).toMatchObject({ text: 'local' });
     await silent(c);
     expect(() => createChannelProtocol({ relayChannel: '' })).toThrow(TypeError);
+  });
+});
+
+describe('durations, in milliseconds', () => {
+  it.each([
+    ['heartbeat', -1],
+    ['heartbeat', 0.5],
+    ['heartbeat', 2 ** 31],
+    ['heartbeat', Number.POSITIVE_INFINITY],
+    ['heartbeat', '30000'],
+    ['closeTimeout', -1],
+    ['closeTimeout', 2 ** 31],
+    ['closeTimeout', Number.NaN],
+  ])('rejects %s %s, naming the owner and the option', (name, value) => {
+    expect(() => createChannelProtocol({ [name]: value } as never)).toThrow(
+      new RegExp(`^createChannelProtocol\\(\\): \`${name}\` must be milliseconds`),
+    );
+  });
+
+  it('takes the longest timer delay node has', async () => {
+    const channels = createChannelProtocol({ heartbeat: 2 ** 31 - 1, closeTimeout: 2 ** 31 - 1 });
+    await channels.close();
+  });
+});
+
+describe('the message option', () => {
+  it('relays the fields its reader returns, with type, from and channel the protocol’s', async () => {
+    const senders: { id: string; user: string | undefined; sub: string | undefined }[] = [];
+    const url = await start({
+      message: (m, sender: ChannelMessageSender) => {
+        senders.push({ id: sender.id, user: sender.user, sub: sender.principal?.sub });
+        if (typeof m.body !== 'string') {
+          throw new WebSocketCloseError(CloseCode.POLICY_VIOLATION, 'Invalid "body".');
+        }
+        return { body: m.body, type: 'forged', from: 'mallory', channel: 'elsewhere' };
+      },
+    });
+    const a = await connect(url, 'alice');
+    const b = await connect(url, 'bob');
+    a.send({ type: 'join', user: 'Alice' });
+    const welcome = await a.next();
+    await subscribed(b, 'room');
+    a.send({ type: 'message', body: 'hi', text: 'dropped' });
+    expect(await b.next()).toEqual({ type: 'message', body: 'hi', from: 'alice' });
+    a.send({ type: 'message', body: 'in room', channel: 'room' });
+    expect(await b.next()).toEqual({
+      type: 'message',
+      body: 'in room',
+      from: 'alice',
+      channel: 'room',
+    });
+    expect(senders).toEqual([
+      { id: welcome.id, user: 'Alice', sub: 'alice' },
+      { id: welcome.id, user: 'Alice', sub: 'alice' },
+    ]);
+    // the chat fields are no longer the protocol's: a `text` alone is refused by this reader
+    a.send({ type: 'message', text: 'hello' });
+    expect(await a.closed()).toEqual({ code: 1008, reason: 'Invalid "body".' });
+    await silent(b);
+  });
+
+  it('closes with 1011 and reports a reader that returns no object', async () => {
+    const errors: unknown[] = [];
+    const url = await start({ message: () => 'text' as never, onError: (e) => errors.push(e) });
+    const a = await connect(url, 'alice');
+    a.send({ type: 'message', text: 'x' });
+    expect((await a.closed()).code).toBe(1011);
+    expect(errors).toEqual([
+      expect.objectContaining({ message: expect.stringMatching(/message/) }),
+    ]);
+  });
+
+  it('defaults to the chat fields: text 1–1000 characters, user 1–100 or the join name', async () => {
+    const url = await start();
+    const a = await connect(url, 'alice');
+    const b = await connect(url, 'bob');
+    a.send({ type: 'join', user: 'Alice' });
+    await a.next();
+    a.send({ type: 'message', text: 'x'.repeat(1000), extra: 1 });
+    expect(await b.next()).toEqual({
+      type: 'message',
+      text: 'x'.repeat(1000),
+      from: 'alice',
+      user: 'Alice',
+    });
+    a.send({ type: 'message', text: 'y', user: 'A.' });
+    expect(await b.next()).toEqual({ type: 'message', text: 'y', from: 'alice', user: 'A.' });
+    a.send({ type: 'message', text: 'z', user: 'u'.repeat(101) });
+    expect((await a.closed()).code).toBe(1008);
+  });
+
+  it('must be a function', () => {
+    expect(() => createChannelProtocol({ message: { maxTextLength: 10 } as never })).toThrow(
+      /`message` must be a function/,
+    );
   });
 });

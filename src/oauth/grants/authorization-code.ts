@@ -236,7 +236,7 @@ export const authorizationCodeGrant: GrantHandler = async (ctx, client, params) 
     nonce: record.nonce,
     family: {
       scope: record.scope,
-      expiresAt: Date.now() + ctx.settings.refreshTokenTtl * 1000,
+      expiresAt: Date.now() + ctx.settings.refreshTokenTtl,
     },
   });
 };

@@ -21,8 +21,8 @@ import {
  */
 export const DEVICE_CODE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
 
-/** Seconds added to the polling interval on each `slow_down` (RFC 8628 §3.5). */
-const SLOW_DOWN_STEP = 5;
+/** Added to the polling interval on each `slow_down`: 5 seconds (RFC 8628 §3.5), in milliseconds. */
+const SLOW_DOWN_STEP = 5_000;
 
 /**
  * The device authorization grant's token request (RFC 8628 §3.4–3.5). While the user has not
@@ -58,17 +58,13 @@ export const deviceCodeGrant: GrantHandler = async (ctx, client, params) => {
   }
   if (record.status === 'pending') {
     const now = Date.now();
-    const early =
-      record.lastPollAt !== undefined && now - record.lastPollAt < record.interval * 1000;
-    await ctx.store.updateDeviceCode(hash, {
-      ...record,
-      lastPollAt: now,
-      interval: early ? record.interval + SLOW_DOWN_STEP : record.interval,
-    });
+    const early = record.lastPollAt !== undefined && now - record.lastPollAt < record.interval;
+    const interval = early ? record.interval + SLOW_DOWN_STEP : record.interval;
+    await ctx.store.updateDeviceCode(hash, { ...record, lastPollAt: now, interval });
     if (early) {
       throw new OAuthError(
         'slow_down',
-        `Polling too fast: wait ${record.interval + SLOW_DOWN_STEP} seconds between requests.`,
+        `Polling too fast: wait ${Math.ceil(interval / 1000)} seconds between requests.`,
       );
     }
     throw new OAuthError('authorization_pending', 'The user has not decided yet.');
@@ -95,7 +91,7 @@ export const deviceCodeGrant: GrantHandler = async (ctx, client, params) => {
     authTime: record.authTime,
     family: {
       scope: record.scope,
-      expiresAt: Date.now() + ctx.settings.refreshTokenTtl * 1000,
+      expiresAt: Date.now() + ctx.settings.refreshTokenTtl,
     },
   });
 };

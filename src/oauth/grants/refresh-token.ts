@@ -17,7 +17,7 @@ const invalid = () => new OAuthError('invalid_grant', 'The refresh token is inva
  * The `refresh_token` grant (RFC 6749 §6), rotating: every use consumes the token and issues
  * a successor in the same family, whose absolute end never moves. Presenting a token that
  * was already rotated revokes the whole grant, successors and access tokens included
- * (RFC 9700 §4.14.2), except within `refreshGracePeriod` seconds of its rotation, by the same
+ * (RFC 9700 §4.14.2), except within `refreshGracePeriod` milliseconds of its rotation, by the same
  * client, where it gets a successor of its own (two tabs refreshing at once, Ory Hydra #1831);
  * after that window reuse revokes as always. `scope` may narrow the access token's scope,
  * never widen it; the new refresh token keeps the original scope (RFC 6749 §6).
@@ -76,8 +76,8 @@ export const refreshTokenGrant: GrantHandler = async (ctx, client, params) => {
   });
 };
 
-function withinGrace(usedAt: number, graceSeconds: number): boolean {
-  return graceSeconds > 0 && Date.now() - usedAt <= graceSeconds * 1000;
+function withinGrace(usedAt: number, graceMs: number): boolean {
+  return graceMs > 0 && Date.now() - usedAt <= graceMs;
 }
 
 function familyOf(record: RefreshTokenRecord) {

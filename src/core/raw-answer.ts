@@ -5,9 +5,13 @@ import {
   STATUS_CODES,
 } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { compose, type Middleware } from '../core/compose.js';
-import { hasControlBreak } from './headers.js';
-import { invalidOption } from './options.js';
+import { hasLineBreak } from '../internal/grammar.js';
+import { invalidOption } from '../internal/options.js';
+import { compose, type Middleware } from './compose.js';
+
+// Not part of the public API (core/index.ts does not export it): the answers written on a raw
+// socket (a refused WebSocket upgrade, a request node's parser refused). It lives in core, not
+// internal, because it runs middleware: internal/ depends on nothing in core/.
 
 /** The `middleware` option of a raw-socket handler as one middleware, or `undefined` for none. */
 export function middlewareOption(
@@ -76,7 +80,7 @@ export function formatHeaderLines(
       const lower = name.toLowerCase();
       if (value === undefined || dropped(lower)) continue;
       const values = (Array.isArray(value) ? value : [value]).map(String);
-      if (hasControlBreak(name) || values.some(hasControlBreak)) continue;
+      if (hasLineBreak(name) || values.some(hasLineBreak)) continue;
       merged.set(lower, [name, values]);
     }
   }

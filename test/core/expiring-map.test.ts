@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ExpiringMap } from '../../src/internal/expiring-map.js';
+import { ExpiringMap } from '../../src/core/expiring-map.js';
 
 function clock(start = 1_000) {
   const c = { t: start, now: () => c.t };
@@ -124,11 +124,11 @@ describe('ExpiringMap', () => {
     expect(
       () =>
         new ExpiringMap(
-          'MemoryStore',
+          'new MemoryRateLimitStore()',
           { maxEntries: 0 },
           { maxEntries: 1, maxEntriesOption: 'maxKeys' },
         ),
-    ).toThrow(/MemoryStore: `maxKeys` must be a positive integer/);
+    ).toThrow(/new MemoryRateLimitStore\(\): `maxKeys` must be an integer, at least 1/);
     expect(
       () => new ExpiringMap('S', { now: 5 as never }, { maxEntries: 1, maxEntriesOption: 'm' }),
     ).toThrow(TypeError);

@@ -1,12 +1,15 @@
-import { type HttpError, serviceUnavailable } from '../core/errors.js';
-import { MapEvictor } from './map-evictor.js';
-import { invalidOption } from './options.js';
+// Not part of the public API (core/index.ts does not export it): the map behind the memory
+// stores. It lives in core, not internal, because a full map answers with core's 503:
+// internal/ depends on nothing in core/.
+import { MapEvictor } from '../internal/map-evictor.js';
+import { countOption, durationOption, invalidOption } from '../internal/options.js';
+import { type HttpError, serviceUnavailable } from './errors.js';
 
 /** Options of {@link ExpiringMap}, validated with the owner's name in messages. */
 export interface ExpiringMapOptions {
   /** Most entries held; past it the entry written longest ago is dropped. */
   maxEntries?: number;
-  /** How often expired entries are swept, on the first access after each interval. */
+  /** How often expired entries are swept, in milliseconds, on the first access after each interval. */
   sweepIntervalMs?: number;
   /** The clock, epoch milliseconds (tests inject one). */
   now?: () => number;
@@ -37,14 +40,6 @@ interface Slot<V> {
   until: number;
 }
 
-function positiveInteger(owner: string, name: string, value: unknown, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
-    throw invalidOption(`${owner}: \`${name}\` must be a positive integer`);
-  }
-  return value;
-}
-
 /**
  * The in-memory core of portico's memory stores: a `Map` whose entries expire, kept in
  * write order (a `set` moves an entry to the end), and swept lazily so memory stays bounded.
@@ -68,23 +63,31 @@ export class ExpiringMap<V> {
       throw invalidOption(`${owner}: \`now\` must be a function returning epoch milliseconds`);
     }
     this.now = options.now ?? Date.now;
-    this.#maxEntries = positiveInteger(
+    this.#maxEntries = countOption(
       owner,
       defaults.maxEntriesOption,
       options.maxEntries,
       defaults.maxEntries,
     );
-    this.#sweepIntervalMs = positiveInteger(
+    this.#sweepIntervalMs = durationOption(
       owner,
       'sweepIntervalMs',
       options.sweepIntervalMs,
       60_000,
+      {
+        min: 1,
+      },
     );
     this.#nextSweep = this.now() + this.#sweepIntervalMs;
     if (defaults.whenFull !== undefined && !['evict', 'refuse'].includes(defaults.whenFull)) {
       throw invalidOption(`${owner}: \`whenFull\` must be 'evict' or 'refuse'`);
     }
     this.#refuseWhenFull = defaults.whenFull === 'refuse';
+  }
+
+  /** How often expired entries are swept, in milliseconds, as validated. */
+  get sweepIntervalMs(): number {
+    return this.#sweepIntervalMs;
   }
 
   /** Entries held, expired ones not swept yet included. */

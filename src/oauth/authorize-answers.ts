@@ -1,0 +1,156 @@
+// The answers of `/authorize`: the redirects to the client, the error page, the sign-in and
+// consent forms, and the code an approval issues.
+import { randomUUID } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
+import type { SessionRecord } from '../auth/session-store.js';
+import { sendRedirect } from '../core/send.js';
+import type { CheckedAuthorization, PendingAuthorization } from './authorize-request.js';
+import type { OAuthContext } from './context.js';
+import { FORM_TOKEN_FIELD, type FormEndpoint, sessionBinding } from './form-token.js';
+import { type FormFields, sendPage } from './pages.js';
+import { signInChallenge } from './sign-in-form.js';
+import { hashToken, newOpaqueToken } from './tokens.js';
+
+/**
+ * Adds `params` to a redirect URI, keeping its own query exactly as registered (RFC 6749
+ * §3.1.2): the registered URI has no fragment (`defineClient` refuses one).
+ *
+ * @example
+ * ```ts
+ * appendQuery('https://app.example.com/cb?tenant=acme', { code, state, iss: issuer });
+ * // 'https://app.example.com/cb?tenant=acme&code=…&state=…&iss=…'
+ * ```
+ * @see {@link https://www.rfc-editor.org/rfc/rfc6749#section-3.1.2 | RFC 6749 §3.1.2}
+ */
+export function appendQuery(uri: string, params: Readonly<Record<string, string | undefined>>) {
+  const query = new URLSearchParams();
+  for (const [name, value] of Object.entries(params))
+    if (value !== undefined) query.set(name, value);
+  const q = uri.indexOf('?');
+  const separator = q === -1 ? '?' : uri.endsWith('?') || uri.endsWith('&') ? '' : '&';
+  return `${uri}${separator}${query}`;
+}
+
+/** The page of a form that expired or was changed. */
+export const EXPIRED_FORM =
+  'This form has expired or was changed. Go back to the application and start again.';
+
+/** A 303 to the client's redirect URI, with `params` and `iss` (RFC 9207). */
+export function redirectToClient(
+  ctx: OAuthContext,
+  res: ServerResponse,
+  uri: string,
+  params: Record<string, string | undefined>,
+): void {
+  res.setHeader('Cache-Control', 'no-store');
+  res.setHeader('Referrer-Policy', 'no-referrer');
+  sendRedirect(res, 303, appendQuery(uri, { ...params, iss: ctx.issuer }));
+}
+
+/** An error page of the endpoint's `pages.error`. */
+export function authorizeErrorPage(
+  endpoint: FormEndpoint,
+  res: ServerResponse,
+  status: number,
+  message: string,
+  headers?: Record<string, string>,
+): void {
+  const title = status === 400 ? 'This request cannot be completed' : 'Something went wrong';
+  sendPage(res, status, endpoint.pages.error({ status, title, message }), { headers });
+}
+
+/** Answers a failed check (an error page, or an error redirected to the client); true when it did. */
+export function answeredFailure(
+  endpoint: FormEndpoint,
+  res: ServerResponse,
+  checked: CheckedAuthorization,
+): checked is Exclude<CheckedAuthorization, { kind: 'ok' }> {
+  if (checked.kind === 'page') {
+    authorizeErrorPage(endpoint, res, 400, checked.message);
+    return true;
+  }
+  if (checked.kind === 'redirect') {
+    redirectToClient(endpoint.ctx, res, checked.redirectUri, {
+      error: checked.error.error,
+      error_description: checked.error.message,
+      state: checked.state,
+    });
+    return true;
+  }
+  return false;
+}
+
+/** The pending request's fields and the token that seals them, for `purpose` and `binding`. */
+function sealed(
+  endpoint: FormEndpoint,
+  fields: FormFields,
+  purpose: string,
+  binding: string,
+): FormFields {
+  return [...fields, [FORM_TOKEN_FIELD, endpoint.tokens.issue(purpose, binding, fields)]];
+}
+
+/** The sign-in form, the pending request in its hidden inputs. */
+export function showSignIn(
+  endpoint: FormEndpoint,
+  res: ServerResponse,
+  pending: PendingAuthorization,
+  status: number,
+  message?: string,
+  username?: string,
+): void {
+  const html = endpoint.pages.signIn({
+    clientName: pending.client.name ?? pending.client.clientId,
+    error: message,
+    username,
+    hidden: sealed(endpoint, pending.fields, 'signin', ''),
+  });
+  sendPage(res, status, html, {
+    formTargets: [pending.redirectUri],
+    headers: status === 401 ? signInChallenge(endpoint.ctx) : undefined,
+  });
+}
+
+/** The consent form of a signed-in user, its token bound to the session. */
+export function showConsent(
+  endpoint: FormEndpoint,
+  res: ServerResponse,
+  pending: PendingAuthorization,
+  session: SessionRecord,
+): void {
+  const html = endpoint.pages.consent({
+    clientId: pending.client.clientId,
+    clientName: pending.client.name ?? pending.client.clientId,
+    scopes: pending.scope,
+    user: { sub: session.sub, name: session.name },
+    redirectUri: pending.redirectUri,
+    hidden: sealed(endpoint, pending.fields, 'consent', sessionBinding(session)),
+  });
+  sendPage(res, 200, html, { formTargets: [pending.redirectUri] });
+}
+
+/** An approval: a new code (stored as its hash for `codeTtl`), redirected to the client. */
+export async function approve(
+  ctx: OAuthContext,
+  res: ServerResponse,
+  pending: PendingAuthorization,
+  session: SessionRecord,
+): Promise<void> {
+  const code = newOpaqueToken();
+  await ctx.store.saveCode(
+    hashToken(code),
+    {
+      clientId: pending.client.clientId,
+      redirectUri: pending.redirectUri,
+      ...(pending.redirectUriOmitted ? { redirectUriOmitted: true } : {}),
+      sub: session.sub,
+      scope: pending.scope,
+      codeChallenge: pending.codeChallenge,
+      nonce: pending.nonce,
+      authTime: Math.floor(session.createdAt / 1000),
+      grantId: randomUUID(),
+    },
+    ctx.settings.codeTtl,
+  );
+  redirectToClient(ctx, res, pending.redirectUri, { code, state: pending.state });
+}

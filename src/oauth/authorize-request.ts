@@ -1,0 +1,236 @@
+// The authorization request of `/authorize`: read, and checked in the order RFC 6749 §4.1.2.1
+// sets, before any page is shown or any post is acted on.
+import type { SessionRecord } from '../auth/session-store.js';
+import type { OAuthClient } from './clients.js';
+import type { OAuthContext } from './context.js';
+import { OAuthError } from './errors.js';
+import type { FormFields } from './pages.js';
+import { isCodeChallenge } from './pkce.js';
+import { resolveScopes } from './scope.js';
+
+/** The authorization request parameters portico reads; others are ignored (RFC 6749 §3.1). */
+const PARAMS = [
+  'response_type',
+  'client_id',
+  'redirect_uri',
+  'scope',
+  'state',
+  'nonce',
+  'code_challenge',
+  'code_challenge_method',
+  'response_mode',
+  'prompt',
+  'max_age',
+] as const;
+
+/** Longest `state` and `nonce` accepted. */
+const MAX_OPAQUE = 1024;
+
+/** `max_age`: a count of seconds, at most nine digits (some 31 years: "any sign-in"). */
+const MAX_AGE = /^\d{1,9}$/;
+
+/** A validated authorization request, waiting for the user. */
+export interface PendingAuthorization {
+  client: OAuthClient;
+  redirectUri: string;
+  /** True when the request named no redirect URI and the client's only one was taken. */
+  redirectUriOmitted: boolean;
+  scope: string[];
+  state?: string;
+  nonce?: string;
+  codeChallenge?: string;
+  /** OpenID Connect `prompt` values (`none`, `login`, …); unknown ones are ignored. */
+  prompt: ReadonlySet<string>;
+  /**
+   * OpenID Connect `max_age` (sent in seconds): the user must have signed in within it, in
+   * milliseconds.
+   */
+  maxAge?: number;
+  /** The request's parameters, as the forms carry them in hidden inputs. */
+  fields: FormFields;
+}
+
+/** The outcome of {@link checkAuthorizationRequest}. */
+export type CheckedAuthorization =
+  | { kind: 'ok'; pending: PendingAuthorization }
+  /** No trustworthy redirect URI: an error page, never a redirect. */
+  | { kind: 'page'; message: string }
+  /** An error for the client, redirected to its validated redirect URI (RFC 6749 §4.1.2.1). */
+  | { kind: 'redirect'; redirectUri: string; error: OAuthError; state?: string };
+
+/** The authorization parameters of a query or form, empty values treated as absent (§3.1). */
+export function authorizationFields(params: URLSearchParams): FormFields {
+  const fields: [string, string][] = [];
+  for (const name of PARAMS) {
+    for (const value of params.getAll(name)) if (value !== '') fields.push([name, value]);
+  }
+  return fields;
+}
+
+/**
+ * What is wrong with the PKCE parameters of an authorization request, if anything: every
+ * client, confidential ones too, must send an S256 `code_challenge` (RFC 9700 §2.1.1, OAuth
+ * 2.1 §4.1.1; the error is RFC 7636 §4.4.1's `invalid_request`).
+ */
+function pkceProblem(challenge: string | undefined, method: string | undefined) {
+  if (challenge === undefined) {
+    return method === undefined
+      ? 'PKCE is required: send code_challenge with code_challenge_method=S256.'
+      : 'code_challenge_method without code_challenge.';
+  }
+  if (method !== 'S256') return 'code_challenge_method must be S256 (plain is not supported).';
+  if (!isCodeChallenge(challenge)) return 'code_challenge must be 43 base64url characters (S256).';
+  return undefined;
+}
+
+/** The non-empty values of a parameter. */
+type Values = (name: string) => string[];
+
+/** Where errors may be redirected: the client, and the redirect URI it registered. */
+type Target =
+  | { kind: 'ok'; client: OAuthClient; redirectUri: string }
+  | { kind: 'page'; message: string };
+
+/**
+ * The client and its redirect URI, compared exactly with a registered one: until both are
+ * known, every error is a page (a redirect could reach anyone).
+ */
+async function redirectTarget(ctx: OAuthContext, values: Values): Promise<Target> {
+  const ids = values('client_id');
+  if (ids.length !== 1) {
+    return {
+      kind: 'page',
+      message:
+        ids.length === 0
+          ? 'The request does not say which application it comes from (client_id).'
+          : 'The request names its application more than once.',
+    };
+  }
+  const client = await ctx.clients.get(ids[0]!);
+  if (client === undefined) {
+    return { kind: 'page', message: 'The application that sent you here is not known.' };
+  }
+  const uris = values('redirect_uri');
+  if (uris.length > 1) {
+    return { kind: 'page', message: 'The request gives more than one redirect URI.' };
+  }
+  if (uris.length === 1) {
+    if (!client.redirectUris.includes(uris[0]!)) {
+      return { kind: 'page', message: 'The redirect URI is not registered for this application.' };
+    }
+    return { kind: 'ok', client, redirectUri: uris[0]! };
+  }
+  if (client.redirectUris.length === 1) {
+    return { kind: 'ok', client, redirectUri: client.redirectUris[0]! };
+  }
+  return {
+    kind: 'page',
+    message:
+      client.redirectUris.length === 0
+        ? 'This application has no redirect URI to come back to.'
+        : 'The request must say which redirect URI to come back to (redirect_uri).',
+  };
+}
+
+/**
+ * Validates an authorization request, in the order RFC 6749 §4.1.2.1 sets: the client and its
+ * redirect URI first (errors are pages), then every other parameter (errors are redirected to
+ * the client with its `state`).
+ */
+export async function checkAuthorizationRequest(
+  ctx: OAuthContext,
+  params: URLSearchParams,
+): Promise<CheckedAuthorization> {
+  const values: Values = (name) => params.getAll(name).filter((v) => v !== '');
+  const target = await redirectTarget(ctx, values);
+  if (target.kind === 'page') return target;
+  const { client, redirectUri } = target;
+
+  const states = values('state');
+  const state = states.length === 1 && states[0]!.length <= MAX_OPAQUE ? states[0] : undefined;
+  const fail = (error: OAuthError): CheckedAuthorization => ({
+    kind: 'redirect',
+    redirectUri,
+    error,
+    state,
+  });
+  const invalid = (description: string) => fail(new OAuthError('invalid_request', description));
+  for (const name of PARAMS) {
+    if (values(name).length > 1) return invalid(`The parameter ${name} is repeated.`);
+  }
+  if (states.length === 1 && state === undefined) {
+    return invalid(`state must be at most ${MAX_OPAQUE} characters.`);
+  }
+  const one = (name: string) => values(name)[0];
+  const responseType = one('response_type');
+  if (responseType === undefined) return invalid('response_type is required.');
+  if (responseType !== 'code') {
+    return fail(
+      new OAuthError('unsupported_response_type', 'Only response_type=code is supported.'),
+    );
+  }
+  const responseMode = one('response_mode');
+  if (responseMode !== undefined && responseMode !== 'query') {
+    return invalid('Only response_mode=query is supported.');
+  }
+  if (!client.grantTypes.includes('authorization_code')) {
+    return fail(
+      new OAuthError(
+        'unauthorized_client',
+        'This client may not use the authorization code grant.',
+      ),
+    );
+  }
+  let scope: string[];
+  try {
+    scope = resolveScopes(client, one('scope'));
+  } catch (err) {
+    if (err instanceof OAuthError) return fail(err);
+    throw err;
+  }
+  const challenge = one('code_challenge');
+  const pkceError = pkceProblem(challenge, one('code_challenge_method'));
+  if (pkceError !== undefined) return invalid(pkceError);
+  const nonce = one('nonce');
+  if (nonce !== undefined && nonce.length > MAX_OPAQUE) {
+    return invalid(`nonce must be at most ${MAX_OPAQUE} characters.`);
+  }
+  const prompt = new Set((one('prompt') ?? '').split(' ').filter((v) => v !== ''));
+  if (prompt.has('none') && prompt.size > 1) {
+    return invalid('prompt=none cannot be combined with other prompt values.');
+  }
+  const maxAgeText = one('max_age');
+  if (maxAgeText !== undefined && !MAX_AGE.test(maxAgeText)) {
+    return invalid('max_age must be a number of seconds.');
+  }
+  return {
+    kind: 'ok',
+    pending: {
+      client,
+      redirectUri,
+      redirectUriOmitted: values('redirect_uri').length === 0,
+      scope,
+      state,
+      nonce,
+      codeChallenge: challenge,
+      prompt,
+      maxAge: maxAgeText === undefined ? undefined : Number(maxAgeText) * 1000,
+      fields: authorizationFields(params),
+    },
+  };
+}
+
+/**
+ * The session, when it may answer this request without a new sign-in: `prompt=login` asks for
+ * one, and `max_age` for one at most that old (OpenID Connect Core §3.1.2.1).
+ */
+export function usableSession(
+  pending: PendingAuthorization,
+  session: SessionRecord | undefined,
+): SessionRecord | undefined {
+  if (session === undefined || pending.prompt.has('login')) return undefined;
+  if (pending.maxAge !== undefined && Date.now() - session.createdAt > pending.maxAge) {
+    return undefined;
+  }
+  return session;
+}

@@ -1,0 +1,81 @@
+// Every duration of portico is in milliseconds (as in node:http, ws and undici): this suite
+// reads every exported options interface of src/ and checks what its members' TSDoc says.
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+
+const src = fileURLToPath(new URL('../../src/', import.meta.url));
+
+/** Names of members that hold a duration (or a list of them). */
+const DURATION =
+  /(?:ttl|timeout|interval|heartbeat|tolerance|maxage|window|schedule|cooldown|period|delay|overlap|ahead|^retry$|ms$)/i;
+
+interface Member {
+  where: string;
+  name: string;
+  type: string;
+  doc: string;
+}
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory()
+      ? sourceFiles(join(dir, entry.name))
+      : entry.name.endsWith('.ts')
+        ? [join(dir, entry.name)]
+        : [],
+  );
+}
+
+/** The members of every exported interface named `…Options`, with their TSDoc. */
+function optionMembers(): Member[] {
+  const members: Member[] = [];
+  for (const file of sourceFiles(src)) {
+    const text = readFileSync(file, 'utf8');
+    const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+    source.forEachChild((node) => {
+      if (!ts.isInterfaceDeclaration(node) || !node.name.text.endsWith('Options')) return;
+      if (!node.modifiers?.some((m) => m.kind === ts.SyntaxKind.ExportKeyword)) return;
+      for (const member of node.members) {
+        if (!ts.isPropertySignature(member) || member.name === undefined) continue;
+        const doc = ts
+          .getJSDocCommentsAndTags(member)
+          .map((d) => d.getText(source))
+          .join('\n');
+        members.push({
+          where: `${file.slice(src.length)} ${node.name.text}.${member.name.getText(source)}`,
+          name: member.name.getText(source),
+          type: member.type?.getText(source) ?? '',
+          doc,
+        });
+      }
+    });
+  }
+  return members;
+}
+
+const members = optionMembers();
+const numeric = (m: Member) => /\bnumber\b/.test(m.type);
+
+describe('durations', () => {
+  it('finds the options of every factory', () => {
+    expect(members.length).toBeGreaterThan(200);
+    expect(members.filter((m) => DURATION.test(m.name) && numeric(m)).length).toBeGreaterThan(25);
+  });
+
+  it('documents no option in seconds', () => {
+    const inSeconds = members.filter(
+      (m) => numeric(m) && /\bseconds?\b/i.test(m.doc) && !/millisecond/i.test(m.doc),
+    );
+    expect(inSeconds.map((m) => m.where)).toEqual([]);
+  });
+
+  it('says "milliseconds" in the TSDoc of every duration option', () => {
+    const unsaid = members.filter(
+      (m) => DURATION.test(m.name) && numeric(m) && !/millisecond/i.test(m.doc),
+    );
+    expect(unsaid.map((m) => m.where)).toEqual([]);
+  });
+});
