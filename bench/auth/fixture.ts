@@ -36,10 +36,10 @@ async function sign(
 
 export async function authFixture(): Promise<Record<string, string>> {
   // portico's build, as the servers load it (`npm run bench` builds it before any setup).
-  const dist = new URL('../../dist/index.js', import.meta.url).href;
+  const dist = new URL('../../dist/auth.js', import.meta.url).href;
   const { createApiKey, generateApiKey, MemoryApiKeyStore } = (await import(
     dist
-  )) as typeof import('../../src/index.js');
+  )) as typeof import('../../src/auth/index.js');
 
   const now = Math.floor(Date.now() / 1000);
   const issuerKeys = await rs256Pair();

@@ -68,8 +68,8 @@ function fastJwt({ alg, publicKeyPem, secret }: AlgorithmInputs, cache: boolean)
 
 /** portico's verifier, from its build (`npm run bench` builds it first). */
 async function portico({ alg, publicKeyPem, secret }: AlgorithmInputs, cache: boolean) {
-  const dist = new URL('../../dist/index.js', import.meta.url).href;
-  const { createJwtVerifier } = (await import(dist)) as typeof import('../../src/index.js');
+  const dist = new URL('../../dist/auth.js', import.meta.url).href;
+  const { createJwtVerifier } = (await import(dist)) as typeof import('../../src/auth/index.js');
   const verifier = createJwtVerifier({
     ...(secret === undefined ? { publicKey: publicKeyPem! } : { secret }),
     issuer: ISSUER,

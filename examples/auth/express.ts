@@ -4,15 +4,10 @@ import { createServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { pathToFileURL } from 'node:url';
 import express from 'express';
-import {
-  invalidCredentials,
-  rateLimit,
-  requirePrincipal,
-  requireRole,
-  requireScopes,
-  tlsServerOptions,
-} from 'portico';
+import { rateLimit, requirePrincipal, requireRole, requireScopes } from 'portico';
+import { invalidCredentials } from 'portico/auth';
 import { expressErrorHandler, expressNotFound, toExpress } from 'portico/express';
+import { tlsServerOptions } from 'portico/http';
 import { createMechanisms, LOGIN, runExample, type Settings } from './mechanisms.js';
 
 export { AUDIENCE, CLIENT_ID, ISSUER, type Settings } from './mechanisms.js';

@@ -5,16 +5,15 @@ import { createServer as createHttpsServer } from 'node:https';
 import { pathToFileURL } from 'node:url';
 import Koa from 'koa';
 import {
-  invalidCredentials,
-  notFoundHandler,
   rateLimit,
   readJson,
   requestId,
   requirePrincipal,
   requireRole,
   requireScopes,
-  tlsServerOptions,
 } from 'portico';
+import { invalidCredentials } from 'portico/auth';
+import { notFoundHandler, tlsServerOptions } from 'portico/http';
 import { toKoa } from 'portico/koa';
 import { createMechanisms, LOGIN, runExample, type Settings } from './mechanisms.js';
 

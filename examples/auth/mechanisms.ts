@@ -8,19 +8,16 @@ import {
   apiKeyAuth,
   authenticate,
   basicAuth,
-  challenge,
   createCredentialGuard,
   createIdTokenVerifier,
   createSessions,
-  generateApiKey,
   hashPassword,
-  importApiKey,
-  isJwtError,
   jwtBearer,
   MemoryApiKeyStore,
   mtlsAuth,
   verifyPassword,
 } from 'portico';
+import { challenge, generateApiKey, importApiKey, isJwtError } from 'portico/auth';
 
 /** The identity provider whose tokens the API accepts, and this app's client id there. */
 export const ISSUER = 'https://id.example.com';

@@ -11,7 +11,6 @@ import {
   createCredentialGuard,
   createHub,
   createUpgradeHandler,
-  importApiKey,
   jwtBearer,
   MemoryApiKeyStore,
   mount,
@@ -20,6 +19,7 @@ import {
   streamChannel,
   unprocessable,
 } from 'portico';
+import { importApiKey } from 'portico/auth';
 import { expressErrorHandler, expressNotFound, toExpress } from 'portico/express';
 import {
   AUDIENCE,

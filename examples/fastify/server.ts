@@ -10,7 +10,6 @@ import {
   createCredentialGuard,
   createHub,
   createUpgradeHandler,
-  importApiKey,
   jwtBearer,
   MemoryApiKeyStore,
   mount,
@@ -19,6 +18,7 @@ import {
   streamChannel,
   unprocessable,
 } from 'portico';
+import { importApiKey } from 'portico/auth';
 import { fastifyErrorHandler, fastifyNotFound, toFastify } from 'portico/fastify';
 import {
   AUDIENCE,

@@ -5,12 +5,12 @@ import {
   apiKeyAuth,
   authenticate,
   createRouter,
-  importApiKey,
   MemoryApiKeyStore,
   requirePrincipal,
   sendJson,
   toNodeListener,
 } from 'portico';
+import { importApiKey } from 'portico/auth';
 import { DEMO_API_KEY, runIfMain } from '../frameworks/shared.js';
 
 export async function createApp({ apiKey = DEMO_API_KEY } = {}) {

@@ -12,7 +12,6 @@ import {
   createHub,
   createRouter,
   createUpgradeHandler,
-  importApiKey,
   MemoryApiKeyStore,
   mount,
   rateLimit,
@@ -25,6 +24,7 @@ import {
   toNodeListener,
   unprocessable,
 } from 'portico';
+import { importApiKey } from 'portico/auth';
 import { DEMO_API_KEY, ORIGIN, runIfMain } from '../frameworks/shared.js';
 
 export async function createApp({ apiKey = DEMO_API_KEY, limit = 100 } = {}) {

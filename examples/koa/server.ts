@@ -11,17 +11,17 @@ import {
   createCredentialGuard,
   createHub,
   createUpgradeHandler,
-  importApiKey,
   jwtBearer,
   MemoryApiKeyStore,
   mount,
-  notFoundHandler,
   readJson,
   requirePrincipal,
   securityHeaders,
   streamChannel,
   unprocessable,
 } from 'portico';
+import { importApiKey } from 'portico/auth';
+import { notFoundHandler } from 'portico/http';
 import { toKoa } from 'portico/koa';
 import {
   AUDIENCE,

@@ -7,7 +7,6 @@ import {
   apiKeyAuth,
   authenticate,
   cors,
-  importApiKey,
   jwtBearer,
   MemoryApiKeyStore,
   rateLimit,
@@ -15,6 +14,7 @@ import {
   requireScopes,
   securityHeaders,
 } from 'portico';
+import { importApiKey } from 'portico/auth';
 import { expressErrorHandler, expressNotFound, toExpress } from 'portico/express';
 import {
   AUDIENCE,

@@ -11,7 +11,6 @@ import {
   createHub,
   createRouter,
   createUpgradeHandler,
-  importApiKey,
   jwtBearer,
   MemoryApiKeyStore,
   mount,
@@ -23,6 +22,7 @@ import {
   toNodeListener,
   unprocessable,
 } from 'portico';
+import { importApiKey } from 'portico/auth';
 import {
   AUDIENCE,
   DEMO_API_KEY,

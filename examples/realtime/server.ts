@@ -14,11 +14,8 @@ import {
   createHub,
   createRouter,
   createUpgradeHandler,
-  formatPosition,
   getParams,
-  importApiKey,
   MemoryApiKeyStore,
-  MemoryBroker,
   notFound,
   readJson,
   requestId,
@@ -29,6 +26,8 @@ import {
   toNodeListener,
   unprocessable,
 } from 'portico';
+import { importApiKey } from 'portico/auth';
+import { formatPosition, MemoryBroker } from 'portico/realtime';
 
 /** The one browser origin allowed: for CORS, and for the WebSocket `Origin` check. */
 export const ORIGINS = ['http://localhost:5173'];

@@ -2,8 +2,6 @@ import type { IncomingMessage } from 'node:http';
 import {
   badRequest,
   type CredentialGuard,
-  challenge,
-  invalidCredentials,
   type MethodTable,
   readForm,
   readJson,
@@ -11,8 +9,9 @@ import {
   sendJson,
   sendNoContent,
   unprocessable,
-  unsupportedMediaType,
 } from 'portico';
+import { challenge, invalidCredentials } from 'portico/auth';
+import { unsupportedMediaType } from 'portico/core';
 import type { AuthSetup } from './auth.js';
 import { USER_SCOPES, type Users } from './users.js';
 

@@ -1,7 +1,6 @@
 import type { IncomingMessage, RequestListener } from 'node:http';
 import {
   authenticate,
-  authenticationRequired,
   badRequest,
   compose,
   cors,
@@ -12,7 +11,6 @@ import {
   createUpgradeHandler,
   getPrincipal,
   HttpError,
-  MemoryRateLimitStore,
   type MethodTable,
   type Middleware,
   mount,
@@ -23,6 +21,8 @@ import {
   toNodeListener,
   type UpgradeHandler,
 } from 'portico';
+import { authenticationRequired } from 'portico/auth';
+import { MemoryRateLimitStore } from 'portico/rate-limit';
 import { accountRoutes } from './account.js';
 import { createAuth } from './auth.js';
 import type { ServerConfig } from './config.js';

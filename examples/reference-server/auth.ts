@@ -5,13 +5,13 @@ import {
   basicAuth,
   createApiKey,
   createSessions,
-  importApiKey,
   MemoryApiKeyStore,
   mtlsAuth,
   type Principal,
   type Revocations,
   type SessionStore,
 } from 'portico';
+import { importApiKey } from 'portico/auth';
 import { USER_SCOPES, type User, type Users } from './users.js';
 
 function principalOf(

@@ -2,16 +2,16 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   type Broker,
   createHub,
-  EVENT_STREAM_TYPE,
   type EventStream,
   type HubMessage,
-  MemoryBroker,
   type MethodTable,
   type Position,
   type Revocations,
   send as sendResponse,
   streamChannel,
 } from 'portico';
+import { MemoryBroker } from 'portico/realtime';
+import { EVENT_STREAM_TYPE } from 'portico/sse';
 import { publishChange } from './history.js';
 import type { Message } from './messages.js';
 

@@ -9,7 +9,6 @@ import {
   type MethodTable,
   type Middleware,
   notFound,
-  parseScopes,
   readJson,
   requirePrincipal,
   requireRole,
@@ -18,6 +17,7 @@ import {
   sendNoContent,
   unprocessable,
 } from 'portico';
+import { parseScopes } from 'portico/auth';
 import { USER_SCOPES } from './users.js';
 
 const MAX_NAME = 100;

@@ -6,15 +6,17 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import {
   compose,
-  createCheckContinueHandler,
-  createClientErrorHandler,
   createUpgradeHandler,
   HttpError,
   serviceUnavailable,
-  tlsServerOptions,
   toNodeListener,
   type UpgradeHandler,
 } from 'portico';
+import {
+  createCheckContinueHandler,
+  createClientErrorHandler,
+  tlsServerOptions,
+} from 'portico/http';
 import { createApp, edgeMiddleware, type ReferenceApp } from './app.js';
 import { ConfigError, loadConfig, type ServerConfig } from './config.js';
 

@@ -3,9 +3,6 @@ import {
   type ApiKeyStore,
   type Broker,
   createHub,
-  createRevocations,
-  MemoryBroker,
-  MemoryWebhookStore,
   type OAuthStore,
   type RateLimitStore,
   type Revocations,
@@ -13,6 +10,8 @@ import {
   serviceUnavailable,
   type WebhookStore,
 } from 'portico';
+import { createRevocations } from 'portico/auth';
+import { MemoryBroker } from 'portico/realtime';
 import {
   RedisApiKeyStore,
   RedisBroker,
@@ -21,6 +20,7 @@ import {
   RedisSessionStore,
   RedisWebhookStore,
 } from 'portico/redis';
+import { MemoryWebhookStore } from 'portico/webhook';
 import { type MessageRepository, memoryMessages, type Stored } from './messages.js';
 
 /**

@@ -10,10 +10,9 @@ import {
   sendJson,
   sendNoContent,
   unprocessable,
-  WebhookAddressError,
   type WebhookStore,
-  webhookCredentialIds,
 } from 'portico';
+import { WebhookAddressError, webhookCredentialIds } from 'portico/webhook';
 import { type Message, READ } from './messages.js';
 
 /** The events a subscriber may ask for. */

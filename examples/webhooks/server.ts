@@ -7,13 +7,13 @@ import {
   compose,
   createRouter,
   createWebhookSender,
-  getWebhook,
   requestId,
   sendNoContent,
   toNodeListener,
   verifyWebhooks,
   type WebhookSenderEvent,
 } from 'portico';
+import { getWebhook } from 'portico/webhook';
 
 /** What the receiver has taken in: one entry per message, whatever the retries. */
 export interface Inbox {

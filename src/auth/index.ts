@@ -15,7 +15,10 @@ export {
   hashApiKey,
   isWellFormedApiKey,
 } from './api-key.js';
-export { type ApiKeyAuthOptions, apiKeyAuth } from './api-key-auth.js';
+export {
+  type ApiKeyAuthOptions,
+  apiKeyAuth,
+} from './api-key-auth.js';
 export {
   type ApiKeyRecord,
   type ApiKeyStore,
@@ -29,20 +32,25 @@ export {
 export {
   type AuthenticateOptions,
   authenticate,
-  createIdentifier,
   type RequireScopesOptions,
   requireRole,
   requireScopes,
 } from './authenticate.js';
-export { type Authenticator, challenge, quoteParam } from './authenticator.js';
-export { type BasicAuthOptions, basicAuth, parseBasicCredentials } from './basic.js';
-export { certificateThumbprint, getClientCertificate } from './certificate.js';
+export {
+  type Authenticator,
+  challenge,
+} from './authenticator.js';
+export {
+  type BasicAuthOptions,
+  basicAuth,
+} from './basic.js';
+export { getClientCertificate } from './certificate.js';
 export {
   type CredentialGuard,
   type CredentialGuardOptions,
   createCredentialGuard,
 } from './credential-guard.js';
-export { createOriginGuard } from './csrf.js';
+
 export {
   AUTH_PROBLEM,
   authenticationRequired,
@@ -60,10 +68,22 @@ export {
   type JwtVerifyContext,
   type VerifiedJwt,
 } from './jwt.js';
-export { type JwtBearerOptions, jwtBearer, principalFromClaims } from './jwt-bearer.js';
+export {
+  type JwtBearerOptions,
+  jwtBearer,
+  principalFromClaims,
+} from './jwt-bearer.js';
 export type { JwtCacheOptions } from './jwt-cache.js';
-export { isJwtError, JWT_ERROR_CODES, JwtError, type JwtErrorKind } from './jwt-error.js';
-export { type MtlsOptions, mtlsAuth } from './mtls.js';
+export {
+  isJwtError,
+  JWT_ERROR_CODES,
+  JwtError,
+  type JwtErrorKind,
+} from './jwt-error.js';
+export {
+  type MtlsOptions,
+  mtlsAuth,
+} from './mtls.js';
 export {
   createIdTokenVerifier,
   type IdTokenClaims,
@@ -71,7 +91,12 @@ export {
   type IdTokenVerifierOptions,
   type IdTokenVerifyOptions,
 } from './oidc.js';
-export { hashPassword, needsRehash, type PasswordHashOptions, verifyPassword } from './password.js';
+export {
+  hashPassword,
+  needsRehash,
+  type PasswordHashOptions,
+  verifyPassword,
+} from './password.js';
 export {
   type AuthMethod,
   getPrincipal,

@@ -5,13 +5,16 @@
  *
  * @module core
  */
-export { compose, type Middleware, type Next } from './compose.js';
+export {
+  compose,
+  type Middleware,
+  type Next,
+} from './compose.js';
 export {
   type ContextKey,
   createContextKey,
   getContextValue,
   getRequestId,
-  requestIdKey,
   setContextValue,
 } from './context.js';
 export {
@@ -45,10 +48,14 @@ export {
   type ErrorHandlerOptions,
   PROBLEM_TYPE,
   type ProblemDetails,
-  problemContentType,
-  requestPath,
   sendError,
   toHttpError,
   toProblem,
 } from './problem.js';
-export { JSON_TYPE, send, sendJson, sendNoContent, sendRedirect } from './send.js';
+export {
+  JSON_TYPE,
+  send,
+  sendJson,
+  sendNoContent,
+  sendRedirect,
+} from './send.js';

@@ -14,9 +14,8 @@ export {
   DEFAULT_CORS_METHODS,
   isPreflightRequest,
 } from './cors.js';
-export {
-  createOriginMatcher,
-  type OriginAllowlist,
-  type OriginMatcher,
-  type OriginPredicate,
+export type {
+  OriginAllowlist,
+  OriginMatcher,
+  OriginPredicate,
 } from './origin.js';

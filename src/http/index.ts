@@ -16,21 +16,15 @@ export {
   type ClientErrorHandler,
   type ClientErrorHandlerOptions,
   createClientErrorHandler,
-  handleClientError,
 } from './client-error.js';
 export {
   type CreateETagOptions,
   checkConditional,
-  compareETags,
   createETag,
   type ETagComparison,
   evaluatePreconditions,
   formatHttpDate,
-  isETag,
-  matchesETag,
   type PreconditionOutcome,
-  parseETagList,
-  parseHttpDate,
   type RepresentationValidators,
 } from './conditional.js';
 export {
@@ -38,15 +32,21 @@ export {
   createCheckContinueHandler,
 } from './continue.js';
 export {
-  MODERN_CIPHERS,
   type RequireHttpsOptions,
   requireHttps,
   type TlsServerInput,
   tlsServerOptions,
 } from './https.js';
 export { ignoreUpgrade } from './ignore-upgrade.js';
-export { createProxyTrust, normalizeIp, type ProxyTrust, type TrustProxy } from './proxy.js';
-export { REQUEST_ID_PATTERN, type RequestIdOptions, requestId } from './request-id.js';
+export {
+  createProxyTrust,
+  type ProxyTrust,
+  type TrustProxy,
+} from './proxy.js';
+export {
+  type RequestIdOptions,
+  requestId,
+} from './request-id.js';
 export {
   createRouter,
   getParams,

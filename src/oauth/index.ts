@@ -7,14 +7,9 @@
 
 export {
   type AuthorizeEndpointOptions,
-  appendQuery,
   createAuthorizeEndpoint,
 } from './authorize.js';
-export {
-  type ClientAuthenticator,
-  createClientAuthenticator,
-  singleParams,
-} from './client-auth.js';
+export type { ClientAuthenticator } from './client-auth.js';
 export {
   type ClientDefinition,
   type ClientStore,
@@ -34,19 +29,16 @@ export {
   createDeviceVerificationEndpoint,
   type DeviceAuthorizationOptions,
   type DeviceVerificationOptions,
-  formatUserCode,
-  generateUserCode,
-  normalizeUserCode,
-  USER_CODE_ALPHABET,
 } from './device.js';
-export { NO_STORE, OAuthError, type OAuthErrorCode, sendOAuthError } from './errors.js';
 export {
-  createFormTokens,
-  FORM_TOKEN_FIELD,
-  type FormFields,
-  type FormPageOptions,
-  type FormTokenOptions,
-  type FormTokens,
+  OAuthError,
+  type OAuthErrorCode,
+} from './errors.js';
+export type {
+  FormFields,
+  FormPageOptions,
+  FormTokenOptions,
+  FormTokens,
 } from './form-token.js';
 export {
   authorizationCodeGrant,
@@ -55,10 +47,19 @@ export {
   type UserGrant,
 } from './grants/authorization-code.js';
 export { clientCredentialsGrant } from './grants/client-credentials.js';
-export { DEVICE_CODE_GRANT, deviceCodeGrant } from './grants/device-code.js';
+export {
+  DEVICE_CODE_GRANT,
+  deviceCodeGrant,
+} from './grants/device-code.js';
 export { refreshTokenGrant } from './grants/refresh-token.js';
-export { createIntrospectionEndpoint, type IntrospectionResponse } from './introspect.js';
-export { createJwksEndpoint, type JwksEndpointOptions } from './jwks-endpoint.js';
+export {
+  createIntrospectionEndpoint,
+  type IntrospectionResponse,
+} from './introspect.js';
+export {
+  createJwksEndpoint,
+  type JwksEndpointOptions,
+} from './jwks-endpoint.js';
 export {
   createKeySet,
   type KeySet,
@@ -72,13 +73,9 @@ export {
   createMetadataEndpoint,
   DEFAULT_OAUTH_PATHS,
   type MetadataOptions,
-  metadataPaths,
   type OAuthPaths,
-  resolveOAuthPaths,
 } from './metadata.js';
 export {
-  createOwnTokenVerifier,
-  isAccessTokenRevoked,
   type OwnAccessTokenOptions,
   ownAccessTokens,
 } from './own-tokens.js';
@@ -94,9 +91,9 @@ export {
   type PageUser,
   type SignInPageData,
 } from './pages.js';
-export { codeChallengeS256, isCodeChallenge, isCodeVerifier, verifyCodeVerifier } from './pkce.js';
+
 export { createRevocationEndpoint } from './revoke.js';
-export { narrowScopes, resolveScopes } from './scope.js';
+
 export {
   type AuthorizationServer,
   type CreateAuthorizationServerOptions,
@@ -112,16 +109,15 @@ export {
   type RefreshTokenRecord,
 } from './store.js';
 export { createTokenEndpoint } from './token-endpoint.js';
-export {
-  type AccessTokenRequest,
-  claimsForScopes,
-  createTokenIssuer,
-  hashToken,
-  type IdTokenClaimRelease,
-  type IdTokenRequest,
-  newOpaqueToken,
-  type TokenIssuer,
-  type TokenIssuerOptions,
-  type UserClaims,
+export type {
+  AccessTokenRequest,
+  IdTokenClaimRelease,
+  IdTokenRequest,
+  TokenIssuer,
+  TokenIssuerOptions,
+  UserClaims,
 } from './tokens.js';
-export { createUserInfoEndpoint, type UserInfoOptions } from './userinfo.js';
+export {
+  createUserInfoEndpoint,
+  type UserInfoOptions,
+} from './userinfo.js';

@@ -5,7 +5,11 @@
  *
  * @module rate-limit
  */
-export { defaultRateLimitKey, ipKey, principalRateLimitKey, type RateLimitKey } from './key.js';
+export {
+  defaultRateLimitKey,
+  principalRateLimitKey,
+  type RateLimitKey,
+} from './key.js';
 export {
   MemoryRateLimitStore,
   type MemoryRateLimitStoreOptions,
@@ -14,5 +18,8 @@ export {
   /** @deprecated Renamed {@link MemoryRateLimitStoreOptions}. */
   type MemoryStoreOptions,
 } from './memory-store.js';
-export { type RateLimitOptions, rateLimit } from './rate-limit.js';
+export {
+  type RateLimitOptions,
+  rateLimit,
+} from './rate-limit.js';
 export type { RateLimitHit, RateLimitStore } from './store.js';

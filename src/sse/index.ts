@@ -8,12 +8,13 @@
  * @see {@link https://html.spec.whatwg.org/multipage/server-sent-events.html | HTML: Server-sent events}
  * @module sse
  */
-export { type ChannelStreamOptions, streamChannel } from './channel.js';
 export {
-  type FormatOptions,
-  formatComment,
-  formatEvent,
-  type ServerSentEvent,
+  type ChannelStreamOptions,
+  streamChannel,
+} from './channel.js';
+export type {
+  FormatOptions,
+  ServerSentEvent,
 } from './format.js';
 export {
   createEventStream,

@@ -11,10 +11,8 @@ export {
   type AddressClass,
   type AddressGuardOptions,
   assertWebhookUrl,
-  classifyAddress,
   createGuardedAgent,
   type GuardedAgentOptions,
-  isPublicAddress,
   type ResolvedAddress,
 } from './address-guard.js';
 export {
@@ -24,14 +22,19 @@ export {
   WebhookVerificationError,
   type WebhookVerificationFailure,
 } from './errors.js';
-export { MemoryWebhookStore, type MemoryWebhookStoreOptions } from './memory-store.js';
+export {
+  MemoryWebhookStore,
+  type MemoryWebhookStoreOptions,
+} from './memory-store.js';
 export { webhookCredentialIds } from './ownership.js';
-export { getWebhook, verifyWebhooks, type WebhookReceiverOptions } from './receiver.js';
+export {
+  getWebhook,
+  verifyWebhooks,
+  type WebhookReceiverOptions,
+} from './receiver.js';
 export {
   DEFAULT_RETRY_SCHEDULE,
-  parseRetryAfter,
   parseRetrySchedule,
-  retryDelay,
 } from './schedule.js';
 export { generateWebhookSecret } from './secret.js';
 export {

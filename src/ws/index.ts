@@ -21,23 +21,12 @@ export {
 export {
   CloseCode,
   type CloseCodeValue,
-  closeCodeFor,
-  isApplicationCloseCode,
-  isReportedOnlyCloseCode,
-  isSendableCloseCode,
-  MAX_CLOSE_REASON_BYTES,
-  truncateCloseReason,
   WebSocketCloseError,
   type WebSocketCloseErrorOptions,
 } from './close-codes.js';
-export {
-  computeAcceptKey,
-  selectSubprotocol,
-  type UpgradeRequestLike,
-  type UpgradeValidation,
-  validateUpgradeRequest,
-  WEBSOCKET_GUID,
-  WEBSOCKET_VERSION,
+export type {
+  UpgradeRequestLike,
+  UpgradeValidation,
 } from './handshake.js';
 export {
   createUpgradeHandler,

@@ -4,16 +4,15 @@ import express from 'express';
 import express4 from 'express4';
 import Koa from 'koa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expressErrorHandler, expressNotFound } from '../../src/adapters/express.js';
+import { getRequestId } from '../../src/core/index.js';
+import { notFoundHandler } from '../../src/http/index.js';
 import {
   conflict,
   cors,
   createRouter,
-  expressErrorHandler,
-  expressNotFound,
-  getRequestId,
   type Middleware,
   mount,
-  notFoundHandler,
   rateLimit,
   readJson,
   requestId,

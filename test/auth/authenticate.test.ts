@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
+import { quoteParam } from '../../src/auth/authenticator.js';
 import { createCredentialGuard } from '../../src/auth/credential-guard.js';
 import {
   type Authenticator,
@@ -11,7 +12,6 @@ import {
   JwtError,
   type Principal,
   parseScopes,
-  quoteParam,
   requirePrincipal,
   requireRole,
   requireScopes,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createOriginMatcher } from '../../src/cors/index.js';
+import { createOriginMatcher } from '../../src/cors/origin.js';
 import { thrownTypeError } from '../helpers/errors.js';
 
 describe('createOriginMatcher', () => {

@@ -24,7 +24,7 @@ const bin = (name: string) => join(root, 'node_modules', '.bin', name);
 
 /** A few runtime exports per subpath; every subpath of `exports` must be listed. */
 const EXPECTED: Record<string, string[]> = {
-  portico: ['createHub', 'sendError', 'toNodeListener', 'cors', 'rateLimit', 'toExpress', 'toKoa'],
+  portico: ['createHub', 'sendJson', 'toNodeListener', 'cors', 'rateLimit', 'toExpress', 'toKoa'],
   'portico/core': ['compose', 'HttpError', 'sendError', 'sendJson'],
   'portico/http': ['createRouter', 'readJson', 'securityHeaders'],
   'portico/cors': ['cors'],
@@ -213,7 +213,8 @@ console.log(JSON.stringify(keys));`;
 });
 
 describe('a TypeScript consumer', () => {
-  const source = `import { createHub, sendError, toNodeListener } from 'portico';
+  const source = `import { createHub, toNodeListener } from 'portico';
+import { sendError } from 'portico/core';
 import { compose, type Middleware } from 'portico/core';
 import { createRouter } from 'portico/http';
 import { cors } from 'portico/cors';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatComment, formatEvent } from '../../src/sse/index.js';
+import { formatComment, formatEvent } from '../../src/sse/format.js';
 
 describe('formatEvent', () => {
   it('JSON-encodes data by default and ends with a blank line', () => {

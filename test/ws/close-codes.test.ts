@@ -21,7 +21,7 @@ import {
   MAX_CLOSE_REASON_BYTES,
   truncateCloseReason,
   WebSocketCloseError,
-} from '../../src/ws/index.js';
+} from '../../src/ws/close-codes.js';
 
 function isValidUtf8(text: string): boolean {
   const bytes = Buffer.from(text, 'utf8');

@@ -9,7 +9,7 @@ import {
   type UpgradeRequestLike,
   type UpgradeValidation,
   validateUpgradeRequest,
-} from '../../src/ws/index.js';
+} from '../../src/ws/handshake.js';
 
 const RFC_KEY = 'dGhlIHNhbXBsZSBub25jZQ==';
 
