@@ -17,12 +17,11 @@ import {
 } from './authorize-request.js';
 import type { OAuthContext } from './context.js';
 import {
-  bodyErrorHeaders,
   createFormEndpoint,
   FORM_TOKEN_FIELD,
   type FormEndpoint,
   type FormPageOptions,
-  readPageForm,
+  readPostedPageForm,
   sessionBinding,
   singleValue,
 } from './form-token.js';
@@ -127,15 +126,16 @@ async function authorizeGet(endpoint: FormEndpoint, req: IncomingMessage, res: S
 
 /** `POST /authorize`: the sign-in form, or the consent form's decision. */
 async function authorizePost(endpoint: FormEndpoint, req: IncomingMessage, res: ServerResponse) {
-  const form = await readPageForm(req);
-  if (!(form instanceof URLSearchParams)) {
-    return authorizeErrorPage(endpoint, res, form.status, form.detail, bodyErrorHeaders(form));
+  const posted = await readPostedPageForm(req);
+  if (posted.kind === 'refused') {
+    return authorizeErrorPage(endpoint, res, posted.status, posted.detail, posted.headers);
   }
-  const signingIn = form.has('username') || form.has('password');
-  if (signingIn === form.has('decision')) {
+  if (posted.kind === 'mixed') {
     return authorizeErrorPage(endpoint, res, 400, 'The form sent is not one of these pages.');
   }
-  return signingIn ? signInPost(endpoint, req, res, form) : consentPost(endpoint, req, res, form);
+  return posted.kind === 'sign-in'
+    ? signInPost(endpoint, req, res, posted.form)
+    : consentPost(endpoint, req, res, posted.form);
 }
 
 /** A sign-in form posted: its token, the request again, then the credentials. */

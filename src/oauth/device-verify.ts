@@ -22,11 +22,10 @@ import {
   tooManyCodes,
 } from './device-verify-pages.js';
 import {
-  bodyErrorHeaders,
   createFormEndpoint,
   FORM_TOKEN_FIELD,
   type FormPageOptions,
-  readPageForm,
+  readPostedPageForm,
   sessionBinding,
   singleValue,
 } from './form-token.js';
@@ -143,15 +142,16 @@ async function verifyGet(verifier: DeviceVerifier, req: IncomingMessage, res: Se
 
 /** `POST /device/verify`: the sign-in form, or a decision on a code. */
 async function verifyPost(verifier: DeviceVerifier, req: IncomingMessage, res: ServerResponse) {
-  const form = await readPageForm(req);
-  if (!(form instanceof URLSearchParams)) {
-    return deviceErrorPage(verifier, res, form.status, form.detail, bodyErrorHeaders(form));
+  const posted = await readPostedPageForm(req);
+  if (posted.kind === 'refused') {
+    return deviceErrorPage(verifier, res, posted.status, posted.detail, posted.headers);
   }
-  const signingIn = form.has('username') || form.has('password');
-  if (signingIn === form.has('decision')) {
+  if (posted.kind === 'mixed') {
     return deviceErrorPage(verifier, res, 400, 'The form is not one of ours.');
   }
-  return signingIn ? signInPost(verifier, req, res, form) : decisionPost(verifier, req, res, form);
+  return posted.kind === 'sign-in'
+    ? signInPost(verifier, req, res, posted.form)
+    : decisionPost(verifier, req, res, posted.form);
 }
 
 /** Looks a typed code up within the user's budget, and shows its device or what went wrong. */

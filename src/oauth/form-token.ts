@@ -195,6 +195,32 @@ export function bodyErrorHeaders(error: HttpError): Record<string, string> {
   return headers;
 }
 
+/**
+ * A form posted to a page with a sign-in form and a decision form: which one it is
+ * (`username`/`password`, or `decision`), `mixed` when it is both or neither, or the body's
+ * refusal (415, 413, 400) with the headers its page must keep.
+ */
+export type PostedPageForm =
+  | { kind: 'sign-in' | 'decision'; form: URLSearchParams }
+  | { kind: 'mixed' }
+  | { kind: 'refused'; status: number; detail: string; headers: Record<string, string> };
+
+/** Reads a form posted to a sign-in-then-decision page and says which form it is. */
+export async function readPostedPageForm(req: IncomingMessage): Promise<PostedPageForm> {
+  const form = await readPageForm(req);
+  if (!(form instanceof URLSearchParams)) {
+    return {
+      kind: 'refused',
+      status: form.status,
+      detail: form.detail,
+      headers: bodyErrorHeaders(form),
+    };
+  }
+  const signingIn = form.has('username') || form.has('password');
+  if (signingIn === form.has('decision')) return { kind: 'mixed' };
+  return { kind: signingIn ? 'sign-in' : 'decision', form };
+}
+
 /** The value of `name` when the form carries it exactly once, non-empty. */
 export function singleValue(form: URLSearchParams, name: string): string | undefined {
   const values = form.getAll(name);
