@@ -99,6 +99,7 @@ export {
   type Middleware,
   type Next,
   notFound,
+  type PorticoErrorCode,
   type ProblemDetails,
   send,
   sendJson,

@@ -1,4 +1,5 @@
 import { STATUS_CODES } from 'node:http';
+import type { PorticoErrorCode } from './error-codes.js';
 
 /**
  * One problem with one field of a request, as carried in the `errors` member of a
@@ -24,10 +25,14 @@ export interface FieldError {
  * ```
  */
 export class PorticoError extends Error {
-  /** A stable code for this kind of failure. */
-  readonly code: string;
+  /** A stable code for this kind of failure: one of portico's ({@link PorticoErrorCode}), or yours. */
+  readonly code: PorticoErrorCode | (string & {});
 
-  constructor(message: string, code: string, options?: { cause?: unknown }) {
+  constructor(
+    message: string,
+    code: PorticoErrorCode | (string & {}),
+    options?: { cause?: unknown },
+  ) {
     super(message, options);
     this.name = new.target.name;
     this.code = code;
@@ -37,7 +42,7 @@ export class PorticoError extends Error {
 /** Options of {@link HttpError} beyond its status. */
 export interface HttpErrorOptions {
   /** Stable code. @defaultValue `ERR_HTTP_<status>` */
-  code?: string;
+  code?: PorticoErrorCode | (string & {});
   /**
    * Problem type URI (RFC 9457 §3.1.1).
    * @defaultValue `"about:blank"`, whose title is the status phrase

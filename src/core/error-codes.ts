@@ -1,0 +1,78 @@
+/**
+ * The `code` of every error portico throws (a `PorticoError` and its subclasses), for
+ * `switch` statements that the compiler checks, as jose's `JOSEErrorCode`. Your own errors
+ * may carry other codes: `PorticoError.code` is typed `PorticoErrorCode | (string & {})`.
+ *
+ * @example
+ * ```ts
+ * function retryable(code: PorticoErrorCode): boolean {
+ *   return code === 'ERR_REDIS_UNAVAILABLE' || code === 'ERR_STORE_FULL';
+ * }
+ * ```
+ */
+export type PorticoErrorCode =
+  | 'ERR_API_KEY_EXISTS'
+  | 'ERR_ASTERISK_FORM'
+  | 'ERR_AUTH_EXPIRED'
+  | 'ERR_AUTH_INVALID'
+  | 'ERR_AUTH_INVALID_REQUEST'
+  | 'ERR_AUTH_REQUIRED'
+  | 'ERR_BAD_GATEWAY'
+  | 'ERR_BAD_REQUEST'
+  | 'ERR_BODY_ABORTED'
+  | 'ERR_BODY_CONSUMED'
+  | 'ERR_BODY_LENGTH'
+  | 'ERR_BODY_READ'
+  | 'ERR_BODY_TOO_LARGE'
+  | 'ERR_CONFLICT'
+  | 'ERR_CONTENT_TYPE_REPEATED'
+  | 'ERR_CREDENTIALS_THROTTLED'
+  | 'ERR_CREDENTIAL_REVOKED'
+  | 'ERR_CSRF_ORIGIN'
+  | 'ERR_FORBIDDEN'
+  | 'ERR_FORBIDDEN_ROLE'
+  | 'ERR_GATEWAY_TIMEOUT'
+  | 'ERR_GONE'
+  | 'ERR_HEADERS_SENT'
+  | 'ERR_HTTPS_REQUIRED'
+  | 'ERR_HTTP_REQUEST_TIMEOUT'
+  | 'ERR_HUB_CLOSED'
+  | 'ERR_HUB_REDACT_CONFLICT'
+  | 'ERR_HUB_REDACT_UNSUPPORTED'
+  | 'ERR_INSUFFICIENT_SCOPE'
+  | 'ERR_INTERNAL'
+  | 'ERR_INVALID_ENCODING'
+  | 'ERR_INVALID_HOST'
+  | 'ERR_INVALID_JSON'
+  | 'ERR_INVALID_KEY_NAME'
+  | 'ERR_INVALID_PATH'
+  | 'ERR_INVALID_SCOPE'
+  | 'ERR_JWT_EXPIRED'
+  | 'ERR_JWT_INVALID'
+  | 'ERR_JWT_KEYS_UNAVAILABLE'
+  | 'ERR_METHOD_NOT_ALLOWED'
+  | 'ERR_NOT_ACCEPTABLE'
+  | 'ERR_NOT_FOUND'
+  | 'ERR_NOT_IMPLEMENTED'
+  | 'ERR_PRECONDITION_FAILED'
+  | 'ERR_PRECONDITION_REQUIRED'
+  | 'ERR_RATE_LIMITED'
+  | 'ERR_REDIS_UNAVAILABLE'
+  | 'ERR_STORE_FULL'
+  | 'ERR_TOO_MANY_CONNECTIONS'
+  | 'ERR_UNAUTHORIZED'
+  | 'ERR_UNAVAILABLE'
+  | 'ERR_UNSUPPORTED_CHARSET'
+  | 'ERR_UNSUPPORTED_CONTENT_ENCODING'
+  | 'ERR_UNSUPPORTED_MEDIA_TYPE'
+  | 'ERR_VALIDATION'
+  | 'ERR_WEBHOOK_ADDRESS'
+  | 'ERR_WEBHOOK_ENDPOINT_EXISTS'
+  | 'ERR_WEBHOOK_HEADERS'
+  | 'ERR_WEBHOOK_PAYLOAD'
+  | 'ERR_WEBHOOK_SIGNATURE'
+  | 'ERR_WEBHOOK_TIMESTAMP'
+  | 'ERR_WS_CLOSE'
+  | 'ERR_WS_ORIGIN'
+  | `ERR_HTTP_${number}`
+  | `ERR_OAUTH_${Uppercase<string>}`;
