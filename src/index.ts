@@ -33,6 +33,7 @@ export {
   type ApiKeyRecord,
   type ApiKeyStore,
   type AuthenticateOptions,
+  type Authentication,
   type Authenticator,
   type AuthMethod,
   apiKeyAuth,

@@ -9,7 +9,6 @@ import {
   createHub,
   createRouter,
   createUpgradeHandler,
-  getPrincipal,
   HttpError,
   type MethodTable,
   type Middleware,
@@ -21,7 +20,6 @@ import {
   toNodeListener,
   type UpgradeHandler,
 } from 'portico';
-import { authenticationRequired } from 'portico/auth';
 import { MemoryRateLimitStore } from 'portico/rate-limit';
 import { accountRoutes } from './account.js';
 import { createAuth } from './auth.js';
@@ -183,20 +181,20 @@ export async function createApp(config: ServerConfig, baseUrl: string): Promise<
       await publishChange(channelHub, [message.channel], change);
     },
   });
-  const challenges = authenticators.flatMap((a) => (a.challenge ? [a.challenge] : []));
-  // A Basic challenge makes browsers prompt for a password, even for a page's fetch() or
-  // EventSource: offer it to navigations and non-browser clients only. Browsers mark every
-  // request with Sec-Fetch-Site, and a script's with a Sec-Fetch-Mode other than navigate.
-  const scriptChallenges = challenges.filter((c) => !c.startsWith('Basic '));
-  const requireAuthenticated: Middleware = (req, _res, next) => {
-    // OPTIONS asks what a path supports (204 with Allow): no credential needed
-    if (req.method !== 'OPTIONS' && getPrincipal(req) === undefined) {
+  // who is calling, on /api and /events alike: a bad credential is a 401 at once (counted
+  // against the client's guard), none is let through until `identity.required` below
+  const identity = authenticate(authenticators, {
+    optional: true,
+    guard,
+    // A Basic challenge makes browsers prompt for a password, even for a page's fetch() or
+    // EventSource: offer it to navigations and non-browser clients only. Browsers mark every
+    // request with Sec-Fetch-Site, and a script's with a Sec-Fetch-Mode other than navigate.
+    challenges(req, all) {
       const { 'sec-fetch-site': site, 'sec-fetch-mode': mode } = req.headers;
       const fromScript = site !== undefined && mode !== 'navigate';
-      throw authenticationRequired(fromScript ? scriptChallenges : challenges);
-    }
-    return next();
-  };
+      return fromScript ? all.filter((c) => !c.startsWith('Basic ')) : all;
+    },
+  });
 
   const limits = {
     limit: config.rateLimit,
@@ -246,26 +244,12 @@ export async function createApp(config: ServerConfig, baseUrl: string): Promise<
     cors({ origins: config.corsOrigins, credentials: true }),
     mount(
       '/api',
-      compose([
-        // who is calling (a refused credential counts against the client's guard), then the
-        // call counts by API key, else user, else client IP
-        authenticate(authenticators, { optional: true, guard }),
-        router.match,
-        rateLimit(limits),
-        requireAuthenticated,
-      ]),
+      // the call counts by API key, else user, else client IP, once the caller is known
+      compose([identity, router.match, rateLimit(limits), identity.required]),
     ),
     // the event stream: the same credentials as /api/* (browsers: the session cookie), and
     // the scope that reading messages needs (a write-only token reads nothing here either)
-    mount(
-      '/events',
-      compose([
-        authenticate(authenticators, { optional: true, guard }),
-        router.match,
-        requireAuthenticated,
-        READ,
-      ]),
-    ),
+    mount('/events', compose([identity, router.match, identity.required, READ])),
     router.dispatch,
   );
   const channels = createChannelProtocol({

@@ -3,7 +3,7 @@ import type { Middleware } from '../core/compose.js';
 import { HttpError } from '../core/errors.js';
 import { getPrincipal, type Principal, setPrincipal } from '../core/principal.js';
 import { appendVary } from '../internal/headers.js';
-import { assertKnownOptions, invalidOption } from '../internal/options.js';
+import { assertKnownOptions, functionOption, invalidOption } from '../internal/options.js';
 import type { Authenticator } from './authenticator.js';
 import { challenge as buildChallenge } from './authenticator.js';
 import { type CredentialGuard, isCredentialGuard, isRefusal } from './credential-guard.js';
@@ -35,12 +35,28 @@ export interface AuthenticateOptions {
    * @defaultValue `'no-store'`
    */
   cacheControl?: string | false;
+  /**
+   * Which challenges a 401 for a missing credential carries, from every configured one: for
+   * instance none with `Basic` for a page's script (`Sec-Fetch-Mode` other than `navigate`),
+   * whose browser would otherwise show a password dialog.
+   * @defaultValue every challenge
+   */
+  challenges?: (req: IncomingMessage, challenges: readonly string[]) => readonly string[];
 }
+
+/**
+ * What {@link authenticate} returns: the middleware, and `required`, a middleware for later in
+ * the chain that answers a request without a principal with the 401 `authenticate()` would
+ * have given (its challenges chosen as `challenges` says). `OPTIONS` passes: it asks what a
+ * path supports.
+ */
+export type Authentication = Middleware & { readonly required: Middleware };
 
 const KNOWN_OPTIONS = [
   'optional',
   'guard',
   'cacheControl',
+  'challenges',
 ] as const satisfies readonly (keyof AuthenticateOptions)[];
 
 /**
@@ -58,13 +74,17 @@ const KNOWN_OPTIONS = [
  * // refused credentials spend the client's guard; then count calls by API key, else user
  * const guard = createCredentialGuard();
  * const api = compose([authenticate([basicAuth({ verify })], { guard }), rateLimit({ limit: 100 })]);
+ *
+ * // optional first (a bad credential is still a 401), required after the router's match
+ * const auth = authenticate(authenticators, { optional: true, guard });
+ * compose([auth, router.match, rateLimit(), auth.required, router.dispatch]);
  * ```
  * @see {@link https://www.rfc-editor.org/rfc/rfc9110#section-11.6.1 | RFC 9110 §11.6.1}
  */
 export function authenticate(
   authenticators: readonly Authenticator[],
   options: AuthenticateOptions = {},
-): Middleware {
+): Authentication {
   if (!Array.isArray(authenticators) || authenticators.length === 0) {
     throw invalidOption('authenticate(): give at least one authenticator');
   }
@@ -81,8 +101,15 @@ export function authenticate(
   if (cacheControl !== false && (typeof cacheControl !== 'string' || cacheControl === '')) {
     throw invalidOption('authenticate(): `cacheControl` must be a Cache-Control value or false');
   }
+  const pick = functionOption('authenticate()', 'challenges', options.challenges);
+  const missing = (req: IncomingMessage) =>
+    authenticationRequired(pick === undefined ? challenges : pick(req, challenges));
   const vary = [...new Set(authenticators.flatMap((a) => a.headers ?? []))];
-  return async function authenticateMiddleware(req, res, next) {
+  const required: Middleware = (req, _res, next) => {
+    if (req.method !== 'OPTIONS' && getPrincipal(req) === undefined) throw missing(req);
+    return next();
+  };
+  const middleware: Middleware = async function authenticateMiddleware(req, res, next) {
     for (const field of vary) appendVary(res, field);
     let refusal: HttpError | undefined;
     let presented = false;
@@ -91,7 +118,7 @@ export function authenticate(
       const principal = await identify(req);
       presented = principal !== undefined;
       if (principal !== undefined) setPrincipal(req, principal);
-      else if (!optional) refusal = authenticationRequired(challenges);
+      else if (!optional) refusal = missing(req);
     } catch (error) {
       // a verdict on the credential is counted by the guard first; a failure of ours (5xx) is not
       if (!(error instanceof HttpError) || error.status >= 500) throw error;
@@ -112,6 +139,7 @@ export function authenticate(
     if (refusal !== undefined) throw refusal;
     return next();
   };
+  return Object.assign(middleware, { required });
 }
 
 /**

@@ -31,6 +31,7 @@ export {
 } from './api-key-store.js';
 export {
   type AuthenticateOptions,
+  type Authentication,
   authenticate,
   type RequireScopesOptions,
   requireRole,

@@ -126,6 +126,45 @@ describe('authenticate()', () => {
     expect(unavailable.headers['retry-after']).toBe('30');
   });
 
+  it('gives `required`, which answers a missing credential later with the chosen challenges', async () => {
+    const auth = authenticate([fake('Alpha'), fake('Basic')], {
+      optional: true,
+      // no Basic for a page's script: its browser would show a password dialog
+      challenges: (req, all) =>
+        req.headers['sec-fetch-mode'] === 'cors' ? all.filter((c) => !c.startsWith('Basic')) : all,
+    });
+    const seen: string[] = [];
+    const server = await serve([
+      auth,
+      (req, _res, next) => {
+        seen.push(req.method ?? '');
+        return next();
+      },
+      auth.required,
+      echo,
+    ]);
+    const navigation = await request(server, '/');
+    expect(navigation.status).toBe(401);
+    expect(navigation.headers['www-authenticate']).toBe('Alpha realm="api", Basic realm="api"');
+    const script = await request(server, '/', { headers: { 'Sec-Fetch-Mode': 'cors' } });
+    expect(script.status).toBe(401);
+    expect(script.headers['www-authenticate']).toBe('Alpha realm="api"');
+    // what ran between the two steps saw the anonymous requests: the 401 came at `required`
+    expect(seen).toEqual(['GET', 'GET']);
+    // OPTIONS asks what a path supports: it passes
+    expect((await request(server, '/', { method: 'OPTIONS' })).status).toBe(200);
+    const signedIn = await request(server, '/', { headers: { 'x-test-alpha': 'alice' } });
+    expect(json(signedIn)).toMatchObject({ sub: 'alice' });
+    // the non-optional form picks its challenges the same way
+    const strict = await serve([
+      authenticate([fake('Alpha'), fake('Basic')], { challenges: (_req, all) => all.slice(1) }),
+      echo,
+    ]);
+    expect((await request(strict, '/')).headers['www-authenticate']).toBe('Basic realm="api"');
+    // @ts-expect-error: not a function
+    expect(() => authenticate([fake('Alpha')], { challenges: 'Basic' })).toThrow(/challenges/);
+  });
+
   it('refuses a bad configuration when built', () => {
     expect(() => authenticate([])).toThrow(TypeError);
     expect(() => authenticate([{} as Authenticator])).toThrow(TypeError);
