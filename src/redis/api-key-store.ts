@@ -37,6 +37,13 @@ export interface RedisApiKeyStoreOptions {
   revocations?: Revocations;
 }
 
+const KNOWN_OPTIONS = [
+  'client',
+  'prefix',
+  'timeoutMs',
+  'revocations',
+] as const satisfies readonly (keyof RedisApiKeyStoreOptions)[];
+
 // Keys under the prefix: `id:<id>` the record's JSON, `hash:<hash>` the id holding that hash,
 // `ids` every id and `owner:<owner>` an owner's ids (sorted sets scored by a sequence, `seq`,
 // so lists come oldest first and a replaced record keeps its place).
@@ -167,12 +174,7 @@ export class RedisApiKeyStore implements ApiKeyStore {
   readonly #revocations: Revocations;
 
   constructor(options: RedisApiKeyStoreOptions) {
-    assertKnownOptions('RedisApiKeyStore', options, [
-      'client',
-      'prefix',
-      'timeoutMs',
-      'revocations',
-    ]);
+    assertKnownOptions('new RedisApiKeyStore()', options, KNOWN_OPTIONS);
     const { client, prefix = 'portico:apikey:', timeoutMs = 1000 } = options ?? {};
     this.#revocations = options.revocations ?? processRevocations();
     if (typeof client?.evalsha !== 'function') {

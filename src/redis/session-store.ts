@@ -64,6 +64,12 @@ function parseRecord(text: string | null): SessionRecord | undefined {
 /** Whole milliseconds for `PX`, at least 1. */
 const px = (ttlMs: number) => Math.max(1, Math.ceil(ttlMs));
 
+const KNOWN_OPTIONS = [
+  'client',
+  'prefix',
+  'timeoutMs',
+] as const satisfies readonly (keyof RedisSessionStoreOptions)[];
+
 /**
  * A {@link SessionStore} in Redis, so that every process of a service knows every session:
  * one JSON string per session under `prefix` + the id's SHA-256 (never the id itself),
@@ -89,7 +95,7 @@ export class RedisSessionStore implements SessionStore {
   readonly #timeout: number;
 
   constructor(options: RedisSessionStoreOptions) {
-    assertKnownOptions('RedisSessionStore', options, ['client', 'prefix', 'timeoutMs']);
+    assertKnownOptions('new RedisSessionStore()', options, KNOWN_OPTIONS);
     const { client, prefix = 'portico:sess:', timeoutMs = 1000 } = options ?? {};
     if (typeof client?.evalsha !== 'function') {
       throw invalidOption('RedisSessionStore: `client` must be an ioredis client');
