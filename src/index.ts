@@ -238,6 +238,8 @@ export {
   type ChannelConnectionContext,
   type ChannelMessageContext,
   type ChannelMessageHandler,
+  type ChannelMessageReader,
+  type ChannelMessageSender,
   type ChannelProtocol,
   type ChannelProtocolOptions,
   type ChannelRateLimit,

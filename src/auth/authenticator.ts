@@ -5,7 +5,7 @@ import type { Principal } from './principal.js';
 /**
  * One authentication mechanism. `authenticate` returns the principal when its kind of
  * credential is present and good, `undefined` when it is absent, and throws a 401
- * {@link HttpError} (from {@link invalidCredentials} or {@link expiredCredentials}) when it is
+ * {@link HttpError} (from `invalidCredentials` or `expiredCredentials`) when it is
  * present but bad.
  *
  * @example
@@ -62,7 +62,7 @@ export function quoteParam(value: string): string {
 
 /**
  * Builds a challenge: `Bearer realm="api", error="invalid_token"`. The scheme and the
- * parameter names must be tokens, the values what {@link quoteParam} accepts.
+ * parameter names must be tokens, the values what `quoteParam` accepts.
  *
  * @example
  * ```ts

@@ -3,7 +3,7 @@ import { badRequest, forbidden, type HttpError, unauthorized } from '../core/err
 /**
  * Problem type slugs of authentication and authorization failures.
  *
- * A problem's `type` is {@link PROBLEM_TYPE_BASE} followed by one of these slugs.
+ * A problem's `type` is `PROBLEM_TYPE_BASE` followed by one of these slugs.
  *
  * @example
  * ```ts

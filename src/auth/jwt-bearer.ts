@@ -159,7 +159,7 @@ function thumbprintOf(req: IncomingMessage): string | undefined {
 
 /**
  * An {@link Authenticator} for JWT access tokens sent as `Authorization: Bearer <token>`
- * (RFC 6750), verified as {@link createJwtVerifier} does. No token, or `Bearer` alone, is
+ * (RFC 6750), verified as `createJwtVerifier` does. No token, or `Bearer` alone, is
  * a 401 with a bare challenge; a bad token a 401 `invalid_token` whose problem type is
  * `invalid-credentials`, an expired one a 401 `invalid_token` of type `credentials-expired`;
  * a token sent twice a 400 `invalid_request`. When the remote key set was never reachable the

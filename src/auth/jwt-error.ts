@@ -10,7 +10,7 @@ import { expiredCredentials, invalidCredentials } from './errors.js';
 export type JwtErrorKind = 'expired' | 'invalid' | 'unavailable';
 
 /**
- * The stable codes of {@link JwtError}, one per {@link JwtErrorKind}.
+ * The stable codes of `JwtError`, one per {@link JwtErrorKind}.
  *
  * @example
  * ```ts
@@ -63,7 +63,7 @@ export class JwtError extends PorticoError {
 }
 
 /**
- * Whether `error` is a {@link JwtError} of this kind.
+ * Whether `error` is a `JwtError` of this kind.
  *
  * @example
  * ```ts

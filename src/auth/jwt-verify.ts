@@ -57,7 +57,7 @@ export function safeEqual(a: string, b: string): boolean {
   return timingSafeEqual(x, y);
 }
 
-/** Maps whatever verification threw to a {@link JwtError} that reveals nothing. */
+/** Maps whatever verification threw to a `JwtError` that reveals nothing. */
 function toJwtError(error: unknown, subject: string): JwtError {
   if (error instanceof JwtError) return error;
   if (error instanceof errors.JWTExpired) return jwtExpired(subject, error);
@@ -86,7 +86,7 @@ async function runJose(token: string, key: KeySource['key'], options: JWTVerifyO
 /**
  * Verifies a compact JWS JWT with `jose` and the rules `jose` leaves out: a length cap and a
  * shape check (canonical base64url segments) before any parsing, and `iat` not in the future.
- * Every failure becomes a {@link JwtError}: `expired` only for a token whose signature and
+ * Every failure becomes a `JwtError`: `expired` only for a token whose signature and
  * claims were otherwise good.
  */
 export async function verifyCompactJwt(

@@ -20,7 +20,7 @@ import {
 export type { VerifiedJwt } from './jwt-verify.js';
 
 /**
- * Options of {@link createJwtVerifier}: exactly one key source (`secret`, `publicKey`,
+ * Options of `createJwtVerifier`: exactly one key source (`secret`, `publicKey`,
  * `jwks` or `jwksUrl`, see {@link KeySourceOptions}), the expected issuer and audience, and
  * the rules of RFC 8725.
  *
@@ -87,10 +87,10 @@ export interface JwtVerifyContext {
   certificateThumbprint?: string;
 }
 
-/** Verifies JWTs: see {@link createJwtVerifier}. */
+/** Verifies JWTs: see `createJwtVerifier`. */
 export interface JwtVerifier {
   /**
-   * Resolves with the verified claims and header, or rejects with a {@link JwtError}
+   * Resolves with the verified claims and header, or rejects with a `JwtError`
    * (`ERR_JWT_EXPIRED`, `ERR_JWT_INVALID`, or `ERR_JWT_KEYS_UNAVAILABLE` when a remote key
    * set was never reachable).
    */

@@ -99,7 +99,7 @@ export interface IdTokenClaims extends JWTPayload {
 
 /** Verifies ID tokens: see {@link createIdTokenVerifier}. */
 export interface IdTokenVerifier {
-  /** Resolves with the typed claims, or rejects with a {@link JwtError}. */
+  /** Resolves with the typed claims, or rejects with a `JwtError`. */
   verify(idToken: string, options?: IdTokenVerifyOptions): Promise<IdTokenClaims>;
 }
 

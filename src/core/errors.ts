@@ -27,7 +27,7 @@ function problemType(slug: string | undefined): string | undefined {
 
 /** The extra options every status helper takes. */
 export type HttpErrorExtra = Omit<HttpErrorOptions, 'type'> & {
-  /** Short name appended to {@link PROBLEM_TYPE_BASE} to form the problem `type`. */
+  /** Short name appended to `PROBLEM_TYPE_BASE` to form the problem `type`. */
   typeSlug?: string;
   /** Full problem type URI; wins over `typeSlug`. */
   type?: string;

@@ -109,7 +109,7 @@ export function handleClientError(error: Error, socket: Duplex): void {
 }
 
 /**
- * {@link handleClientError} with the headers every other answer of the service carries:
+ * `handleClientError` with the headers every other answer of the service carries:
  * `middleware` runs on a stand-in request first, and what it sets goes on the problem
  * answer (a request id is quoted in it too).
  *

@@ -73,7 +73,7 @@ const KNOWN = [
  * number of seconds, is `invalid_request`.
  *
  * The pending request travels in the forms' hidden inputs, sealed with a form token (an
- * HMAC over the parameters, the session and the time, see {@link createFormTokens}) that
+ * HMAC over the parameters, the session and the time, see `createFormTokens`) that
  * is also the CSRF token; every post is checked again from the start.
  *
  * @example

@@ -185,5 +185,5 @@ export function createClientAuthenticator(clients: ClientStore, guard?: Credenti
   };
 }
 
-/** The function {@link createClientAuthenticator} returns. */
+/** The function `createClientAuthenticator` returns. */
 export type ClientAuthenticator = ReturnType<typeof createClientAuthenticator>;

@@ -21,7 +21,7 @@ export type { FormFields } from './pages.js';
  */
 export const FORM_TOKEN_FIELD = 'csrf_token';
 
-/** Options of {@link createFormTokens}. */
+/** Options of `createFormTokens`. */
 export interface FormTokenOptions {
   /**
    * The HMAC key (32 bytes or more, or a string of 32 characters or more). Every process
@@ -43,7 +43,7 @@ export interface FormTokenOptions {
   now?: () => number;
 }
 
-/** What {@link createFormTokens} returns. */
+/** What `createFormTokens` returns. */
 export interface FormTokens {
   /** A token over `purpose`, `binding` and `fields`, valid for `ttl` milliseconds. */
   issue(purpose: string, binding: string, fields: FormFields): string;

@@ -9,7 +9,7 @@ export {
   type AuthorizeEndpointOptions,
   createAuthorizeEndpoint,
 } from './authorize.js';
-export type { ClientAuthenticator } from './client-auth.js';
+export { type ClientAuthenticator, createClientAuthenticator } from './client-auth.js';
 export {
   type ClientDefinition,
   type ClientStore,
@@ -109,13 +109,14 @@ export {
   type RefreshTokenRecord,
 } from './store.js';
 export { createTokenEndpoint } from './token-endpoint.js';
-export type {
-  AccessTokenRequest,
-  IdTokenClaimRelease,
-  IdTokenRequest,
-  TokenIssuer,
-  TokenIssuerOptions,
-  UserClaims,
+export {
+  type AccessTokenRequest,
+  createTokenIssuer,
+  type IdTokenClaimRelease,
+  type IdTokenRequest,
+  type TokenIssuer,
+  type TokenIssuerOptions,
+  type UserClaims,
 } from './tokens.js';
 export {
   createUserInfoEndpoint,

@@ -219,7 +219,7 @@ export function authorizationServerMetadata(
 /**
  * Serves {@link authorizationServerMetadata} on `GET` (and `HEAD`) as `application/json`
  * with `Cache-Control: public, max-age=300` (`maxAge`, 5 minutes by default); other methods get `405`. Mount the one
- * middleware at both discovery paths ({@link metadataPaths}):
+ * middleware at both discovery paths (`metadataPaths`):
  * `/.well-known/oauth-authorization-server` (RFC 8414) and
  * `/.well-known/openid-configuration` (OpenID Connect Discovery). The document is built
  * once, here.

@@ -43,7 +43,7 @@ export interface UserClaims {
   picture?: string;
 }
 
-/** Options of {@link createTokenIssuer}. */
+/** Options of `createTokenIssuer`. */
 export interface TokenIssuerOptions {
   /** `iss` of every token: the exact issuer identifier of the server. */
   issuer: string;
@@ -201,5 +201,5 @@ export function createTokenIssuer(options: TokenIssuerOptions) {
   };
 }
 
-/** The token issuer {@link createTokenIssuer} returns. */
+/** The token issuer `createTokenIssuer` returns. */
 export type TokenIssuer = ReturnType<typeof createTokenIssuer>;

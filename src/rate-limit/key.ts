@@ -48,7 +48,7 @@ export function ipKey(ip: string): string {
 
 /**
  * Builds the key a rate limit counts by when none is given: the client's IP address
- * (through the trusted proxies, see {@link TrustProxy}), as {@link ipKey} shapes it, after
+ * (through the trusted proxies, see {@link TrustProxy}), as `ipKey` shapes it, after
  * an `ip:` prefix that keeps it apart from the API key and user keys to come.
  *
  * @example

@@ -113,7 +113,7 @@ export type HubRedaction = (message: HubMessage) => HubDraft | undefined;
 /**
  * Where the hub's messages go: assigns offsets, delivers to subscribers (of this process, or
  * of every process for a shared broker such as Redis pub/sub) and keeps a bounded history per
- * channel for resuming clients. {@link MemoryBroker} is the in-process one.
+ * channel for resuming clients. `MemoryBroker` is the in-process one.
  *
  * @example
  * ```ts

@@ -24,7 +24,7 @@ export interface HubOptions {
   /**
    * Where messages go. A broker given here stays the caller's to close; the default one is
    * closed by {@link Hub.close}.
-   * @defaultValue a new {@link MemoryBroker} (this process only)
+   * @defaultValue a new `MemoryBroker` (this process only)
    */
   broker?: Broker;
   /**

@@ -19,7 +19,7 @@ import type {
 import { deliverToListeners } from './deliver.js';
 
 /**
- * Options of {@link MemoryBroker}.
+ * Options of `MemoryBroker`.
  *
  * @example
  * ```ts

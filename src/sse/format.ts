@@ -21,7 +21,7 @@ export interface ServerSentEvent {
 }
 
 /**
- * Options of {@link formatEvent}.
+ * Options of `formatEvent`.
  *
  * @see {@link https://html.spec.whatwg.org/multipage/server-sent-events.html | HTML: Server-sent events}
  */

@@ -1,7 +1,7 @@
 /**
  * Server-Sent Events: {@link createEventStream}, the `text/event-stream` writer with
  * heartbeats, a jittered `retry` hint and a bounded queue that drops slow clients; the
- * {@link formatEvent} and {@link formatComment} formatters it uses; {@link lastEventId}
+ * `formatEvent` and `formatComment` formatters it uses; {@link lastEventId}
  * for reconnecting clients; and {@link streamChannel}, which streams one channel of the
  * realtime hub with `Last-Event-ID` resume.
  *

@@ -64,7 +64,7 @@ export interface EventStreamOptions {
    */
   maxQueueBytes?: number;
   /**
-   * JSON-encode `data`; with `false` it must be a string (see {@link formatEvent}).
+   * JSON-encode `data`; with `false` it must be a string (see `formatEvent`).
    * @defaultValue `true`
    */
   json?: boolean;
@@ -153,7 +153,7 @@ const credentialEnded = (reason: CredentialEnd) =>
   formatEvent({ event: 'credential-ended', data: { reason } });
 
 /**
- * Writes an already formatted event (what {@link formatEvent} returns) to a stream: how
+ * Writes an already formatted event (what `formatEvent` returns) to a stream: how
  * `streamChannel` sends one formatting of a hub message to every stream.
  * @internal
  */

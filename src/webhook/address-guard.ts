@@ -168,7 +168,7 @@ const hostOf = (hostname: string) =>
  * absolute, `https:` (or `http:` with `allowHttp`), and carry no user name or password; its
  * host must resolve, and to public addresses only: ANY loopback, private, link-local,
  * unique-local, multicast, unspecified or reserved answer refuses it (see
- * {@link classifyAddress}), unless `allowPrivate`. The WHATWG URL parser normalizes other
+ * `classifyAddress`), unless `allowPrivate`. The WHATWG URL parser normalizes other
  * IPv4 spellings first (`http://0x7f.1/`, `http://2130706433/`, `http://0177.0.0.1/` are
  * all `127.0.0.1`).
  *

@@ -149,7 +149,7 @@ export function classifyAddress(ip: string): AddressClass {
 }
 
 /**
- * Whether `ip` is a public address, fit to send a webhook to (see {@link classifyAddress}).
+ * Whether `ip` is a public address, fit to send a webhook to (see `classifyAddress`).
  * Anything that is not an IP address literal is not public.
  *
  * @example

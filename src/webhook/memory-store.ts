@@ -11,7 +11,7 @@ import type {
 } from './store.js';
 
 /**
- * Options of {@link MemoryWebhookStore}.
+ * Options of `MemoryWebhookStore`.
  *
  * @example
  * ```ts

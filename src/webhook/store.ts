@@ -141,7 +141,7 @@ export type WebhookEndpointAdmission = 'added' | 'duplicate' | 'full';
 /**
  * Where endpoints and deliveries live. Deliveries are claimed with a lease, so that those of
  * a sender that crashed are taken over once the lease runs out (at-least-once delivery). The
- * in-memory {@link MemoryWebhookStore} is the default; a shared store (Redis) lets pending
+ * in-memory `MemoryWebhookStore` is the default; a shared store (Redis) lets pending
  * deliveries survive a restart and several processes share the work.
  *
  * @example

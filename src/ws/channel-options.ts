@@ -99,7 +99,7 @@ export interface ChannelRateLimit {
 }
 
 /**
- * Who sent a `message`, as a {@link ChannelMessageReader} sees it.
+ * Who sent a `message`, as a `ChannelMessageReader` sees it.
  *
  * @example
  * ```ts
@@ -205,7 +205,7 @@ export interface ChannelProtocolOptions {
   maxBufferedBytes?: number;
   /**
    * What a `message` carries besides `type`, `from` and `channel`: reads the fields a client
-   * sent into those relayed to the other connections (see {@link ChannelMessageReader}).
+   * sent into those relayed to the other connections (see `ChannelMessageReader`).
    * The default is the reference chat protocol: a `text` of 1–1000 characters (required)
    * and a `user` of 1–100 characters (optional; the `user` of the connection's last `join`
    * when absent), anything else dropped; a message that breaks these rules closes its

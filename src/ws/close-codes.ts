@@ -156,7 +156,7 @@ export interface WebSocketCloseErrorOptions {
  * @see {@link https://www.rfc-editor.org/rfc/rfc6455#section-7.4 | RFC 6455 §7.4}
  */
 export class WebSocketCloseError extends PorticoError {
-  /** The close code to send; always one {@link isSendableCloseCode} accepts. */
+  /** The close code to send; always one `isSendableCloseCode` accepts. */
   readonly closeCode: number;
   /** The reason to send, at most 123 bytes of UTF-8. */
   readonly reason: string;

@@ -29,7 +29,7 @@ export const WEBSOCKET_GUID = '258EAFA5-E914-47DA-95CA-C5AB0DC85B11';
 export const WEBSOCKET_VERSION = '13';
 
 /**
- * The parts of an `IncomingMessage` that {@link validateUpgradeRequest} reads.
+ * The parts of an `IncomingMessage` that `validateUpgradeRequest` reads.
  *
  * @see {@link https://www.rfc-editor.org/rfc/rfc6455#section-4.2.1 | RFC 6455 §4.2.1}
  */
@@ -40,14 +40,14 @@ export type UpgradeRequestLike = Pick<
   Partial<Pick<IncomingMessage, 'rawHeaders'>>;
 
 /**
- * The result of {@link validateUpgradeRequest}: the key and offered subprotocols, or a refusal.
+ * The result of `validateUpgradeRequest`: the key and offered subprotocols, or a refusal.
  *
  * @see {@link https://www.rfc-editor.org/rfc/rfc6455#section-4.2.1 | RFC 6455 §4.2.1}
  */
 export type UpgradeValidation =
   | {
       ok: true;
-      /** The client's `Sec-WebSocket-Key`, to pass to {@link computeAcceptKey}. */
+      /** The client's `Sec-WebSocket-Key`, to pass to `computeAcceptKey`. */
       key: string;
       /** The subprotocols the client offered, in its order of preference; may be empty. */
       protocols: string[];
