@@ -91,6 +91,18 @@ function start(config: ServerConfig): void {
   );
   let app: ReferenceApp | undefined;
 
+  // a port already taken (another server, an earlier run still going): say so plainly
+  server.once('error', (err: NodeJS.ErrnoException) => {
+    const where = `${config.host}:${config.port}`;
+    const why =
+      err.code === 'EADDRINUSE'
+        ? `${where} is already in use: stop what listens there, or choose another PORT (PORT=0 picks a free one)`
+        : err.code === 'EACCES'
+          ? `${where} may not be opened by this user: choose a PORT above 1023`
+          : `cannot listen on ${where} (${err.message})`;
+    console.error(`portico reference server: ${why}`);
+    process.exit(1);
+  });
   server.listen(config.port, config.host, async () => {
     const url = listeningUrl(server, config.tls !== undefined);
     try {

@@ -1,6 +1,7 @@
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { getPrincipal } from '../auth/principal.js';
 import { bindToCredential, type CredentialEnd, type Revocations } from '../auth/revocations.js';
+import { methodNotAllowed } from '../core/errors.js';
 import {
   assertKnownOptions,
   countOption,
@@ -232,6 +233,11 @@ export function createEventStream(
   const cap = connectionCap(OWNER, options.maxConnectionsPerPrincipal);
   const revocations = revocationsOption(OWNER, options.revocations);
   if (res.headersSent) throw new Error(`${OWNER}: the response headers were already sent`);
+  // an event stream answers GET (and HEAD, whose body node never sends); a POST or any other
+  // method is told which ones it may use, before anything is written
+  if (req.method !== undefined && req.method !== 'GET' && req.method !== 'HEAD') {
+    throw methodNotAllowed(['GET', 'HEAD'], 'An event stream is read with GET.');
+  }
   const principal = getPrincipal(req);
   const releaseSlot = principal === undefined ? noop : byPrincipal.claim(principal.sub, cap);
   let unbind = noop;
