@@ -512,6 +512,16 @@ describe('reference server: settings', () => {
     });
   });
 
+  it('says plainly that its port is taken, naming PORT, and exits 1', async () => {
+    const taken = new URL(server.url).port;
+    const refused = startReferenceServer({ PORT: taken });
+    await expect(refused).rejects.toMatchObject({ code: 1 });
+    const { out } = (await refused.catch((error: unknown) => error)) as { out: string };
+    expect(out).toContain(`127.0.0.1:${taken} is already in use`);
+    expect(out).toContain('PORT');
+    expect(out).not.toContain('EADDRINUSE');
+  });
+
   it('behind a trusted proxy in production: 308 to https for GET/HEAD, 403 for others, HSTS on https', async () => {
     const proxied = await startReferenceServer({
       NODE_ENV: 'production',
