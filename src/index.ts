@@ -133,6 +133,7 @@ export {
   mount,
   type PreconditionOutcome,
   type ProxyTrust,
+  type ReadJsonOptions,
   type RepresentationValidators,
   type RequestIdOptions,
   type RequireHttpsOptions,
@@ -142,10 +143,12 @@ export {
   requestId,
   requireHttps,
   type SecurityHeadersOptions,
+  type StandardSchemaV1,
   type StrictTransportSecurityOptions,
   securityHeaders,
   type TlsServerInput,
   type TrustProxy,
+  validate,
 } from './http/index.js';
 export {
   type AuthorizationServer,

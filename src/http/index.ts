@@ -7,6 +7,7 @@
 export {
   type BodyOptions,
   DEFAULT_BODY_LIMIT,
+  type ReadJsonOptions,
   readBody,
   readForm,
   readJson,
@@ -65,3 +66,5 @@ export {
   type StrictTransportSecurityOptions,
   securityHeaders,
 } from './security-headers.js';
+export type { StandardSchemaV1 } from './standard-schema.js';
+export { validate } from './validate.js';
