@@ -1,10 +1,18 @@
 /**
- * Rate limits: a fixed-window limiter keyed by client (by IP address through trusted
+ * Rate limits: a fixed- or sliding-window limiter keyed by client (by IP address through trusted
  * proxies, an IPv6 client by its /64), its `X-RateLimit-*` and IETF `RateLimit` fields,
- * `429` problems with `Retry-After`, and the store interface with its in-memory store.
+ * `429` problems with `Retry-After`, the store interface with its in-memory store, and
+ * express-rate-limit's stores through an adapter.
  *
  * @module rate-limit
  */
+export {
+  type ExpressRateLimitInfo,
+  type ExpressRateLimitStore,
+  type FromExpressRateLimitStoreOptions,
+  fromExpressRateLimitStore,
+} from './express-store.js';
+export type { RateLimitHandler, RateLimitInfo } from './info.js';
 export {
   defaultRateLimitKey,
   principalRateLimitKey,

@@ -36,11 +36,21 @@ const KNOWN_OPTIONS = [
 interface Window {
   count: number;
   resetAt: number;
+  /** Sliding windows only: the count of the window before, and the window's length. */
+  previous?: number;
+  windowMs?: number;
+}
+
+/** The weighted two-window count of a sliding window at `now`. */
+function slidingCount(window: Window, now: number): number {
+  const windowMs = window.windowMs ?? 1;
+  const weight = Math.max(0, (window.resetAt - now) / windowMs);
+  return Math.floor((window.previous ?? 0) * weight) + window.count;
 }
 
 /**
- * A {@link RateLimitStore} in this process's memory: fixed windows in a `Map`, counted
- * synchronously (hence atomically). Expired windows are swept, and `maxKeys` caps the
+ * A {@link RateLimitStore} in this process's memory: fixed or sliding windows in a `Map`,
+ * counted synchronously (hence atomically). Expired windows are swept, and `maxKeys` caps the
  * count of keys, so memory stays bounded. Counts are per process: behind several
  * instances, use a shared store.
  *
@@ -74,8 +84,12 @@ export class MemoryRateLimitStore implements RateLimitStore {
 
   /** The count of `key` without counting; see {@link RateLimitStore.peek}. */
   peek(key: string): RateLimitHit | undefined {
+    const now = this.#windows.now();
     const window = this.#windows.get(key);
-    return window === undefined ? undefined : { count: window.count, resetAt: window.resetAt };
+    if (window === undefined) return undefined;
+    if (window.windowMs === undefined) return { count: window.count, resetAt: window.resetAt };
+    const current = this.#current(window, now);
+    return { count: slidingCount(current, now), resetAt: current.resetAt };
   }
 
   /** Counts one request for `key`; see {@link RateLimitStore.increment}. */
@@ -89,6 +103,40 @@ export class MemoryRateLimitStore implements RateLimitStore {
     }
     window.count++;
     return { count: window.count, resetAt: window.resetAt };
+  }
+
+  /** Counts one request for `key` in a sliding window; see {@link RateLimitStore.incrementSliding}. */
+  incrementSliding(key: string, windowMs: number): RateLimitHit {
+    const now = this.#windows.now();
+    const held = this.#windows.get(key);
+    const window =
+      held?.windowMs === windowMs
+        ? this.#current(held, now)
+        : this.#slidingWindow(now, windowMs, 0);
+    window.count++;
+    // kept until the end of the next window, whose count it weighs in
+    if (window !== held) this.#windows.set(key, window, window.resetAt + windowMs, now);
+    return { count: slidingCount(window, now), resetAt: window.resetAt };
+  }
+
+  /** Gives back one request of `key`; see {@link RateLimitStore.decrement}. */
+  decrement(key: string): void {
+    const held = this.#windows.get(key);
+    // a sliding window that has ended holds nothing of the current one
+    if (held === undefined || this.#current(held, this.#windows.now()) !== held) return;
+    if (held.count > 0) held.count--;
+  }
+
+  /** The sliding window holding `now`: `window` itself, or the next one (the previous count carried). */
+  #current(window: Window, now: number): Window {
+    if (window.windowMs === undefined || now < window.resetAt) return window;
+    const next = window.resetAt + window.windowMs > now ? window.count : 0;
+    return this.#slidingWindow(now, window.windowMs, next);
+  }
+
+  #slidingWindow(now: number, windowMs: number, previous: number): Window {
+    const resetAt = (Math.floor(now / windowMs) + 1) * windowMs;
+    return { count: 0, resetAt, previous, windowMs };
   }
 
   /** Forgets the count of `key`. */

@@ -10,6 +10,8 @@ import {
   functionOption,
   invalidOption,
 } from '../internal/options.js';
+import { type GiveBack, giveBackWhenDone } from './give-back.js';
+import type { RateLimitHandler, RateLimitInfo } from './info.js';
 import { defaultRateLimitKey, principalRateLimitKey, type RateLimitKey } from './key.js';
 import { MemoryRateLimitStore } from './memory-store.js';
 import type { RateLimitHit, RateLimitStore } from './store.js';
@@ -27,11 +29,20 @@ export interface RateLimitOptions {
    */
   limit?: number;
   /**
-   * The length of a window, in milliseconds. Windows are fixed: a key's window starts with
-   * its first request and its count starts again from zero when the window ends.
+   * The length of a window, in milliseconds.
    * @defaultValue `60_000` (1 minute)
    */
   windowMs?: number;
+  /**
+   * How windows count. `'fixed'`: a key's window starts with its first request, and its
+   * count starts again from zero when the window ends (a client can send twice the limit
+   * across a window's end). `'sliding'`: the weighted two-window approximation, windows
+   * aligned on the epoch and the previous window's count weighed by how much of it the
+   * sliding window still covers, which smooths that burst; the store needs
+   * `incrementSliding` ({@link MemoryRateLimitStore} has it).
+   * @defaultValue `'fixed'`
+   */
+  algorithm?: 'fixed' | 'sliding';
   /**
    * What to count by: a key per client (an API key, a user id, a tenant). Returning
    * `undefined` (or `''`) counts the request by client IP address instead.
@@ -51,7 +62,9 @@ export interface RateLimitOptions {
    */
   store?: RateLimitStore;
   /**
-   * Whether every limited response carries `X-RateLimit-Limit` and `X-RateLimit-Remaining`.
+   * Whether every limited response carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and
+   * `X-RateLimit-Reset` (seconds until the window ends, as the IETF `RateLimit` field's `t`;
+   * not an epoch time).
    * @defaultValue `true`
    */
   headers?: boolean;
@@ -81,6 +94,28 @@ export interface RateLimitOptions {
    */
   report?: (req: IncomingMessage) => boolean;
   /**
+   * Whether a request answered below 400 is given back to the count once its response is
+   * done (only failures count: a login's wrong passwords). The store needs `decrement`.
+   * @defaultValue `false`
+   */
+  skipSuccessfulRequests?: boolean;
+  /**
+   * Whether a request answered 400 or above (a 429 included), or whose response never
+   * finished, is given back to the count once its response is done. The store needs
+   * `decrement`.
+   * @defaultValue `false`
+   */
+  skipFailedRequests?: boolean;
+  /**
+   * Answers a request past the limit, the headers and `Retry-After` set.
+   * @defaultValue throws a `429 Too Many Requests` problem
+   * @example
+   * ```ts
+   * rateLimit({ handler: (_req, res, info) => sendJson(res, 429, { retryIn: info.resetSeconds }) });
+   * ```
+   */
+  handler?: RateLimitHandler;
+  /**
    * What to do when the store, or the `key` function (a throw or a rejection), fails: `false`
    * answers `503 Service Unavailable` (with `Retry-After`; the error goes to `onError` as its
    * cause), `true` lets the request through unlimited.
@@ -100,6 +135,10 @@ const KNOWN_OPTIONS = [
   'skip',
   'report',
   'failOpen',
+  'algorithm',
+  'skipSuccessfulRequests',
+  'skipFailedRequests',
+  'handler',
 ] as const satisfies readonly (keyof RateLimitOptions)[];
 
 const OWNER = 'rateLimit()';
@@ -117,12 +156,49 @@ function windowText(windowMs: number): string {
   return seconds === 1 ? 'second' : `${seconds} seconds`;
 }
 
+type Count = (key: string) => RateLimitHit | Promise<RateLimitHit>;
+
+function algorithmOption(value: unknown): 'fixed' | 'sliding' {
+  if (value === undefined || value === 'fixed' || value === 'sliding') return value ?? 'fixed';
+  throw invalidOption(`${OWNER}: \`algorithm\` must be 'fixed' or 'sliding'`);
+}
+
+/** Checks that `store` can do what the options ask, and answers how to count with it. */
+function counterOf(
+  store: RateLimitStore,
+  windowMs: number,
+  sliding: boolean,
+  giveBack: GiveBack,
+): Count {
+  if (typeof store !== 'object' || store === null || typeof store.increment !== 'function') {
+    throw invalidOption(`${OWNER}: \`store\` must have an \`increment(key, windowMs)\` method`);
+  }
+  if (store.windowMs !== undefined && store.windowMs !== windowMs) {
+    throw invalidOption(
+      `${OWNER}: \`windowMs\` (${windowMs}) must be the store's window (${store.windowMs})`,
+    );
+  }
+  if ((giveBack.successful || giveBack.failed) && typeof store.decrement !== 'function') {
+    throw invalidOption(
+      `${OWNER}: \`skipSuccessfulRequests\` and \`skipFailedRequests\` need a store with \`decrement(key)\``,
+    );
+  }
+  if (!sliding) return (key) => store.increment(key, windowMs);
+  if (typeof store.incrementSliding !== 'function') {
+    throw invalidOption(
+      `${OWNER}: \`algorithm: 'sliding'\` needs a store with \`incrementSliding(key, windowMs)\``,
+    );
+  }
+  return (key) => store.incrementSliding!(key, windowMs);
+}
+
 /**
  * Limits how many requests each client makes per window: by the key that `key` returns,
- * else by client IP address (an IPv6 client by its /64). Every limited response carries
- * `X-RateLimit-Limit` and `X-RateLimit-Remaining` (and, as an option, the IETF
- * `RateLimit-Policy` and `RateLimit` fields); a request over the limit is answered
- * `429 Too Many Requests` as a problem, with `Retry-After` in seconds.
+ * else by client IP address (an IPv6 client by its /64), in fixed or sliding windows. Every
+ * limited response carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and
+ * `X-RateLimit-Reset` (and, as an option, the IETF `RateLimit-Policy` and `RateLimit`
+ * fields); a request over the limit is answered `429 Too Many Requests` as a problem, with
+ * `Retry-After` in seconds, or by your `handler`.
  *
  * @example
  * ```ts
@@ -130,6 +206,8 @@ function windowText(windowMs: number): string {
  *   rateLimit({ limit: 100, windowMs: 60_000, trustProxy: 'loopback' }),
  *   routes,
  * ]);
+ * // a login: only failures count, in a sliding window
+ * const logins = rateLimit({ limit: 5, windowMs: 900_000, algorithm: 'sliding', skipSuccessfulRequests: true });
  * ```
  * @see {@link https://www.rfc-editor.org/rfc/rfc6585#section-4 | RFC 6585 §4}
  * @see {@link https://datatracker.ietf.org/doc/draft-ietf-httpapi-ratelimit-headers/ | RateLimit header fields (IETF draft)}
@@ -141,13 +219,23 @@ export function rateLimit(options: RateLimitOptions = {}): Middleware {
   const customKey = functionOption(OWNER, 'key', options.key);
   const skip = functionOption(OWNER, 'skip', options.skip);
   const report = functionOption(OWNER, 'report', options.report);
+  const handler = functionOption(OWNER, 'handler', options.handler);
   const legacyHeaders = booleanOption(OWNER, 'headers', options.headers, true);
   const standardHeaders = booleanOption(OWNER, 'standardHeaders', options.standardHeaders, false);
   const failOpen = booleanOption(OWNER, 'failOpen', options.failOpen, false);
+  const giveBack: GiveBack = {
+    successful: booleanOption(
+      OWNER,
+      'skipSuccessfulRequests',
+      options.skipSuccessfulRequests,
+      false,
+    ),
+    failed: booleanOption(OWNER, 'skipFailedRequests', options.skipFailedRequests, false),
+  };
+  const sliding = algorithmOption(options.algorithm) === 'sliding';
   const store = options.store ?? new MemoryRateLimitStore();
-  if (typeof store !== 'object' || store === null || typeof store.increment !== 'function') {
-    throw invalidOption(`${OWNER}: \`store\` must have an \`increment(key, windowMs)\` method`);
-  }
+  const count = counterOf(store, windowMs, sliding, giveBack);
+  const givesBack = giveBack.successful || giveBack.failed;
   const ipKeyOf = defaultRateLimitKey(options.trustProxy ?? false);
 
   const limitValue = String(limit);
@@ -164,30 +252,55 @@ export function rateLimit(options: RateLimitOptions = {}): Middleware {
     });
   };
 
+  const refuse = async (
+    req: IncomingMessage,
+    res: ServerResponse,
+    info: RateLimitInfo,
+  ): Promise<void> => {
+    if (handler === undefined) throw tooManyRequests(info.resetSeconds, detail);
+    res.setHeader('Retry-After', info.resetSeconds);
+    await handler(req, res, info);
+  };
+
   const answer = (
     hit: RateLimitHit,
+    key: string,
+    req: IncomingMessage,
     res: ServerResponse,
     next: Next,
     enforce = true,
   ): Promise<void> => {
     const count = hit.count;
     const remaining = count < limit ? limit - count : 0;
+    const resetSeconds = Math.max(0, Math.ceil((hit.resetAt - Date.now()) / 1000));
     if (legacyHeaders) {
       res.setHeader('X-RateLimit-Limit', limitValue);
       res.setHeader('X-RateLimit-Remaining', remaining);
+      res.setHeader('X-RateLimit-Reset', resetSeconds);
     }
-    if ((count <= limit || !enforce) && !standardHeaders) return next();
-    const resetSeconds = Math.max(0, Math.ceil((hit.resetAt - Date.now()) / 1000));
     if (standardHeaders) {
       res.setHeader('RateLimit-Policy', policyValue);
       res.setHeader('RateLimit', `"default";r=${remaining};t=${resetSeconds}`);
     }
     if (count <= limit || !enforce) return next();
-    throw tooManyRequests(Math.max(1, resetSeconds), detail);
+    const resetAt = hit.resetAt;
+    return refuse(req, res, {
+      key,
+      limit,
+      count,
+      remaining,
+      resetAt,
+      resetSeconds: Math.max(1, resetSeconds),
+    });
   };
 
   /** Sets the headers from the key's current count, counting nothing; never refuses. */
-  const reportOnly = async (storeKey: string, res: ServerResponse, next: Next): Promise<void> => {
+  const reportOnly = async (
+    storeKey: string,
+    req: IncomingMessage,
+    res: ServerResponse,
+    next: Next,
+  ): Promise<void> => {
     let hit: RateLimitHit | undefined;
     try {
       hit = await store.peek?.(storeKey);
@@ -198,7 +311,8 @@ export function rateLimit(options: RateLimitOptions = {}): Middleware {
       if (legacyHeaders) res.setHeader('X-RateLimit-Limit', limitValue);
       return next();
     }
-    return answer(hit ?? { count: 0, resetAt: Date.now() + windowMs }, res, next, false);
+    const current = hit ?? { count: 0, resetAt: Date.now() + windowMs };
+    return answer(current, storeKey, req, res, next, false);
   };
 
   const limitBy = (
@@ -208,20 +322,24 @@ export function rateLimit(options: RateLimitOptions = {}): Middleware {
     next: Next,
   ): Promise<void> => {
     const storeKey = key === undefined || key === '' ? ipKeyOf(req) : key;
-    if (report?.(req)) return reportOnly(storeKey, res, next);
+    if (report?.(req)) return reportOnly(storeKey, req, res, next);
     let hit: RateLimitHit | Promise<RateLimitHit>;
     try {
-      hit = store.increment(storeKey, windowMs);
+      hit = count(storeKey);
     } catch (error) {
       return storeFailed(error, next);
     }
     if (isPromiseLike(hit)) {
       return hit.then(
-        (h) => answer(h, res, next),
+        (h) => {
+          if (givesBack) giveBackWhenDone(res, store, storeKey, giveBack);
+          return answer(h, storeKey, req, res, next);
+        },
         (error: unknown) => storeFailed(error, next),
       );
     }
-    return answer(hit, res, next);
+    if (givesBack) giveBackWhenDone(res, store, storeKey, giveBack);
+    return answer(hit, storeKey, req, res, next);
   };
 
   return function rateLimitMiddleware(req, res, next) {

@@ -50,6 +50,24 @@ export interface RateLimitStore {
    * wrong user codes) do.
    */
   peek?(key: string): RateLimitHit | undefined | Promise<RateLimitHit | undefined>;
+  /**
+   * Counts one request for `key` in a sliding window, the weighted two-window approximation:
+   * windows of `windowMs` aligned on the epoch, and a count of `floor(previous × (1 − elapsed
+   * / windowMs)) + current`, where `elapsed` is the time since the current window began;
+   * `resetAt` is when the current window ends. Optional: `rateLimit({ algorithm: 'sliding' })`
+   * needs it.
+   */
+  incrementSliding?(key: string, windowMs: number): RateLimitHit | Promise<RateLimitHit>;
+  /**
+   * Gives back one request counted for `key` in its current window (never below zero).
+   * Optional: `skipSuccessfulRequests` and `skipFailedRequests` need it.
+   */
+  decrement?(key: string): void | Promise<void>;
+  /**
+   * The one window length the store counts with, in milliseconds, when it is fixed when the
+   * store is made (an express-rate-limit store is); `rateLimit()` refuses another `windowMs`.
+   */
+  readonly windowMs?: number;
   /** Forgets the count of `key` (to lift a limit by hand, or in tests). */
   reset?(key: string): void | Promise<void>;
   /** Releases what the store holds (timers, connections). */

@@ -43,6 +43,40 @@ end
 return { count, ttl }
 `);
 
+// One step: roll the sliding window (aligned on Redis's clock) and count in it; a hash holds
+// the window's index `w`, its count `c` and the count of the window before `p`.
+const INCREMENT_SLIDING = new LuaScript(`
+if redis.replicate_commands then redis.replicate_commands() end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local w = tonumber(ARGV[1])
+local idx = math.floor(now / w)
+local held = redis.call('HMGET', KEYS[1], 'w', 'c', 'p')
+local c = tonumber(held[2]) or 0
+local p = tonumber(held[3]) or 0
+if tonumber(held[1]) ~= idx then
+  if tonumber(held[1]) == idx - 1 then p = c else p = 0 end
+  c = 0
+end
+c = c + 1
+redis.call('HSET', KEYS[1], 'w', string.format('%.0f', idx), 'c', c, 'p', p)
+redis.call('PEXPIREAT', KEYS[1], string.format('%.0f', (idx + 2) * w))
+return { c, p, (idx + 1) * w - now }
+`);
+
+// Gives one request back, never below zero, in a fixed (string) or sliding (hash) window.
+const DECREMENT = new LuaScript(`
+local kind = redis.call('TYPE', KEYS[1]).ok
+if kind == 'string' then
+  if (tonumber(redis.call('GET', KEYS[1])) or 0) > 0 then redis.call('DECR', KEYS[1]) end
+elseif kind == 'hash' then
+  if (tonumber(redis.call('HGET', KEYS[1], 'c')) or 0) > 0 then
+    redis.call('HINCRBY', KEYS[1], 'c', -1)
+  end
+end
+return 0
+`);
+
 /**
  * A {@link RateLimitStore} in Redis: fixed windows counted by one Lua script per request
  * (atomic, so a limit of 10 lets exactly 10 of 20 simultaneous requests through whichever
@@ -81,6 +115,32 @@ export class RedisRateLimitStore implements RateLimitStore {
     );
     const [count, ttl] = reply as [number, number];
     return { count, resetAt: now + ttl };
+  }
+
+  /**
+   * Counts one request in a sliding window (the weighted two-window approximation, windows
+   * aligned on Redis's clock); see {@link RateLimitStore.incrementSliding}. A sliding key is a
+   * hash: keep fixed and sliding limiters under different prefixes (`peek` reads fixed ones).
+   */
+  async incrementSliding(key: string, windowMs: number): Promise<RateLimitHit> {
+    const now = Date.now();
+    const w = Math.max(1, Math.ceil(windowMs));
+    const reply = await guarded(this.#client, this.#timeout, () =>
+      INCREMENT_SLIDING.run(this.#client, [this.#prefix + key], [w]),
+    );
+    const [current, previous, left] = (reply as [number, number, number]).map(Number) as [
+      number,
+      number,
+      number,
+    ];
+    return { count: Math.floor((previous * left) / w) + current, resetAt: now + left };
+  }
+
+  /** Gives back one request of `key`; see {@link RateLimitStore.decrement}. */
+  async decrement(key: string): Promise<void> {
+    await guarded(this.#client, this.#timeout, () =>
+      DECREMENT.run(this.#client, [this.#prefix + key], []),
+    );
   }
 
   async peek(key: string): Promise<RateLimitHit | undefined> {

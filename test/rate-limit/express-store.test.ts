@@ -1,0 +1,190 @@
+import { MemoryStore as ExpressMemoryStore } from 'express-rate-limit';
+import { RedisStore } from 'rate-limit-redis';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import type { Middleware } from '../../src/core/compose.js';
+import { sendJson } from '../../src/core/send.js';
+import {
+  type ExpressRateLimitInfo,
+  type ExpressRateLimitStore,
+  fromExpressRateLimitStore,
+} from '../../src/rate-limit/express-store.js';
+import { type RateLimitOptions, rateLimit } from '../../src/rate-limit/rate-limit.js';
+import { serve as listenOn } from '../helpers/http.js';
+import { hasRedis, type RedisServer, startRedis } from '../helpers/redis.js';
+
+const ok: Middleware = (req, res) =>
+  req.url === '/bad' ? sendJson(res, 400, { bad: true }) : sendJson(res, 200, { ok: true });
+const closers: (() => Promise<void>)[] = [];
+
+afterEach(async () => {
+  for (const close of closers.splice(0)) await close();
+});
+
+async function serve(options: RateLimitOptions, errors: unknown[] = []) {
+  const { url, close } = await listenOn([rateLimit(options), ok], {
+    onError: (error) => errors.push(error),
+  });
+  closers.push(close);
+  return async (path = '/') => {
+    const res = await fetch(`${url}${path}`);
+    await res.arrayBuffer();
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    return res;
+  };
+}
+
+/** A store written to express-rate-limit's contract, recording the calls it gets. */
+class FakeStore implements ExpressRateLimitStore {
+  readonly calls: string[] = [];
+  readonly hits = new Map<string, ExpressRateLimitInfo>();
+  windowMs = 0;
+  prefix = 'fake:';
+  localKeys = true;
+
+  async init(options: { windowMs: number }): Promise<void> {
+    this.calls.push(`init ${options.windowMs}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    this.windowMs = options.windowMs;
+  }
+  async increment(key: string): Promise<ExpressRateLimitInfo> {
+    this.calls.push(`increment ${key}`);
+    if (this.windowMs === 0) throw new Error('increment before init finished');
+    const info = this.hits.get(key) ?? {
+      totalHits: 0,
+      resetTime: new Date(Date.now() + this.windowMs),
+    };
+    info.totalHits++;
+    this.hits.set(key, info);
+    return { ...info };
+  }
+  async decrement(key: string): Promise<void> {
+    this.calls.push(`decrement ${key}`);
+    const info = this.hits.get(key);
+    if (info !== undefined) info.totalHits--;
+  }
+  async resetKey(key: string): Promise<void> {
+    this.calls.push(`resetKey ${key}`);
+    this.hits.delete(key);
+  }
+  async get(key: string): Promise<ExpressRateLimitInfo | undefined> {
+    return this.hits.get(key);
+  }
+  async shutdown(): Promise<void> {
+    this.calls.push('shutdown');
+  }
+}
+
+describe('fromExpressRateLimitStore', () => {
+  it('calls init once with the window, waits for it, and limits through the store', async () => {
+    const fake = new FakeStore();
+    const store = fromExpressRateLimitStore(fake, { windowMs: 30_000 });
+    expect(fake.calls).toEqual(['init 30000']);
+    const errors: unknown[] = [];
+    const get = await serve({ limit: 2, windowMs: 30_000, store }, errors);
+    const first = await get();
+    expect(first.status).toBe(200);
+    expect(first.headers.get('x-ratelimit-remaining')).toBe('1');
+    expect(first.headers.get('x-ratelimit-reset')).toMatch(/^(29|30)$/);
+    expect((await get()).status).toBe(200);
+    expect((await get()).status).toBe(429);
+    expect(errors).toEqual([]);
+    expect(fake.calls).toEqual([
+      'init 30000',
+      'increment ip:127.0.0.1',
+      'increment ip:127.0.0.1',
+      'increment ip:127.0.0.1',
+    ]);
+    expect(await store.peek?.('ip:127.0.0.1')).toEqual({ count: 3, resetAt: expect.any(Number) });
+    expect(await store.peek?.('nobody')).toBeUndefined();
+    await store.reset?.('ip:127.0.0.1');
+    expect((await get()).status).toBe(200);
+    await store.close?.();
+    expect(fake.calls.slice(-3)).toEqual([
+      'resetKey ip:127.0.0.1',
+      'increment ip:127.0.0.1',
+      'shutdown',
+    ]);
+  });
+
+  it('gives requests back through decrement with skipSuccessfulRequests', async () => {
+    const fake = new FakeStore();
+    const store = fromExpressRateLimitStore(fake);
+    const get = await serve({ limit: 1, store, skipSuccessfulRequests: true });
+    for (let i = 0; i < 3; i++) expect((await get('/')).status).toBe(200);
+    expect((await get('/bad')).status).toBe(400);
+    expect((await get('/')).status).toBe(429);
+    expect(fake.calls.filter((call) => call.startsWith('decrement'))).toHaveLength(3);
+  });
+
+  it('refuses a rateLimit() window other than the store’s, and a store without increment', () => {
+    const store = fromExpressRateLimitStore(new FakeStore(), { windowMs: 1_000 });
+    expect(() => rateLimit({ store, windowMs: 60_000 })).toThrow(
+      /`windowMs` \(60000\) must be the store's window \(1000\)/,
+    );
+    expect(() => rateLimit({ store, algorithm: 'sliding', windowMs: 1_000 })).toThrow(
+      /incrementSliding/,
+    );
+    expect(() => fromExpressRateLimitStore({} as never)).toThrow(/increment\(key\)/);
+    expect(() => fromExpressRateLimitStore(new FakeStore(), { windowMs: -1 })).toThrow(
+      /`windowMs` must be milliseconds/,
+    );
+  });
+
+  it('answers 503 when the store’s init fails, and lets through with failOpen', async () => {
+    const broken: ExpressRateLimitStore = {
+      init: () => Promise.reject(new Error('no connection')),
+      increment: () => ({ totalHits: 1, resetTime: undefined }),
+    };
+    const errors: unknown[] = [];
+    const get = await serve({ store: fromExpressRateLimitStore(broken) }, errors);
+    const res = await get();
+    expect(res.status).toBe(503);
+    expect(errors).toMatchObject([{ message: 'no connection' }]);
+    const open = await serve({ store: fromExpressRateLimitStore(broken), failOpen: true });
+    expect((await open()).status).toBe(200);
+  });
+
+  it("works with express-rate-limit's own MemoryStore", async () => {
+    const memory = new ExpressMemoryStore();
+    const store = fromExpressRateLimitStore(memory, { windowMs: 10_000 });
+    closers.push(async () => store.close?.());
+    const get = await serve({ limit: 2, windowMs: 10_000, store, skipFailedRequests: true });
+    expect((await get('/bad')).status).toBe(400);
+    expect((await get()).headers.get('x-ratelimit-remaining')).toBe('1');
+    const second = await get();
+    expect(second.headers.get('x-ratelimit-reset')).toMatch(/^(9|10)$/);
+    expect((await get()).status).toBe(429);
+  });
+});
+
+describe.skipIf(!hasRedis)(
+  'fromExpressRateLimitStore with rate-limit-redis (real redis-server)',
+  () => {
+    let redis: RedisServer | undefined;
+    afterAll(async () => {
+      await redis?.stop();
+    });
+
+    it('limits across two "processes" sharing one Redis', async () => {
+      redis = await startRedis();
+      const client = redis.client();
+      const storeOf = () =>
+        fromExpressRateLimitStore(
+          new RedisStore({
+            prefix: 'erl:',
+            sendCommand: (command: string, ...args: string[]) =>
+              client.call(command, ...args) as never,
+          }),
+          { windowMs: 60_000 },
+        );
+      const gets = [
+        await serve({ limit: 5, store: storeOf() }),
+        await serve({ limit: 5, store: storeOf() }),
+      ];
+      const responses = await Promise.all(Array.from({ length: 12 }, (_, i) => gets[i % 2]!()));
+      expect(responses.filter((res) => res.status === 200)).toHaveLength(5);
+      expect(responses.filter((res) => res.status === 429)).toHaveLength(7);
+      expect(Number(responses[0]!.headers.get('x-ratelimit-reset'))).toBeGreaterThanOrEqual(59);
+    });
+  },
+);
