@@ -14,13 +14,17 @@ export {
   type FastifyErrorHandler,
   type FastifyHandler,
   type FastifyHook,
+  type FastifyInstanceLike,
+  type FastifyPorticoOptions,
   type FastifyReplyLike,
   type FastifyRequestLike,
   toFastify,
 } from './adapters/fastify.js';
 export {
+  type KoaAppLike,
   type KoaContextLike,
   type KoaMiddleware,
+  type KoaState,
   toKoa,
 } from './adapters/koa.js';
 export {

@@ -1,13 +1,20 @@
 /**
- * Fastify (5) adapter: portico middleware as a Fastify `onRequest` hook, and the error and
- * not-found handlers that answer with Problem Details.
+ * Fastify (5) adapter: portico as a Fastify plugin, or its middleware as an `onRequest`
+ * hook, and the error and not-found handlers that answer with Problem Details.
  *
  * @module fastify
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { compose, type Middleware } from '../core/compose.js';
 import { notFound } from '../core/errors.js';
+import { getPrincipal } from '../core/principal.js';
 import { type ErrorHandlerOptions, sendError } from '../core/problem.js';
+import {
+  assertKnownOptions,
+  booleanOption,
+  functionOption,
+  invalidOption,
+} from '../internal/options.js';
 
 /** The part of Fastify's request portico needs, structurally (no dependency on Fastify's types). */
 export interface FastifyRequestLike {
@@ -68,11 +75,18 @@ function answer(
  * Middleware that reads the body (`readJson`) belongs in routes, not here: Fastify parses
  * the body after `onRequest`.
  *
+ * The principal found by `authenticate()` is also at `request.user` in the routes (the habit
+ * of `@fastify/jwt`), as with `getPrincipal(request.raw)`. Declare it once with
+ * `app.decorateRequest('user', null)` (Fastify keeps requests of one shape), and type it in
+ * your app, since portico does not depend on Fastify's types:
+ * `declare module 'fastify' { interface FastifyRequest { user?: Principal | null } }`.
+ *
  * @example
  * ```ts
  * const app = Fastify();
- * app.addHook('onRequest', toFastify([requestId(), securityHeaders(), cors({ origins })]));
- * app.get('/hello', async () => ({ hi: true }));
+ * app.decorateRequest('user', null);
+ * app.addHook('onRequest', toFastify([requestId(), securityHeaders(), cors({ origins }), authenticate([apiKeyAuth({ store })])]));
+ * app.get('/hello', async (request) => ({ hi: request.user?.sub }));
  * app.setNotFoundHandler(fastifyNotFound());
  * app.setErrorHandler(fastifyErrorHandler());
  * ```
@@ -87,6 +101,8 @@ export function toFastify(
     try {
       await handler(request.raw, reply.raw, () => {
         continued = true;
+        const principal = getPrincipal(request.raw);
+        if (principal !== undefined) (request as { user?: unknown }).user = principal;
         return Promise.resolve();
       });
     } catch (err) {
@@ -128,3 +144,81 @@ export function fastifyNotFound(): FastifyHandler {
     answer(request, reply, notFound('Nothing is served at this path.'));
   };
 }
+
+/** The part of a Fastify instance the plugin uses, structurally. */
+export interface FastifyInstanceLike {
+  addHook(name: 'onRequest', hook: FastifyHook): unknown;
+  setErrorHandler(handler: FastifyErrorHandler): unknown;
+  setNotFoundHandler(handler: FastifyHandler): unknown;
+  decorateRequest(name: 'user', value: null): unknown;
+  hasRequestDecorator(name: string): boolean;
+}
+
+/** Options of {@link fastifyPortico}. */
+export interface FastifyPorticoOptions extends ErrorHandlerOptions {
+  /** The portico middleware to run on every request of the context, as {@link toFastify} does. */
+  use: Middleware | readonly Middleware[];
+  /**
+   * Set {@link fastifyNotFound} as the context's not-found handler (Fastify allows one per
+   * context: turn it off when the app sets its own).
+   * @defaultValue true
+   */
+  notFound?: boolean;
+}
+
+const PLUGIN_OPTIONS = [
+  'use',
+  'notFound',
+  'onError',
+] as const satisfies readonly (keyof FastifyPorticoOptions)[];
+
+/** Validates the plugin's options once. */
+function pluginOptions(options: FastifyPorticoOptions) {
+  const owner = 'fastifyPortico()';
+  assertKnownOptions(owner, options, PLUGIN_OPTIONS);
+  const use = options?.use;
+  if (typeof use !== 'function' && !Array.isArray(use)) {
+    throw invalidOption(`${owner}: \`use\` must be a middleware or an array of middleware`);
+  }
+  const onError = functionOption(owner, 'onError', options.onError);
+  return {
+    use,
+    notFound: booleanOption(owner, 'notFound', options.notFound, true),
+    ...(onError ? { onError } : {}),
+  };
+}
+
+/**
+ * portico as a Fastify plugin: `await app.register(fastifyPortico, { use: [...] })` runs the
+ * middleware on every request of the context it is registered in ({@link toFastify}), sets
+ * {@link fastifyErrorHandler} and {@link fastifyNotFound}, and declares `request.user` with
+ * `decorateRequest` (unless already declared, as by `@fastify/jwt`), where the principal
+ * found by `authenticate()` is put. Like a plugin wrapped in `fastify-plugin`, it applies to
+ * the context that registers it, its routes and children, and not to its siblings: register
+ * it inside `app.register(async (api) => { … }, { prefix: '/api' })` to keep it to `/api`.
+ * Type `request.user` in your app: `declare module 'fastify' { interface FastifyRequest { user?: Principal | null } }`.
+ *
+ * @example
+ * ```ts
+ * const app = Fastify();
+ * await app.register(fastifyPortico, {
+ *   use: [requestId(), securityHeaders(), cors({ origins }), authenticate([apiKeyAuth({ store })])],
+ * });
+ * app.get('/hello', async (request) => ({ hi: request.user?.sub }));
+ * ```
+ */
+export async function fastifyPortico(
+  fastify: FastifyInstanceLike,
+  options: FastifyPorticoOptions,
+): Promise<void> {
+  const { use, notFound: setNotFound, ...errors } = pluginOptions(options);
+  if (!fastify.hasRequestDecorator('user')) fastify.decorateRequest('user', null);
+  fastify.addHook('onRequest', toFastify(use, errors));
+  fastify.setErrorHandler(fastifyErrorHandler(errors));
+  if (setNotFound) fastify.setNotFoundHandler(fastifyNotFound());
+}
+// what fastify-plugin sets: the plugin applies to the registering context, under its name
+Object.assign(fastifyPortico, {
+  [Symbol.for('skip-override')]: true,
+  [Symbol.for('fastify.display-name')]: 'portico',
+});
