@@ -25,7 +25,9 @@ export default defineConfig({
   format: ['esm', 'cjs'],
   dts: true,
   splitting: true,
-  sourcemap: true,
+  // No source maps: they point into src/, which is not published, and embedding the sources
+  // made them 59 % of the tarball; even without embedded sources they weigh 160 KiB packed.
+  sourcemap: false,
   clean: true,
   target: 'node20',
   platform: 'node',

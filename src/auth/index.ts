@@ -6,6 +6,7 @@
  * @module auth
  */
 
+export type { Jwk, JwkSet, JwtClaims, JwtHeader } from '../core/jwt-types.js';
 export {
   API_KEY_PATTERN,
   type ApiKeyFormatOptions,
@@ -51,7 +52,6 @@ export {
   type CredentialGuardOptions,
   createCredentialGuard,
 } from './credential-guard.js';
-
 export {
   AUTH_PROBLEM,
   authenticationRequired,

@@ -4,11 +4,10 @@ import {
   createRemoteJWKSet,
   customFetch,
   type FetchImplementation,
-  type JSONWebKeySet,
-  type JWK,
   type JWTVerifyGetKey,
   type LocalJWKSet,
 } from 'jose';
+import type { JwkSet as JSONWebKeySet, Jwk as JWK } from '../core/jwt-types.js';
 import { invalidOption } from '../internal/options.js';
 import { keysUnavailable } from './jwt-error.js';
 

@@ -1,5 +1,6 @@
 import { createPublicKey, KeyObject, type JsonWebKey as NodeJwk } from 'node:crypto';
-import { createLocalJWKSet, type JSONWebKeySet, type JWK } from 'jose';
+import { createLocalJWKSet } from 'jose';
+import type { JwkSet as JSONWebKeySet, Jwk as JWK } from '../core/jwt-types.js';
 import { invalidOption } from '../internal/options.js';
 import {
   isJwkSetShape,

@@ -1,6 +1,9 @@
 import type { IncomingMessage } from 'node:http';
-import type { JWTHeaderParameters, JWTPayload } from 'jose';
 import { type HttpError, serviceUnavailable } from '../core/errors.js';
+import type {
+  JwtHeader as JWTHeaderParameters,
+  JwtClaims as JWTPayload,
+} from '../core/jwt-types.js';
 import { assertKnownOptions, functionOption, invalidOption } from '../internal/options.js';
 import { type Authenticator, challenge } from './authenticator.js';
 import { certificateThumbprint, getClientCertificate } from './certificate.js';

@@ -1,12 +1,10 @@
 // The verification steps shared by access tokens and ID tokens (internal to portico/auth).
 import { createHash, timingSafeEqual } from 'node:crypto';
-import {
-  errors,
-  type JWTHeaderParameters,
-  type JWTPayload,
-  type JWTVerifyOptions,
-  jwtVerify,
-} from 'jose';
+import { errors, type JWTVerifyOptions, jwtVerify } from 'jose';
+import type {
+  JwtHeader as JWTHeaderParameters,
+  JwtClaims as JWTPayload,
+} from '../core/jwt-types.js';
 import type { KeySource } from './jwks.js';
 import { JwtError, jwtExpired, jwtInvalid } from './jwt-error.js';
 

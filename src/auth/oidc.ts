@@ -1,4 +1,4 @@
-import type { JSONWebKeySet, JWTPayload } from 'jose';
+import type { JwkSet as JSONWebKeySet, JwtClaims as JWTPayload } from '../core/jwt-types.js';
 import {
   assertKnownOptions,
   countOption,

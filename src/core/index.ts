@@ -45,6 +45,7 @@ export {
   unprocessable,
   unsupportedMediaType,
 } from './errors.js';
+export type { Jwk, JwkSet, JwtClaims, JwtHeader } from './jwt-types.js';
 export {
   type ErrorHandlerOptions,
   PROBLEM_TYPE,

@@ -1,8 +1,8 @@
 import type { IncomingMessage } from 'node:http';
 import type { PeerCertificate } from 'node:tls';
-import type { JWTPayload } from 'jose';
 import { createContextKey, getContextValue, setContextValue } from './context.js';
 import { unauthorized } from './errors.js';
+import type { JwtClaims as JWTPayload } from './jwt-types.js';
 
 // The principal slot: who the caller is, once an authenticator has said so. It lives in core
 // so that what runs after authentication (rate limits, channels, handlers) reads it without

@@ -4,7 +4,8 @@ import {
   generateKeyPairSync,
   type KeyObject,
 } from 'node:crypto';
-import { calculateJwkThumbprint, exportJWK, type JWK } from 'jose';
+import { calculateJwkThumbprint, exportJWK } from 'jose';
+import type { Jwk as JWK } from '../core/jwt-types.js';
 import { assertKnownOptions, durationOption, invalidOption } from '../internal/options.js';
 
 /**

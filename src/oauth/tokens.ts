@@ -1,5 +1,6 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { type JWTPayload, SignJWT } from 'jose';
+import { SignJWT } from 'jose';
+import type { JwtClaims as JWTPayload } from '../core/jwt-types.js';
 import { durationOption } from '../internal/options.js';
 import type { KeySet } from './key-set.js';
 

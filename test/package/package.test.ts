@@ -1,6 +1,8 @@
 // The package as users install it: built and packed from a copy of the project, unpacked into
 // throwaway consumer projects that hold only what npm would install (portico's dependencies),
-// then loaded from ESM and CommonJS, compiled by TypeScript and linted by publint and attw.
+// then loaded from ESM and CommonJS, compiled by TypeScript (node16 ESM and CommonJS, nodenext,
+// node20, bundler; no skipLibCheck) and linted by publint and attw. The tarball's size and the
+// cold import time of `portico` go to test-results/package-size.json.
 import { execFile } from 'node:child_process';
 import {
   copyFileSync,
@@ -10,6 +12,7 @@ import {
   readFileSync,
   renameSync,
   rmSync,
+  statSync,
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
@@ -99,7 +102,8 @@ function linkClosure(names: string[], modules: string): void {
 
 let work: string;
 let tarball: string;
-let packed: { path: string }[];
+let packed: { path: string; size: number }[];
+let unpackedSize: number;
 let pkg: { dependencies: Record<string, string>; exports: Record<string, unknown> };
 
 beforeAll(async () => {
@@ -119,9 +123,10 @@ beforeAll(async () => {
   // lifecycle output out of the JSON.
   const [report] = JSON.parse(
     await run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', work], stage),
-  ) as { filename: string; files: { path: string }[] }[];
+  ) as { filename: string; unpackedSize: number; files: { path: string; size: number }[] }[];
   tarball = join(work, report!.filename);
   packed = report!.files;
+  unpackedSize = report!.unpackedSize;
 
   // Consumers: "app" has only what npm installs with portico (no express, koa, ioredis);
   // "typed" adds @types/node and ioredis, as a TypeScript user of portico/redis has them.
@@ -148,15 +153,32 @@ describe('the packed tarball', () => {
     const paths = packed.map((file) => file.path).sort();
     const unexpected = paths.filter(
       (path) =>
-        !/^dist\/[\w-]+\.(js|cjs|d\.ts|d\.cts|js\.map|cjs\.map)$/.test(path) &&
+        !/^dist\/[\w-]+\.(js|cjs|d\.ts|d\.cts)$/.test(path) &&
         !['README.md', 'LICENSE', 'CHANGELOG.md', 'package.json'].includes(path),
     );
     expect(unexpected, 'files that should not be published').toEqual([]);
     expect(paths).toEqual(
       expect.arrayContaining(['README.md', 'LICENSE', 'CHANGELOG.md', 'package.json']),
     );
-    expect(paths.filter((path) => path.startsWith('dist/index.'))).toHaveLength(6);
+    expect(paths.filter((path) => path.startsWith('dist/index.'))).toHaveLength(4);
   });
+
+  it('weighs at most 600 KiB packed, its size and the cold import time recorded', async () => {
+    const size = statSync(tarball).size;
+    const coldImportMs = await coldImports('portico', 5);
+    const http = await coldImports('portico/http', 5);
+    const record = {
+      tarballBytes: size,
+      unpackedBytes: unpackedSize,
+      files: packed.length,
+      sourceMapBytes: packed.filter((f) => f.path.endsWith('.map')).reduce((n, f) => n + f.size, 0),
+      coldImportMs: { portico: coldImportMs, 'portico/http': http },
+    };
+    const out = join(root, 'test-results', 'package-size.json');
+    write(out, `${JSON.stringify(record, null, 2)}\n`);
+    expect(record.sourceMapBytes, 'source maps are not published').toBe(0);
+    expect(size, 'tarball bytes').toBeLessThanOrEqual(600 * 1024);
+  }, 60_000);
 
   it('lists every subpath of exports in this test', () => {
     const subpaths = Object.keys(pkg.exports)
@@ -179,6 +201,27 @@ describe('the packed tarball', () => {
     );
   });
 });
+
+/**
+ * The time, in milliseconds, a fresh node process of the "app" consumer takes to import
+ * `specifier` (its median over `runs` processes, each a cold start of the module graph).
+ */
+async function coldImports(
+  specifier: string,
+  runs: number,
+): Promise<{ median: number; min: number }> {
+  const script = `const start = performance.now();
+await import(${JSON.stringify(specifier)});
+process.stdout.write(String(performance.now() - start));`;
+  write(join(work, 'app', 'cold-import.mjs'), script);
+  const times: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    times.push(Number(await run(process.execPath, ['cold-import.mjs'], join(work, 'app'))));
+  }
+  times.sort((a, b) => a - b);
+  const round = (ms: number) => Math.round(ms * 10) / 10;
+  return { median: round(times[Math.floor(runs / 2)]!), min: round(times[0]!) };
+}
 
 describe('a consumer without express, koa, fastify or ioredis', () => {
   const dump = (load: string) => `
@@ -219,7 +262,7 @@ import { compose, type Middleware } from 'portico/core';
 import { createRouter } from 'portico/http';
 import { cors } from 'portico/cors';
 import { rateLimit } from 'portico/rate-limit';
-import { apiKeyAuth } from 'portico/auth';
+import { apiKeyAuth, jwtBearer, type Principal, type VerifiedJwt } from 'portico/auth';
 import { createAuthorizationServer } from 'portico/oauth';
 import { CloseCode } from 'portico/ws';
 import { createEventStream } from 'portico/sse';
@@ -234,8 +277,13 @@ const options: import('portico/webhook').WebhookSenderOptions = {};
 const stack: Middleware[] = [cors({ origins: ['https://app.example.com'] }), rateLimit({ limit: 1 })];
 // @ts-expect-error the typings are real, not any
 rateLimit({ limit: 'one' });
+// The JWT shapes are portico's own (jose's are ESM only), and typed.
+const claims: NonNullable<Principal['claims']> = { sub: 'user-1', exp: 1_900_000_000, scope: 'a' };
+// @ts-expect-error exp is a number
+export const late: NonNullable<Principal['claims']> = { exp: 'later' };
+export const alg = (jwt: VerifiedJwt): string => jwt.protectedHeader.alg + String(claims.exp);
 export const used = [createHub, sendError, toNodeListener, compose, createRouter, apiKeyAuth,
-  createAuthorizationServer, CloseCode, createEventStream, MemoryBroker, createWebhookSender,
+  createAuthorizationServer, jwtBearer, CloseCode, createEventStream, MemoryBroker, createWebhookSender,
   RedisBroker, toExpress, toKoa, toFastify, options, stack];
 `;
   const compile = async (name: string, type: 'module' | 'commonjs', options: object) => {
@@ -247,40 +295,20 @@ export const used = [createHub, sendError, toNodeListener, compose, createRouter
     await run(bin('tsc'), ['-p', dir], dir, 120_000);
   };
 
-  // Every variant runs at once; the declaration files are checked (skipLibCheck: false) once
-  // as ESM and once as CommonJS, where it costs most of each run's time.
-  it.concurrent('compiles as ESM under node16 resolution', async () => {
-    await compile('node16-esm', 'module', {
-      module: 'node16',
-      moduleResolution: 'node16',
-      skipLibCheck: false,
-    });
-  }, 120_000);
-
-  it.concurrent('compiles as CommonJS under node16 resolution', async () => {
-    // skipLibCheck: under module node16 a CommonJS file may not require an ES module, and
-    // portico's .d.cts import jose 6, which is ESM only (TS1479 inside portico's typings);
-    // node20 below checks them with require(esm), as Node >= 20.19 runs them.
-    await compile('node16-cjs', 'commonjs', {
-      module: 'node16',
-      moduleResolution: 'node16',
-      skipLibCheck: true,
-    });
-  }, 120_000);
-
-  it.concurrent('compiles as CommonJS under node20 (require of ES modules)', async () => {
-    await compile('node20-cjs', 'commonjs', {
-      module: 'node20',
-      moduleResolution: 'node16',
-      skipLibCheck: false,
-    });
-  }, 120_000);
-
-  it.concurrent('compiles under bundler resolution', async () => {
-    await compile('bundler', 'module', {
-      module: 'esnext',
-      moduleResolution: 'bundler',
-      skipLibCheck: true,
-    });
-  }, 120_000);
+  // Every variant runs at once, each checking portico's declarations (skipLibCheck: false):
+  // ESM and CommonJS under node16 (where a CommonJS file may not import an ES module, so
+  // portico's .d.cts must not name jose's types), nodenext, node20 (require of ES modules) and
+  // bundler resolution.
+  const variants: [string, 'module' | 'commonjs', object][] = [
+    ['node16-esm', 'module', { module: 'node16', moduleResolution: 'node16' }],
+    ['node16-cjs', 'commonjs', { module: 'node16', moduleResolution: 'node16' }],
+    ['nodenext', 'module', { module: 'nodenext', moduleResolution: 'nodenext' }],
+    ['node20-cjs', 'commonjs', { module: 'node20', moduleResolution: 'node16' }],
+    ['bundler', 'module', { module: 'esnext', moduleResolution: 'bundler' }],
+  ];
+  for (const [name, type, options] of variants) {
+    it.concurrent(`compiles as ${name} (${type} package)`, async () => {
+      await compile(name, type, { ...options, skipLibCheck: false });
+    }, 240_000);
+  }
 });
