@@ -26,7 +26,7 @@ const ENTRY_POINTS: Record<string, () => Promise<Record<string, unknown>>> = {
 /** The names docs/exports.md lists for one entry point. */
 function listed(specifier: string): string[] {
   const row = doc.split('\n').find((line) => line.startsWith(`| \`${specifier}\` |`));
-  expect(row, `a row for ${specifier}`).toBeDefined();
+  expect(row, `a row for ${specifier} (node --import tsx scripts/exports-table.ts)`).toBeDefined();
   const cells = row!.split(' | ');
   return [...cells.at(-1)!.matchAll(/`([^`]+)`/g)].map((m) => m[1]!).sort();
 }
