@@ -1,12 +1,12 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import type { Principal } from '../core/principal.js';
 import { isToken } from '../internal/grammar.js';
 import { assertKnownOptions, invalidOption } from '../internal/options.js';
 import { DEFAULT_API_KEY_PREFIX, hashApiKey, isWellFormedApiKey } from './api-key.js';
 import { type ApiKeyRecord, type ApiKeyStore, MAX_API_KEY_LENGTH } from './api-key-store.js';
 import { type Authenticator, challenge as buildChallenge } from './authenticator.js';
 import { invalidAuthRequest, invalidCredentials } from './errors.js';
-import type { Principal } from './principal.js';
 import { apiKeyCredentialId } from './revocations.js';
 
 /** Options of {@link apiKeyAuth}. */

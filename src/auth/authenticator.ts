@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
+import type { Principal } from '../core/principal.js';
 import { isToken, QUOTABLE } from '../internal/grammar.js';
-import type { Principal } from './principal.js';
 
 /**
  * One authentication mechanism. `authenticate` returns the principal when its kind of

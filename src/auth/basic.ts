@@ -1,9 +1,9 @@
 import type { IncomingMessage } from 'node:http';
+import type { Principal } from '../core/principal.js';
 import { countFieldLines } from '../internal/headers.js';
 import { assertKnownOptions, invalidOption } from '../internal/options.js';
 import { type Authenticator, challenge as buildChallenge } from './authenticator.js';
 import { invalidAuthRequest, invalidCredentials } from './errors.js';
-import type { Principal } from './principal.js';
 
 /**
  * Options of {@link basicAuth}.

@@ -8,6 +8,14 @@
 
 export type { Jwk, JwkSet, JwtClaims, JwtHeader } from '../core/jwt-types.js';
 export {
+  type AuthMethod,
+  getPrincipal,
+  type Principal,
+  principalKey,
+  requirePrincipal,
+  setPrincipal,
+} from '../core/principal.js';
+export {
   API_KEY_PATTERN,
   type ApiKeyFormatOptions,
   apiKeyPattern,
@@ -98,14 +106,6 @@ export {
   type PasswordHashOptions,
   verifyPassword,
 } from './password.js';
-export {
-  type AuthMethod,
-  getPrincipal,
-  type Principal,
-  principalKey,
-  requirePrincipal,
-  setPrincipal,
-} from './principal.js';
 export {
   announceRevocation,
   apiKeyCredentialId,

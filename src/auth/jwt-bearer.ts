@@ -4,6 +4,7 @@ import type {
   JwtHeader as JWTHeaderParameters,
   JwtClaims as JWTPayload,
 } from '../core/jwt-types.js';
+import type { Principal } from '../core/principal.js';
 import { assertKnownOptions, functionOption, invalidOption } from '../internal/options.js';
 import { type Authenticator, challenge } from './authenticator.js';
 import { certificateThumbprint, getClientCertificate } from './certificate.js';
@@ -15,7 +16,6 @@ import {
 } from './errors.js';
 import { buildJwtVerifier, JWT_VERIFIER_OPTIONS, type JwtVerifierOptions } from './jwt.js';
 import { isJwtError } from './jwt-error.js';
-import type { Principal } from './principal.js';
 import { grantCredentialId, tokenCredentialId } from './revocations.js';
 import { scopesFromClaim } from './scopes.js';
 

@@ -1,11 +1,11 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { DetailedPeerCertificate, PeerCertificate } from 'node:tls';
+import type { Principal } from '../core/principal.js';
 import { assertKnownOptions, invalidOption } from '../internal/options.js';
 import type { Authenticator } from './authenticator.js';
 import { getClientCertificate } from './certificate.js';
 import { expiredCredentials, invalidCredentials } from './errors.js';
-import type { Principal } from './principal.js';
 
 /**
  * Options of {@link mtlsAuth}.

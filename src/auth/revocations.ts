@@ -1,5 +1,5 @@
+import type { Principal } from '../core/principal.js';
 import { invalidOption } from '../internal/options.js';
-import type { Principal } from './principal.js';
 
 /**
  * What carries revocations between processes: a hub (`createHub()` from `portico/realtime`,

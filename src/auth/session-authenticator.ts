@@ -1,6 +1,6 @@
+import type { Principal } from '../core/principal.js';
 import type { Authenticator } from './authenticator.js';
 import { challenge } from './authenticator.js';
-import type { Principal } from './principal.js';
 import { sessionCredentialId } from './revocations.js';
 import type { SessionKeeper } from './session-keeper.js';
 import type { SessionSettings } from './session-options.js';

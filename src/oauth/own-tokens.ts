@@ -1,12 +1,12 @@
 import type { Authenticator } from '../auth/authenticator.js';
 import { createJwtVerifier, type JwtVerifier, type VerifiedJwt } from '../auth/jwt.js';
 import { type JwtBearerOptions, jwtBearer, principalFromClaims } from '../auth/jwt-bearer.js';
-import type { Principal } from '../auth/principal.js';
 import type {
   JwkSet as JSONWebKeySet,
   JwtHeader as JWTHeaderParameters,
   JwtClaims as JWTPayload,
 } from '../core/jwt-types.js';
+import type { Principal } from '../core/principal.js';
 import { assertKnownOptions, functionOption } from '../internal/options.js';
 import type { OAuthContext } from './context.js';
 

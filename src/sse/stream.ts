@@ -1,7 +1,7 @@
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
-import { getPrincipal } from '../auth/principal.js';
 import { bindToCredential, type CredentialEnd, type Revocations } from '../auth/revocations.js';
 import { methodNotAllowed } from '../core/errors.js';
+import { getPrincipal } from '../core/principal.js';
 import {
   assertKnownOptions,
   countOption,

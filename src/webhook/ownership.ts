@@ -1,5 +1,5 @@
-import type { Principal } from '../auth/principal.js';
 import { conflict, forbidden, type HttpError, unprocessable } from '../core/errors.js';
+import type { Principal } from '../core/principal.js';
 import type { WebhookEndpoint, WebhookEndpointAdmission } from './store.js';
 
 /** Who owns an endpoint and what it ends with, as {@link checkOwnership} accepts them. */

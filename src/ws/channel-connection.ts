@@ -1,7 +1,7 @@
 // One connection of the channel protocol, and every send to it.
 import { randomBytes } from 'node:crypto';
 import type { WebSocket } from 'ws';
-import type { Principal } from '../auth/principal.js';
+import type { Principal } from '../core/principal.js';
 import type { ChannelSet } from './channel-set.js';
 import { CloseCode, closeCodeFor, WebSocketCloseError } from './close-codes.js';
 

@@ -1,6 +1,6 @@
 import type { WebSocket } from 'ws';
-import type { Principal } from '../auth/principal.js';
 import type { Revocations } from '../auth/revocations.js';
+import type { Principal } from '../core/principal.js';
 import type { Hub } from '../realtime/hub.js';
 
 /**

@@ -1,6 +1,6 @@
 import type { WebSocket } from 'ws';
-import type { Principal } from '../auth/principal.js';
 import { bindToCredential, type CredentialEnd, type Revocations } from '../auth/revocations.js';
+import type { Principal } from '../core/principal.js';
 import { CloseCode } from './close-codes.js';
 
 function noop(): void {}

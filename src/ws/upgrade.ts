@@ -5,10 +5,10 @@ import { createIdentifier } from '../auth/authenticate.js';
 import type { Authenticator } from '../auth/authenticator.js';
 import { type CredentialGuard, isCredentialGuard, isRefusal } from '../auth/credential-guard.js';
 import { authenticationRequired } from '../auth/errors.js';
-import { type Principal, setPrincipal } from '../auth/principal.js';
 import type { Revocations } from '../auth/revocations.js';
 import type { Middleware } from '../core/compose.js';
 import { forbidden, HttpError, notFound } from '../core/errors.js';
+import { type Principal, setPrincipal } from '../core/principal.js';
 import { PROBLEM_TYPE, requestPath, toHttpError, toProblem } from '../core/problem.js';
 import {
   formatHeaderLines,

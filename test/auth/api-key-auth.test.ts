@@ -9,8 +9,8 @@ import {
   MemoryApiKeyStore,
 } from '../../src/auth/api-key-store.js';
 import { authenticate } from '../../src/auth/authenticate.js';
-import { getPrincipal } from '../../src/auth/principal.js';
 import type { Middleware } from '../../src/core/compose.js';
+import { getPrincipal } from '../../src/core/principal.js';
 import { sendJson } from '../../src/core/send.js';
 import { closeAll, json, type Listening, request, serve } from '../helpers/http.js';
 

@@ -2,8 +2,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { basicAuth, parseBasicCredentials } from '../../src/auth/basic.js';
-import type { Principal } from '../../src/auth/principal.js';
 import { HttpError } from '../../src/core/errors.js';
+import type { Principal } from '../../src/core/principal.js';
 import { fakeRequest } from '../helpers/fake-http.js';
 
 const RUNS = { numRuns: 1000 };

@@ -2,8 +2,8 @@ import type { OutgoingHttpHeaders } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { authenticate } from '../../src/auth/authenticate.js';
 import { basicAuth, parseBasicCredentials } from '../../src/auth/basic.js';
-import { getPrincipal } from '../../src/auth/principal.js';
 import type { Middleware } from '../../src/core/compose.js';
+import { getPrincipal } from '../../src/core/principal.js';
 import { sendJson } from '../../src/core/send.js';
 import { closeAll, json, parseReply, rawRequest, request, serve } from '../helpers/http.js';
 

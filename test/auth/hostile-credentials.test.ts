@@ -19,9 +19,9 @@ import { basicAuth } from '../../src/auth/basic.js';
 import { createJwtVerifier, type JwtVerifierOptions } from '../../src/auth/jwt.js';
 import { type JwtBearerOptions, jwtBearer } from '../../src/auth/jwt-bearer.js';
 import type { JwtError } from '../../src/auth/jwt-error.js';
-import { getPrincipal } from '../../src/auth/principal.js';
 import { createSessions } from '../../src/auth/session.js';
 import type { Middleware } from '../../src/core/compose.js';
+import { getPrincipal } from '../../src/core/principal.js';
 import { sendJson, sendNoContent } from '../../src/core/send.js';
 import {
   closeAll,

@@ -9,7 +9,7 @@ import { toNodeListener } from '../../src/adapters/node.js';
 import { authenticate } from '../../src/auth/authenticate.js';
 import type { Authenticator } from '../../src/auth/authenticator.js';
 import { type MtlsOptions, mtlsAuth } from '../../src/auth/mtls.js';
-import { getPrincipal } from '../../src/auth/principal.js';
+import { getPrincipal } from '../../src/core/principal.js';
 import { sendJson } from '../../src/core/send.js';
 import { tlsServerOptions } from '../../src/http/https.js';
 import { closeAll, json, type Listening, listen, request, serve } from '../helpers/http.js';

@@ -3,7 +3,6 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { parseSetCookie, type SetCookie } from 'cookie';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { authenticate } from '../../src/auth/authenticate.js';
-import { getPrincipal } from '../../src/auth/principal.js';
 import { createSessions, type SessionOptions, type Sessions } from '../../src/auth/session.js';
 import {
   MemorySessionStore,
@@ -11,6 +10,7 @@ import {
   type SessionStore,
 } from '../../src/auth/session-store.js';
 import type { Middleware } from '../../src/core/compose.js';
+import { getPrincipal } from '../../src/core/principal.js';
 import { sendJson, sendNoContent } from '../../src/core/send.js';
 import { closeAll, json, type Listening, request, serve } from '../helpers/http.js';
 

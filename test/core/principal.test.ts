@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import * as fromAuth from '../../src/auth/principal.js';
+import * as fromAuth from '../../src/auth/index.js';
 import {
   getPrincipal,
   principalKey,
@@ -20,7 +20,7 @@ describe('the principal slot (core)', () => {
     expect(principalRateLimitKey(req)).toBe('key:k-1');
   });
 
-  it('is the one auth/principal re-exports', () => {
+  it('is the one portico/auth re-exports', () => {
     expect(fromAuth.principalKey).toBe(principalKey);
     expect(fromAuth.getPrincipal).toBe(getPrincipal);
     expect(fromAuth.setPrincipal).toBe(setPrincipal);

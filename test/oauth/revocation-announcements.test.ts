@@ -2,7 +2,6 @@
 // stream bound (bindToCredential) to the principal an access token gives ends when the grant
 // or the token is revoked at /revoke, by refresh-token reuse, or by a code replayed.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Principal } from '../../src/auth/principal.js';
 import {
   bindToCredential,
   createRevocations,
@@ -10,6 +9,7 @@ import {
   type Revocations,
   tokenCredentialId,
 } from '../../src/auth/revocations.js';
+import type { Principal } from '../../src/core/principal.js';
 import type { OAuthContext } from '../../src/oauth/context.js';
 import { closeAll, json, type Listening, request } from '../helpers/http.js';
 import {

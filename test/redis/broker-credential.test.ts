@@ -6,12 +6,12 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { WebSocket } from 'ws';
 import type { Authenticator } from '../../src/auth/authenticator.js';
-import { setPrincipal } from '../../src/auth/principal.js';
 import {
   createRevocations,
   grantCredentialId,
   type Revocations,
 } from '../../src/auth/revocations.js';
+import { setPrincipal } from '../../src/core/principal.js';
 import type { HubMessage } from '../../src/realtime/broker.js';
 import { createHub, type Hub } from '../../src/realtime/hub.js';
 import { RedisBroker } from '../../src/redis/broker.js';
