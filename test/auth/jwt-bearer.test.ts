@@ -6,8 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toNodeListener } from '../../src/adapters/node.ts';
 import { authenticate } from '../../src/auth/authenticate.ts';
 import { type JwtBearerOptions, jwtBearer } from '../../src/auth/jwt-bearer.ts';
-import { getPrincipal } from '../../src/core/principal.ts';
 import type { Middleware } from '../../src/core/compose.ts';
+import { getPrincipal } from '../../src/core/principal.ts';
 import { sendJson } from '../../src/core/send.ts';
 import { tlsServerOptions } from '../../src/http/https.ts';
 import {
