@@ -6,7 +6,7 @@ import { appendVary } from '../internal/headers.js';
 import { assertKnownOptions, functionOption, invalidOption } from '../internal/options.js';
 import type { Authenticator } from './authenticator.js';
 import { challenge as buildChallenge } from './authenticator.js';
-import { type CredentialGuard, isCredentialGuard, isRefusal } from './credential-guard.js';
+import { type CredentialGuard, guardOption, isRefusal } from './credential-guard.js';
 import { authenticationRequired, forbiddenRole, insufficientScope } from './errors.js';
 import { assertScopes } from './scopes.js';
 
@@ -91,12 +91,7 @@ export function authenticate(
   assertKnownOptions('authenticate()', options, KNOWN_OPTIONS);
   const { challenges, identify } = createIdentifier('authenticate()', authenticators);
   const optional = options.optional ?? false;
-  const guard = options.guard;
-  if (guard !== undefined && !isCredentialGuard(guard)) {
-    throw invalidOption(
-      'authenticate(): `guard` must be a CredentialGuard (createCredentialGuard())',
-    );
-  }
+  const guard = guardOption('authenticate()', options.guard);
   const cacheControl = options.cacheControl ?? 'no-store';
   if (cacheControl !== false && (typeof cacheControl !== 'string' || cacheControl === '')) {
     throw invalidOption('authenticate(): `cacheControl` must be a Cache-Control value or false');

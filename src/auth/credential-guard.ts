@@ -169,6 +169,14 @@ export function isRefusal(error: unknown): boolean {
   );
 }
 
+/** Checks a `guard` option: a {@link CredentialGuard}, or `undefined` for none. */
+export function guardOption(owner: string, value: unknown): CredentialGuard | undefined {
+  if (value !== undefined && !isCredentialGuard(value)) {
+    throw invalidOption(`${owner}: \`guard\` must be a CredentialGuard (createCredentialGuard())`);
+  }
+  return value;
+}
+
 /** Whether `value` looks like a {@link CredentialGuard} (option validation). */
 export function isCredentialGuard(value: unknown): value is CredentialGuard {
   const guard = value as Partial<CredentialGuard> | null;

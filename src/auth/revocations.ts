@@ -176,6 +176,25 @@ export function processRevocations(): Revocations {
   return holder[PROCESS_KEY];
 }
 
+/**
+ * Checks a `revocations` option: a bus, or `undefined` for the process's.
+ *
+ * @example
+ * ```ts
+ * const revocations = revocationsOption('myStream()', options.revocations) ?? processRevocations();
+ * ```
+ */
+export function revocationsOption(owner: string, value: unknown): Revocations | undefined {
+  if (value === undefined) return undefined;
+  const bus = value as Partial<Revocations> | null;
+  if (typeof bus?.watch !== 'function' || typeof bus.revoke !== 'function') {
+    throw invalidOption(
+      `${owner}: \`revocations\` must be a Revocations bus (createRevocations())`,
+    );
+  }
+  return value as Revocations;
+}
+
 /** setTimeout's longest delay; a later deadline is reached in steps. */
 const MAX_DELAY = 2 ** 31 - 1;
 

@@ -1,10 +1,9 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import { type CredentialGuard, isCredentialGuard } from '../auth/credential-guard.js';
+import { type CredentialGuard, guardOption } from '../auth/credential-guard.js';
 import { verifyPassword } from '../auth/password.js';
 import { countFieldLines } from '../internal/headers.js';
 import { MapEvictor } from '../internal/map-evictor.js';
-import { invalidOption } from '../internal/options.js';
 import type { ClientStore, OAuthClient } from './clients.js';
 import { asOAuthError, CLIENT_CHALLENGE, OAuthError } from './errors.js';
 
@@ -150,11 +149,7 @@ function createSecretCheck(): (client: OAuthClient, secret: string) => Promise<b
  * @see {@link https://www.rfc-editor.org/rfc/rfc6749#section-2.3.1 | RFC 6749 §2.3.1}
  */
 export function createClientAuthenticator(clients: ClientStore, guard?: CredentialGuard) {
-  if (guard !== undefined && !isCredentialGuard(guard)) {
-    throw invalidOption(
-      'createClientAuthenticator(): `guard` must be a CredentialGuard (createCredentialGuard())',
-    );
-  }
+  guardOption('createClientAuthenticator()', guard);
   const secretMatches = createSecretCheck();
 
   /** The client, or `undefined` when the credentials are refused. */

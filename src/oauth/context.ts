@@ -1,4 +1,4 @@
-import { type CredentialGuard, isCredentialGuard } from '../auth/credential-guard.js';
+import { type CredentialGuard, guardOption } from '../auth/credential-guard.js';
 import { processRevocations, type Revocations } from '../auth/revocations.js';
 import type { Sessions } from '../auth/session.js';
 import { assertKnownOptions, durationOption, invalidOption } from '../internal/options.js';
@@ -183,11 +183,7 @@ export function createOAuthContext(options: AuthorizationServerOptions): OAuthCo
     if (value === undefined || value === null)
       throw invalidOption(`${OWNER}: \`${name}\` is required`);
   }
-  if (options.guard !== undefined && !isCredentialGuard(options.guard)) {
-    throw invalidOption(
-      'createAuthorizationServer(): `guard` must be a CredentialGuard (createCredentialGuard())',
-    );
-  }
+  const guard = guardOption('createAuthorizationServer()', options.guard);
   const tokens = createTokenIssuer({
     issuer: options.issuer,
     audience: options.audience,
@@ -205,7 +201,7 @@ export function createOAuthContext(options: AuthorizationServerOptions): OAuthCo
     store: options.store ?? new MemoryOAuthStore(),
     tokens,
     authenticateClient: createClientAuthenticator(options.clients, options.guard),
-    guard: options.guard,
+    guard,
     revocations: options.revocations ?? processRevocations(),
     settings: Object.freeze({
       codeTtl: durationOption(OWNER, 'codeTtl', options.codeTtl, 60_000, { max: 60_000 }),

@@ -1,6 +1,5 @@
 // The options every long-lived connection (WebSocket, event stream) shares, checked alike.
-import type { Revocations } from '../auth/revocations.js';
-import { countOption, invalidOption } from '../internal/options.js';
+import { countOption } from '../internal/options.js';
 
 /**
  * The longest delay a timer takes (2³¹ − 1 ms, about 24.8 days): node runs a longer one
@@ -14,16 +13,4 @@ export const MAX_TIMER_DELAY = 2 ** 31 - 1;
  */
 export function connectionCap(owner: string, value: unknown): number {
   return countOption(owner, 'maxConnectionsPerPrincipal', value, Number.POSITIVE_INFINITY);
-}
-
-/** Checks a `revocations` option: a bus, or `undefined` for the process's. */
-export function revocationsOption(owner: string, value: unknown): Revocations | undefined {
-  if (value === undefined) return undefined;
-  const bus = value as Partial<Revocations> | null;
-  if (typeof bus?.watch !== 'function' || typeof bus.revoke !== 'function') {
-    throw invalidOption(
-      `${owner}: \`revocations\` must be a Revocations bus (createRevocations())`,
-    );
-  }
-  return value as Revocations;
 }

@@ -1,5 +1,10 @@
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
-import { bindToCredential, type CredentialEnd, type Revocations } from '../auth/revocations.js';
+import {
+  bindToCredential,
+  type CredentialEnd,
+  type Revocations,
+  revocationsOption,
+} from '../auth/revocations.js';
 import { methodNotAllowed } from '../core/errors.js';
 import { getPrincipal } from '../core/principal.js';
 import {
@@ -8,11 +13,7 @@ import {
   durationOption,
   invalidOption,
 } from '../internal/options.js';
-import {
-  connectionCap,
-  MAX_TIMER_DELAY,
-  revocationsOption,
-} from '../realtime/connection-options.js';
+import { connectionCap, MAX_TIMER_DELAY } from '../realtime/connection-options.js';
 import { PrincipalConnections } from '../realtime/principal-connections.js';
 import { formatComment, formatEvent, type ServerSentEvent } from './format.js';
 

@@ -1,5 +1,6 @@
 // The options of createChannelProtocol(), checked once, with their defaults.
 import type { Revocations } from '../auth/revocations.js';
+import { revocationsOption } from '../auth/revocations.js';
 import {
   assertKnownOptions,
   countOption,
@@ -7,7 +8,7 @@ import {
   functionOption,
   invalidOption,
 } from '../internal/options.js';
-import { MAX_TIMER_DELAY, revocationsOption } from '../realtime/connection-options.js';
+import { MAX_TIMER_DELAY } from '../realtime/connection-options.js';
 import type { Hub } from '../realtime/hub.js';
 import { chatMessage } from './channel-input.js';
 import type {

@@ -3,9 +3,10 @@ import type { Duplex } from 'node:stream';
 import { type WebSocket, WebSocketServer } from 'ws';
 import { createIdentifier } from '../auth/authenticate.js';
 import type { Authenticator } from '../auth/authenticator.js';
-import { type CredentialGuard, isCredentialGuard, isRefusal } from '../auth/credential-guard.js';
+import { type CredentialGuard, guardOption, isRefusal } from '../auth/credential-guard.js';
 import { authenticationRequired } from '../auth/errors.js';
 import type { Revocations } from '../auth/revocations.js';
+import { revocationsOption } from '../auth/revocations.js';
 import type { Middleware } from '../core/compose.js';
 import { forbidden, HttpError, notFound } from '../core/errors.js';
 import { type Principal, setPrincipal } from '../core/principal.js';
@@ -26,7 +27,7 @@ import {
   functionOption,
   invalidOption,
 } from '../internal/options.js';
-import { connectionCap, revocationsOption } from '../realtime/connection-options.js';
+import { connectionCap } from '../realtime/connection-options.js';
 import { PrincipalConnections } from '../realtime/principal-connections.js';
 import { closeWithCredential } from './credential-binding.js';
 import { selectSubprotocol, validateUpgradeRequest } from './handshake.js';
@@ -213,10 +214,7 @@ export function createUpgradeHandler(options: UpgradeHandlerOptions): UpgradeHan
   const { challenges, identify } = createIdentifier(OWNER, authenticators);
   const matchOrigin =
     options.origins === undefined ? undefined : buildOriginMatcher(OWNER, options.origins);
-  const { guard } = options;
-  if (guard !== undefined && !isCredentialGuard(guard)) {
-    throw invalidOption(`${OWNER}: \`guard\` must be a CredentialGuard (createCredentialGuard())`);
-  }
+  const guard = guardOption(OWNER, options.guard);
   const cap = connectionCap(OWNER, options.maxConnectionsPerPrincipal);
   const open = new PrincipalConnections();
   const revocations = revocationsOption(OWNER, options.revocations);
