@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { createRealtimeApp, DEMO_API_KEY, ORIGINS } from '../../examples/realtime/server.js';
 import { json, type Listening, listen, request } from '../helpers/http.js';
-import { snippetsOf, strayedSnippets } from '../helpers/snippets.js';
+import { strayedSnippets } from '../helpers/snippets.js';
 import { connect as connectStream, parseEvents } from '../helpers/sse.js';
 
 const BOB_KEY = 'bob-realtime-key-0123456789abcdef01';
@@ -104,7 +104,6 @@ describe('examples/realtime/server.ts', () => {
   });
 
   it('is the code of docs/realtime.md', () => {
-    expect(snippetsOf('docs/realtime.md').length).toBeGreaterThanOrEqual(6);
     expect(strayedSnippets('docs/realtime.md')).toEqual([]);
   });
 

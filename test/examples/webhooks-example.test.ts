@@ -4,7 +4,7 @@ import { afterAll, describe, expect, it, vi } from 'vitest';
 import { createReceiver, createSender } from '../../examples/webhooks/server.js';
 import { signWebhook } from '../../src/webhook/signature.js';
 import { closeAll, listen, request } from '../helpers/http.js';
-import { snippetsOf, strayedSnippets } from '../helpers/snippets.js';
+import { strayedSnippets } from '../helpers/snippets.js';
 
 afterAll(closeAll);
 
@@ -51,7 +51,6 @@ describe('examples/webhooks/server.ts', () => {
   });
 
   it('is the code of docs/webhooks.md', () => {
-    expect(snippetsOf('docs/webhooks.md').length).toBeGreaterThanOrEqual(3);
     expect(strayedSnippets('docs/webhooks.md')).toEqual([]);
   });
 });

@@ -3,27 +3,10 @@
 // then loaded from ESM and CommonJS, compiled by TypeScript (node16 ESM and CommonJS, nodenext,
 // node20, bundler; no skipLibCheck) and linted by publint and attw. The tarball's size and the
 // cold import time of `portico` go to test-results/package-size.json.
-import { execFile } from 'node:child_process';
-import {
-  copyFileSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  statSync,
-  symlinkSync,
-  writeFileSync,
-} from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
+import { rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-
-const root = fileURLToPath(new URL('../..', import.meta.url));
-const bin = (name: string) => join(root, 'node_modules', '.bin', name);
+import { bin, installConsumer, pack, root, run, write } from '../helpers/packed.js';
 
 /** A few runtime exports per subpath; every subpath of `exports` must be listed. */
 const EXPECTED: Record<string, string[]> = {
@@ -46,60 +29,6 @@ const EXPECTED: Record<string, string[]> = {
 };
 const SPECIFIERS = Object.keys(EXPECTED);
 
-/** Runs a command; a failure carries its whole output. */
-async function run(cmd: string, args: string[], cwd: string, timeout = 60_000): Promise<string> {
-  try {
-    const { stdout } = await promisify(execFile)(cmd, args, {
-      cwd,
-      timeout,
-      maxBuffer: 64 * 1024 * 1024,
-      env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' },
-    });
-    return stdout;
-  } catch (error) {
-    const {
-      stdout = '',
-      stderr = '',
-      message,
-    } = error as Error & { stdout?: string; stderr?: string };
-    throw new Error(`${cmd} ${args.join(' ')} failed in ${cwd}\n${message}\n${stdout}\n${stderr}`);
-  }
-}
-
-const write = (file: string, text: string) => {
-  mkdirSync(dirname(file), { recursive: true });
-  writeFileSync(file, text);
-};
-
-const dependencies = (dir: string): string[] => {
-  const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
-  return Object.keys({ ...pkg.dependencies, ...pkg.optionalDependencies });
-};
-
-/**
- * Links into `modules` the packages `names` and everything they need, found as node finds
- * them from the repository (nested copies come along inside their parent's folder).
- */
-function linkClosure(names: string[], modules: string): void {
-  const seen = new Set<string>();
-  const visit = (name: string, from: string) => {
-    for (let dir = from; dir.startsWith(root); dir = dirname(dir)) {
-      const candidate = join(dir, 'node_modules', name);
-      if (existsSync(join(candidate, 'package.json'))) {
-        if (seen.has(candidate)) return;
-        seen.add(candidate);
-        if (dir === root) {
-          mkdirSync(dirname(join(modules, name)), { recursive: true });
-          symlinkSync(candidate, join(modules, name), 'dir');
-        }
-        for (const dep of dependencies(candidate)) visit(dep, candidate);
-        return;
-      }
-    } // not found: a missing optional one
-  };
-  for (const name of names) visit(name, root);
-}
-
 let work: string;
 let tarball: string;
 let packed: { path: string; size: number }[];
@@ -107,41 +36,14 @@ let unpackedSize: number;
 let pkg: { dependencies: Record<string, string>; exports: Record<string, unknown> };
 
 beforeAll(async () => {
-  work = mkdtempSync(join(tmpdir(), 'portico-package-'));
-  // A copy of the project as a clone has it, so that the build and the tarball are its own.
-  const stage = join(work, 'stage');
-  const listed = await run('git', ['ls-files', '-z', '-co', '--exclude-standard'], root);
-  for (const file of listed.split('\0')) {
-    if (file && existsSync(join(root, file))) {
-      mkdirSync(dirname(join(stage, file)), { recursive: true });
-      copyFileSync(join(root, file), join(stage, file));
-    }
-  }
-  symlinkSync(join(root, 'node_modules'), join(stage, 'node_modules'), 'dir');
-  await run('npm', ['run', 'build'], stage, 120_000);
-  // No prepack script exists (the build above stands for it); --ignore-scripts keeps any
-  // lifecycle output out of the JSON.
-  const [report] = JSON.parse(
-    await run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', work], stage),
-  ) as { filename: string; unpackedSize: number; files: { path: string; size: number }[] }[];
-  tarball = join(work, report!.filename);
-  packed = report!.files;
-  unpackedSize = report!.unpackedSize;
-
+  const packedProject = await pack();
+  ({ work, tarball, unpackedSize } = packedProject);
+  packed = packedProject.files;
   // Consumers: "app" has only what npm installs with portico (no express, koa, ioredis);
   // "typed" adds @types/node and ioredis, as a TypeScript user of portico/redis has them.
   // portico itself is a real folder in each, as node and tsc resolve from real paths.
-  for (const [consumer, extra] of [
-    ['app', []],
-    ['typed', ['@types/node', 'ioredis']],
-  ] as const) {
-    const modules = join(work, consumer, 'node_modules');
-    mkdirSync(modules, { recursive: true });
-    await run('tar', ['-xzf', tarball, '-C', modules], work);
-    renameSync(join(modules, 'package'), join(modules, 'portico'));
-    pkg = JSON.parse(readFileSync(join(modules, 'portico', 'package.json'), 'utf8'));
-    linkClosure([...Object.keys(pkg.dependencies), ...extra], modules);
-  }
+  pkg = await installConsumer(tarball, join(work, 'app'));
+  await installConsumer(tarball, join(work, 'typed'), ['@types/node', 'ioredis']);
 }, 180_000);
 
 afterAll(() => {
