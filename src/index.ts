@@ -1,6 +1,7 @@
 /**
  * portico: the entrance of a Node.js service, as small composable handlers on `node:http`.
- * Every name is also exported from its own subpath (`portico/http`, `portico/cors`, …).
+ * Every name is also exported from its own subpath (`portico/http`, `portico/cors`, …), where
+ * it is documented; this module lists them as references to those pages.
  *
  * @module portico
  */
@@ -214,35 +215,37 @@ export {
   type ServerSentEvent,
   streamChannel,
 } from './sse/index.js';
-export {
-  type AddressClass,
-  type AddressGuardOptions,
-  createWebhookSender,
-  type GuardedAgentOptions,
-  type MemoryWebhookStoreOptions,
-  type NewWebhookEndpoint,
-  type ResolvedAddress,
-  type VerifiedWebhook,
-  type VerifyWebhookOptions,
-  verifyWebhook,
-  verifyWebhooks,
-  type WebhookAddressReason,
-  type WebhookAttempt,
-  type WebhookClaim,
-  type WebhookDelivery,
-  type WebhookEndpoint,
-  type WebhookEndpointAdmission,
-  type WebhookEndpointFilter,
-  type WebhookHeaderSource,
-  type WebhookHeaders,
-  type WebhookMessage,
-  type WebhookReceiverOptions,
-  type WebhookSender,
-  type WebhookSenderEvent,
-  type WebhookSenderOptions,
-  type WebhookStore,
-  type WebhookVerificationFailure,
+export type {
+  AddressClass,
+  AddressGuardOptions,
+  GuardedAgentOptions,
+  MemoryWebhookStoreOptions,
+  NewWebhookEndpoint,
+  ResolvedAddress,
+  VerifiedWebhook,
+  VerifyWebhookOptions,
+  WebhookAddressReason,
+  WebhookAttempt,
+  WebhookClaim,
+  WebhookDelivery,
+  WebhookEndpoint,
+  WebhookEndpointAdmission,
+  WebhookEndpointFilter,
+  WebhookHeaderSource,
+  WebhookHeaders,
+  WebhookMessage,
+  WebhookReceiverOptions,
+  WebhookSender,
+  WebhookSenderEvent,
+  WebhookSenderOptions,
+  WebhookStore,
+  WebhookVerificationFailure,
 } from './webhook/index.js';
+export { verifyWebhooks } from './webhook/receiver.js';
+// The webhook values come from their own modules, not portico/webhook's index: that index
+// also holds createGuardedAgent, whose static undici import the root must not load.
+export { createWebhookSender } from './webhook/sender.js';
+export { verifyWebhook } from './webhook/signature.js';
 export {
   type ChannelAccess,
   type ChannelAuthorizer,

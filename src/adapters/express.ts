@@ -1,8 +1,9 @@
 /**
- * Express (4 and 5) adapter: portico middleware as Express middleware, and the error and
- * not-found handlers that answer with Problem Details.
+ * Express (4 and 5) adapter: portico middleware as Express middleware ({@link toExpress}), and
+ * the error and not-found handlers that answer with Problem Details
+ * ({@link expressErrorHandler}, {@link expressNotFound}).
  *
- * @module express
+ * @module portico/express
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { compose, type Middleware, type Next } from '../core/compose.js';

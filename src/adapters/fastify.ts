@@ -1,14 +1,20 @@
 /**
  * Fastify (5) adapter: portico as a Fastify plugin, or its middleware as an `onRequest`
- * hook, and the error and not-found handlers that answer with Problem Details.
+ * hook ({@link toFastify}), and the error and not-found handlers that answer with Problem Details.
  *
- * @module fastify
+ * @module portico/fastify
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { compose, type Middleware } from '../core/compose.js';
 import { notFound } from '../core/errors.js';
 import { getPrincipal } from '../core/principal.js';
-import { type ErrorHandlerOptions, sendError } from '../core/problem.js';
+import {
+  type ErrorHandlerOptions,
+  REPRESENTATION_HEADERS,
+  renderError,
+  sendError,
+  withEarlierCookies,
+} from '../core/problem.js';
 import {
   assertKnownOptions,
   booleanOption,
@@ -26,8 +32,18 @@ export interface FastifyReplyLike {
   raw: ServerResponse;
   /** Tells Fastify the response is answered elsewhere: it neither answers nor warns. */
   hijack(): unknown;
-  /** The headers set with `reply.header()`, which Fastify writes only when it answers. */
-  getHeaders?(): Record<string, number | string | readonly string[] | undefined>;
+  /** Sets the status of Fastify's answer. */
+  code(statusCode: number): unknown;
+  /** Sets a header of Fastify's answer (a `Set-Cookie` joins those set with `reply.header()`). */
+  header(name: string, value: string | readonly string[]): unknown;
+  /** A header of Fastify's answer: set with `reply.header()`, else on the raw response. */
+  getHeader(name: string): number | string | readonly string[] | undefined;
+  /** Removes a header from Fastify's answer and from the raw response. */
+  removeHeader(name: string): unknown;
+  /** Sets the serializer of this reply's payload. */
+  serializer(fn: (payload: string) => string): unknown;
+  /** Answers through Fastify: `onSend` hooks, then the response, then `onResponse` hooks. */
+  send(payload: string): unknown;
 }
 
 /** An async Fastify `onRequest` hook, structurally. */
@@ -41,24 +57,37 @@ export type FastifyErrorHandler = (
 /** A Fastify route handler (for `setNotFoundHandler`), structurally. */
 export type FastifyHandler = (request: FastifyRequestLike, reply: FastifyReplyLike) => void;
 
-/** Answers with the problem for `error` on the raw response, Fastify standing aside. */
+/** The problem's body is JSON already: Fastify sends it as it is, its media type untouched. */
+const asIs = (payload: string): string => payload;
+
+/**
+ * Answers with the problem for `error` through Fastify (`reply.send`), so the app's `onSend`
+ * and `onResponse` hooks run; headers set earlier, on the raw response (by portico's chain) or
+ * with `reply.header()`, are kept, the representation ones dropped, as `sendError` does. When
+ * the response has already started, Fastify stands aside and the connection is ended.
+ */
 function answer(
   request: FastifyRequestLike,
   reply: FastifyReplyLike,
   error: unknown,
   options?: ErrorHandlerOptions,
 ): void {
-  const res = reply.raw;
-  if (!res.headersSent) {
-    // headers set with reply.header() join those already on the raw response
-    for (const [name, value] of Object.entries(reply.getHeaders?.() ?? {})) {
-      if (value !== undefined && !res.hasHeader(name)) {
-        res.setHeader(name, value as number | string | string[]);
-      }
-    }
+  if (reply.raw.headersSent) {
+    reply.hijack();
+    sendError(request.raw, reply.raw, error, options); // reported, and the connection ended
+    return;
   }
-  reply.hijack();
-  sendError(request.raw, res, error, options);
+  const { status, headers, body } = renderError(request.raw, error, options);
+  for (const name of REPRESENTATION_HEADERS) reply.removeHeader(name);
+  const cookies = withEarlierCookies(reply.getHeader('set-cookie'), headers);
+  // reply.header() would add the joined cookies to those already there: they replace them
+  if (cookies !== undefined) reply.removeHeader('set-cookie');
+  reply.code(status);
+  for (const [name, value] of Object.entries({ ...headers, ...cookies })) {
+    if (value !== undefined) reply.header(name, typeof value === 'number' ? String(value) : value);
+  }
+  reply.serializer(asIs); // without it, Fastify would add `; charset=utf-8` to the media type
+  reply.send(body);
 }
 
 /**
@@ -106,8 +135,9 @@ export function toFastify(
         return Promise.resolve();
       });
     } catch (err) {
-      if (!reply.raw.headersSent) throw err; // to Fastify's error handler
-      answer(request, reply, err, options); // reported, and the connection ended
+      if (!reply.raw.headersSent) throw err; // to Fastify's error handler, which answers
+      reply.hijack();
+      sendError(request.raw, reply.raw, err, options); // reported, and the connection ended
       return;
     }
     if (!continued) reply.hijack(); // the chain answered (or holds the response) itself
@@ -118,7 +148,9 @@ export function toFastify(
  * The error handler of a Fastify app: every error (portico's, Fastify's own with their
  * `statusCode` — 400 for invalid JSON or a failed validation, 413 for a body too large, 415
  * for an unsupported content type) answered as Problem Details, keeping headers set earlier
- * (CORS, request id, rate limits, and those set with `reply.header()`).
+ * (CORS, request id, rate limits, and those set with `reply.header()`). The problem is sent
+ * through Fastify (`reply.send()` with the JSON of {@link renderError}), so the app's `onSend`
+ * hooks see it (a string) and its headers, and may change them, and `onResponse` hooks run.
  *
  * @example
  * ```ts
@@ -132,7 +164,8 @@ export function fastifyErrorHandler(options: ErrorHandlerOptions = {}): FastifyE
 }
 
 /**
- * Answers every request that reached it with a 404 problem (instead of Fastify's JSON).
+ * Answers every request that reached it with a 404 problem (instead of Fastify's JSON),
+ * through Fastify's `reply.send()`, as {@link fastifyErrorHandler} does.
  *
  * @example
  * ```ts

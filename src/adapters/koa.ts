@@ -1,8 +1,8 @@
 /**
- * Koa (3) adapter: portico middleware as Koa middleware, answering errors as Problem Details
- * without dropping the headers already set.
+ * Koa (3) adapter: portico middleware as Koa middleware ({@link toKoa}), answering errors as
+ * Problem Details without dropping the headers already set.
  *
- * @module koa
+ * @module portico/koa
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { compose, type Middleware } from '../core/compose.js';

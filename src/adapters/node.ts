@@ -1,3 +1,10 @@
+/**
+ * `node:http` adapter: {@link toNodeListener} turns portico middleware into a request listener
+ * for `http.createServer()` / `https.createServer()`, answering unmatched requests and errors
+ * with Problem Details.
+ *
+ * @module portico/node
+ */
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import { compose, type Middleware, type Next } from '../core/compose.js';
 import { badRequest, notFound } from '../core/errors.js';

@@ -5,7 +5,7 @@ import { isToken, QUOTABLE } from '../internal/grammar.js';
 /**
  * One authentication mechanism. `authenticate` returns the principal when its kind of
  * credential is present and good, `undefined` when it is absent, and throws a 401
- * {@link HttpError} (from `invalidCredentials` or `expiredCredentials`) when it is
+ * {@link portico/core!HttpError} (from `invalidCredentials` or `expiredCredentials`) when it is
  * present but bad.
  *
  * @example

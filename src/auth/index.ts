@@ -3,7 +3,7 @@
  * OpenID Connect ID tokens, mutual TLS and session cookies, `authenticate()` to combine them,
  * and `requireScopes()` / `requireRole()` behind them.
  *
- * @module auth
+ * @module portico/auth
  */
 
 export type { Jwk, JwkSet, JwtClaims, JwtHeader } from '../core/jwt-types.js';

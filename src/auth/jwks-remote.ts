@@ -1,13 +1,7 @@
 import type { KeyObject } from 'node:crypto';
-import {
-  createLocalJWKSet,
-  createRemoteJWKSet,
-  customFetch,
-  type FetchImplementation,
-  type JWTVerifyGetKey,
-  type LocalJWKSet,
-} from 'jose';
+import type { createRemoteJWKSet, FetchImplementation, JWTVerifyGetKey, LocalJWKSet } from 'jose';
 import type { JwkSet as JSONWebKeySet, Jwk as JWK } from '../core/jwt-types.js';
+import { loadedJose, loadJose } from '../internal/lazy.js';
 import { invalidOption } from '../internal/options.js';
 import { keysUnavailable } from './jwt-error.js';
 
@@ -81,10 +75,8 @@ export function remoteSource(
   options: RemoteJwksOptions = {},
 ): KeySource {
   const url = parseHttpUrl(owner, 'jwksUrl', jwksUrl);
-  const cooldown = options.cooldownDuration ?? 30_000;
-  if (typeof cooldown !== 'number' || !(cooldown >= 0)) {
-    throw invalidOption(`${owner}: \`jwksOptions.cooldownDuration\` must be a number ≥ 0`);
-  }
+  const remoteOptions = checkRemoteOptions(owner, options);
+  const cooldown = remoteOptions.cooldownDuration ?? 30_000;
   let failures = 0;
   let successes = 0;
   let seen = 0;
@@ -105,24 +97,26 @@ export function remoteSource(
       throw error;
     }
   };
-  let remote: ReturnType<typeof createRemoteJWKSet>;
-  try {
-    remote = createRemoteJWKSet(url, {
+  /** jose's remote set, made on the first verification (jose is loaded then, not at import). */
+  let remote: ReturnType<typeof createRemoteJWKSet> | undefined;
+  let createLocalJWKSet: typeof import('jose')['createLocalJWKSet'];
+  const remoteSet = async () => {
+    if (remote !== undefined) return remote;
+    const jose = loadedJose() ?? (await loadJose());
+    createLocalJWKSet = jose.createLocalJWKSet;
+    remote ??= jose.createRemoteJWKSet(url, {
+      ...remoteOptions,
       cooldownDuration: cooldown,
-      cacheMaxAge: options.cacheMaxAge,
-      timeoutDuration: options.timeoutDuration,
-      headers: options.headers,
-      [customFetch]: fetchJwks,
+      [jose.customFetch]: fetchJwks,
     });
-  } catch (error) {
-    throw invalidOption(`${owner}: ${(error as Error).message} (jwksOptions)`);
-  }
+    return remote;
+  };
   let lastGood: LocalJWKSet | undefined;
   let fingerprint: string | undefined;
   let generation = 0;
   /** Notes the keys jose now holds; a different set moves the generation. */
   const observe = () => {
-    if (successes === seen || remote.reloading) return;
+    if (remote === undefined || successes === seen || remote.reloading) return;
     seen = successes;
     const jwks = remote.jwks();
     if (jwks === undefined) return;
@@ -140,7 +134,7 @@ export function remoteSource(
     }
     const before = failures;
     try {
-      const found = await remote(header, token);
+      const found = await (remote ?? (await remoteSet()))(header, token);
       observe();
       return found;
     } catch (error) {
@@ -153,6 +147,27 @@ export function remoteSource(
   return {
     key,
     generation: () => generation,
-    isFresh: () => remote.fresh || (lastGood !== undefined && coolingAfterFailure()),
+    isFresh: () => remote?.fresh === true || (lastGood !== undefined && coolingAfterFailure()),
   };
+}
+
+/**
+ * jose's own checks of the remote set's options, made when the options are given (jose makes
+ * them only when the set is created, on the first verification).
+ */
+function checkRemoteOptions(owner: string, options: RemoteJwksOptions): RemoteJwksOptions {
+  const { cooldownDuration, cacheMaxAge, timeoutDuration, headers } = options;
+  for (const [name, value] of Object.entries({ cooldownDuration, cacheMaxAge, timeoutDuration })) {
+    if (value === undefined) continue;
+    const integer = name !== 'timeoutDuration' || Number.isInteger(value);
+    if (typeof value !== 'number' || !(value >= 0) || !integer) {
+      throw invalidOption(`${owner}: \`jwksOptions.${name}\` must be a number ≥ 0 (jwksOptions)`);
+    }
+  }
+  try {
+    new Headers(headers);
+  } catch (error) {
+    throw invalidOption(`${owner}: ${(error as Error).message} (jwksOptions)`);
+  }
+  return { cooldownDuration, cacheMaxAge, timeoutDuration, headers };
 }

@@ -1,6 +1,7 @@
 import { createPublicKey, KeyObject, type JsonWebKey as NodeJwk } from 'node:crypto';
-import { createLocalJWKSet } from 'jose';
+import type { JWTVerifyGetKey, LocalJWKSet } from 'jose';
 import type { JwkSet as JSONWebKeySet, Jwk as JWK } from '../core/jwt-types.js';
+import { loadedJose, loadJose } from '../internal/lazy.js';
 import { invalidOption } from '../internal/options.js';
 import {
   isJwkSetShape,
@@ -192,5 +193,11 @@ function localSource(owner: string, jwks: JSONWebKeySet): KeySource {
       throw invalidOption(`${owner}: \`jwks\` must hold public keys only`);
     }
   }
-  return fixed(createLocalJWKSet(jwks));
+  // jose's local set is made on the first verification (jose is loaded then, not at import)
+  let local: LocalJWKSet | undefined;
+  const key: JWTVerifyGetKey = async (header, token) => {
+    local ??= (loadedJose() ?? (await loadJose())).createLocalJWKSet(jwks);
+    return local(header, token);
+  };
+  return fixed(key);
 }

@@ -1,10 +1,11 @@
 // The verification steps shared by access tokens and ID tokens (internal to portico/auth).
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { errors, type JWTVerifyOptions, jwtVerify } from 'jose';
+import type { JWTVerifyOptions } from 'jose';
 import type {
   JwtHeader as JWTHeaderParameters,
   JwtClaims as JWTPayload,
 } from '../core/jwt-types.js';
+import { loadedJose, loadJose } from '../internal/lazy.js';
 import type { KeySource } from './jwks.js';
 import { JwtError, jwtExpired, jwtInvalid } from './jwt-error.js';
 
@@ -58,11 +59,15 @@ export function safeEqual(a: string, b: string): boolean {
 /** Maps whatever verification threw to a `JwtError` that reveals nothing. */
 function toJwtError(error: unknown, subject: string): JwtError {
   if (error instanceof JwtError) return error;
-  if (error instanceof errors.JWTExpired) return jwtExpired(subject, error);
+  const jose = loadedJose(); // a jose error means jose is loaded
+  if (jose !== undefined && error instanceof jose.errors.JWTExpired) {
+    return jwtExpired(subject, error);
+  }
   return jwtInvalid(subject, error);
 }
 
 async function runJose(token: string, key: KeySource['key'], options: JWTVerifyOptions) {
+  const { errors, jwtVerify } = loadedJose() ?? (await loadJose());
   try {
     return await jwtVerify(token, key as Parameters<typeof jwtVerify>[1], options);
   } catch (error) {

@@ -1,9 +1,9 @@
 /**
- * The core of portico: the middleware model over node's `IncomingMessage` and
- * `ServerResponse`, typed per-request values, the error hierarchy and RFC 9457 Problem
- * Details.
+ * The core of portico: the middleware model ({@link compose}) over node's `IncomingMessage` and
+ * `ServerResponse`, typed per-request values ({@link createContextKey}), the error hierarchy
+ * and RFC 9457 Problem Details ({@link sendError}).
  *
- * @module core
+ * @module portico/core
  */
 export {
   compose,
@@ -50,6 +50,8 @@ export {
   type ErrorHandlerOptions,
   PROBLEM_TYPE,
   type ProblemDetails,
+  type RenderedError,
+  renderError,
   sendError,
   toHttpError,
   toProblem,

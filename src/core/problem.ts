@@ -179,14 +179,18 @@ export function toProblem(error: HttpError, req: IncomingMessage): ProblemDetail
   return problem;
 }
 
-/** An error's `Set-Cookie` (clearing a session, say) joins the cookies already set, never replaces them. */
-function withEarlierCookies(
-  res: ServerResponse,
+/**
+ * An error's `Set-Cookie` (clearing a session, say) joins the cookies already set (`earlier`),
+ * never replaces them: the header to set instead of the error's, if any.
+ *
+ * @internal
+ */
+export function withEarlierCookies(
+  earlier: number | string | readonly string[] | undefined,
   headers: HttpError['headers'],
 ): OutgoingHttpHeaders | undefined {
   const name = Object.keys(headers).find((key) => key.toLowerCase() === 'set-cookie');
   if (name === undefined) return undefined;
-  const earlier = res.getHeader('Set-Cookie');
   if (earlier === undefined) return undefined;
   const added = headers[name]!;
   return {
@@ -197,8 +201,12 @@ function withEarlierCookies(
   };
 }
 
-/** Headers describing a representation that an error answer must not inherit. */
-const REPRESENTATION_HEADERS = [
+/**
+ * Headers describing a representation that an error answer must not inherit.
+ *
+ * @internal
+ */
+export const REPRESENTATION_HEADERS: readonly string[] = [
   'content-type',
   'content-length',
   'content-encoding',
@@ -210,11 +218,106 @@ const REPRESENTATION_HEADERS = [
   'location',
 ];
 
+/** An error rendered as Problem Details: what {@link sendError} writes. */
+export interface RenderedError {
+  /** The problem's status, 400–599. */
+  status: number;
+  /**
+   * The headers of the answer: the error's own (`WWW-Authenticate`, `Allow`, `Retry-After`,
+   * `Set-Cookie`…), `Content-Type` (`application/problem+json`, or `application/json` for a
+   * client that accepts only that) and `Cache-Control: no-store`. Not `Content-Length`, which
+   * belongs to whoever writes the body. A `Set-Cookie` here joins the cookies already set on
+   * the response; it must not replace them.
+   */
+  headers: Record<string, string | string[]>;
+  /** The Problem Details object, serialized as JSON. */
+  body: string;
+}
+
+/**
+ * Renders the answer for `error` without writing it: its status, headers and JSON body, as
+ * {@link sendError} would send them — portico errors as they are, anything unexpected as a
+ * 500 quoting the request id (a 5xx is reported to `onError`, and its details never reach
+ * the body). For a host that answers through its own machinery (Fastify's `reply.send`, a
+ * custom framework) rather than on the raw response. Whoever writes it should, as
+ * `sendError` does: drop the representation headers already on the response
+ * (`Content-Type`, `Content-Length`, `ETag`, `Location`…) and keep the others (CORS, request
+ * id, rate limits), add `Set-Cookie` to the cookies already set, set `Content-Length`, and
+ * send no body to a HEAD request.
+ *
+ * @example
+ * ```ts
+ * // GET /api/messages/42
+ * const { status, headers, body } = renderError(req, notFound('No message 42.'));
+ * status; // 404
+ * headers; // { 'Content-Type': 'application/problem+json', 'Cache-Control': 'no-store' }
+ * body; // '{"type":"about:blank","title":"Not Found","status":404,"detail":"No message 42.","instance":"/api/messages/42"}'
+ * ```
+ * @see {@link https://www.rfc-editor.org/rfc/rfc9457 | RFC 9457}
+ */
+export function renderError(
+  req: IncomingMessage,
+  error: unknown,
+  options: ErrorHandlerOptions = {},
+): RenderedError {
+  const httpError = toHttpError(error);
+  reportServerError(httpError, req, options);
+  return renderHttpError(httpError, error, req, options);
+}
+
+/** A 5xx goes to `onError` (by default, the log). */
+function reportServerError(
+  httpError: HttpError,
+  req: IncomingMessage,
+  options: ErrorHandlerOptions,
+): void {
+  if (httpError.status >= 500) report(httpError.cause ?? httpError, req, options);
+}
+
+function report(error: unknown, req: IncomingMessage, options: ErrorHandlerOptions): void {
+  try {
+    (options.onError ?? defaultOnError)(error, req);
+  } catch {
+    // a failing logger must not take the answer down with it
+  }
+}
+
+/** The answer for `httpError`, made of `error` (what was thrown), already reported. */
+function renderHttpError(
+  httpError: HttpError,
+  error: unknown,
+  req: IncomingMessage,
+  options: ErrorHandlerOptions,
+): RenderedError {
+  let problemError = httpError;
+  if (httpError.status === 500 && !(error instanceof HttpError)) {
+    const id = getRequestId(req);
+    problemError = internalError(
+      id
+        ? `An unexpected error occurred. Quote request id ${id} when reporting it.`
+        : 'An unexpected error occurred.',
+    );
+  }
+  const problem = toProblem(problemError, req);
+  const headers: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(sendableHeaders(httpError.headers, req, options))) {
+    const lower = name.toLowerCase();
+    // the problem's own media type and caching win (set last, as sendError always did)
+    if (lower !== 'content-type' && lower !== 'cache-control') {
+      headers[name] = typeof value === 'string' ? value : [...value];
+    }
+  }
+  headers['Content-Type'] = problemContentType(req.headers.accept);
+  headers['Cache-Control'] = 'no-store';
+  return { status: problem.status, headers, body: JSON.stringify(problem) };
+}
+
 /**
  * Answers with the problem for `error`: portico errors as they are, anything unexpected as
  * a 500 quoting the request id (the details go to `onError`, never to the caller). Headers
  * already set by earlier middleware (CORS, request id, rate limits) are kept; representation
  * headers are dropped. When the headers have already gone out, the connection is ended.
+ * {@link renderError} renders the same answer without writing it.
  *
  * @example
  * ```ts
@@ -229,36 +332,15 @@ export function sendError(
   options: ErrorHandlerOptions = {},
 ): void {
   const httpError = toHttpError(error);
-  if (httpError.status >= 500) {
-    try {
-      (options.onError ?? defaultOnError)(httpError.cause ?? httpError, req);
-    } catch {
-      // a failing logger must not take the answer down with it
-    }
-  }
+  reportServerError(httpError, req, options);
   if (res.headersSent) {
     if (!res.writableEnded) res.destroy();
     return;
   }
-  let problemError = httpError;
-  if (httpError.status === 500 && !(error instanceof HttpError)) {
-    const id = getRequestId(req);
-    problemError = internalError(
-      id
-        ? `An unexpected error occurred. Quote request id ${id} when reporting it.`
-        : 'An unexpected error occurred.',
-    );
-  }
   for (const name of REPRESENTATION_HEADERS) res.removeHeader(name);
-  const problem = toProblem(problemError, req);
-  const own = sendableHeaders(httpError.headers, req, options);
-  const headers: OutgoingHttpHeaders = {
-    ...own,
-    ...withEarlierCookies(res, own),
-    'Content-Type': problemContentType(req.headers.accept),
-    'Cache-Control': 'no-store',
-  };
-  send(res, problem.status, JSON.stringify(problem), headers);
+  const { status, headers, body } = renderHttpError(httpError, error, req, options);
+  const earlier = res.getHeader('Set-Cookie');
+  send(res, status, body, { ...headers, ...withEarlierCookies(earlier, headers) });
 }
 
 /**
@@ -280,11 +362,7 @@ function sendableHeaders(
       for (const one of typeof value === 'string' ? [value] : value) validateHeaderValue(name, one);
       kept[name] = value;
     } catch (invalid) {
-      try {
-        (options.onError ?? defaultOnError)(invalid, req);
-      } catch {
-        // a failing logger must not take the answer down with it
-      }
+      report(invalid, req, options);
     }
   }
   return kept;

@@ -70,6 +70,7 @@ export const DEFAULT_CORS_EXPOSED_HEADERS: readonly string[] = Object.freeze([
   'X-Request-ID',
   'X-RateLimit-Limit',
   'X-RateLimit-Remaining',
+  'X-RateLimit-Reset',
   'RateLimit',
   'RateLimit-Policy',
   'Retry-After',
@@ -113,7 +114,7 @@ export interface CorsOptions {
    * Response headers scripts may read (`Access-Control-Expose-Headers`), set on every
    * answer to an allowed origin, error answers included.
    * @defaultValue {@link DEFAULT_CORS_EXPOSED_HEADERS}: `X-Request-ID, X-RateLimit-Limit,
-   * X-RateLimit-Remaining, RateLimit, RateLimit-Policy, Retry-After, Location, ETag,
+   * X-RateLimit-Remaining, X-RateLimit-Reset, RateLimit, RateLimit-Policy, Retry-After, Location, ETag,
    * WWW-Authenticate`
    */
   exposedHeaders?: readonly string[];

@@ -4,7 +4,7 @@
  * WebSocket upgrade's `Origin` check.
  *
  * @see {@link https://fetch.spec.whatwg.org/#http-cors-protocol | Fetch: the CORS protocol}
- * @module cors
+ * @module portico/cors
  */
 export {
   type CorsOptions,

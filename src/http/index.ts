@@ -1,8 +1,9 @@
 /**
- * HTTP conventions: request bodies, method tables and routing, request ids, conditional
- * requests, security headers, HTTPS and trusted proxies.
+ * HTTP conventions: request bodies ({@link readJson}, {@link validate}), method tables and
+ * routing ({@link createRouter}), request ids ({@link requestId}), conditional requests,
+ * security headers ({@link securityHeaders}), HTTPS ({@link requireHttps}) and trusted proxies.
  *
- * @module http
+ * @module portico/http
  */
 export {
   type BodyOptions,

@@ -1,8 +1,9 @@
 /**
- * The OAuth 2.0 / OpenID Connect authorization server: signing keys, clients, grants and the
- * endpoints built on them.
+ * The OAuth 2.0 / OpenID Connect authorization server: {@link createAuthorizationServer}, and the
+ * signing keys ({@link createKeySet}), clients ({@link defineClient}), grants and endpoints it is
+ * built from.
  *
- * @module oauth
+ * @module portico/oauth
  */
 
 export {

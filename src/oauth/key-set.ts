@@ -4,8 +4,8 @@ import {
   generateKeyPairSync,
   type KeyObject,
 } from 'node:crypto';
-import { calculateJwkThumbprint, exportJWK } from 'jose';
 import type { Jwk as JWK } from '../core/jwt-types.js';
+import { loadedJose, loadJose } from '../internal/lazy.js';
 import { assertKnownOptions, durationOption, invalidOption } from '../internal/options.js';
 
 /**
@@ -102,6 +102,7 @@ async function describe(
   alg: SigningAlgorithm,
   activatesAt: number,
 ): Promise<SigningKey> {
+  const { calculateJwkThumbprint, exportJWK } = loadedJose() ?? (await loadJose());
   const jwk = await exportJWK(createPublicKey(privateKey));
   const kid = await calculateJwkThumbprint(jwk);
   return Object.freeze({

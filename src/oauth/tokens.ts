@@ -1,6 +1,6 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { SignJWT } from 'jose';
 import type { JwtClaims as JWTPayload } from '../core/jwt-types.js';
+import { loadedJose, loadJose } from '../internal/lazy.js';
 import { durationOption } from '../internal/options.js';
 import type { KeySet } from './key-set.js';
 
@@ -157,6 +157,7 @@ export function createTokenIssuer(options: TokenIssuerOptions) {
   async function sign(payload: JWTPayload, typ: string, seconds: number): Promise<string> {
     const key = keys.signingKey();
     const now = Math.floor(Date.now() / 1000);
+    const { SignJWT } = loadedJose() ?? (await loadJose());
     return new SignJWT(payload)
       .setProtectedHeader({ alg: key.alg, kid: key.kid, typ })
       .setIssuer(issuer)

@@ -4,7 +4,7 @@
  * `429` problems with `Retry-After`, the store interface with its in-memory store, and
  * express-rate-limit's stores through an adapter.
  *
- * @module rate-limit
+ * @module portico/rate-limit
  */
 export {
   type ExpressRateLimitInfo,

@@ -4,7 +4,7 @@
  * processes), offsets that grow per channel within an epoch, and a bounded history from
  * which a reconnecting client recovers what it missed, or learns it is too far behind.
  *
- * @module realtime
+ * @module portico/realtime
  */
 export type {
   Broker,

@@ -11,7 +11,7 @@
  * Not re-exported from the root `portico` entry, so that apps without Redis never load
  * `ioredis`: import it from `portico/redis`.
  *
- * @module redis
+ * @module portico/redis
  */
 export { RedisApiKeyStore, type RedisApiKeyStoreOptions } from './api-key-store.js';
 export { RedisBroker, type RedisBrokerOptions } from './broker.js';

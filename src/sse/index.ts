@@ -6,7 +6,7 @@
  * realtime hub with `Last-Event-ID` resume.
  *
  * @see {@link https://html.spec.whatwg.org/multipage/server-sent-events.html | HTML: Server-sent events}
- * @module sse
+ * @module portico/sse
  */
 export {
   type ChannelStreamOptions,

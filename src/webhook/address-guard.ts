@@ -1,6 +1,6 @@
 import { promises as dns } from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
-import { Agent, buildConnector } from 'undici';
+import type { Agent, buildConnector } from 'undici';
 import {
   assertKnownOptions,
   booleanOption,
@@ -248,28 +248,16 @@ function guardedLookup(guard: Guard): LookupFunction {
 }
 
 /**
- * An undici `Agent` that delivers webhooks only where the guard allows, checking at connect
- * time, on every new connection: the scheme must be `https:` (or `http:` with `allowHttp`);
- * an IP-literal host must be public; a host name is resolved with `lookup`, refused if ANY
- * answer is not public, and the socket connects to the checked addresses themselves, so a
- * second, different DNS answer (DNS rebinding) never gets a connection. TLS keeps the host
- * name for SNI and for the certificate check. A refusal fails the request with the
- * {@link WebhookAddressError} itself; nothing is sent.
+ * {@link createGuardedAgent}'s agent, made with the `undici` module given (the webhook sender
+ * loads undici on its first delivery, not when portico is imported).
  *
- * The agent follows no redirects (undici's `request` does not unless a redirect interceptor
- * is composed in); do not add one: a `3xx` to a private address is a response, not a hop.
- *
- * @example
- * ```ts
- * import { request } from 'undici';
- *
- * const agent = createGuardedAgent({ connectTimeout: 5_000 });
- * const res = await request(subscription.url, { method: 'POST', body, headers, dispatcher: agent });
- * await res.body.dump();
- * ```
+ * @internal
  */
-export function createGuardedAgent(options: GuardedAgentOptions = {}): Agent {
-  const owner = 'createGuardedAgent()';
+export function guardedAgentWith(
+  undici: Pick<typeof import('undici'), 'Agent' | 'buildConnector'>,
+  options: GuardedAgentOptions = {},
+): Agent {
+  const owner = 'createGuardedAgent()'; // the public name of this agent
   assertKnownOptions(owner, options, AGENT_OPTIONS);
   const guard = toGuard(owner, options);
   const connections = countOption(owner, 'connections', options.connections, 10);
@@ -283,7 +271,7 @@ export function createGuardedAgent(options: GuardedAgentOptions = {}): Agent {
   const timeout = durationOption(owner, 'connectTimeout', options.connectTimeout, 10_000, {
     min: 1,
   });
-  const connectChecked = buildConnector({ timeout, lookup: guardedLookup(guard) });
+  const connectChecked = undici.buildConnector({ timeout, lookup: guardedLookup(guard) });
   const connect: buildConnector.connector = (target, callback) => {
     try {
       checkScheme(target.protocol, guard);
@@ -296,5 +284,5 @@ export function createGuardedAgent(options: GuardedAgentOptions = {}): Agent {
     }
     connectChecked(target, callback);
   };
-  return new Agent({ connect, connections, keepAliveTimeout });
+  return new undici.Agent({ connect, connections, keepAliveTimeout });
 }

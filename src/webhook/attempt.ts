@@ -22,7 +22,8 @@ export interface AttemptOutcome {
 
 /** What {@link attemptDelivery} needs beyond the delivery. */
 export interface AttemptSettings {
-  dispatcher: Dispatcher;
+  /** The dispatcher, or what makes it on the first attempt. */
+  dispatcher: Dispatcher | (() => Dispatcher | Promise<Dispatcher>);
   timeout: number;
   userAgent: string;
   now: () => number;
@@ -92,7 +93,8 @@ export async function attemptDelivery(
       },
       delivery.body,
       {
-        dispatcher: settings.dispatcher,
+        dispatcher:
+          typeof settings.dispatcher === 'function' ? settings.dispatcher() : settings.dispatcher,
         timeout: settings.timeout,
         // The answer's body is not needed: a little of it is read, so the connection is
         // reused, but never much past the attempt's time (undici's bodyTimeout restarts with

@@ -5,13 +5,12 @@
  * out of the sender's own network.
  *
  * @see {@link https://www.standardwebhooks.com/ | Standard Webhooks}
- * @module webhook
+ * @module portico/webhook
  */
 export {
   type AddressClass,
   type AddressGuardOptions,
   assertWebhookUrl,
-  createGuardedAgent,
   type GuardedAgentOptions,
   type ResolvedAddress,
 } from './address-guard.js';
@@ -22,6 +21,7 @@ export {
   WebhookVerificationError,
   type WebhookVerificationFailure,
 } from './errors.js';
+export { createGuardedAgent } from './guarded-agent.js';
 export {
   MemoryWebhookStore,
   type MemoryWebhookStoreOptions,

@@ -21,7 +21,8 @@ export interface PostHandle {
 
 /** What {@link post} needs beyond the request. */
 export interface PostOptions {
-  dispatcher: Dispatcher;
+  /** The dispatcher, or its promise while it is being made (the first delivery loads undici). */
+  dispatcher: Dispatcher | Promise<Dispatcher>;
   /** Milliseconds for the answer's headers, and between two chunks of its body. */
   timeout: number;
   /** Body bytes read (and thrown away) before the connection is given up instead. */
@@ -130,10 +131,14 @@ export function post(
   body: string,
   options: PostOptions,
 ): Promise<PostAnswer> {
+  const { dispatcher } = options;
+  if (dispatcher instanceof Promise) {
+    return dispatcher.then((ready) => post(url, headers, body, { ...options, dispatcher: ready }));
+  }
   const { origin, path } = targetOf(url);
   return new Promise((resolve, reject) => {
     const exchange = new Exchange(options, resolve, reject);
-    options.dispatcher.dispatch(
+    dispatcher.dispatch(
       {
         origin,
         path,

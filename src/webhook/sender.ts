@@ -1,5 +1,6 @@
 import type { Dispatcher } from 'undici';
-import { createGuardedAgent } from './address-guard.js';
+import { loadUndici } from '../internal/lazy.js';
+import { guardedAgentWith } from './address-guard.js';
 import { endEndpointsWithCredential } from './credential-end.js';
 import { Deliverer } from './deliverer.js';
 import { DeliveryLoop } from './delivery-loop.js';
@@ -90,10 +91,16 @@ export function createWebhookSender(options: WebhookSenderOptions = {}): Webhook
     allowPrivate: settings.allowPrivate,
     ...(settings.lookup && { lookup: settings.lookup }),
   };
-  const ownDispatcher = settings.dispatcher === undefined;
-  const dispatcher: Dispatcher =
-    settings.dispatcher ??
-    createGuardedAgent({ ...guard, connectTimeout: Math.min(timeout, 10_000) });
+  // the guarded agent is made on the first attempt: undici is loaded then, not at import
+  let agent: Dispatcher | Promise<Dispatcher> | undefined;
+  const ownAgent = (): Dispatcher | Promise<Dispatcher> => {
+    agent ??= loadUndici().then((undici) => {
+      agent = guardedAgentWith(undici, { ...guard, connectTimeout: Math.min(timeout, 10_000) });
+      return agent;
+    });
+    return agent;
+  };
+  const dispatcher = settings.dispatcher ?? ownAgent;
   const emit = (event: WebhookSenderEvent) => {
     try {
       settings.onEvent?.(event);
@@ -171,7 +178,7 @@ export function createWebhookSender(options: WebhookSenderOptions = {}): Webhook
       const stopping = loop.close();
       credentials.close();
       await stopping;
-      if (ownDispatcher) await dispatcher.close();
+      if (agent !== undefined) await (await agent).close();
     },
   };
 }

@@ -1,10 +1,11 @@
 /**
- * WebSocket building blocks: the opening-handshake checks and `Sec-WebSocket-Accept`
+ * WebSocket: {@link createUpgradeHandler} and {@link createChannelProtocol}, which serve the
+ * realtime hub's channels; the opening-handshake checks and `Sec-WebSocket-Accept`
  * computation, and the close codes with their rules (which may be sent, which are only
  * reported, how long a reason may be, which code answers a portico error).
  *
  * @see {@link https://www.rfc-editor.org/rfc/rfc6455 | RFC 6455}
- * @module ws
+ * @module portico/ws
  */
 
 export {

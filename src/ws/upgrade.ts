@@ -1,6 +1,6 @@
 import type { IncomingMessage, OutgoingHttpHeaders } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { type WebSocket, WebSocketServer } from 'ws';
+import type { WebSocket, WebSocketServer } from 'ws';
 import { createIdentifier } from '../auth/authenticate.js';
 import type { Authenticator } from '../auth/authenticator.js';
 import { type CredentialGuard, guardOption, isRefusal } from '../auth/credential-guard.js';
@@ -20,6 +20,7 @@ import {
 import { buildOriginMatcher, type OriginAllowlist } from '../cors/origin.js';
 import { ignoreUpgrade } from '../http/ignore-upgrade.js';
 import { asksForWebSocket } from '../internal/headers.js';
+import { loadedWs, loadWs } from '../internal/lazy.js';
 import {
   assertKnownOptions,
   booleanOption,
@@ -224,19 +225,30 @@ export function createUpgradeHandler(options: UpgradeHandlerOptions): UpgradeHan
   const middleware = middlewareOption(OWNER, options.middleware);
   /** What `middleware` set, by request, until the 101 is written. */
   const pending = new WeakMap<IncomingMessage, OutgoingHttpHeaders>();
-  const wss = new WebSocketServer({
+  const serverOptions = {
     noServer: true,
     maxPayload,
     perMessageDeflate: booleanOption(OWNER, 'perMessageDeflate', options.perMessageDeflate, false),
     clientTracking: false,
-    handleProtocols: (offered) => selectSubprotocol([...offered], supported) ?? false,
-  });
-  wss.on('headers', (lines: string[], req: IncomingMessage) => {
-    const set = pending.get(req);
-    if (set === undefined) return;
-    pending.delete(req);
-    lines.push(...formatHeaderLines([set], (name) => HANDSHAKE_HEADERS.test(name)));
-  });
+    handleProtocols: (offered: Set<string>) => selectSubprotocol([...offered], supported) ?? false,
+  };
+  /** The ws server, made on the first handshake (`ws` is loaded then, not at import). */
+  let wss: WebSocketServer | undefined;
+  const makeServer = ({ WebSocketServer }: typeof import('ws')): WebSocketServer => {
+    wss = new WebSocketServer(serverOptions);
+    wss.on('headers', (lines: string[], req: IncomingMessage) => {
+      const set = pending.get(req);
+      if (set === undefined) return;
+      pending.delete(req);
+      lines.push(...formatHeaderLines([set], (name) => HANDSHAKE_HEADERS.test(name)));
+    });
+    return wss;
+  };
+  const server = (): WebSocketServer | Promise<WebSocketServer> => {
+    if (wss !== undefined) return wss;
+    const ws = loadedWs();
+    return ws === undefined ? loadWs().then((loaded) => wss ?? makeServer(loaded)) : makeServer(ws);
+  };
 
   async function check(req: IncomingMessage): Promise<Principal | undefined> {
     if (requestPath(req) !== path) throw notFound('No WebSocket endpoint at this path.');
@@ -265,7 +277,13 @@ export function createUpgradeHandler(options: UpgradeHandlerOptions): UpgradeHan
     }
   }
 
-  function accept(req: IncomingMessage, socket: Duplex, head: Buffer, principal?: Principal) {
+  function accept(
+    wss: WebSocketServer,
+    req: IncomingMessage,
+    socket: Duplex,
+    head: Buffer,
+    principal?: Principal,
+  ) {
     if (socket.destroyed) return;
     // the slot is held until the socket closes, whatever becomes of the handshake
     if (principal !== undefined) socket.once('close', open.claim(principal.sub, cap));
@@ -308,11 +326,11 @@ export function createUpgradeHandler(options: UpgradeHandlerOptions): UpgradeHan
             if ('error' in ran) throw ran.error;
             return check(req);
           });
-    checked.then(
-      (principal) => {
+    Promise.all([checked, server()]).then(
+      ([principal, wss]) => {
         try {
           if (middleware !== undefined) pending.set(req, headers);
-          accept(req, socket, head, principal);
+          accept(wss, req, socket, head, principal);
         } catch (error) {
           if (toHttpError(error).status >= 500) reportError(error, req);
           refuseUpgrade(req, socket, error, headers);

@@ -8,7 +8,7 @@ import { authenticate } from '../../src/auth/authenticate.js';
 import type { Authenticator } from '../../src/auth/authenticator.js';
 import type { Middleware } from '../../src/core/compose.js';
 import { getRequestId } from '../../src/core/context.js';
-import { conflict } from '../../src/core/errors.js';
+import { conflict, HttpError } from '../../src/core/errors.js';
 import { sendJson } from '../../src/core/send.js';
 import { cors } from '../../src/cors/cors.js';
 import { requestId } from '../../src/http/request-id.js';
@@ -69,6 +69,9 @@ let listening: Listening;
 const logs: { level: number; msg: string }[] = [];
 const failures: unknown[] = [];
 let routed = 0;
+/** What the app's own `onSend` and `onResponse` hooks saw. */
+const sent: { url: string; status: number; contentType: unknown; payload: unknown }[] = [];
+const responded: string[] = [];
 
 beforeAll(async () => {
   app = Fastify({
@@ -121,6 +124,27 @@ beforeAll(async () => {
     reply.header('X-Route', 'kept').type('text/html');
     throw new Error('secret internals: hunter2');
   });
+  app.get('/api/cookie', async (_request, reply) => {
+    reply.raw.setHeader('Set-Cookie', 'early=1'); // as a middleware of the chain would
+    throw new HttpError(401, 'Signed out.', { headers: { 'Set-Cookie': 'session=; Max-Age=0' } });
+  });
+  // the app's own hooks, which portico's problems must go through like any answer of Fastify
+  app.addHook('onSend', async (request, reply, payload) => {
+    sent.push({
+      url: request.url,
+      status: reply.statusCode,
+      contentType: reply.getHeader('content-type'),
+      payload,
+    });
+    reply.header('X-On-Send', 'seen');
+    if (request.headers['x-rewrite'] === 'yes' && typeof payload === 'string') {
+      return JSON.stringify({ ...JSON.parse(payload), rewritten: true });
+    }
+    return payload;
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    responded.push(`${request.method} ${request.url} ${reply.statusCode}`);
+  });
   app.setNotFoundHandler(fastifyNotFound());
   app.setErrorHandler(fastifyErrorHandler({ onError }));
   await app.ready();
@@ -135,6 +159,8 @@ afterAll(async () => {
 beforeEach(() => {
   logs.length = 0;
   failures.length = 0;
+  sent.length = 0;
+  responded.length = 0;
 });
 
 const call = (
@@ -340,6 +366,111 @@ describe('fastifyNotFound', () => {
       expect(res.body).not.toContain('secret');
       expectPorticoHeaders(res);
     }
+    expectQuietFastify();
+  });
+});
+
+describe("problems answered through Fastify's reply", () => {
+  /** The one answer the app's `onSend` hook saw for `url`: the problem, as a string. */
+  function seenOnSend(url: string, status: number): Record<string, unknown> {
+    const seen = sent.filter((entry) => entry.url === url);
+    expect(seen).toHaveLength(1);
+    expect(seen[0]).toMatchObject({ status, contentType: 'application/problem+json' });
+    expect(typeof seen[0]!.payload).toBe('string');
+    return JSON.parse(seen[0]!.payload as string) as Record<string, unknown>;
+  }
+
+  /** The app's `onSend` hook added its header, and its `onResponse` hook ran. */
+  function expectAppHooks(reply: Reply, method: string, url: string): void {
+    expect(reply.headers['x-on-send']).toBe('seen');
+    expect(responded).toContain(`${method} ${url} ${reply.status}`);
+  }
+
+  it('runs onSend and onResponse on the 404 of fastifyNotFound', async () => {
+    const res = await call('GET', '/nowhere', { Origin: ORIGIN });
+    const problem = expectProblem(res, 404);
+    expect(seenOnSend('/nowhere', 404)).toEqual(problem);
+    expectAppHooks(res, 'GET', '/nowhere');
+    expectPorticoHeaders(res); // each once: a second value would be joined with ', '
+    expect(problem.requestId).toBe(res.headers['x-request-id']);
+    expectQuietFastify();
+  });
+
+  it('runs them on an HttpError thrown by a route, and lets onSend rewrite the body', async () => {
+    const res = await call('GET', '/api/conflict', { Origin: ORIGIN });
+    const problem = expectProblem(res, 409);
+    expect(seenOnSend('/api/conflict', 409)).toEqual(problem);
+    expectAppHooks(res, 'GET', '/api/conflict');
+    expectPorticoHeaders(res);
+    expect(res.headers['x-ratelimit-limit']).toBe('1000');
+    expect(res.headers['cache-control']).toBe('no-store');
+
+    const rewritten = await call('GET', '/api/conflict', { 'X-Rewrite': 'yes' });
+    expect(expectProblem(rewritten, 409)).toMatchObject({ title: 'Conflict', rewritten: true });
+    expect(Number(rewritten.headers['content-length'])).toBe(Buffer.byteLength(rewritten.body));
+    expectQuietFastify();
+  });
+
+  it('runs them on a 500, whose payload hides the internals already', async () => {
+    const res = await call('GET', '/api/boom', { Origin: ORIGIN });
+    expectProblem(res, 500);
+    expect(JSON.stringify(seenOnSend('/api/boom', 500))).not.toMatch(/secret|hunter2/);
+    expectAppHooks(res, 'GET', '/api/boom');
+    expect(failures).toHaveLength(1); // reported once
+    expectQuietFastify();
+  });
+
+  it('runs them on a 401 thrown by authenticate() in the portico chain', async () => {
+    const res = await call('GET', '/private/me', { Origin: ORIGIN });
+    const problem = expectProblem(res, 401);
+    expect(res.headers['www-authenticate']).toBe('User realm="test"');
+    expect(seenOnSend('/private/me', 401)).toEqual(problem);
+    expectAppHooks(res, 'GET', '/private/me');
+    expectPorticoHeaders(res);
+    expectQuietFastify();
+  });
+
+  it("runs them on Fastify's own errors: invalid JSON, a body too large, a failed validation", async () => {
+    const jsonType = { 'Content-Type': 'application/json', Origin: ORIGIN };
+    const cases = [
+      ['/api/echo', '{"a":1,}', 400],
+      ['/api/echo', JSON.stringify({ a: 'x'.repeat(2048) }), 413],
+      ['/api/validated', '{"txt":"hi"}', 400],
+    ] as const;
+    for (const [path, body, status] of cases) {
+      sent.length = 0;
+      const res = await call('POST', path, jsonType, body);
+      const problem = expectProblem(res, status);
+      expect(seenOnSend(path, status)).toEqual(problem);
+      expectAppHooks(res, 'POST', path);
+      expectPorticoHeaders(res);
+    }
+    expect(failures).toEqual([]);
+    expectQuietFastify();
+  });
+
+  it('answers HEAD with the headers of the problem and no body', async () => {
+    for (const [path, status] of [
+      ['/api/conflict', 409],
+      ['/nowhere', 404],
+      ['/private/me', 401],
+    ] as const) {
+      const get = await call('GET', path, { Origin: ORIGIN });
+      const head = await call('HEAD', path, { Origin: ORIGIN });
+      expect(head.status).toBe(status);
+      expect(head.body).toBe('');
+      expect(head.headers['content-type']).toBe('application/problem+json');
+      expect(head.headers['content-length']).toBe(get.headers['content-length']);
+      expect(head.headers['x-on-send']).toBe('seen');
+      expectPorticoHeaders(head);
+    }
+    expectQuietFastify();
+  });
+
+  it("adds an error's Set-Cookie to the cookies already set", async () => {
+    const res = await call('GET', '/api/cookie');
+    expectProblem(res, 401);
+    expect(res.headers['set-cookie']).toEqual(['early=1', 'session=; Max-Age=0']);
     expectQuietFastify();
   });
 });

@@ -17,6 +17,7 @@ import {
 import {
   PROBLEM_TYPE,
   problemContentType,
+  renderError,
   requestPath,
   toHttpError,
   toProblem,
@@ -558,5 +559,94 @@ describe('toProblem', () => {
   it('prefers originalUrl (Express) for instance', () => {
     const req = { url: '/inner', originalUrl: '/api/inner?token=abc', headers: {} };
     expect(requestPath(req as unknown as IncomingMessage)).toBe('/api/inner');
+  });
+});
+
+describe('renderError', () => {
+  /** A request as renderError sees it, without a server. */
+  const fakeRequest = (url: string, headers: Record<string, string> = {}) =>
+    ({ method: 'GET', url, headers }) as IncomingMessage;
+
+  /** What `routes[path]` throws. */
+  function thrownBy(path: string): unknown {
+    try {
+      void routes[path]!(fakeRequest(path), {} as never, () => Promise.resolve());
+    } catch (error) {
+      return error;
+    }
+    throw new Error(`${path} did not throw`);
+  }
+
+  it('renders what sendError sends: status, body and headers', async () => {
+    for (const path of [
+      '/not-found',
+      '/validation',
+      '/method',
+      '/unauthorized',
+      '/rate',
+      '/boom',
+    ]) {
+      logged.length = 0;
+      const sentAnswer = await request(plain, path);
+      const rendered = renderError(fakeRequest(path), thrownBy(path), { onError });
+      expect(rendered.status).toBe(sentAnswer.status);
+      expect(rendered.body).toBe(sentAnswer.body);
+      const expected = Object.fromEntries(
+        ['content-type', 'cache-control', 'allow', 'www-authenticate', 'retry-after']
+          .filter((name) => sentAnswer.headers[name] !== undefined)
+          .map((name) => [name, sentAnswer.headers[name]]),
+      );
+      const lowered = Object.fromEntries(
+        Object.entries(rendered.headers).map(([name, value]) => [name.toLowerCase(), value]),
+      );
+      expect(lowered).toEqual(expected);
+    }
+  });
+
+  it('writes nothing, and reports a 5xx to onError once, keeping its details out of the body', () => {
+    logged.length = 0;
+    const req = fakeRequest('/boom?api_key=secret');
+    const error = new Error(`secret internals: ${SECRET}`);
+    const rendered = renderError(req, error, { onError });
+    expect(rendered.status).toBe(500);
+    expect(rendered.body).not.toContain(SECRET);
+    expect(JSON.parse(rendered.body)).toMatchObject({ status: 500, instance: '/boom' });
+    expect(rendered.headers).toEqual({
+      'Content-Type': PROBLEM_TYPE,
+      'Cache-Control': 'no-store',
+    });
+    expect(logged).toEqual([{ error, req }]);
+
+    logged.length = 0;
+    renderError(req, conflict('Already there.'), { onError });
+    expect(logged).toEqual([]); // a 4xx is not reported
+  });
+
+  it('negotiates the media type, and lets neither the error nor Cache-Control change it', () => {
+    const error = new HttpError(409, 'Taken.', {
+      headers: { 'content-type': 'text/html', 'cache-control': 'max-age=60', 'X-Kept': 'yes' },
+    });
+    const rendered = renderError(fakeRequest('/x', { accept: 'application/json' }), error);
+    expect(rendered.headers).toEqual({
+      'X-Kept': 'yes',
+      'Content-Type': 'application/json',
+      'Cache-Control': 'no-store',
+    });
+  });
+
+  it('drops a header value setHeader would refuse, and reports it', () => {
+    logged.length = 0;
+    const error = new HttpError(400, 'Bad.', { headers: { 'X-Bad': 'a\r\nInjected: 1' } });
+    const rendered = renderError(fakeRequest('/x'), error, { onError });
+    expect(rendered.headers['X-Bad']).toBeUndefined();
+    expect(logged).toHaveLength(1);
+  });
+
+  it("copies the error's header arrays", () => {
+    const cookies = ['a=; Max-Age=0', 'b=; Max-Age=0'] as const;
+    const error = new HttpError(401, 'Signed out.', { headers: { 'Set-Cookie': cookies } });
+    const rendered = renderError(fakeRequest('/x'), error);
+    expect(rendered.headers['Set-Cookie']).toEqual(cookies);
+    expect(rendered.headers['Set-Cookie']).not.toBe(cookies);
   });
 });

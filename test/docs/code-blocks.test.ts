@@ -6,7 +6,7 @@
 // PORTICO_DOCS=docs/oauth.md,README.md checks only those documents; PORTICO_DOCS_DIST=local
 // uses the repository's own dist/ (run `npm run build` first) instead of building and packing.
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -49,6 +49,8 @@ function importedPackages(): string[] {
 
 let work: string;
 let consumer: string;
+/** The same project, with express@4 as its `express`. */
+let express4: string;
 const typeErrors = new Map<string, string[]>();
 
 beforeAll(async () => {
@@ -57,7 +59,6 @@ beforeAll(async () => {
     consumer = join(work, 'consumer');
     write(join(consumer, 'node_modules', '.keep'), '');
     linkClosure(importedPackages(), join(consumer, 'node_modules'));
-    const { symlinkSync } = await import('node:fs');
     symlinkSync(root, join(consumer, 'node_modules', 'portico'), 'dir');
   } else {
     const packed = await pack('portico-docs-');
@@ -72,6 +73,18 @@ beforeAll(async () => {
     write(join(consumer, file), block.code);
     files.push(file);
   }
+  express4 = join(work, 'express4');
+  write(join(express4, 'node_modules', '.keep'), '');
+  for (const name of readdirSync(join(consumer, 'node_modules'))) {
+    if (name.startsWith('.')) continue;
+    const target =
+      name === 'express'
+        ? join(root, 'node_modules', 'express4')
+        : join(consumer, 'node_modules', name);
+    symlinkSync(target, join(express4, 'node_modules', name), 'dir');
+  }
+  write(join(express4, 'package.json'), JSON.stringify({ name: 'docs', type: 'module' }));
+  for (const file of files) write(join(express4, file), readFileSync(join(consumer, file), 'utf8'));
   const compilerOptions = {
     target: 'es2022',
     module: 'nodenext',
@@ -84,18 +97,26 @@ beforeAll(async () => {
     moduleDetection: 'force',
     types: ['node'],
   };
-  write(join(consumer, 'tsconfig.json'), JSON.stringify({ compilerOptions, files }));
-  const output = await new Promise<string>((resolve) => {
-    execFile(bin('tsc'), ['-p', '.', '--pretty', 'false'], { cwd: consumer }, (_, stdout) =>
-      resolve(stdout),
-    );
-  });
-  for (const line of output.split('\n')) {
-    const match = /^(.+?)\((\d+),\d+\): (error .*)$/.exec(line);
-    if (!match) continue;
-    const list = typeErrors.get(match[1]!) ?? [];
-    list.push(`line ${match[2]}: ${match[3]}`);
-    typeErrors.set(match[1]!, list);
+  // A syntax error anywhere makes tsc report syntax errors only: the files that have one
+  // are left out of a second run, which then reports the type errors of all the others.
+  for (let round = 0; round < 2; round++) {
+    const included = files.filter((file) => !typeErrors.has(file));
+    write(join(consumer, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: included }));
+    const output = await new Promise<string>((resolve) => {
+      execFile(bin('tsc'), ['-p', '.', '--pretty', 'false'], { cwd: consumer }, (_, stdout) =>
+        resolve(stdout),
+      );
+    });
+    let syntax = false;
+    for (const line of output.split('\n')) {
+      const match = /^(.+?)\((\d+),\d+\): (error TS(\d+).*)$/.exec(line);
+      if (!match) continue;
+      const list = typeErrors.get(match[1]!) ?? [];
+      list.push(`line ${match[2]}: ${match[3]}`);
+      typeErrors.set(match[1]!, list);
+      if (match[4]!.startsWith('1')) syntax = true;
+    }
+    if (!syntax) break;
   }
 }, 240_000);
 
@@ -113,8 +134,9 @@ interface Running {
 
 async function start(
   block: Block,
+  base: string,
 ): Promise<Running & { listening: boolean; code?: number | null }> {
-  const dir = join(consumer, folderOf(block.doc));
+  const dir = join(base, folderOf(block.doc));
   const report = join(dir, `${block.file}.ports`);
   rmSync(report, { force: true });
   const loader = block.file.endsWith('.ts') ? ['--import', 'tsx'] : [];
@@ -169,16 +191,19 @@ async function stop(running: Running | undefined): Promise<void> {
 
 /** Runs one curl command of a shell block against the running block's servers. */
 function curl(command: string, ports: Map<number, number>, env: Record<string, string>) {
-  let unknown: string | undefined;
   const rewritten = command
     .replace(/^curl\s/, 'curl -sS --max-time 5 ')
     .replace(/(localhost|127\.0\.0\.1|\[::1\]):(\d+)/g, (whole, _host, named) => {
       const port = ports.get(Number(named));
-      if (port === undefined) unknown = whole;
-      return `127.0.0.1:${port}`;
+      return port === undefined ? whole : `127.0.0.1:${port}`;
     });
-  if (unknown) {
-    return Promise.resolve({ code: -1, out: `${unknown} is served by no block above` });
+  // the URL curl requests (the first argument that is one) must be a server of the blocks
+  const target = /\s'?"?(?:https?|wss?):\/\/(localhost|127\.0\.0\.1|\[::1\]):(\d+)/.exec(command);
+  if (target && !ports.has(Number(target[2]))) {
+    return Promise.resolve({
+      code: -1,
+      out: `${target[1]}:${target[2]} is served by no block above`,
+    });
   }
   return new Promise<{ code: number; out: string }>((resolve) => {
     execFile(
@@ -203,25 +228,33 @@ const printedExports = (running: Running | undefined, lines: string[]) => {
   return env;
 };
 
-for (const doc of DOCS) {
-  describe(doc, () => {
+const usesExpress = (block: Block) => /from 'express'/.test(block.code);
+
+/**
+ * The checks of `doc`'s blocks, in order, run in `base()`'s project; `only` picks the code
+ * blocks to run (the shell blocks after a picked one are checked, the others left out).
+ */
+function describeDoc(
+  title: string,
+  doc: string,
+  base: () => string,
+  only: (block: Block) => boolean = () => true,
+) {
+  describe(title, () => {
     let running: (Running & { listening: boolean; code?: number | null }) | undefined;
+    let picked = true;
     afterAll(() => stop(running));
 
     for (const block of blocks.get(doc)!) {
       const where = `${doc}:${block.line}`;
-      if (checked(block)) {
-        it(`${where} type-checks`, () => {
-          const file = `${folderOf(doc)}/${block.file}`;
-          expect(typeErrors.get(file) ?? [], `${where}\n${block.code}`).toEqual([]);
-        });
-      }
       if (checked(block) && block.check === 'run') {
+        picked = only(block);
+        if (!picked) continue;
         it(
           `${where} runs`,
           async () => {
             await stop(running);
-            running = await start(block);
+            running = await start(block, base());
             const output = () => `${where}\n${running!.output.join('')}`;
             if (running.listening) return;
             expect(
@@ -233,7 +266,7 @@ for (const doc of DOCS) {
           START_MS + 10_000,
         );
       }
-      if (isShell(block) && block.check !== 'skip') {
+      if (isShell(block) && block.check !== 'skip' && picked) {
         const { exports, checks } = curlChecks(block);
         if (checks.length === 0) continue;
         it(`${where} answers as the text says`, async () => {
@@ -251,4 +284,22 @@ for (const doc of DOCS) {
       }
     }
   });
+}
+
+for (const doc of DOCS) {
+  describe(`${doc} type-checks`, () => {
+    for (const block of blocks.get(doc)!.filter(checked)) {
+      const where = `${doc}:${block.line}`;
+      it(`${where} type-checks`, () => {
+        const file = `${folderOf(doc)}/${block.file}`;
+        expect(typeErrors.get(file) ?? [], `${where}\n${block.code}`).toEqual([]);
+      });
+    }
+  });
+  const runs = blocks.get(doc)!.some((block) => checked(block) && block.check === 'run');
+  if (runs) describeDoc(doc, doc, () => consumer);
+  // Express 4 is supported as well as 5: its blocks run again with express@4 as `express`
+  if (blocks.get(doc)!.some((block) => checked(block) && usesExpress(block))) {
+    describeDoc(`${doc} on Express 4`, doc, () => express4, usesExpress);
+  }
 }

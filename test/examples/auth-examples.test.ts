@@ -1,5 +1,5 @@
 // The authentication examples (examples/auth/{express,koa}.ts) run in-process: each mechanism
-// through each framework, and the snippets of docs/authentication.md are the tested code.
+// through each framework (the code blocks of docs/authentication.md: test/docs).
 
 import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -18,7 +18,6 @@ import {
   type Reply,
   request,
 } from '../helpers/http.js';
-import { strayedSnippets } from '../helpers/snippets.js';
 
 const root = new URL('../../', import.meta.url);
 const fixture = (name: string) => readFileSync(new URL(`test/fixtures/tls/${name}`, root));
@@ -370,11 +369,5 @@ describe.each([
         /; Secure/,
       );
     });
-  });
-});
-
-describe('docs/authentication.md', () => {
-  it('takes every code sample of the mechanisms from the tested examples', () => {
-    expect(strayedSnippets('docs/authentication.md')).toEqual([]);
   });
 });

@@ -1,32 +1,12 @@
-// Guides whose samples come from examples tested elsewhere (the reference server's suites), and
-// the getting-started examples, run here over real sockets.
+// The getting-started examples (examples/getting-started), run here over real sockets; the
+// guides' own code blocks are checked by test/docs/code-blocks.test.ts.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { DEMO_API_KEY, ORIGIN } from '../../examples/frameworks/shared.js';
 import * as firstRoute from '../../examples/getting-started/first-route.js';
 import * as gettingStarted from '../../examples/getting-started/server.js';
 import { json, type Listening, listen, request } from '../helpers/http.js';
-import { strayedSnippets } from '../helpers/snippets.js';
 import { connect as connectStream, parseEvents } from '../helpers/sse.js';
-
-describe('docs/scaling.md', () => {
-  it('takes its samples from the reference server’s shared state', () => {
-    expect(strayedSnippets('docs/scaling.md')).toEqual([]);
-  });
-});
-
-describe('docs/getting-started.md', () => {
-  it('takes its samples from examples/getting-started and examples/express', () => {
-    expect(strayedSnippets('docs/getting-started.md')).toEqual([]);
-  });
-});
-
-describe('docs/security-checklist.md and docs/migration.md', () => {
-  it('keep their marked samples true to the examples', () => {
-    expect(strayedSnippets('docs/security-checklist.md')).toEqual([]);
-    expect(strayedSnippets('docs/migration.md')).toEqual([]);
-  });
-});
 
 describe('examples/getting-started/first-route.ts (step 1)', () => {
   let app: Awaited<ReturnType<typeof firstRoute.createApp>>;

@@ -11,7 +11,6 @@ import {
 } from '../../examples/frameworks/shared.js';
 import { createApp } from '../../examples/migration/server.js';
 import { expectProblem, json, type Listening, listen, request } from '../helpers/http.js';
-import { strayedSnippets } from '../helpers/snippets.js';
 
 const mintToken = (sub: string, scope: string, secret = DEMO_JWT_SECRET) =>
   new SignJWT({ scope })
@@ -182,11 +181,5 @@ describe('the migration example (examples/migration/server.ts)', () => {
     } finally {
       await limited.close();
     }
-  });
-});
-
-describe('docs/migration.md', () => {
-  it('takes its "after" samples from examples/migration/server.ts', () => {
-    expect(strayedSnippets('docs/migration.md')).toEqual([]);
   });
 });

@@ -4,7 +4,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { createRealtimeApp, DEMO_API_KEY, ORIGINS } from '../../examples/realtime/server.js';
 import { json, type Listening, listen, request } from '../helpers/http.js';
-import { strayedSnippets } from '../helpers/snippets.js';
 import { connect as connectStream, parseEvents } from '../helpers/sse.js';
 
 const BOB_KEY = 'bob-realtime-key-0123456789abcdef01';
@@ -101,10 +100,6 @@ describe('examples/realtime/server.ts', () => {
     expect((await post('lobby', 'null')).status).toBe(422);
     expect((await post('no%20spaces', '{"text":"x"}')).status).toBe(404);
     expect((await post('lobby', '{"text":"x"}', 'wrong-key')).status).toBe(401);
-  });
-
-  it('is the code of docs/realtime.md', () => {
-    expect(strayedSnippets('docs/realtime.md')).toEqual([]);
   });
 
   it('closes WebSocket clients with 1001 on shutdown', async () => {

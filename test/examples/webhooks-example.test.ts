@@ -4,7 +4,6 @@ import { afterAll, describe, expect, it, vi } from 'vitest';
 import { createReceiver, createSender } from '../../examples/webhooks/server.js';
 import { signWebhook } from '../../src/webhook/signature.js';
 import { closeAll, listen, request } from '../helpers/http.js';
-import { strayedSnippets } from '../helpers/snippets.js';
 
 afterAll(closeAll);
 
@@ -48,9 +47,5 @@ describe('examples/webhooks/server.ts', () => {
     expect(refused.status).toBe(401);
     expect(refused.headers['content-type']).toBe('application/problem+json');
     await sender.close();
-  });
-
-  it('is the code of docs/webhooks.md', () => {
-    expect(strayedSnippets('docs/webhooks.md')).toEqual([]);
   });
 });

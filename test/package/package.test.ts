@@ -3,8 +3,10 @@
 // then loaded from ESM and CommonJS, compiled by TypeScript (node16 ESM and CommonJS, nodenext,
 // node20, bundler; no skipLibCheck) and linted by publint and attw. The tarball's size and the
 // cold import time of `portico` go to test-results/package-size.json.
-import { rmSync, statSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bin, installConsumer, pack, root, run, write } from '../helpers/packed.js';
 
@@ -82,6 +84,45 @@ describe('the packed tarball', () => {
     expect(size, 'tarball bytes').toBeLessThanOrEqual(600 * 1024);
   }, 60_000);
 
+  it('loads neither jose, ws nor undici on import, in ESM or CommonJS (they load on first use)', async () => {
+    // A resolve hook notes every package the import reaches, whatever the module format.
+    write(
+      join(work, 'app', 'hooks.mjs'),
+      `import { appendFileSync } from 'node:fs';
+export async function resolve(specifier, context, next) {
+  const resolved = await next(specifier, context);
+  const name = /node_modules\\/((?:@[^/]+\\/)?[^/]+)/.exec(resolved.url)?.[1];
+  if (name) appendFileSync(process.env.REACHED, name + '\\n');
+  return resolved;
+}`,
+    );
+    write(
+      join(work, 'app', 'register.mjs'),
+      `import { register } from 'node:module';
+register('./hooks.mjs', import.meta.url);`,
+    );
+    const heavy = ['jose', 'ws', 'undici'];
+    // CommonJS: require() passes no resolve hook on Node 20, so the script notes what it loads.
+    const noteRequires = `const Module = require('node:module');
+const { appendFileSync } = require('node:fs');
+const load = Module._load;
+Module._load = function (request, ...rest) {
+  if (!/^(node:|\\.|\\/)/.test(request)) appendFileSync(process.env.REACHED, request + '\\n');
+  return load.call(this, request, ...rest);
+};
+`;
+    for (const load of ["await import('portico')", "require('portico')"]) {
+      const file = load.startsWith('await') ? 'load.mjs' : 'load.cjs';
+      write(join(work, 'app', file), `${file.endsWith('.cjs') ? noteRequires : ''}${load};\n`);
+      const reached = await packagesReached(join(work, 'app'), file);
+      expect(
+        reached.filter((name) => heavy.includes(name)),
+        load,
+      ).toEqual([]);
+      expect(reached, load).toContain('portico');
+    }
+  });
+
   it('lists every subpath of exports in this test', () => {
     const subpaths = Object.keys(pkg.exports)
       .filter((key) => key !== './package.json')
@@ -103,6 +144,18 @@ describe('the packed tarball', () => {
     );
   });
 });
+
+/** The packages a fresh node process reaches when it runs `file` in `dir`. */
+async function packagesReached(dir: string, file: string): Promise<string[]> {
+  const reached = join(dir, `${file}.reached`);
+  write(reached, '');
+  await promisify(execFile)(process.execPath, ['--import', './register.mjs', file], {
+    cwd: dir,
+    env: { ...process.env, REACHED: reached },
+  });
+  const names = new Set(readFileSync(reached, 'utf8').split('\n').filter(Boolean));
+  return [...names].sort();
+}
 
 /**
  * The time, in milliseconds, a fresh node process of the "app" consumer takes to import

@@ -8,10 +8,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import {
   type AddressGuardOptions,
   assertWebhookUrl,
-  createGuardedAgent,
   type ResolvedAddress,
 } from '../../src/webhook/address-guard.js';
 import { WebhookAddressError } from '../../src/webhook/errors.js';
+import { createGuardedAgent } from '../../src/webhook/guarded-agent.js';
 import {
   type AddressClass,
   classifyAddress,
