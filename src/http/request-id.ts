@@ -38,13 +38,10 @@ const KNOWN_OPTIONS = [
 const OWNER = 'requestId()';
 
 /**
- * The shape a caller's request id must have to be kept.
+ * The shape a caller's request id must have to be kept (`req-7f3a:1` is kept, `a b` is
+ * replaced by a new id).
  *
- * @example
- * ```ts
- * REQUEST_ID_PATTERN.test('req-7f3a:1'); // true
- * REQUEST_ID_PATTERN.test('a b'); // false: a new id is made instead
- * ```
+ * @internal
  */
 export const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,200}$/;
 

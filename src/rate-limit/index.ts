@@ -15,6 +15,7 @@ export {
 export type { RateLimitHandler, RateLimitInfo } from './info.js';
 export {
   defaultRateLimitKey,
+  ipKey,
   principalRateLimitKey,
   type RateLimitKey,
 } from './key.js';

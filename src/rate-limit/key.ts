@@ -20,6 +20,8 @@ export type RateLimitKey = (
  *
  * @example
  * ```ts
+ * import { ipKey } from 'portico/rate-limit';
+ *
  * ipKey('203.0.113.7');              // '203.0.113.7'
  * ipKey('2001:DB8:1:2:aa:bb:cc:dd'); // '2001:db8:1:2::/64'
  * ipKey('::ffff:203.0.113.7');       // '203.0.113.7'
