@@ -8,6 +8,7 @@ import { oauthComparison } from './oauth/comparison.js';
 import type { FanoutComparison } from './realtime/types.js';
 import { redisFanoutComparison } from './redis-fanout/comparison.js';
 import { redisRateLimitComparison } from './redis-rate-limit/comparison.js';
+import { referenceComparison } from './reference/comparison.js';
 import type { SenderComparison } from './senders/types.js';
 import { sseComparison } from './sse/comparison.js';
 import { webhookComparison } from './webhook/comparison.js';
@@ -21,6 +22,7 @@ export const comparisons: readonly (
 )[] = [
   httpComparison,
   authComparison,
+  referenceComparison,
   jwtComparison,
   oauthComparison,
   wsComparison,

@@ -78,6 +78,29 @@ function worstJwtRatio(result: AnyResult): Spread | undefined {
   return worst;
 }
 
+/**
+ * The worst quotient, over algorithms and workloads, of variant `over`'s ratio to the
+ * baseline by variant `under`'s (same algorithm and workload): `over ÷ under`.
+ */
+function worstOpsQuotient(over: string, under: string) {
+  return (result: AnyResult): Spread | undefined => {
+    if (result.kind !== 'ops') return undefined;
+    let worst: number | undefined;
+    for (const row of result.servers) {
+      if (row.variant !== over) continue;
+      const other = result.servers.find((r) => r.group === row.group && r.variant === under);
+      if (other === undefined) continue;
+      for (const [name, workload] of Object.entries(row.workloads)) {
+        const denominator = other.workloads[name]?.ratio.median;
+        if (denominator === undefined) continue;
+        const quotient = workload.ratio.median / denominator;
+        if (worst === undefined || quotient < worst) worst = quotient;
+      }
+    }
+    return worst === undefined ? undefined : { median: worst, min: worst, max: worst };
+  };
+}
+
 const TARGETS: readonly Target[] = [
   {
     comparison: 'http',
@@ -136,10 +159,38 @@ const TARGETS: readonly Target[] = [
     atLeast: 1,
   },
   {
+    comparison: 'reference',
+    claim: 'reference server, `X-API-Key` ≥ 0.60 × bare node:http',
+    measure: rowRatio('reference-api-key', 'ratio'),
+    atLeast: 0.6,
+    whenMissed: (result) =>
+      `server CPU per request ${rowCpu(result, 'bare')} bare, ` +
+      `${rowCpu(result, 'reference-api-key')} reference server (its whole chain: request id, ` +
+      'security headers, rate limits, Host and https checks, CORS, authentication, router).',
+  },
+  {
+    comparison: 'reference',
+    claim: 'reference server, bearer RS256 (cached) ≥ 0.60 × bare node:http',
+    measure: rowRatio('reference-bearer', 'ratio'),
+    atLeast: 0.6,
+    whenMissed: (result) =>
+      `server CPU per request ${rowCpu(result, 'bare')} bare, ` +
+      `${rowCpu(result, 'reference-bearer')} reference server with a cached token, ` +
+      `${rowCpu(result, 'reference-api-key')} with the API key.`,
+  },
+  {
     comparison: 'jwt',
     claim: 'portico’s cache ≥ fast-jwt’s cache (worst algorithm and workload)',
     measure: worstJwtRatio,
     atLeast: 1,
+  },
+  {
+    comparison: 'jwt',
+    claim:
+      'portico `cache: false` ≥ 0.95 × jose `jwtVerify` with the key imported once (worst ' +
+      'algorithm and workload)',
+    measure: worstOpsQuotient('portico-nocache', 'jose-imported'),
+    atLeast: 0.95,
   },
   {
     comparison: 'oauth',
@@ -151,6 +202,18 @@ const TARGETS: readonly Target[] = [
       `signature (the floor row) reaches only ${formatSpread(rowRatio('bare', 'ratio')(result))} × ` +
       'oidc-provider in this run, so no RS256 server can reach 3 × on this machine; portico ' +
       `is ${formatSpread(rowRatio('portico', 'secondaryRatio')(result))} of that floor.`,
+  },
+  {
+    comparison: 'oauth',
+    claim: 'client_credentials ≥ 0.95 × bare node:http + jose SignJWT',
+    measure: (result) => {
+      const portico = rowRatio('portico', 'ratio')(result);
+      const floor = rowRatio('bare-jose', 'ratio')(result);
+      if (portico === undefined || floor === undefined) return undefined;
+      const median = portico.median / floor.median;
+      return { median, min: median, max: median };
+    },
+    atLeast: 0.95,
   },
   {
     comparison: 'ws',

@@ -1,105 +1,20 @@
 /**
- * The floor: plain node:http issuing the same access token with no framework and no library.
- * It compares the `Authorization` header with the one expected (constant time, no hashing),
- * reads the body and compares it with the one expected, builds the claims, and signs them
- * RS256 (2048-bit key made at start) with `crypto.sign`, on the libuv threadpool as both
- * servers under test do. What is left is the RSA signature and HTTP itself: the most any
- * RS256 token server can do on this machine. It checks nothing a real server must (no
- * parameter parsing, no scope policy): a floor, not a competitor.
+ * The floor: plain node:http issuing the same access token with no framework and no library
+ * (see `floor-server.ts`), signing with `crypto.sign` on the libuv threadpool, as both
+ * servers under test do: the most any RS256 token server can do on this machine.
  */
-import {
-  createPublicKey,
-  generateKeyPairSync,
-  randomUUID,
-  sign,
-  timingSafeEqual,
-} from 'node:crypto';
-import { createServer, type ServerResponse } from 'node:http';
-import { serve } from '../lib/serve.js';
-import {
-  ACCESS_TOKEN_TTL,
-  AUDIENCE,
-  basicAuthorization,
-  CLIENT_ID,
-  CLIENT_SECRET,
-  ISSUER,
-  SCOPE,
-  TOKEN_REQUEST_BODY,
-} from './shared.js';
+import { generateKeyPairSync, sign } from 'node:crypto';
+import { type Claims, HEADER, serveFloor } from './floor-server.js';
 
-const KID = 'bench-rs256';
 const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-const jwks = JSON.stringify({
-  keys: [
-    {
-      ...createPublicKey(privateKey).export({ format: 'jwk' }),
-      kid: KID,
-      use: 'sig',
-      alg: 'RS256',
-    },
-  ],
-});
-const expectedAuthorization = Buffer.from(basicAuthorization(CLIENT_ID, CLIENT_SECRET));
-const header = Buffer.from(JSON.stringify({ alg: 'RS256', typ: 'at+jwt', kid: KID })).toString(
-  'base64url',
-);
+const header = Buffer.from(JSON.stringify(HEADER)).toString('base64url');
 
-function send(res: ServerResponse, status: number, body: string): void {
-  res.writeHead(status, {
-    'Content-Type': 'application/json',
-    'Content-Length': Buffer.byteLength(body),
-    'Cache-Control': 'no-store',
-  });
-  res.end(body);
-}
-
-const server = createServer((req, res) => {
-  if (req.method === 'GET' && req.url === '/jwks') {
-    send(res, 200, jwks);
-    return;
-  }
-  if (req.method !== 'POST' || req.url !== '/token') {
-    send(res, 404, '{"error":"not_found"}');
-    return;
-  }
-  const given = Buffer.from(req.headers.authorization ?? '');
-  const authorized =
-    given.length === expectedAuthorization.length && timingSafeEqual(given, expectedAuthorization);
-  let body = '';
-  req.setEncoding('utf8');
-  req.on('data', (chunk: string) => {
-    if (body.length < 1024) body += chunk;
-  });
-  req.on('end', () => {
-    if (!authorized) return send(res, 401, '{"error":"invalid_client"}');
-    if (body !== TOKEN_REQUEST_BODY) return send(res, 400, '{"error":"invalid_request"}');
-    const now = Math.floor(Date.now() / 1000);
-    const claims = {
-      iss: ISSUER,
-      sub: CLIENT_ID,
-      aud: AUDIENCE,
-      iat: now,
-      exp: now + ACCESS_TOKEN_TTL,
-      jti: randomUUID(),
-      client_id: CLIENT_ID,
-      scope: SCOPE,
-    };
-    const input = `${header}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`;
+serveFloor(privateKey, (claims: Claims) => {
+  const input = `${header}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`;
+  return new Promise((resolve, reject) => {
     sign('sha256', Buffer.from(input), privateKey, (err, signature) => {
-      if (err) return send(res, 500, '{"error":"server_error"}');
-      const token = `${input}.${signature.toString('base64url')}`;
-      send(
-        res,
-        200,
-        JSON.stringify({
-          access_token: token,
-          token_type: 'Bearer',
-          expires_in: ACCESS_TOKEN_TTL,
-          scope: SCOPE,
-        }),
-      );
+      if (err) reject(err);
+      else resolve(`${input}.${signature.toString('base64url')}`);
     });
   });
 });
-
-serve(server);

@@ -99,13 +99,13 @@ export function authenticate(
   const pick = functionOption('authenticate()', 'challenges', options.challenges);
   const missing = (req: IncomingMessage) =>
     authenticationRequired(pick === undefined ? challenges : pick(req, challenges));
-  const vary = [...new Set(authenticators.flatMap((a) => a.headers ?? []))];
+  const vary = [...new Set(authenticators.flatMap((a) => a.headers ?? []))].join(', ');
   const required: Middleware = (req, _res, next) => {
     if (req.method !== 'OPTIONS' && getPrincipal(req) === undefined) throw missing(req);
     return next();
   };
   const middleware: Middleware = async function authenticateMiddleware(req, res, next) {
-    for (const field of vary) appendVary(res, field);
+    if (vary !== '') appendVary(res, vary);
     let refusal: HttpError | undefined;
     let presented = false;
     try {

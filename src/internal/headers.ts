@@ -1,19 +1,27 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
-/** Adds `field` to the response's `Vary` header unless it is already listed (or `*`). */
-export function appendVary(res: ServerResponse, field: string): void {
+/**
+ * Adds `fields` (a field name, or several separated by commas) to the response's `Vary`, each
+ * unless it is listed already (or `*` is).
+ */
+export function appendVary(res: ServerResponse, fields: string): void {
   const current = res.getHeader('Vary');
   if (current === undefined) {
-    res.setHeader('Vary', field);
+    res.setHeader('Vary', fields);
     return;
   }
   const value = Array.isArray(current) ? current.join(', ') : String(current);
-  const lower = field.toLowerCase();
-  for (const part of value.split(',')) {
-    const name = part.trim().toLowerCase();
-    if (name === '*' || name === lower) return;
+  const present = new Set<string>();
+  for (const part of value.split(',')) present.add(part.trim().toLowerCase());
+  if (present.has('*')) return;
+  let added = '';
+  for (const part of fields.split(',')) {
+    const field = part.trim();
+    if (field === '' || present.has(field.toLowerCase())) continue;
+    present.add(field.toLowerCase());
+    added = added === '' ? field : `${added}, ${field}`;
   }
-  res.setHeader('Vary', value ? `${value}, ${field}` : field);
+  if (added !== '') res.setHeader('Vary', value ? `${value}, ${added}` : added);
 }
 
 /**

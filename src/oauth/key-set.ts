@@ -155,18 +155,17 @@ export async function createKeySet(options: KeySetOptions = {}): Promise<KeySet>
     return current;
   };
 
+  /** The published set, the same between two instants where it changes (read per request). */
+  let published: { from: number; until: number; value: { keys: JWK[] } } | undefined;
   const keySet: KeySet = {
     signingKey: () => active(now()),
     jwks() {
       const t = now();
-      const published: JWK[] = [];
-      for (const [i, key] of keys.entries()) {
-        const successor = keys.slice(i + 1).find((k) => k.activatesAt <= t);
-        // a key stays while it signs, and for retainMs after a successor took over
-        if (successor === undefined || successor.activatesAt + retainMs > t)
-          published.push({ ...key.publicJwk });
+      if (published !== undefined && t >= published.from && t < published.until) {
+        return published.value;
       }
-      return { keys: published };
+      published = publishedAt(keys, t, retainMs);
+      return published.value;
     },
     async rotate(rotation = {}) {
       const t = now();
@@ -176,11 +175,41 @@ export async function createKeySet(options: KeySetOptions = {}): Promise<KeySet>
         rotation.immediately ? t : t + publishAheadMs,
       );
       keys.push(key);
+      published = undefined;
       // forget keys no longer published
       const keep = new Set(keySet.jwks().keys.map((k) => k.kid));
       for (let i = keys.length - 1; i >= 0; i--) if (!keep.has(keys[i]!.kid)) keys.splice(i, 1);
+      published = undefined;
       return key;
     },
   };
   return keySet;
+}
+
+/**
+ * The keys published at `t` (frozen), from when to when that set holds: a key stays while it
+ * signs, and for `retainMs` after a successor took over; the set changes only when a key
+ * activates or a retired one goes.
+ */
+function publishedAt(
+  keys: readonly SigningKey[],
+  t: number,
+  retainMs: number,
+): { from: number; until: number; value: { keys: JWK[] } } {
+  const list: JWK[] = [];
+  for (const [i, key] of keys.entries()) {
+    const successor = keys.slice(i + 1).find((k) => k.activatesAt <= t);
+    if (successor === undefined || successor.activatesAt + retainMs > t) {
+      list.push(Object.freeze({ ...key.publicJwk }));
+    }
+  }
+  let from = Number.NEGATIVE_INFINITY;
+  let until = Number.POSITIVE_INFINITY;
+  for (const key of keys) {
+    for (const edge of [key.activatesAt, key.activatesAt + retainMs]) {
+      if (edge <= t) from = Math.max(from, edge);
+      else until = Math.min(until, edge);
+    }
+  }
+  return { from, until, value: Object.freeze({ keys: Object.freeze(list) as JWK[] }) };
 }
