@@ -1,4 +1,9 @@
-import { createPublicKey, KeyObject, type JsonWebKey as NodeJwk } from 'node:crypto';
+import {
+  createPublicKey,
+  KeyObject,
+  type JsonWebKey as NodeJwk,
+  type webcrypto,
+} from 'node:crypto';
 import type { JWTVerifyGetKey, LocalJWKSet } from 'jose';
 import type { JwkSet as JSONWebKeySet, Jwk as JWK } from '../core/jwt-types.js';
 import { loadedJose, loadJose } from '../internal/lazy.js';
@@ -163,7 +168,7 @@ export function resolveKeySource(
         throw invalidOption(`${owner}: ${alg} needs a secret of ${HMAC_MIN_BYTES[alg]} bytes`);
       }
     }
-    return { source: fixed(bytes), algorithms: algs };
+    return { source: fixed(hmacKeys(bytes, algs)), algorithms: algs };
   }
   if (options.publicKey !== undefined) {
     const keyObject = toPublicKeyObject(owner, options.publicKey);
@@ -184,6 +189,26 @@ export function resolveKeySource(
   if (options.jwks !== undefined)
     return { source: localSource(owner, options.jwks), algorithms: algs };
   return { source: remoteSource(owner, options.jwksUrl!, options.jwksOptions), algorithms: algs };
+}
+
+/**
+ * The secret as a WebCrypto key per algorithm, imported once: jose imports a secret given as
+ * bytes again at every verification (its own cache holds KeyObjects only), which costs about
+ * as much as the signature check.
+ */
+function hmacKeys(bytes: Uint8Array, algorithms: readonly string[]): JWTVerifyGetKey {
+  const imported = new Map<string, Promise<webcrypto.CryptoKey>>();
+  return ({ alg }) => {
+    // jose checks the header's alg against the allowed algorithms before it asks for a key
+    if (alg === undefined || !algorithms.includes(alg)) throw new TypeError('unexpected alg');
+    let key = imported.get(alg);
+    if (key === undefined) {
+      const hash = { name: `SHA-${alg.slice(2)}` };
+      key = crypto.subtle.importKey('raw', bytes, { name: 'HMAC', hash }, false, ['verify']);
+      imported.set(alg, key);
+    }
+    return key;
+  };
 }
 
 function localSource(owner: string, jwks: JSONWebKeySet): KeySource {

@@ -37,10 +37,28 @@ const COMPACT = /^[\w-]+\.[\w-]+\.[\w-]+$/;
  * this check one signature has up to 16 spellings and a token up to 16 distinct strings.
  */
 function isCanonical(token: string): boolean {
-  for (const segment of token.split('.')) {
-    if (Buffer.from(segment, 'base64url').toString('base64url') !== segment) return false;
+  let start = 0;
+  for (let dot = token.indexOf('.'); ; dot = token.indexOf('.', start)) {
+    const end = dot === -1 ? token.length : dot;
+    if (!isCanonicalSegment(token, start, end)) return false;
+    if (dot === -1) return true;
+    start = dot + 1;
   }
-  return true;
+}
+
+const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+
+/**
+ * Whether `token.slice(start, end)` (base64url characters, as COMPACT checked) is the one
+ * spelling of its bytes: no length of 4n + 1, and zero unused bits in the last character (4
+ * of them after 4n + 2 characters, 2 after 4n + 3).
+ */
+function isCanonicalSegment(token: string, start: number, end: number): boolean {
+  const rest = (end - start) % 4;
+  if (rest === 0) return true;
+  if (rest === 1) return false;
+  const last = BASE64URL.indexOf(token[end - 1]!);
+  return (last & (rest === 2 ? 0b1111 : 0b11)) === 0;
 }
 
 /** At most this many keys are tried when several in a JWKS match a token without `kid`. */
