@@ -39,13 +39,18 @@ const OPTIONS = [
  * Follows the key set as it rotates: `build` runs again whenever the published keys change
  * (a key added by `rotate()`, an old one retired after `retainMs`), so a token signed by any
  * key published right now verifies, and one signed by a retired key does not. Reading
- * `jwks()` is a walk over a handful of keys: cheap enough to do on every request.
+ * `jwks()` is a walk over a handful of keys: cheap enough to do on every request (and
+ * `createKeySet()`'s answers the same set object until the set changes).
  */
 function followKeys<T>(ctx: OAuthContext, build: (jwks: JSONWebKeySet) => T): () => T {
   let signature: string | undefined;
   let current: T | undefined;
+  let seen: JSONWebKeySet | undefined;
   return () => {
     const jwks = ctx.keys.jwks();
+    // createKeySet() hands the same set until it changes: nothing to compare then
+    if (jwks === seen && current !== undefined) return current;
+    seen = jwks;
     const kids = jwks.keys.map((key) => key.kid).join(' ');
     if (current === undefined || kids !== signature) {
       current = build(jwks);
