@@ -47,6 +47,10 @@ function rangesOf(entries: readonly string[]): IpRanges {
   );
 }
 
+/** The X-Forwarded-For chain and the peer, normalised, kept on the request once read. */
+const CHAIN = Symbol('portico.forwardedChain');
+type WithChain = IncomingMessage & { [CHAIN]?: readonly string[] };
+
 function forwardedList(value: string | string[] | undefined): string[] {
   if (value === undefined) return [];
   const joined = Array.isArray(value) ? value.join(',') : value;
@@ -71,7 +75,7 @@ export function createProxyTrust(setting: TrustProxy = false): ProxyTrust {
   if (setting === false || setting === 0) {
     return { clientIp: peer, isSecure: ownTls, trustsProxies: false };
   }
-  let trustedHops: (chain: string[]) => number;
+  let trustedHops: (chain: readonly string[]) => number;
   if (typeof setting === 'number') {
     if (!Number.isInteger(setting) || setting < 0) {
       throw invalidOption('trustProxy: a hop count must be a non-negative integer');
@@ -91,9 +95,13 @@ export function createProxyTrust(setting: TrustProxy = false): ProxyTrust {
   } else {
     throw invalidOption('trustProxy: expected false, a hop count or CIDR ranges');
   }
-  const chainOf = (req: IncomingMessage) => {
+  const chainOf = (req: IncomingMessage): readonly string[] => {
+    // read once per request, whatever number of middleware ask (rate limits, guard, https)
+    const known = (req as WithChain)[CHAIN];
+    if (known !== undefined) return known;
     const chain = forwardedList(req.headers['x-forwarded-for']).map(normalizeIp);
     chain.push(peer(req));
+    (req as WithChain)[CHAIN] = chain;
     return chain;
   };
   return {
@@ -107,9 +115,9 @@ export function createProxyTrust(setting: TrustProxy = false): ProxyTrust {
     },
     isSecure(req) {
       if (ownTls(req)) return true;
-      const chain = chainOf(req);
+      const known = chainOf(req);
       // Without X-Forwarded-For, the peer alone may still be a trusted proxy setting the proto.
-      if (chain.length === 1) chain.unshift('');
+      const chain = known.length === 1 ? ['', ...known] : known;
       const hops = trustedHops(chain);
       if (hops === 0) return false;
       const protos = forwardedList(req.headers['x-forwarded-proto']);
