@@ -10,8 +10,8 @@ import { serve } from '../lib/serve.js';
 
 const ORIGIN = 'http://localhost:5173';
 const EXPOSE =
-  'X-Request-ID, X-RateLimit-Limit, X-RateLimit-Remaining, RateLimit, RateLimit-Policy, ' +
-  'Retry-After, Location, ETag, WWW-Authenticate';
+  'X-Request-ID, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, RateLimit, ' +
+  'RateLimit-Policy, Retry-After, Location, ETag, WWW-Authenticate';
 let remaining = 1e9;
 
 const server = createServer((req, res) => {
@@ -33,6 +33,7 @@ const server = createServer((req, res) => {
       }),
       'X-RateLimit-Limit': '1000000000',
       'X-RateLimit-Remaining': String(--remaining),
+      'X-RateLimit-Reset': '60',
       'Content-Type': 'application/json; charset=utf-8',
       'Content-Length': Buffer.byteLength(body),
     });
