@@ -18,12 +18,14 @@ export function createInFlight() {
   return {
     /** `listener`, with each request counted until its response is closed. */
     track(listener: RequestListener): RequestListener {
+      // one shared handler ('close' comes once per response): no closure per request
+      const finished = () => {
+        requests--;
+        settle();
+      };
       return (req, res) => {
         requests++;
-        res.once('close', () => {
-          requests--;
-          settle();
-        });
+        res.on('close', finished);
         listener(req, res);
       };
     },

@@ -78,6 +78,8 @@ function headerLines(req: IncomingMessage, lower: string): string[] {
   return values;
 }
 
+const NONE: readonly string[] = [];
+
 function queryValues(req: IncomingMessage, name: string): string[] {
   const url = (req as { originalUrl?: string }).originalUrl ?? req.url ?? '';
   const q = url.indexOf('?');
@@ -144,7 +146,7 @@ export function apiKeyAuth(options: ApiKeyAuthOptions): Authenticator {
     headers: [header],
     async authenticate(req) {
       const fromHeader = headerLines(req, lowerHeader);
-      const fromQuery = query === undefined ? [] : queryValues(req, query);
+      const fromQuery = query === undefined ? NONE : queryValues(req, query);
       if (fromHeader.length + fromQuery.length === 0) return undefined;
       if (fromHeader.length + fromQuery.length > 1) {
         throw invalidAuthRequest(`Send the API key once, in ${where}.`, challenge);

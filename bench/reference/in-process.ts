@@ -1,0 +1,126 @@
+/**
+ * The reference server's request path in this process, without sockets: its own `createApp`
+ * (production mode behind a TLS proxy, in-memory stores, as the `reference` comparison runs
+ * it) called with node's own IncomingMessage and ServerResponse for `GET /api/me` with the
+ * demo API key, one request after another. Not part of `npm run bench`: a tool for working on
+ * the request path, where the kernel's share of a loaded server hides small changes.
+ *
+ *   node --import tsx bench/reference/in-process.ts          µs per request (3 rounds)
+ *   node --import tsx bench/reference/in-process.ts bare     the same harness, a bare handler
+ *   node --import tsx bench/reference/in-process.ts alloc    bytes allocated per request, by function
+ *   node --cpu-prof --import tsx bench/reference/in-process.ts   a CPU profile of the rounds
+ */
+import { generateKeyPairSync } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { IncomingMessage, ServerResponse } from 'node:http';
+import { Session } from 'node:inspector/promises';
+import { Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createApp } from '../../examples/reference-server/app.js';
+import { loadConfig } from '../../examples/reference-server/config.js';
+
+const mode = process.argv[2] ?? 'time';
+const ROUNDS = mode === 'time' || mode === 'bare' ? 3 : 1;
+const REQUESTS = 50_000;
+const KEY = 'demo-bench-key-0123456789abcdef0123';
+const BASE = 'https://api.example.com';
+
+const dir = mkdtempSync(join(tmpdir(), 'portico-in-process-'));
+const keyFile = join(dir, 'signing.pem');
+const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+writeFileSync(keyFile, privateKey.export({ type: 'pkcs8', format: 'pem' }));
+const config = loadConfig({
+  ...process.env,
+  NODE_ENV: 'production',
+  TRUST_PROXY: '1',
+  BASE_URL: BASE,
+  REDIS_URL: '',
+  SIGNING_KEY: keyFile,
+  DEMO_API_KEY: KEY,
+  RATE_LIMIT: '1000000000',
+  PORT: '0',
+});
+const app = await createApp(config, BASE);
+
+const body =
+  '{"sub":"alice","name":"Alice Example","role":"admin","scopes":["read:messages","write:messages"],"method":"api_key"}';
+const bare = (_req: IncomingMessage, res: ServerResponse) => {
+  res.writeHead(200, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(body),
+  });
+  res.end(body);
+};
+const listener = mode === 'bare' ? bare : app.listener;
+const lines = [
+  ...['Host', 'api.example.com', 'X-API-Key', KEY, 'X-Forwarded-Proto', 'https'],
+  ...['X-Forwarded-For', '203.0.113.7', 'User-Agent', 'bench', 'Accept', '*/*'],
+];
+const socket = new Socket();
+type ParsedRequest = IncomingMessage & { _addHeaderLines(lines: string[], n: number): void };
+
+/** One request through the listener; settles with the status once `end()` is called. */
+function one(): Promise<number> {
+  const req = new IncomingMessage(socket) as ParsedRequest;
+  req.method = 'GET';
+  req.url = '/api/me';
+  req.httpVersionMajor = 1;
+  req.httpVersionMinor = 1;
+  req.httpVersion = '1.1';
+  req._addHeaderLines(lines.slice(), lines.length);
+  req.push(null);
+  const res: ServerResponse = new ServerResponse(req as IncomingMessage);
+  return new Promise((resolve) => {
+    const end = res.end.bind(res) as (...args: unknown[]) => ServerResponse;
+    res.end = ((...args: unknown[]) => {
+      const ended = end(...args);
+      resolve(res.statusCode);
+      return ended;
+    }) as ServerResponse['end'];
+    listener(req, res);
+  });
+}
+
+const status = await one();
+if (status !== 200) throw new Error(`GET /api/me answered ${status}`);
+
+type SampleNode = {
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  selfSize: number;
+  children: SampleNode[];
+};
+const session = new Session();
+if (mode === 'alloc') {
+  session.connect();
+  await session.post('HeapProfiler.startSampling', {
+    samplingInterval: 512,
+    includeObjectsCollectedByMajorGC: true,
+    includeObjectsCollectedByMinorGC: true,
+  } as never);
+}
+for (let round = 0; round < ROUNDS; round++) {
+  const start = performance.now();
+  for (let i = 0; i < REQUESTS; i++) await one();
+  console.log(`${(((performance.now() - start) * 1000) / REQUESTS).toFixed(2)} µs per request`);
+}
+if (mode === 'alloc') {
+  const { profile } = (await session.post('HeapProfiler.stopSampling')) as unknown as {
+    profile: { head: SampleNode };
+  };
+  const bySelf = new Map<string, number>();
+  const walk = (node: SampleNode) => {
+    const { functionName, url, lineNumber } = node.callFrame;
+    const where = `${functionName || '(anonymous)'} ${url.replace(/.*\/(src|examples)\//, '$1/')}:${lineNumber}`;
+    bySelf.set(where, (bySelf.get(where) ?? 0) + node.selfSize);
+    for (const child of node.children) walk(child);
+  };
+  walk(profile.head);
+  const total = [...bySelf.values()].reduce((a, b) => a + b, 0);
+  console.log(`${(total / REQUESTS).toFixed(0)} bytes allocated per request, by function:`);
+  for (const [where, bytes] of [...bySelf].sort((a, b) => b[1] - a[1]).slice(0, 30)) {
+    console.log(`${(bytes / REQUESTS).toFixed(0).padStart(7)}  ${where}`);
+  }
+}
+await app.close();
+rmSync(dir, { recursive: true, force: true });
