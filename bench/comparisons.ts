@@ -1,6 +1,8 @@
 /** Every comparison `npm run bench` knows, in the order BENCHMARKS.md lists them. */
 import { authComparison } from './auth/comparison.js';
 import { httpComparison } from './http/comparison.js';
+import { importComparison } from './import/comparison.js';
+import type { ImportComparison } from './import/types.js';
 import { jwtComparison } from './jwt/comparison.js';
 import type { OpsComparison } from './jwt/types.js';
 import type { Comparison } from './lib/types.js';
@@ -19,6 +21,7 @@ export const comparisons: readonly (
   | FanoutComparison
   | SenderComparison
   | OpsComparison
+  | ImportComparison
 )[] = [
   httpComparison,
   authComparison,
@@ -30,4 +33,5 @@ export const comparisons: readonly (
   webhookComparison,
   redisRateLimitComparison,
   redisFanoutComparison,
+  importComparison,
 ];

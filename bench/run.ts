@@ -7,6 +7,9 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { comparisons } from './comparisons.js';
+import { importCommandLine, measureImports, summarizeImports } from './import/measure.js';
+import { renderImportChart, renderImportTable } from './import/report.js';
+import type { ImportComparison, ImportResult, ImportSettings } from './import/types.js';
 import { childCommandLine, measureOps, summarizeOps } from './jwt/measure.js';
 import { renderOpsChart, renderOpsTable } from './jwt/report.js';
 import type { OpsComparison, OpsResult, OpsSettings } from './jwt/types.js';
@@ -45,8 +48,13 @@ function commandLine(args: readonly string[]): string {
   return nodeCommand('bench/run.ts', quoted);
 }
 
-type AnyComparison = Comparison | FanoutComparison | SenderComparison | OpsComparison;
-type AnyResult = ComparisonResult | FanoutResult | SenderResult | OpsResult;
+type AnyComparison =
+  | Comparison
+  | FanoutComparison
+  | SenderComparison
+  | OpsComparison
+  | ImportComparison;
+type AnyResult = ComparisonResult | FanoutResult | SenderResult | OpsResult | ImportResult;
 
 function select(names: readonly string[]): AnyComparison[] {
   if (names.length === 0) return [...comparisons];
@@ -240,6 +248,38 @@ async function runOps(
   };
 }
 
+async function runImports(
+  comparison: ImportComparison,
+  cli: CliOptions,
+  command: string,
+): Promise<ImportResult> {
+  const settings: ImportSettings = {
+    quick: cli.quick,
+    processes: cli.roundsGiven ? cli.rounds : comparison.processes[cli.quick ? 'quick' : 'full'],
+    warmup: 1,
+  };
+  const machine = machineInfo();
+  const date = new Date().toISOString();
+  const measurements = await measureImports(comparison, settings);
+  return {
+    kind: 'import',
+    name: comparison.name,
+    title: comparison.title,
+    description: comparison.description,
+    baseline: comparison.baseline,
+    date,
+    command,
+    childCommands: Object.fromEntries(
+      comparison.rows.map((row) => [row.name, importCommandLine(comparison, row)]),
+    ),
+    machine,
+    settings,
+    notes: comparison.notes ?? [],
+    servers: summarizeImports(comparison, measurements),
+    measurements,
+  };
+}
+
 async function run(
   comparison: AnyComparison,
   cli: CliOptions,
@@ -248,6 +288,7 @@ async function run(
   if (comparison.kind === 'fanout') return runFanout(comparison, cli, command);
   if (comparison.kind === 'sender') return runSenders(comparison, cli, command);
   if (comparison.kind === 'ops') return runOps(comparison, cli, command);
+  if (comparison.kind === 'import') return runImports(comparison, cli, command);
   return runRequest(comparison, cli, command);
 }
 
@@ -255,11 +296,14 @@ function tableOf(result: AnyResult): string {
   if (result.kind === 'fanout') return renderFanoutTable(result);
   if (result.kind === 'sender') return renderSenderTable(result);
   if (result.kind === 'ops') return renderOpsTable(result);
+  if (result.kind === 'import') return renderImportTable(result);
   return renderTable(result);
 }
 
 function chartOf(result: AnyResult): string {
-  return result.kind === 'ops' ? renderOpsChart(result) : renderChart(result);
+  if (result.kind === 'ops') return renderOpsChart(result);
+  if (result.kind === 'import') return renderImportChart(result);
+  return renderChart(result);
 }
 
 async function main(): Promise<void> {

@@ -4,6 +4,8 @@ export interface CliOptions {
   names: string[];
   quick: boolean;
   rounds: number;
+  /** Whether `--rounds` was given (the import comparison has its own default). */
+  roundsGiven: boolean;
   /** `--rounds` for the fan-out comparisons, whose rounds are longer. */
   fanoutRounds: number;
   durationSeconds: number;
@@ -28,7 +30,8 @@ export const USAGE = `usage: npm run bench -- [names…] [--quick] [--rounds N] 
   --quick        a smoke run: 1 round × 1 s, no warm-up (default: 4 rounds × 3 s
                  after 2 s); it shows that every comparison runs, its numbers mean little
   --rounds N     measured rounds per server, interleaved round-robin (1–20; fan-out
-                 comparisons default to 3, quick 1)
+                 comparisons default to 3, quick 1; import: processes per row, default
+                 15, quick 5)
   --duration S   seconds per measurement (1–60; in-process comparisons, jwt: per workload,
                  default 0.45 s, quick 0.2 s)
   --warmup S     seconds of discarded load per server before measuring (0–60)
@@ -80,6 +83,7 @@ export function parseCli(argv: readonly string[]): CliOptions {
     names: positionals,
     quick,
     rounds: integer('rounds', values.rounds, quick ? 1 : 4, 1, 20),
+    roundsGiven: values.rounds !== undefined,
     fanoutRounds: integer('rounds', values.rounds, quick ? 1 : 3, 1, 20),
     durationSeconds: integer('duration', values.duration, quick ? 1 : 3, 1, 60),
     durationGiven: values.duration !== undefined,

@@ -1,4 +1,6 @@
 /** Renders BENCHMARKS.md from every `bench/results/<name>.json`. */
+import { renderImportSection } from '../import/report.js';
+import type { ImportResult } from '../import/types.js';
 import { renderOpsSection } from '../jwt/report.js';
 import type { OpsResult } from '../jwt/types.js';
 import { FANOUT_METHOD, renderFanoutSection } from '../realtime/report.js';
@@ -79,7 +81,7 @@ function renderRequestSection(result: ComparisonResult): string {
 }
 
 export function renderBenchmarks(
-  results: readonly (ComparisonResult | FanoutResult | SenderResult | OpsResult)[],
+  results: readonly (ComparisonResult | FanoutResult | SenderResult | OpsResult | ImportResult)[],
 ): string {
   const sections = results
     .map((r) =>
@@ -89,7 +91,9 @@ export function renderBenchmarks(
           ? renderSenderSection(r)
           : r.kind === 'ops'
             ? renderOpsSection(r)
-            : renderRequestSection(r),
+            : r.kind === 'import'
+              ? renderImportSection(r)
+              : renderRequestSection(r),
     )
     .join('\n');
   return `# Benchmarks
@@ -116,7 +120,8 @@ across machines.
 ## Targets at a glance
 
 Each target of the project, read from the tables below: the ratio column a target names, or,
-between two rows that are not a table's reference, the quotient of their median ratios.
+between two rows that are not a table's reference, the quotient of their median ratios; a
+target in milliseconds reads the median time of the row it names.
 
 ${renderTargets(results)}
 
