@@ -1,4 +1,4 @@
-import type { KeyObject } from 'node:crypto';
+import type { KeyObject, webcrypto } from 'node:crypto';
 import type { createRemoteJWKSet, FetchImplementation, JWTVerifyGetKey, LocalJWKSet } from 'jose';
 import type { JwkSet as JSONWebKeySet, Jwk as JWK } from '../core/jwt-types.js';
 import { loadedJose, loadJose } from '../internal/lazy.js';
@@ -32,7 +32,7 @@ export interface RemoteJwksOptions {
 /** The key (or key resolver) `jose` verifies with, and what the verified-token cache needs. */
 export interface KeySource {
   /** Handed to `jwtVerify` as is. */
-  readonly key: Uint8Array | KeyObject | JWK | JWTVerifyGetKey;
+  readonly key: Uint8Array | KeyObject | JWK | JWTVerifyGetKey | webcrypto.CryptoKey;
   /** Changes whenever the set of keys changes (a remote JWKS fetched with other keys). */
   generation(): number;
   /** Whether tokens verified earlier may be trusted without asking the source again. */

@@ -168,7 +168,7 @@ export function resolveKeySource(
         throw invalidOption(`${owner}: ${alg} needs a secret of ${HMAC_MIN_BYTES[alg]} bytes`);
       }
     }
-    return { source: fixed(hmacKeys(bytes, algs)), algorithms: algs };
+    return { source: hmacSource(bytes, algs), algorithms: algs };
   }
   if (options.publicKey !== undefined) {
     const keyObject = toPublicKeyObject(owner, options.publicKey);
@@ -196,6 +196,26 @@ export function resolveKeySource(
  * bytes again at every verification (its own cache holds KeyObjects only), which costs about
  * as much as the signature check.
  */
+function hmacSource(bytes: Uint8Array, algorithms: readonly string[]): KeySource {
+  const resolve = hmacKeys(bytes, algorithms);
+  if (algorithms.length !== 1) return fixed(resolve);
+  // one algorithm: once imported, the CryptoKey itself is handed to jose (no resolver call)
+  const [alg] = algorithms as [string];
+  let imported: webcrypto.CryptoKey | undefined;
+  const first: JWTVerifyGetKey = async (header, token) => {
+    const key = (await resolve(header, token)) as webcrypto.CryptoKey;
+    if (header.alg === alg) imported = key;
+    return key as Awaited<ReturnType<JWTVerifyGetKey>>;
+  };
+  return {
+    get key() {
+      return imported ?? first;
+    },
+    generation: () => 0,
+    isFresh: () => true,
+  };
+}
+
 function hmacKeys(bytes: Uint8Array, algorithms: readonly string[]): JWTVerifyGetKey {
   const imported = new Map<string, Promise<webcrypto.CryptoKey>>();
   return ({ alg }) => {
