@@ -2,40 +2,34 @@
 // (JWT work), `ws` (the WebSocket server) and `undici` (the webhook sender's agent) together
 // took most of `import('portico')`'s cold time. Each loader caches its module; once loaded,
 // `loaded*()` hands it over without a microtask, for the hot paths.
-type Jose = typeof import('jose');
-type Ws = typeof import('ws');
-type Undici = typeof import('undici');
 
-let jose: Jose | undefined;
-let joseLoading: Promise<Jose> | undefined;
-let ws: Ws | undefined;
-let wsLoading: Promise<Ws> | undefined;
-let undici: Undici | undefined;
-let undiciLoading: Promise<Undici> | undefined;
+/** A module loaded once, on the first `load()`; `loaded()` has it once that has settled. */
+function lazily<T>(importModule: () => Promise<T>): {
+  load(): Promise<T>;
+  loaded(): T | undefined;
+} {
+  let module: T | undefined;
+  let loading: Promise<T> | undefined;
+  return {
+    load() {
+      loading ??= importModule().then((loaded) => (module = loaded));
+      return loading;
+    },
+    loaded: () => module,
+  };
+}
 
+const jose = lazily(() => import('jose'));
 /** `jose`, loaded once. */
-export function loadJose(): Promise<Jose> {
-  joseLoading ??= import('jose').then((module) => (jose = module));
-  return joseLoading;
-}
-
+export const loadJose = jose.load;
 /** `jose` if it is loaded already. */
-export const loadedJose = (): Jose | undefined => jose;
+export const loadedJose = jose.loaded;
 
+const ws = lazily(() => import('ws'));
 /** `ws`, loaded once. */
-export function loadWs(): Promise<Ws> {
-  wsLoading ??= import('ws').then((module) => (ws = module));
-  return wsLoading;
-}
-
+export const loadWs = ws.load;
 /** `ws` if it is loaded already. */
-export const loadedWs = (): Ws | undefined => ws;
+export const loadedWs = ws.loaded;
 
-/** `undici`, loaded once. */
-export function loadUndici(): Promise<Undici> {
-  undiciLoading ??= import('undici').then((module) => (undici = module));
-  return undiciLoading;
-}
-
-/** `undici` if it is loaded already. */
-export const loadedUndici = (): Undici | undefined => undici;
+/** `undici`, loaded once (the webhook sender's first delivery). */
+export const loadUndici = lazily(() => import('undici')).load;
