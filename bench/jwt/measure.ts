@@ -10,7 +10,7 @@ import { cpus } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { type IpcChild, ipcChild } from '../lib/ipc-child.js';
 import { ROOT } from '../lib/paths.js';
-import { nodeCommand } from '../lib/processes.js';
+import { IMPORT_THE_BUILD, nodeCommand } from '../lib/processes.js';
 import { median, spread } from '../lib/stats.js';
 import type { Spread } from '../lib/types.js';
 import type {
@@ -47,7 +47,7 @@ function startChild(comparison: OpsComparison, group: string, variant: string): 
   const child = spawn(process.execPath, ['--import', 'tsx', comparison.entry, group, variant], {
     cwd: ROOT,
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    env: { ...process.env, NODE_ENV: 'production' },
+    env: { ...process.env, ...IMPORT_THE_BUILD, NODE_ENV: 'production' },
   });
   return ipcChild<OpsReport, OpsCommand>(child, rowName(group, variant));
 }

@@ -35,6 +35,14 @@ function waitForExit(child: ChildProcess, ms: number): Promise<boolean> {
 }
 
 /**
+ * tsx follows tsconfig.json's `paths`, which map `portico` to src/ (for the tests and the
+ * editor): a server under test would run portico's sources through tsx's transform instead of
+ * the build its users import. bench/tsconfig.dist.json drops those paths, so `portico` resolves
+ * as the package's own name, to dist/ (which `npm run bench` builds first).
+ */
+export const IMPORT_THE_BUILD = { TSX_TSCONFIG_PATH: 'bench/tsconfig.dist.json' };
+
+/**
  * Starts `node --import tsx <entry>` and resolves once it prints its port; `env` (the
  * comparison's setup variables) is added to its environment.
  */
@@ -46,7 +54,7 @@ export function startServer(
   const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', spec.entry], {
     cwd: ROOT,
     stdio: ['pipe', 'pipe', 'inherit'],
-    env: { ...process.env, ...env, BENCH_PARENT: '1', NODE_ENV: 'production' },
+    env: { ...process.env, ...env, ...IMPORT_THE_BUILD, BENCH_PARENT: '1', NODE_ENV: 'production' },
   });
   const stop = async () => {
     child.stdin?.end();

@@ -8,6 +8,7 @@
 import type { ImportResult } from '../import/types.js';
 import type { OpsResult } from '../jwt/types.js';
 import type { FanoutResult } from '../realtime/types.js';
+import { BUSY_MICROSECONDS } from '../reference/shared.js';
 import type { SenderResult } from '../senders/types.js';
 import type { ComparisonResult, Spread } from './types.js';
 
@@ -55,6 +56,22 @@ function formatSpread(spread: Spread | undefined, unit?: string): string {
 function rowImportMs(row: string) {
   return (result: AnyResult): Spread | undefined =>
     result.kind === 'import' ? result.servers.find((s) => s.name === row)?.importMs : undefined;
+}
+
+/**
+ * What bounds the reference server's ratio: bare node:http doing a fixed amount of busy work
+ * per request (the `bare-busy` row) in the same run.
+ */
+function busyBound(result: AnyResult): string {
+  const busy = rowRatio('bare-busy', 'ratio')(result);
+  if (busy === undefined) return '';
+  return (
+    `Bare node:http spending ${BUSY_MICROSECONDS} µs of busy CPU per request before the same ` +
+    `answer already falls to ${formatSpread(busy)} of bare node:http (server CPU per request ` +
+    `${rowCpu(result, 'bare-busy')}): on this machine, 0.60 leaves any stack about ` +
+    `${BUSY_MICROSECONDS} µs per request for all its work beyond bare node:http, where the ` +
+    'reference server’s chain takes about 25 µs in-process (bench/reference/in-process.ts).'
+  );
 }
 
 /** A row's server CPU per request, delivery or token (median over rounds), as `N µs`. */
@@ -215,7 +232,8 @@ const TARGETS: readonly Target[] = [
     whenMissed: (result) =>
       `server CPU per request ${rowCpu(result, 'bare')} bare, ` +
       `${rowCpu(result, 'reference-api-key')} reference server (its whole chain: request id, ` +
-      'security headers, rate limits, Host and https checks, CORS, authentication, router).',
+      'security headers, rate limits, Host and https checks, CORS, authentication, router). ' +
+      busyBound(result),
   },
   {
     comparison: 'reference',
@@ -225,7 +243,8 @@ const TARGETS: readonly Target[] = [
     whenMissed: (result) =>
       `server CPU per request ${rowCpu(result, 'bare')} bare, ` +
       `${rowCpu(result, 'reference-bearer')} reference server with a cached token, ` +
-      `${rowCpu(result, 'reference-api-key')} with the API key.`,
+      `${rowCpu(result, 'reference-api-key')} with the API key. ` +
+      busyBound(result),
   },
   {
     comparison: 'jwt',

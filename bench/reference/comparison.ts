@@ -1,6 +1,6 @@
 import type { Comparison } from '../lib/types.js';
 import { referenceFixture, referenceTeardown } from './fixture.js';
-import { API_KEY_BODY, BEARER_BODY, RATE_LIMIT, VARIABLES } from './shared.js';
+import { API_KEY_BODY, BEARER_BODY, BUSY_MICROSECONDS, RATE_LIMIT, VARIABLES } from './shared.js';
 
 const apiKey = { 'x-api-key': `$${VARIABLES.apiKey}` };
 const bearer = { authorization: `Bearer $${VARIABLES.token}` };
@@ -45,7 +45,9 @@ export const referenceComparison: Comparison = {
     'every request); Express 5 with helmet, cors, express-rate-limit and an API-key check ' +
     '(SHA-256 of `X-API-Key` looked up in a `Map`; passport-headerapikey is not installed); ' +
     'Fastify 5 with @fastify/helmet, @fastify/cors, @fastify/rate-limit and @fastify/jwt ' +
-    'verifying the same bearer token (RS256, `iss`, `aud`) in an `onRequest` hook. Target: ' +
+    'verifying the same bearer token (RS256, `iss`, `aud`) in an `onRequest` hook; and, as a ' +
+    `bound rather than a server, bare node:http spending ${BUSY_MICROSECONDS} µs of busy CPU ` +
+    'per request before answering (what any stack adding that much work reaches). Target: ' +
     'the reference server at 60 % or more of bare node:http with the API key and with the ' +
     'bearer token (cached).',
   baseline: 'bare',
@@ -54,6 +56,12 @@ export const referenceComparison: Comparison = {
       name: 'bare',
       label: 'bare node:http (no credential check)',
       entry: 'bench/reference/bare.ts',
+      requestHeaders: apiKey,
+    },
+    {
+      name: 'bare-busy',
+      label: `bare node:http + ${BUSY_MICROSECONDS} µs of busy CPU per request (a bound)`,
+      entry: 'bench/reference/bare-busy.ts',
       requestHeaders: apiKey,
     },
     {
@@ -111,9 +119,17 @@ export const referenceComparison: Comparison = {
   notes: [
     'The reference rows run the reference server’s own modules (`createApp`, `loadConfig`) ' +
       'with portico from its tsup build in `dist/` (what `npm install portico` gives), built ' +
-      'by `npm run bench` before measuring; only the listening (127.0.0.1, port 0, the port ' +
-      'printed for the harness) is the bench’s ([`bench/reference/reference-app.ts`]' +
+      'by `npm run bench` before measuring (every server under test runs under tsx with ' +
+      '[`bench/tsconfig.dist.json`](bench/tsconfig.dist.json), which drops the `paths` that ' +
+      'map `portico` to its sources for the tests); only the listening (127.0.0.1, port 0, ' +
+      'the port printed for the harness) is the bench’s ([`bench/reference/reference-app.ts`]' +
       '(bench/reference/reference-app.ts)).',
+    `The ${BUSY_MICROSECONDS} µs row is bare node:http with a busy loop (\`process.hrtime\` ` +
+      'polled) before its answer: it allocates nothing and sends the floor’s two headers, so ' +
+      'it reads as the best case for any server doing that much more work per request than ' +
+      'bare node:http. In the same harness without sockets ([`bench/reference/in-process.ts`]' +
+      '(bench/reference/in-process.ts)), the reference server’s chain takes about 25 µs per ' +
+      'request more than a bare handler.',
     'The reference server has no setting for its bearer token cache (its `oauth.bearer` is ' +
       '`createAuthorizationServer`’s own, always cached), so the `cache: false` row resolves ' +
       '`portico`, for the reference server’s modules only, to a module that re-exports the ' +

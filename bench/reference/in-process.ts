@@ -3,7 +3,10 @@
  * (production mode behind a TLS proxy, in-memory stores, as the `reference` comparison runs
  * it) called with node's own IncomingMessage and ServerResponse for `GET /api/me` with the
  * demo API key, one request after another. Not part of `npm run bench`: a tool for working on
- * the request path, where the kernel's share of a loaded server hides small changes.
+ * the request path, where the kernel's share of a loaded server hides small changes. Under
+ * plain tsx, `portico` is its sources (tsconfig.json's `paths`); to measure the build, as the
+ * bench servers do, run `npm run build` and add `TSX_TSCONFIG_PATH=bench/tsconfig.dist.json`.
+ * What each piece of the chain costs: bench/reference/chain-costs.ts.
  *
  *   node --import tsx bench/reference/in-process.ts          µs per request (3 rounds)
  *   node --import tsx bench/reference/in-process.ts bare     the same harness, a bare handler

@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Principal } from '../core/principal.js';
 import { isToken } from '../internal/grammar.js';
 import { assertKnownOptions, invalidOption } from '../internal/options.js';
-import { DEFAULT_API_KEY_PREFIX, hashApiKey, isWellFormedApiKey } from './api-key.js';
+import { DEFAULT_API_KEY_PREFIX, hashApiKey, hasValidChecksum } from './api-key.js';
 import { type ApiKeyRecord, type ApiKeyStore, MAX_API_KEY_LENGTH } from './api-key-store.js';
 import { type Authenticator, challenge as buildChallenge } from './authenticator.js';
 import { invalidAuthRequest, invalidCredentials } from './errors.js';
@@ -129,6 +129,8 @@ export function apiKeyAuth(options: ApiKeyAuthOptions): Authenticator {
   if (prefix !== false && (typeof prefix !== 'string' || !/^[a-z][a-z0-9]{1,9}$/.test(prefix))) {
     throw invalidOption('apiKeyAuth(): `prefix` must be a key prefix such as `ptk`, or false');
   }
+  // keys that start `<prefix>_` must carry a valid checksum (refused without a lookup)
+  const marker = prefix === false ? undefined : `${prefix}_`;
   const resolve = options.resolve ?? defaultResolve;
   if (typeof resolve !== 'function') {
     throw invalidOption('apiKeyAuth(): `resolve` must be a function of (record, req)');
@@ -153,11 +155,7 @@ export function apiKeyAuth(options: ApiKeyAuthOptions): Authenticator {
       }
       const key = fromHeader[0] ?? fromQuery[0]!;
       if (key.length > MAX_API_KEY_LENGTH || !VISIBLE_ASCII.test(key)) throw invalid();
-      if (
-        prefix !== false &&
-        key.startsWith(`${prefix}_`) &&
-        !isWellFormedApiKey(key, { prefix })
-      ) {
+      if (marker !== undefined && key.startsWith(marker) && !hasValidChecksum(key, marker)) {
         throw invalid();
       }
       const hash = hashApiKey(key);

@@ -124,13 +124,21 @@ export function generateApiKey(options?: ApiKeyFormatOptions): string {
  */
 export function isWellFormedApiKey(key: unknown, options?: ApiKeyFormatOptions): boolean {
   const prefix = prefixOf('isWellFormedApiKey()', options);
-  if (typeof key !== 'string') return false;
-  const length = prefix.length + 1 + SECRET_LENGTH + CHECKSUM_LENGTH;
-  if (key.length !== length || !key.startsWith(`${prefix}_`)) return false;
-  const rest = key.slice(prefix.length + 1);
-  if (!/^[0-9A-Za-z]+$/.test(rest)) return false;
-  const body = key.slice(0, length - CHECKSUM_LENGTH);
-  return checksum(body) === key.slice(length - CHECKSUM_LENGTH);
+  return typeof key === 'string' && hasValidChecksum(key, `${prefix}_`);
+}
+
+const BASE62_RUN = /^[0-9A-Za-z]+$/;
+
+/**
+ * {@link isWellFormedApiKey} for a marker (`<prefix>_`) whose prefix is already validated
+ * (apiKeyAuth's, checked once when it is built): no options object per request.
+ * @internal
+ */
+export function hasValidChecksum(key: string, marker: string): boolean {
+  const length = marker.length + SECRET_LENGTH + CHECKSUM_LENGTH;
+  if (key.length !== length || !key.startsWith(marker)) return false;
+  if (!BASE62_RUN.test(key.slice(marker.length))) return false;
+  return checksum(key.slice(0, length - CHECKSUM_LENGTH)) === key.slice(length - CHECKSUM_LENGTH);
 }
 
 /**
