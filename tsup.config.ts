@@ -14,6 +14,7 @@ export const entries = {
   realtime: 'src/realtime/index.ts',
   webhook: 'src/webhook/index.ts',
   redis: 'src/redis/index.ts',
+  diagnostics: 'src/diagnostics/index.ts',
   node: 'src/adapters/node.ts',
   express: 'src/adapters/express.ts',
   koa: 'src/adapters/koa.ts',

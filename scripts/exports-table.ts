@@ -32,6 +32,11 @@ const SUBPATHS: [string, string, string][] = [
   ['portico/realtime', 'src/realtime/index.ts', 'The channel hub and its brokers.'],
   ['portico/webhook', 'src/webhook/index.ts', 'Webhook sending and receiving.'],
   ['portico/redis', 'src/redis/index.ts', 'Redis stores and broker (needs `ioredis`).'],
+  [
+    'portico/diagnostics',
+    'src/diagnostics/index.ts',
+    'The logger interface, the diagnostics channels, the W3C trace context.',
+  ],
   ['portico/node', 'src/adapters/node.ts', 'The node:http adapter.'],
   ['portico/express', 'src/adapters/express.ts', 'The Express adapter.'],
   ['portico/koa', 'src/adapters/koa.ts', 'The Koa adapter.'],

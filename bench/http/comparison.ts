@@ -21,7 +21,10 @@ export const httpComparison: Comparison = {
     'limit 1e9 per 60 s: it counts every request but never triggers) + router, under ' +
     '`toNodeListener` (problem details on errors); Fastify 5 runs @fastify/helmet + ' +
     '@fastify/cors + @fastify/rate-limit (in memory), and Express 5 helmet + cors + ' +
-    'express-rate-limit, with the same settings. Target: portico at 85 % or more of bare ' +
+    'express-rate-limit, with the same settings. The `portico` row has nobody subscribed to ' +
+    'its diagnostics channels (what it costs then is one `hasSubscribers` read per channel ' +
+    'crossed); the next row is the same app with a no-op subscriber on every channel, the ' +
+    '`request` TracingChannel included. Target: portico at 85 % or more of bare ' +
     'node:http, ahead of Fastify’s stack, and at 1.8× Express’s or more.',
   baseline: 'bare',
   secondaryBaseline: 'fastify',
@@ -43,6 +46,12 @@ export const httpComparison: Comparison = {
       name: 'portico',
       label: 'portico',
       entry: 'bench/http/portico.ts',
+      expectHeaders: STACK_HEADERS,
+    },
+    {
+      name: 'portico-observed',
+      label: 'portico, every diagnostics channel subscribed (no-op listeners)',
+      entry: 'bench/http/portico-observed.ts',
       expectHeaders: STACK_HEADERS,
     },
     {

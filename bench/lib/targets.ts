@@ -184,6 +184,24 @@ const TARGETS: readonly Target[] = [
   },
   {
     comparison: 'http',
+    claim:
+      'portico with a no-op subscriber on every diagnostics channel ≥ 0.95 × portico with none ' +
+      '(with none, a channel costs one `hasSubscribers` read)',
+    measure: (result) => {
+      const observed = rowRatio('portico-observed', 'ratio')(result);
+      const portico = rowRatio('portico', 'ratio')(result);
+      if (observed === undefined || portico === undefined) return undefined;
+      const median = observed.median / portico.median;
+      return { median, min: median, max: median };
+    },
+    atLeast: 0.95,
+    whenMissed: (result) =>
+      `server CPU per request ${rowCpu(result, 'portico')} portico, ` +
+      `${rowCpu(result, 'portico-observed')} with every channel subscribed (the request ` +
+      'TracingChannel publishes five events per request, each running its subscribers).',
+  },
+  {
+    comparison: 'http',
     claim: 'portico ahead of Fastify 5’s stack',
     measure: rowRatio('portico', 'secondaryRatio'),
     atLeast: 1,

@@ -32,7 +32,8 @@ export const referenceComparison: Comparison = {
     'in production mode behind a TLS proxy (`NODE_ENV=production`, `TRUST_PROXY=1`; every ' +
     'request carries `X-Forwarded-Proto: https` and `X-Forwarded-For`), in-memory stores, ' +
     '`RATE_LIMIT=1000000000` (its default, 100 per minute, would refuse the run; this counts ' +
-    'every request and never triggers). So each request runs its whole chain: request id, ' +
+    'every request and never triggers), `LOG_LEVEL=silent` (no access-log line per request: ' +
+    'the other stacks write none). So each request runs its whole chain: request id, ' +
     'security headers, the `/api` rate-limit report, the Host check, the https check, CORS, ' +
     'authentication (bearer, then API key, session, Basic) with the credential guard, the ' +
     'route match, the per-caller rate limit, and the route answering the principal’s ' +

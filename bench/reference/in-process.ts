@@ -42,6 +42,7 @@ const config = loadConfig({
   SIGNING_KEY: keyFile,
   DEMO_API_KEY: KEY,
   RATE_LIMIT: '1000000000',
+  LOG_LEVEL: 'silent',
   PORT: '0',
 });
 const app = await createApp(config, BASE);

@@ -11,7 +11,8 @@
  * and `X-Forwarded-For`, as that proxy would), a fixed `BASE_URL`, the run's `SIGNING_KEY`
  * and `DEMO_API_KEY`, and `RATE_LIMIT=1e9` so the rate limit counts every request and never
  * triggers. Redis is not used (`REDIS_URL` empty): every store is in memory; `CORS_ORIGINS`
- * is the server's default list, as the other stacks'.
+ * is the server's default list, as the other stacks'. `LOG_LEVEL=silent`: no access-log line
+ * per request, as the other stacks write none.
  */
 import { createServer } from 'node:http';
 import { createCheckContinueHandler, createClientErrorHandler } from 'portico/http';
@@ -34,6 +35,7 @@ export async function serveReference(): Promise<void> {
     SIGNING_KEY: variable(VARIABLES.signingKeyFile),
     DEMO_API_KEY: variable(VARIABLES.apiKey),
     RATE_LIMIT: String(RATE_LIMIT),
+    LOG_LEVEL: 'silent', // no access log: the other stacks log nothing either
     PORT: '0',
     HOST: '127.0.0.1',
   });

@@ -20,6 +20,7 @@ import {
   toNodeListener,
   type UpgradeHandler,
 } from 'portico';
+import type { Logger } from 'portico/diagnostics';
 import { MemoryRateLimitStore } from 'portico/rate-limit';
 import { accountRoutes } from './account.js';
 import { createAuth } from './auth.js';
@@ -29,6 +30,7 @@ import { createEvents } from './events.js';
 import { publishChange } from './history.js';
 import { createInFlight } from './in-flight.js';
 import { keyRoutes } from './keys.js';
+import { accessLog, createLogger } from './logging.js';
 import { createMessages, READ, READ_MESSAGES } from './messages.js';
 import { createOAuth } from './oauth.js';
 import { createSharedState } from './shared-state.js';
@@ -108,12 +110,19 @@ function httpsOrigin(baseUrl: string): string {
   return `https://${url.host}`;
 }
 
-/** Builds the service from portico's public API only, for the public address `baseUrl`. */
-export async function createApp(config: ServerConfig, baseUrl: string): Promise<ReferenceApp> {
+/**
+ * Builds the service from portico's public API only, for the public address `baseUrl`,
+ * logging to `logger` (by default pino at `LOG_LEVEL`, on stdout).
+ */
+export async function createApp(
+  config: ServerConfig,
+  baseUrl: string,
+  logger: Logger = createLogger(config.logLevel),
+): Promise<ReferenceApp> {
   const users = await createUsers();
   // the service's own pages and the CORS origins: who may use the session cookie and open /ws
   const ownAndCorsOrigins = [...new Set([new URL(baseUrl).origin, ...config.corsOrigins])];
-  const shared = createSharedState(config.redisUrl);
+  const shared = createSharedState(config.redisUrl, logger);
   const { revocations } = shared;
   // refused credentials (wrong passwords, unknown keys, bad tokens, bad client secrets) count
   // per client IP on every surface that checks one, as one budget: /api, /login, /events, the
@@ -141,6 +150,7 @@ export async function createApp(config: ServerConfig, baseUrl: string): Promise<
     signingKeyPath: config.signingKeyPath,
     shared,
     guard,
+    logger,
   });
   // bearer tokens first: the authorization server's own, verified with its keys
   const authenticators = [oauth.bearer, ...auth.authenticators];
@@ -149,9 +159,10 @@ export async function createApp(config: ServerConfig, baseUrl: string): Promise<
     revocations,
     maxStreamsPerPrincipal: MAX_CONNECTIONS_PER_PRINCIPAL,
     broker: shared.broker('events', 1000),
+    logger,
   });
   // WebSocket pushes go to the connections subscribed to the message's own channel
-  const channelHub = createHub({ broker: shared.broker('channels', 1000) });
+  const channelHub = createHub({ broker: shared.broker('channels', 1000), logger });
   const webhooks = createWebhooks({
     allowPrivate: config.webhookAllowPrivate,
     allowHttp: !config.production,
@@ -159,6 +170,7 @@ export async function createApp(config: ServerConfig, baseUrl: string): Promise<
     timeout: config.webhookTimeoutMs,
     store: shared.webhookStore,
     revocations,
+    logger,
   });
   // what a graceful shutdown lets finish before it closes the hubs and the stores
   const inFlight = createInFlight();
@@ -208,6 +220,8 @@ export async function createApp(config: ServerConfig, baseUrl: string): Promise<
   const edge = edgeMiddleware(config);
   const chain: Middleware[] = [
     ...edge,
+    // one JSON line per finished request (stdout), with its id, trace context and caller
+    accessLog(logger),
     // every answer on /api/* tells the rate limit where the client stands, those answered
     // before the call is counted too (a preflight, a bad Host, plain http behind the proxy, a
     // 405, a refused credential); the call itself is counted once its caller is known, below
@@ -254,6 +268,7 @@ export async function createApp(config: ServerConfig, baseUrl: string): Promise<
   );
   const channels = createChannelProtocol({
     hub: channelHub,
+    logger,
     heartbeat: config.wsHeartbeatMs,
     // a connection ends (1008) when the credential that opened it is revoked or expires
     revocations,
@@ -273,9 +288,10 @@ export async function createApp(config: ServerConfig, baseUrl: string): Promise<
     revocations,
     maxConnectionsPerPrincipal: MAX_CONNECTIONS_PER_PRINCIPAL,
     onConnection: channels.handle,
+    logger,
   });
   return {
-    listener: inFlight.track(toNodeListener(chain)),
+    listener: inFlight.track(toNodeListener(chain, { logger })),
     messages,
     events,
     upgrade,

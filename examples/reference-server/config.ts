@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { TrustProxy } from 'portico';
+import { LOG_LEVELS, type LogLevel } from './logging.js';
 
 /** Everything the reference server reads from its environment. */
 export interface ServerConfig {
@@ -30,6 +31,8 @@ export interface ServerConfig {
   webhookRetrySchedule: number[] | undefined;
   /** `WEBHOOK_TIMEOUT` (seconds, 15): what a delivery attempt may take, in milliseconds. */
   webhookTimeoutMs: number;
+  /** `LOG_LEVEL` (`info`): pino's level of the access log and events; `silent` for none. */
+  logLevel: LogLevel;
 }
 
 /** Thrown for a setting the server cannot start with; main prints it and exits 1. */
@@ -43,6 +46,15 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: nu
     throw new ConfigError(`${name} must be an integer ≥ ${min}, got "${raw}"`);
   }
   return value;
+}
+
+function logLevel(raw: string | undefined): LogLevel {
+  if (raw === undefined || raw === '') return 'info';
+  const level = raw.toLowerCase() as LogLevel;
+  if (!LOG_LEVELS.includes(level)) {
+    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${raw}"`);
+  }
+  return level;
 }
 
 function trustProxyFrom(raw: string | undefined): TrustProxy {
@@ -141,5 +153,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     webhookAllowPrivate: env.WEBHOOK_ALLOW_PRIVATE === '1' || env.WEBHOOK_ALLOW_PRIVATE === 'true',
     webhookRetrySchedule: retrySchedule(env.WEBHOOK_RETRY_SCHEDULE),
     webhookTimeoutMs: integer(env, 'WEBHOOK_TIMEOUT', 15, 1) * SECOND,
+    logLevel: logLevel(env.LOG_LEVEL),
   };
 }

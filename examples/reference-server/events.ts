@@ -10,6 +10,7 @@ import {
   send as sendResponse,
   streamChannel,
 } from 'portico';
+import type { Logger } from 'portico/diagnostics';
 import { MemoryBroker } from 'portico/realtime';
 import { EVENT_STREAM_TYPE } from 'portico/sse';
 import { publishChange } from './history.js';
@@ -43,9 +44,12 @@ export async function createEvents(options: {
   revocations: Revocations;
   /** Open streams per principal, at most (the next: 429). */
   maxStreamsPerPrincipal: number;
+  /** Where failures are logged. */
+  logger: Logger;
 }) {
-  const broker = options.broker ?? new MemoryBroker({ historySize: HISTORY_SIZE });
-  const hub = createHub({ broker });
+  const { logger } = options;
+  const broker = options.broker ?? new MemoryBroker({ historySize: HISTORY_SIZE, logger });
+  const hub = createHub({ broker, logger });
   const streams = new Set<EventStream>();
   // The ids are bare offsets, read back in the broker's current epoch: known at start, and
   // followed with every event (a new one when Redis lost its data).
@@ -74,6 +78,7 @@ export async function createEvents(options: {
       heartbeat: options.heartbeat,
       revocations: options.revocations,
       maxConnectionsPerPrincipal: options.maxStreamsPerPrincipal,
+      logger,
       ...ids,
     });
     streams.add(stream);
@@ -99,7 +104,10 @@ export async function createEvents(options: {
       return hub.publish(EVENTS_CHANNEL, 'message.created', message).then(
         () => {},
         (error: unknown) => {
-          console.error('portico reference server: publishing an event failed', error);
+          logger.error(
+            { component: 'events', event: 'publish.failed', err: error },
+            'publishing an event failed',
+          );
         },
       );
     },

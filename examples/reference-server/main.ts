@@ -12,6 +12,7 @@ import {
   toNodeListener,
   type UpgradeHandler,
 } from 'portico';
+import { silentLogger } from 'portico/diagnostics';
 import {
   createCheckContinueHandler,
   createClientErrorHandler,
@@ -19,6 +20,7 @@ import {
 } from 'portico/http';
 import { createApp, edgeMiddleware, type ReferenceApp } from './app.js';
 import { ConfigError, loadConfig, type ServerConfig } from './config.js';
+import { createLogger } from './logging.js';
 
 const SHUTDOWN_GRACE_MS = 8000;
 /** node's own Host check answers a bare 400; the app's (`oneHost` in app.ts) a problem. */
@@ -31,6 +33,8 @@ function listeningUrl(server: Server, tls: boolean): string {
 }
 
 function start(config: ServerConfig): void {
+  // JSON lines on stdout (pino): the access log and what went wrong, never a credential
+  const logger = createLogger(config.logLevel);
   // Until the app is built (it needs the real address when BASE_URL is unset), answer 503,
   // with the request id and security headers of every answer
   const edge = edgeMiddleware(config);
@@ -40,7 +44,7 @@ function start(config: ServerConfig): void {
       throw serviceUnavailable(1, 'The service is starting.');
     },
   ];
-  const quiet = { onError: () => {} }; // expected while starting: nothing worth a log line
+  const quiet = { logger: silentLogger }; // expected while starting: nothing worth a log line
   let listener: RequestListener = toNodeListener(compose(starting), quiet);
   let stopping = false;
   const dispatch: RequestListener = (req, res) => {
@@ -106,7 +110,7 @@ function start(config: ServerConfig): void {
   server.listen(config.port, config.host, async () => {
     const url = listeningUrl(server, config.tls !== undefined);
     try {
-      app = await createApp(config, config.baseUrl ?? url);
+      app = await createApp(config, config.baseUrl ?? url, logger);
       listener = app.listener;
       upgrade = app.upgrade;
       if (app.generatedDemoKey !== undefined) {

@@ -10,6 +10,7 @@ import {
   type Sessions,
   type UserClaims,
 } from 'portico';
+import type { Logger } from 'portico/diagnostics';
 import type { SharedState } from './shared-state.js';
 import type { User, Users } from './users.js';
 
@@ -86,6 +87,8 @@ export async function createOAuth(options: {
   shared: SharedState;
   /** Counts wrong passwords at the sign-in forms and failed client authentication. */
   guard: CredentialGuard;
+  /** Where the endpoints' failures are logged. */
+  logger: Logger;
 }): Promise<AuthorizationServer> {
   const { shared } = options;
   // SIGNING_KEY, else one key for the whole service (made by the first process with Redis)
@@ -100,6 +103,7 @@ export async function createOAuth(options: {
     issuer: options.issuer,
     formKey,
     guard: options.guard,
+    logger: options.logger,
     // a revoked grant (at /revoke, by refresh-token reuse) ends its streams and webhooks
     revocations: shared.revocations,
     ...(shared.oauthStore !== undefined && { store: shared.oauthStore }),

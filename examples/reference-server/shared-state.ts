@@ -11,6 +11,7 @@ import {
   type WebhookStore,
 } from 'portico';
 import { createRevocations } from 'portico/auth';
+import type { Logger } from 'portico/diagnostics';
 import { MemoryBroker } from 'portico/realtime';
 import {
   RedisApiKeyStore,
@@ -58,7 +59,7 @@ export interface SharedState {
   close(): Promise<void>;
 }
 
-export function createSharedState(redisUrl: string | undefined): SharedState {
+export function createSharedState(redisUrl: string | undefined, logger: Logger): SharedState {
   if (redisUrl === undefined) {
     return {
       revocations: createRevocations(),
@@ -70,7 +71,7 @@ export function createSharedState(redisUrl: string | undefined): SharedState {
       apiKeyStore: undefined,
       sessionStore: undefined,
       webhookStore: new MemoryWebhookStore(),
-      broker: (_name, historySize) => new MemoryBroker({ historySize }),
+      broker: (_name, historySize) => new MemoryBroker({ historySize, logger }),
       close: async () => {},
     };
   }
@@ -81,12 +82,12 @@ export function createSharedState(redisUrl: string | undefined): SharedState {
   });
   const brokers: RedisBroker[] = [];
   const broker = (name: string, historySize: number) => {
-    const made = new RedisBroker({ client, prefix: `portico:ref:${name}:`, historySize });
+    const made = new RedisBroker({ client, prefix: `portico:ref:${name}:`, historySize, logger });
     brokers.push(made);
     return made;
   };
   // revocations cross processes on a hub of their own, which no client can subscribe to
-  const revocationHub = createHub({ broker: broker('revocations', 16) });
+  const revocationHub = createHub({ broker: broker('revocations', 16), logger });
   const revocations = createRevocations({ transport: revocationHub });
   return {
     revocations,

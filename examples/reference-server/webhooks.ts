@@ -12,6 +12,7 @@ import {
   unprocessable,
   type WebhookStore,
 } from 'portico';
+import type { Logger } from 'portico/diagnostics';
 import { WebhookAddressError, webhookCredentialIds } from 'portico/webhook';
 import { type Message, READ } from './messages.js';
 
@@ -32,6 +33,8 @@ export interface WebhookSettings {
   store: WebhookStore;
   /** Where ended grants and deleted keys are heard: their subscriptions go with them. */
   revocations: Revocations;
+  /** Where failed attempts, dead letters and store failures are logged. */
+  logger: Logger;
 }
 
 function invalid(field: string, message: string): never {
@@ -54,6 +57,7 @@ export function createWebhooks(settings: WebhookSettings) {
     // at most 10 subscriptions per user (the 11th: 422), the same URL twice: 409
     maxEndpointsPerOwner: 10,
     revocations: settings.revocations,
+    logger: settings.logger,
     ...(settings.schedule !== undefined && { schedule: settings.schedule }),
   });
 

@@ -5,11 +5,13 @@
  *
  * @module portico/express
  */
+
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { compose, type Middleware, type Next } from '../core/compose.js';
 import { methodNotAllowed, notFound } from '../core/errors.js';
 import { getPrincipal, type Principal } from '../core/principal.js';
 import { type ErrorHandlerOptions, sendError } from '../core/problem.js';
+import { traced } from '../diagnostics/request-tracing.js';
 
 declare global {
   // Express's own place for the caller (passport's `req.user`), declared as passport does so
@@ -74,7 +76,7 @@ export function toExpress(
   app: Middleware | readonly Middleware[],
   options: ErrorHandlerOptions = {},
 ): ExpressHandler {
-  const handler = typeof app === 'function' ? app : compose(app);
+  const handler = traced(typeof app === 'function' ? app : compose(app));
   return function porticoExpress(req, res, next) {
     let continued = false;
     const fail = (err: unknown) => {
@@ -102,7 +104,7 @@ export function toExpress(
  *
  * @example
  * ```ts
- * app.use(expressErrorHandler({ onError: (err) => logger.error(err) }));
+ * app.use(expressErrorHandler({ logger: pino() })); // 5xx logged with pino
  * ```
  */
 export function expressErrorHandler(options: ErrorHandlerOptions = {}): ExpressErrorHandler {

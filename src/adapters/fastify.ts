@@ -4,9 +4,11 @@
  *
  * @module portico/fastify
  */
+
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { compose, type Middleware } from '../core/compose.js';
 import { notFound } from '../core/errors.js';
+import { loggerOption } from '../core/logger.js';
 import { getPrincipal } from '../core/principal.js';
 import {
   type ErrorHandlerOptions,
@@ -15,12 +17,8 @@ import {
   sendError,
   withEarlierCookies,
 } from '../core/problem.js';
-import {
-  assertKnownOptions,
-  booleanOption,
-  functionOption,
-  invalidOption,
-} from '../internal/options.js';
+import { traced } from '../diagnostics/request-tracing.js';
+import { assertKnownOptions, booleanOption, invalidOption } from '../internal/options.js';
 
 /** The part of Fastify's request portico needs, structurally (no dependency on Fastify's types). */
 export interface FastifyRequestLike {
@@ -99,7 +97,7 @@ function answer(
  * is hijacked, so Fastify neither routes nor answers again. A thrown or rejected error (a 401
  * from `authenticate`, a 429 from `rateLimit`) rejects the hook and reaches Fastify's error
  * handler — set {@link fastifyErrorHandler} for Problem Details — unless the response has
- * already started: then the connection is ended (and a 5xx reported to `onError`).
+ * already started: then the connection is ended (and a 5xx logged to the `logger`).
  *
  * Middleware that reads the body (`readJson`) belongs in routes, not here: Fastify parses
  * the body after `onRequest`.
@@ -124,7 +122,7 @@ export function toFastify(
   app: Middleware | readonly Middleware[],
   options: ErrorHandlerOptions = {},
 ): FastifyHook {
-  const handler = typeof app === 'function' ? app : compose(app);
+  const handler = traced(typeof app === 'function' ? app : compose(app));
   return async function porticoFastify(request, reply) {
     let continued = false;
     try {
@@ -154,7 +152,7 @@ export function toFastify(
  *
  * @example
  * ```ts
- * app.setErrorHandler(fastifyErrorHandler({ onError: (err) => logger.error(err) }));
+ * app.setErrorHandler(fastifyErrorHandler({ logger: app.log })); // 5xx logged by Fastify's pino
  * ```
  */
 export function fastifyErrorHandler(options: ErrorHandlerOptions = {}): FastifyErrorHandler {
@@ -202,7 +200,7 @@ export interface FastifyPorticoOptions extends ErrorHandlerOptions {
 const PLUGIN_OPTIONS = [
   'use',
   'notFound',
-  'onError',
+  'logger',
 ] as const satisfies readonly (keyof FastifyPorticoOptions)[];
 
 /** Validates the plugin's options once. */
@@ -213,11 +211,10 @@ function pluginOptions(options: FastifyPorticoOptions) {
   if (typeof use !== 'function' && !Array.isArray(use)) {
     throw invalidOption(`${owner}: \`use\` must be a middleware or an array of middleware`);
   }
-  const onError = functionOption(owner, 'onError', options.onError);
   return {
     use,
     notFound: booleanOption(owner, 'notFound', options.notFound, true),
-    ...(onError ? { onError } : {}),
+    logger: loggerOption(owner, options.logger),
   };
 }
 

@@ -4,16 +4,18 @@
  *
  * @module portico/koa
  */
+
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { compose, type Middleware } from '../core/compose.js';
 import { getPrincipal, type Principal } from '../core/principal.js';
 import { type ErrorHandlerOptions, sendError, toHttpError } from '../core/problem.js';
+import { traced } from '../diagnostics/request-tracing.js';
 
 /** The part of Koa's application portico needs, structurally: its `error` event. */
 export interface KoaAppLike {
   emit(event: 'error', error: unknown, ctx: unknown): unknown;
   listeners(event: 'error'): readonly unknown[];
-  /** Koa's default listener, which logs (portico's `onError` has already done so). */
+  /** Koa's default listener, which logs (portico's `logger` has already done so). */
   onerror?: unknown;
 }
 
@@ -54,7 +56,7 @@ function exposePrincipal(ctx: KoaContextLike): void {
 /**
  * Tells `app.on('error')` of an error answered here, as Koa does for the errors it answers
  * itself: those not exposed to the caller (`expose: false`, or a status of 500 and above).
- * Not when only Koa's default listener would hear it: it would log what `onError` logged.
+ * Not when only Koa's default listener would hear it: it would log what the `logger` logged.
  */
 function report(ctx: KoaContextLike, err: unknown): void {
   const httpError = toHttpError(err);
@@ -72,7 +74,7 @@ function report(ctx: KoaContextLike, err: unknown): void {
  * already set (CORS, request id, rate limits) before answering. As in Koa, an error not
  * exposed to the caller (a 5xx, or `expose: false`) still reaches `app.on('error')`, after
  * the answer: `app.emit('error', err, ctx)` (unless the only listener is Koa's default
- * logger, since `onError` has logged it already).
+ * logger, since portico's `logger` has logged it already).
  *
  * The principal found by `authenticate()` is also at `ctx.state.user` in the Koa middleware
  * that follows, as with `getPrincipal(ctx.req)`; type it with `new Koa<KoaState>()`.
@@ -89,7 +91,7 @@ export function toKoa(
   app: Middleware | readonly Middleware[],
   options: ErrorHandlerOptions = {},
 ): KoaMiddleware {
-  const handler = typeof app === 'function' ? app : compose(app);
+  const handler = traced(typeof app === 'function' ? app : compose(app));
   return async function porticoKoa(ctx, next) {
     try {
       await handler(ctx.req, ctx.res, async () => {

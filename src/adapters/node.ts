@@ -5,10 +5,12 @@
  *
  * @module portico/node
  */
+
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import { compose, type Middleware, type Next } from '../core/compose.js';
 import { badRequest, notFound } from '../core/errors.js';
 import { type ErrorHandlerOptions, sendError } from '../core/problem.js';
+import { traced } from '../diagnostics/request-tracing.js';
 
 /** Options of {@link toNodeListener}. */
 export interface NodeListenerOptions extends ErrorHandlerOptions {}
@@ -44,7 +46,7 @@ export function toNodeListener(
   app: Middleware | readonly Middleware[],
   options: NodeListenerOptions = {},
 ): RequestListener {
-  const handler = typeof app === 'function' ? app : compose(app);
+  const handler = traced(typeof app === 'function' ? app : compose(app));
   return function porticoListener(req: IncomingMessage, res: ServerResponse) {
     const fail = (err: unknown) => sendError(req, res, err, options);
     const last: Next = () => {

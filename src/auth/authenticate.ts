@@ -1,7 +1,13 @@
 import type { IncomingMessage } from 'node:http';
 import type { Middleware } from '../core/compose.js';
+import { createContextKey, getContextValue, setContextValue } from '../core/context.js';
 import { HttpError } from '../core/errors.js';
 import { getPrincipal, type Principal, setPrincipal } from '../core/principal.js';
+import {
+  type AuthRefusedMessage,
+  type AuthSucceededMessage,
+  published,
+} from '../diagnostics/channels.js';
 import { appendVary } from '../internal/headers.js';
 import { assertKnownOptions, functionOption, invalidOption } from '../internal/options.js';
 import type { Authenticator } from './authenticator.js';
@@ -101,7 +107,11 @@ export function authenticate(
     authenticationRequired(pick === undefined ? challenges : pick(req, challenges));
   const vary = [...new Set(authenticators.flatMap((a) => a.headers ?? []))].join(', ');
   const required: Middleware = (req, _res, next) => {
-    if (req.method !== 'OPTIONS' && getPrincipal(req) === undefined) throw missing(req);
+    if (req.method !== 'OPTIONS' && getPrincipal(req) === undefined) {
+      const refusal = missing(req);
+      if (published.authRefused.hasSubscribers) publishRefusal(req, refusal, 'http');
+      throw refusal;
+    }
     return next();
   };
   const middleware: Middleware = async function authenticateMiddleware(req, res, next) {
@@ -112,8 +122,10 @@ export function authenticate(
       await guard?.check(req);
       const principal = await identify(req);
       presented = principal !== undefined;
-      if (principal !== undefined) setPrincipal(req, principal);
-      else if (!optional) refusal = missing(req);
+      if (principal !== undefined) {
+        setPrincipal(req, principal);
+        if (published.authSucceeded.hasSubscribers) publishSuccess(req, principal, 'http');
+      } else if (!optional) refusal = missing(req);
     } catch (error) {
       // a verdict on the credential is counted by the guard first; a failure of ours (5xx) is not
       if (!(error instanceof HttpError) || error.status >= 500) throw error;
@@ -131,7 +143,10 @@ export function authenticate(
     if (presented && cacheControl !== false && !res.hasHeader('Cache-Control')) {
       res.setHeader('Cache-Control', cacheControl);
     }
-    if (refusal !== undefined) throw refusal;
+    if (refusal !== undefined) {
+      if (published.authRefused.hasSubscribers) publishRefusal(req, refusal, 'http');
+      throw refusal;
+    }
     return next();
   };
   return Object.assign(middleware, { required });
@@ -150,6 +165,46 @@ export function authenticate(
  * if (principal === undefined) throw authenticationRequired(challenges);
  * ```
  */
+/** The scheme of the authenticator that refused the request's credential. */
+const refusedSchemeKey = createContextKey<string>('refusedScheme');
+
+/**
+ * `authSucceeded` for `principal` on `surface`.
+ * @internal
+ */
+export function publishSuccess(
+  req: IncomingMessage,
+  principal: Principal,
+  surface: AuthSucceededMessage['surface'],
+): void {
+  published.authSucceeded.publish({
+    req,
+    mechanism: principal.method,
+    sub: principal.sub,
+    surface,
+  } satisfies AuthSucceededMessage);
+}
+
+/**
+ * `authRefused` for `refusal` (what the request is answered) on `surface`.
+ * @internal
+ */
+export function publishRefusal(
+  req: IncomingMessage,
+  refusal: unknown,
+  surface: AuthRefusedMessage['surface'],
+): void {
+  // a failure of ours (not an HttpError, or a 5xx other than the guard's 503) is no refusal
+  if (!(refusal instanceof HttpError) || (refusal.status >= 500 && refusal.status !== 503)) return;
+  published.authRefused.publish({
+    req,
+    status: refusal.status,
+    code: refusal.code,
+    mechanism: getContextValue(req, refusedSchemeKey),
+    surface,
+  } satisfies AuthRefusedMessage);
+}
+
 export function createIdentifier(
   owner: string,
   authenticators: readonly Authenticator[],
@@ -174,6 +229,7 @@ export function createIdentifier(
         try {
           principal = await authenticator.authenticate(req);
         } catch (error) {
+          setContextValue(req, refusedSchemeKey, authenticator.scheme);
           throw withChallenges(error, challenges);
         }
         if (principal !== undefined) return principal;

@@ -1,4 +1,5 @@
 import type { Principal } from '../core/principal.js';
+import { published, type RevocationMessage } from '../diagnostics/channels.js';
 import { invalidOption } from '../internal/options.js';
 
 /**
@@ -124,7 +125,12 @@ export function createRevocations(options: RevocationsOptions = {}): Revocations
 
   const unsubscribe = transport?.subscribe(channel, (message) => {
     const ids = (message.data as { ids?: unknown } | null)?.ids;
-    if (Array.isArray(ids)) for (const id of ids) if (typeof id === 'string') end(id);
+    if (!Array.isArray(ids)) return;
+    const heard = ids.filter((id): id is string => typeof id === 'string');
+    for (const id of heard) end(id);
+    if (published.revocation.hasSubscribers && heard.length > 0) {
+      published.revocation.publish({ ids: heard, origin: 'transport' } satisfies RevocationMessage);
+    }
   });
 
   return {
@@ -132,6 +138,9 @@ export function createRevocations(options: RevocationsOptions = {}): Revocations
       const list = ids.filter((id) => typeof id === 'string' && id !== '');
       if (list.length === 0) return;
       for (const id of list) end(id);
+      if (published.revocation.hasSubscribers) {
+        published.revocation.publish({ ids: list, origin: 'local' } satisfies RevocationMessage);
+      }
       await transport?.publish(channel, 'revoked', { ids: list });
     },
     watch(ids, onRevoked) {

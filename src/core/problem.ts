@@ -8,7 +8,9 @@ import {
 import { targetPath } from '../internal/target.js';
 import { getRequestId } from './context.js';
 import { type FieldError, HttpError, internalError } from './errors.js';
+import { defaultLogger, type Logger, log } from './logger.js';
 import { send } from './send.js';
+import { requestFields } from './trace-context.js';
 
 /**
  * The Problem Details media type (RFC 9457 §3).
@@ -40,20 +42,30 @@ export interface ProblemDetails {
 /** Options of {@link sendError} and the adapters' error handling. */
 export interface ErrorHandlerOptions {
   /**
-   * Called with every error that becomes a 5xx, with its request, before the answer is
-   * written: the place to log. The error may hold anything. `req` is the request itself:
-   * leave its `Authorization`, `Cookie` and `X-API-Key` headers (credentials) and its query
-   * (it may hold an `api_key`) out of what you log; the default does.
-   * @defaultValue logs method, path without the query, request id and stack to `console.error`
+   * Where an error that becomes a 5xx is logged, with its request, before the answer is
+   * written: one `error` line, `{ component: 'http', event: 'request.failed', method, path,
+   * requestId, traceId, spanId, err }` (the path without its query, which may hold an
+   * `api_key`; no header, no body). A pino logger is passed as it is.
+   * @defaultValue portico's default logger: that line on stderr
    */
-  onError?: (error: unknown, req: IncomingMessage) => void;
+  logger?: Logger;
 }
 
-const defaultOnError = (error: unknown, req: IncomingMessage) => {
-  const id = getRequestId(req);
-  const stack = error instanceof Error ? (error.stack ?? error.message) : String(error);
-  console.error(`[portico] ${req.method} ${requestPath(req)}${id ? ` (${id})` : ''}: ${stack}`);
-};
+function report(error: unknown, req: IncomingMessage, options: ErrorHandlerOptions): void {
+  log(
+    options.logger ?? defaultLogger,
+    'error',
+    {
+      component: 'http',
+      event: 'request.failed',
+      method: req.method,
+      path: requestPath(req),
+      ...requestFields(req),
+      err: error,
+    },
+    'a request failed unexpectedly',
+  );
+}
 
 /**
  * The request's path without its query, which may hold credentials (`api_key`). A request
@@ -237,7 +249,7 @@ export interface RenderedError {
 /**
  * Renders the answer for `error` without writing it: its status, headers and JSON body, as
  * {@link sendError} would send them — portico errors as they are, anything unexpected as a
- * 500 quoting the request id (a 5xx is reported to `onError`, and its details never reach
+ * 500 quoting the request id (a 5xx is logged to the `logger`, and its details never reach
  * the body). For a host that answers through its own machinery (Fastify's `reply.send`, a
  * custom framework) rather than on the raw response. Whoever writes it should, as
  * `sendError` does: drop the representation headers already on the response
@@ -265,21 +277,13 @@ export function renderError(
   return renderHttpError(httpError, error, req, options);
 }
 
-/** A 5xx goes to `onError` (by default, the log). */
+/** A 5xx goes to the logger. */
 function reportServerError(
   httpError: HttpError,
   req: IncomingMessage,
   options: ErrorHandlerOptions,
 ): void {
   if (httpError.status >= 500) report(httpError.cause ?? httpError, req, options);
-}
-
-function report(error: unknown, req: IncomingMessage, options: ErrorHandlerOptions): void {
-  try {
-    (options.onError ?? defaultOnError)(error, req);
-  } catch {
-    // a failing logger must not take the answer down with it
-  }
 }
 
 /** The answer for `httpError`, made of `error` (what was thrown), already reported. */
@@ -314,7 +318,7 @@ function renderHttpError(
 
 /**
  * Answers with the problem for `error`: portico errors as they are, anything unexpected as
- * a 500 quoting the request id (the details go to `onError`, never to the caller). Headers
+ * a 500 quoting the request id (the details go to the `logger`, never to the caller). Headers
  * already set by earlier middleware (CORS, request id, rate limits) are kept; representation
  * headers are dropped. When the headers have already gone out, the connection is ended.
  * {@link renderError} renders the same answer without writing it.

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Middleware } from '../core/compose.js';
 import { requestIdKey, setContextValue } from '../core/context.js';
+import { traceContextKey } from '../core/trace-context.js';
+import { parseTraceparent } from '../diagnostics/trace-context.js';
 import { isToken } from '../internal/grammar.js';
 import {
   assertKnownOptions,
@@ -18,7 +20,8 @@ export interface RequestIdOptions {
   header?: string;
   /**
    * Whether a caller's id is kept when it is a sane token (`[A-Za-z0-9._:-]`, 1–200
-   * characters). Turn off when callers are untrusted and ids must be yours.
+   * characters), and its `traceparent` read. Turn off when callers are untrusted and ids
+   * must be yours (no trace context is read then either).
    * @defaultValue `true`
    */
   trustIncoming?: boolean;
@@ -48,7 +51,10 @@ export const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,200}$/;
 /**
  * Gives every request an id for tracing: the caller's `X-Request-ID` when it is a sane
  * token, otherwise a new UUID. The id is set on the response, returned by
- * `getRequestId(req)` and quoted in every problem body.
+ * `getRequestId(req)` and quoted in every problem body. A valid W3C `traceparent` (with its
+ * `tracestate`) is read too: `getTraceContext(req)` (portico/diagnostics) returns its trace
+ * and span ids, and every log line about the request carries them; the request id does not
+ * change with it.
  *
  * @example
  * ```ts
@@ -69,6 +75,11 @@ export function requestId(options: RequestIdOptions = {}): Middleware {
     const given = trust ? req.headers[incoming] : undefined;
     const id = typeof given === 'string' && REQUEST_ID_PATTERN.test(given) ? given : generate();
     setContextValue(req, requestIdKey, id);
+    const traceparent = trust ? req.headers.traceparent : undefined;
+    if (traceparent !== undefined) {
+      const trace = parseTraceparent(traceparent, req.headers.tracestate);
+      if (trace !== undefined) setContextValue(req, traceContextKey, trace);
+    }
     res.setHeader(header, id);
     return next();
   };

@@ -1,6 +1,7 @@
 import { type CredentialGuard, guardOption } from '../auth/credential-guard.js';
 import { processRevocations, type Revocations } from '../auth/revocations.js';
 import type { Sessions } from '../auth/session.js';
+import { type Logger, loggerOption } from '../core/logger.js';
 import { assertKnownOptions, durationOption, invalidOption } from '../internal/options.js';
 import { createClientAuthenticator } from './client-auth.js';
 import type { ClientStore } from './clients.js';
@@ -90,6 +91,13 @@ export interface AuthorizationServerOptions {
    * @defaultValue `processRevocations()`, this process
    */
   revocations?: Revocations;
+  /**
+   * Where the authorization server logs: an `error` line when an endpoint fails unexpectedly
+   * (its answer is then `server_error`), never a parameter, header or secret. A pino logger
+   * is passed as it is.
+   * @defaultValue portico's default logger (errors on stderr)
+   */
+  logger?: Logger;
 }
 
 /** Everything the endpoints share, built once from {@link AuthorizationServerOptions}. */
@@ -106,6 +114,8 @@ export interface OAuthContext {
   readonly guard: CredentialGuard | undefined;
   /** Where ended grants and tokens are announced. */
   readonly revocations: Revocations;
+  /** Where the endpoints log. */
+  readonly logger: Logger;
   /** The validated durations, in milliseconds. */
   readonly settings: {
     readonly codeTtl: number;
@@ -134,6 +144,7 @@ const KNOWN = [
   'devicePollInterval',
   'guard',
   'revocations',
+  'logger',
 ] as const satisfies readonly (keyof AuthorizationServerOptions)[];
 
 const OWNER = 'createAuthorizationServer()';
@@ -203,6 +214,7 @@ export function createOAuthContext(options: AuthorizationServerOptions): OAuthCo
     authenticateClient: createClientAuthenticator(options.clients, options.guard),
     guard,
     revocations: options.revocations ?? processRevocations(),
+    logger: loggerOption(OWNER, options.logger),
     settings: Object.freeze({
       codeTtl: durationOption(OWNER, 'codeTtl', options.codeTtl, 60_000, { max: 60_000 }),
       refreshTokenTtl: durationOption(

@@ -1,5 +1,12 @@
 import type { ServerResponse } from 'node:http';
 import type { Middleware } from '../core/compose.js';
+import { log } from '../core/logger.js';
+import { requestFields } from '../core/trace-context.js';
+import {
+  published,
+  type TokenIssuedMessage,
+  type TokenRefusedMessage,
+} from '../diagnostics/channels.js';
 import { singleParams } from './client-auth.js';
 import type { GrantType } from './clients.js';
 import type { OAuthContext } from './context.js';
@@ -60,6 +67,8 @@ function sendTokens(res: ServerResponse, tokens: TokenResponse): void {
  */
 export function createTokenEndpoint(ctx: OAuthContext): Middleware {
   return async function tokenEndpoint(req, res) {
+    let grantType: string | undefined;
+    let clientId: string | undefined;
     try {
       if (req.method !== 'POST') {
         throw new OAuthError('invalid_request', 'The token endpoint takes POST requests only.', {
@@ -68,8 +77,9 @@ export function createTokenEndpoint(ctx: OAuthContext): Middleware {
         });
       }
       const params = singleParams(await readOAuthForm(req));
+      grantType = params.get('grant_type');
       const client = await ctx.authenticateClient(req, params);
-      const grantType = params.get('grant_type');
+      clientId = client.clientId;
       if (grantType === undefined || grantType === '') {
         throw new OAuthError('invalid_request', 'The parameter grant_type is required.');
       }
@@ -79,24 +89,44 @@ export function createTokenEndpoint(ctx: OAuthContext): Middleware {
       if (!client.grantTypes.includes(grantType)) {
         throw new OAuthError('unauthorized_client', 'This client may not use this grant type.');
       }
-      sendTokens(res, await GRANTS[grantType](ctx, client, params));
+      const tokens = await GRANTS[grantType](ctx, client, params);
+      sendTokens(res, tokens);
+      if (published.tokenIssued.hasSubscribers) {
+        published.tokenIssued.publish({
+          req,
+          grantType,
+          clientId,
+          scope: tokens.scope,
+          refreshToken: tokens.refresh_token !== undefined,
+        } satisfies TokenIssuedMessage);
+      }
     } catch (err) {
       if (res.headersSent) {
         res.destroy();
         return;
       }
-      const answer = asOAuthError(err);
-      if (answer !== undefined) {
-        sendOAuthError(res, answer);
-        return;
+      let answer = asOAuthError(err);
+      if (answer === undefined) {
+        // parameters and headers carry credentials: the error alone, with the request's ids
+        log(
+          ctx.logger,
+          'error',
+          { component: 'oauth', event: 'token.failed', ...requestFields(req), err },
+          'the token endpoint failed unexpectedly',
+        );
+        answer = new OAuthError('server_error', 'The authorization server failed unexpectedly.');
       }
-      // Parameters and headers carry credentials: log the error alone.
-      const stack = err instanceof Error ? (err.stack ?? err.message) : String(err);
-      console.error(`[portico] token endpoint: ${stack}`);
-      sendOAuthError(
-        res,
-        new OAuthError('server_error', 'The authorization server failed unexpectedly.'),
-      );
+      sendOAuthError(res, answer);
+      if (published.tokenRefused.hasSubscribers) {
+        published.tokenRefused.publish({
+          req,
+          // only a grant type this server knows: anything else is the caller's text
+          grantType: grantType !== undefined && isGrantType(grantType) ? grantType : undefined,
+          clientId,
+          error: answer.error,
+          status: answer.status,
+        } satisfies TokenRefusedMessage);
+      }
     }
   };
 }

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Middleware, Next } from '../core/compose.js';
 import { serviceUnavailable, tooManyRequests } from '../core/errors.js';
+import { published, type RateLimitedMessage } from '../diagnostics/channels.js';
 import type { TrustProxy } from '../http/proxy.js';
 import {
   assertKnownOptions,
@@ -257,6 +258,10 @@ export function rateLimit(options: RateLimitOptions = {}): Middleware {
     res: ServerResponse,
     info: RateLimitInfo,
   ): Promise<void> => {
+    if (published.rateLimited.hasSubscribers) {
+      const { key, limit, resetAt } = info;
+      published.rateLimited.publish({ req, key, limit, resetAt } satisfies RateLimitedMessage);
+    }
     if (handler === undefined) throw tooManyRequests(info.resetSeconds, detail);
     res.setHeader('Retry-After', info.resetSeconds);
     await handler(req, res, info);

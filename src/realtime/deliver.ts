@@ -1,23 +1,25 @@
+import { type Logger, log } from '../core/logger.js';
 import type { HubListener, HubMessage } from './broker.js';
 
 /**
  * Hands `message` to each listener (a snapshot, so listeners may unsubscribe meanwhile). A
- * listener that throws or rejects is reported to `onError`, and the others still get the
- * message; a reporter that throws is ignored. Shared by the brokers.
+ * listener that throws or rejects is logged (`error`, with the channel), and the others still
+ * get the message. Shared by the brokers.
  * @internal
  */
 export function deliverToListeners(
   listeners: Iterable<HubListener>,
   message: HubMessage,
-  onError: (error: unknown, message: HubMessage) => void,
+  logger: Logger,
+  component: string,
 ): void {
-  const report = (error: unknown) => {
-    try {
-      onError(error, message);
-    } catch {
-      // an error reporter that throws must not break delivery either
-    }
-  };
+  const report = (error: unknown) =>
+    log(
+      logger,
+      'error',
+      { component, event: 'listener.failed', channel: message.channel, err: error },
+      'a listener of a hub channel failed',
+    );
   for (const listener of [...listeners]) {
     try {
       const result = listener(message);

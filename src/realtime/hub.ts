@@ -1,5 +1,6 @@
 import { PorticoError } from '../core/errors.js';
-import { assertKnownOptions, functionOption, invalidOption } from '../internal/options.js';
+import { type Logger, log, loggerOption } from '../core/logger.js';
+import { assertKnownOptions, invalidOption } from '../internal/options.js';
 import type {
   Broker,
   HistoryResult,
@@ -28,10 +29,11 @@ export interface HubOptions {
    */
   broker?: Broker;
   /**
-   * Called when an asynchronous broker fails to subscribe (the listener then gets nothing).
-   * @defaultValue reports on `console.error`
+   * Where an asynchronous broker's failure to subscribe is logged (`error`, with the channel;
+   * the listener then gets nothing, and `ready` rejects). A pino logger is passed as it is.
+   * @defaultValue portico's default logger (errors on stderr)
    */
-  onError?: (error: unknown, channel: string) => void;
+  logger?: Logger;
 }
 
 /**
@@ -85,7 +87,7 @@ export type Subscription = Unsubscribe & { readonly ready: Promise<void> };
 const SUBSCRIBED: Promise<void> = Promise.resolve();
 
 const OWNER = 'createHub()';
-const KNOWN_OPTIONS = ['broker', 'onError'] as const satisfies readonly (keyof HubOptions)[];
+const KNOWN_OPTIONS = ['broker', 'logger'] as const satisfies readonly (keyof HubOptions)[];
 const MAX_NAME_LENGTH = 200;
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it rejects.
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
@@ -129,10 +131,6 @@ function checkedRedaction(replace: HubRedaction): HubRedaction {
   };
 }
 
-function reportToConsole(error: unknown, channel: string): void {
-  console.error(`portico realtime: subscribing to channel "${channel}" failed`, error);
-}
-
 /**
  * Creates the channel hub: `publish` / `subscribe` by channel name over a {@link Broker}
  * (in-process by default, Redis pub/sub for fan-out across processes), and `replay` for
@@ -172,7 +170,7 @@ export function createHub(options: HubOptions = {}): Hub {
       `${OWNER}: \`broker\` must implement publish, subscribe, history, position, close`,
     );
   }
-  const onError = functionOption(OWNER, 'onError', options.onError) ?? reportToConsole;
+  const logger = loggerOption(OWNER, options.logger);
   const broker = given ?? new MemoryBroker();
   const active = new Set<Unsubscribe>();
   let closed = false;
@@ -211,11 +209,16 @@ export function createHub(options: HubOptions = {}): Hub {
           (error: unknown) => {
             active.delete(unsubscribe);
             done = true;
-            onError(error, channel);
+            log(
+              logger,
+              'error',
+              { component: 'realtime', event: 'subscribe.failed', channel, err: error },
+              'subscribing to a hub channel failed',
+            );
             throw error;
           },
         );
-        ready.catch(() => {}); // reported through onError; `ready` rejects for who awaits it
+        ready.catch(() => {}); // logged; `ready` rejects for who awaits it
       }
       Object.defineProperty(unsubscribe, 'ready', { value: ready });
       active.add(unsubscribe);

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { PorticoError } from '../core/errors.js';
+import { type Logger, loggerOption } from '../core/logger.js';
 import {
   assertKnownOptions,
   countOption,
@@ -41,10 +42,11 @@ export interface MemoryBrokerOptions {
    */
   historyTtl?: number;
   /**
-   * Called when a listener throws or rejects; delivery to the other listeners goes on.
-   * @defaultValue reports on `console.error`
+   * Where a listener that throws or rejects is logged (`error`, with the channel); delivery
+   * to the other listeners goes on. A pino logger is passed as it is.
+   * @defaultValue portico's default logger (errors on stderr)
    */
-  onError?: (error: unknown, message: HubMessage) => void;
+  logger?: Logger;
   /**
    * The clock, in epoch milliseconds (tests inject one).
    * @defaultValue `Date.now`
@@ -56,7 +58,7 @@ const OWNER = 'new MemoryBroker()';
 const KNOWN_OPTIONS = [
   'historySize',
   'historyTtl',
-  'onError',
+  'logger',
   'now',
 ] as const satisfies readonly (keyof MemoryBrokerOptions)[];
 
@@ -70,10 +72,6 @@ interface Channel {
   /** Events held. */
   count: number;
   listeners: Set<HubListener>;
-}
-
-function reportToConsole(error: unknown, message: HubMessage): void {
-  console.error(`portico realtime: a listener of channel "${message.channel}" failed`, error);
 }
 
 /**
@@ -97,7 +95,7 @@ export class MemoryBroker implements Broker {
   readonly #channels = new Map<string, Channel>();
   readonly #size: number;
   readonly #ttl: number | undefined;
-  readonly #onError: (error: unknown, message: HubMessage) => void;
+  readonly #logger: Logger;
   readonly #now: () => number;
   #closed = false;
 
@@ -108,7 +106,7 @@ export class MemoryBroker implements Broker {
       options.historyTtl === undefined
         ? undefined
         : durationOption(OWNER, 'historyTtl', options.historyTtl, 0, { min: 1 });
-    this.#onError = functionOption(OWNER, 'onError', options.onError) ?? reportToConsole;
+    this.#logger = loggerOption(OWNER, options.logger);
     this.#now = functionOption(OWNER, 'now', options.now) ?? Date.now;
   }
 
@@ -135,7 +133,7 @@ export class MemoryBroker implements Broker {
         state.count += 1;
       }
     }
-    deliverToListeners(state.listeners, message, this.#onError);
+    deliverToListeners(state.listeners, message, this.#logger, 'realtime');
     return message;
   }
 

@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { PorticoError } from '../core/errors.js';
+import { type Logger, loggerOption } from '../core/logger.js';
 import {
   assertKnownOptions,
   countOption,
   durationOption,
-  functionOption,
   invalidOption,
 } from '../internal/options.js';
 import type {
@@ -42,8 +42,12 @@ export interface RedisBrokerOptions {
    * @defaultValue `2_000` (2 seconds)
    */
   timeoutMs?: number;
-  /** Called when a listener throws; delivery to the others goes on. @defaultValue `console.error` */
-  onError?: (error: unknown, message: HubMessage) => void;
+  /**
+   * Where a listener that throws or rejects is logged (`error`, with the channel); delivery
+   * to the other listeners goes on. A pino logger is passed as it is.
+   * @defaultValue portico's default logger (errors on stderr)
+   */
+  logger?: Logger;
 }
 
 // The epoch of the whole deployment: made by the first process that needs it, gone (and made
@@ -112,12 +116,8 @@ const KNOWN_OPTIONS = [
   'prefix',
   'historySize',
   'timeoutMs',
-  'onError',
+  'logger',
 ] as const satisfies readonly (keyof RedisBrokerOptions)[];
-
-function reportToConsole(error: unknown, message: HubMessage): void {
-  console.error(`portico redis: a listener of channel "${message.channel}" failed`, error);
-}
 
 /**
  * A {@link Broker} over Redis, so that several processes act as one hub: offsets assigned
@@ -141,7 +141,7 @@ export class RedisBroker implements Broker {
   readonly #prefix: string;
   readonly #size: number;
   readonly #timeout: number;
-  readonly #onError: (error: unknown, message: HubMessage) => void;
+  readonly #logger: Logger;
   readonly #listeners = new Map<string, Set<HubListener>>();
   /** Pending or done `SUBSCRIBE`s, per pub/sub channel. */
   readonly #subscribed = new Map<string, Promise<unknown>>();
@@ -161,7 +161,7 @@ export class RedisBroker implements Broker {
       min: 1,
       max: MAX_TIMER_DELAY,
     });
-    this.#onError = functionOption(OWNER, 'onError', options.onError) ?? reportToConsole;
+    this.#logger = loggerOption(OWNER, options.logger);
   }
 
   #keys(channel: string): string[] {
@@ -326,7 +326,7 @@ export class RedisBroker implements Broker {
     } catch {
       return; // not one of ours
     }
-    deliverToListeners(listeners, message, this.#onError);
+    deliverToListeners(listeners, message, this.#logger, 'redis');
   }
 
   #assertOpen(): void {

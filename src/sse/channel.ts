@@ -1,4 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { type Logger, log, loggerOption } from '../core/logger.js';
+import { requestFields } from '../core/trace-context.js';
 import { assertKnownOptions, functionOption, invalidOption } from '../internal/options.js';
 import type { HubMessage, Position } from '../realtime/broker.js';
 import { followChannel } from '../realtime/follow.js';
@@ -55,11 +57,12 @@ export interface ChannelStreamOptions extends EventStreamOptions {
    */
   lastEventIdQuery?: string;
   /**
-   * Called when the broker fails to replay (the stream is then closed, and the client
-   * reconnects with its `Last-Event-ID`).
-   * @defaultValue reports on `console.error`
+   * Where the broker's failure to replay is logged (`error`, with the channel and the
+   * request's ids; the stream is then closed, and the client reconnects with its
+   * `Last-Event-ID`). A pino logger is passed as it is.
+   * @defaultValue portico's default logger (errors on stderr)
    */
-  onError?: (error: unknown) => void;
+  logger?: Logger;
 }
 
 const OWN_OPTIONS = [
@@ -69,7 +72,7 @@ const OWN_OPTIONS = [
   'parseId',
   'toReset',
   'lastEventIdQuery',
-  'onError',
+  'logger',
 ] as const satisfies readonly (keyof ChannelStreamOptions)[];
 /** Every option name `streamChannel` takes, its own and the stream's. */
 const KNOWN_OPTIONS = [...OWN_OPTIONS, ...EVENT_STREAM_OPTIONS];
@@ -114,10 +117,6 @@ const defaultToReset = (position: Position): ServerSentEvent => ({
   data: { reason: 'too-far-behind' },
 });
 
-const defaultOnError = (error: unknown) => {
-  console.error('portico sse: replaying a channel failed', error);
-};
-
 /**
  * Streams one hub channel as Server-Sent Events, with resume: a client that reconnects with
  * `Last-Event-ID` gets every event it missed while the broker's history still holds them,
@@ -149,7 +148,7 @@ export function streamChannel(
   const toEvent = functionOption(OWNER, 'toEvent', options.toEvent) ?? defaultToEvent;
   const parseId = functionOption(OWNER, 'parseId', options.parseId) ?? parsePosition;
   const toReset = functionOption(OWNER, 'toReset', options.toReset) ?? defaultToReset;
-  const onError = functionOption(OWNER, 'onError', options.onError) ?? defaultOnError;
+  const logger = loggerOption(OWNER, options.logger);
   const streamOptions: EventStreamOptions = {};
   for (const key of EVENT_STREAM_OPTIONS) {
     if (options[key] !== undefined) Object.assign(streamOptions, { [key]: options[key] });
@@ -185,11 +184,13 @@ export function streamChannel(
   stream.onClose(unsubscribe);
   ready.catch((error: unknown) => {
     if (stream.closed) return;
-    try {
-      onError(error);
-    } finally {
-      stream.close();
-    }
+    log(
+      logger,
+      'error',
+      { component: 'sse', event: 'replay.failed', channel, ...requestFields(req), err: error },
+      'replaying a channel failed',
+    );
+    stream.close();
   });
   return stream;
 }

@@ -7,6 +7,7 @@ import {
 } from '../auth/revocations.js';
 import { methodNotAllowed } from '../core/errors.js';
 import { getPrincipal } from '../core/principal.js';
+import { published, type SseEndedMessage, type SseOpenedMessage } from '../diagnostics/channels.js';
 import {
   assertKnownOptions,
   countOption,
@@ -244,6 +245,7 @@ export function createEventStream(
   let unbind = noop;
 
   let closeReason: EventStreamCloseReason | undefined;
+  const opened = performance.now();
   let congested = false;
   const queue: string[] = [];
   let queuedBytes = 0;
@@ -265,6 +267,10 @@ export function createEventStream(
     res.off('error', onError);
     req.off('error', onError);
     for (const listener of listeners.splice(0)) notify(listener, reason);
+    if (published.sseEnded.hasSubscribers) {
+      const durationMs = Math.round(performance.now() - opened);
+      published.sseEnded.publish({ req, reason, durationMs } satisfies SseEndedMessage);
+    }
   };
   const onGone = () => release('client');
   const onError = () => {
@@ -319,6 +325,9 @@ export function createEventStream(
     throw error;
   }
   res.flushHeaders();
+  if (published.sseOpened.hasSubscribers) {
+    published.sseOpened.publish({ req } satisfies SseOpenedMessage);
+  }
   req.socket?.setNoDelay(true);
   if (retry !== false) write(formatEvent({ retry: jittered(retry, jitter) }));
   if (heartbeat > 0) {

@@ -1,3 +1,4 @@
+import { type Logger, log } from '../core/logger.js';
 import { type AttemptOutcome, type AttemptSettings, attemptDelivery } from './attempt.js';
 import type { CredentialEnd } from './credential-end.js';
 import type { EndpointRegistry } from './endpoint-registry.js';
@@ -21,6 +22,8 @@ export interface DelivererOptions {
   disableAfter: number;
   /** Reports what happened; never throws. */
   emit(event: WebhookSenderEvent): void;
+  /** Where a store failure is logged. */
+  logger: Logger;
 }
 
 /** The secrets that sign now: the newest, and the older ones while the overlap lasts. */
@@ -49,7 +52,18 @@ export class Deliverer {
       await this.#run(delivery);
     } catch (error) {
       // a store failure: the lease runs out and the delivery is taken again
-      console.error('portico webhooks: recording an attempt failed', error);
+      log(
+        this.#options.logger,
+        'error',
+        {
+          component: 'webhook',
+          event: 'store.failed',
+          endpointId: delivery.endpointId,
+          deliveryId: delivery.id,
+          err: error,
+        },
+        'recording a webhook attempt failed',
+      );
     }
   }
 

@@ -1,3 +1,4 @@
+import { type Logger, log } from '../core/logger.js';
 import type { WebhookDelivery, WebhookStore } from './store.js';
 
 /**
@@ -9,6 +10,7 @@ const LEASE_MARGIN_MS = 5000;
 /** What a {@link DeliveryLoop} is given. */
 export interface DeliveryLoopOptions {
   store: WebhookStore;
+  logger: Logger;
   now: () => number;
   /** Milliseconds an attempt may take: a claimed delivery is leased for this and a margin. */
   timeout: number;
@@ -111,7 +113,12 @@ export class DeliveryLoop {
       // With every slot taken, the end of an attempt wakes the sender: no timer to set.
       if (this.#inFlight.size < concurrency) await this.#arm();
     } catch (error) {
-      console.error('portico webhooks: reading the delivery store failed', error);
+      log(
+        this.#options.logger,
+        'error',
+        { component: 'webhook', event: 'store.failed', err: error },
+        'reading the webhook delivery store failed',
+      );
       if (!this.#closed) this.#arm(pollInterval);
     } finally {
       this.#ticking = false;

@@ -40,7 +40,7 @@ const KNOWN = [
 ] as const satisfies readonly (keyof WebhookReceiverOptions)[];
 const webhookKey = createContextKey<VerifiedWebhook>('webhook');
 
-/** Why the body is gone, for the developer (logged through `onError`, never sent to the caller). */
+/** Why the body is gone, for the developer (logged through the `logger`, never sent to the caller). */
 const CONSUMED =
   'verifyWebhooks() needs the exact bytes of the request body, but a body parser ' +
   '(express.json(), koa-bodyparser, …) already read them. Mount the webhook receiver before ' +
@@ -86,7 +86,7 @@ async function rawBodyOf(req: IncomingMessage, limit: number): Promise<Buffer> {
  * `WebhookVerificationError`.
  *
  * Mount it *before* any body parser: if the body was already consumed (`express.json()`),
- * the request fails with a 500 whose cause, passed to `onError` and never shown to the
+ * the request fails with a 500 whose cause, logged through the `logger` and never shown to the
  * caller, says so. An invalid option or secret is a `TypeError` when the middleware is built.
  *
  * @example

@@ -1,5 +1,6 @@
 import type { Dispatcher } from 'undici';
 import { processRevocations, type Revocations } from '../auth/revocations.js';
+import { type Logger, loggerOption } from '../core/logger.js';
 import { hasLineBreak } from '../internal/grammar.js';
 import {
   assertKnownOptions,
@@ -109,6 +110,13 @@ export interface WebhookSenderOptions {
    */
   onEvent?: (event: WebhookSenderEvent) => void;
   /**
+   * Where the sender logs: `warn` for a failed attempt, a dead letter and a disabled endpoint
+   * (endpoint and delivery ids, status, never the URL's query or a secret), `error` when the
+   * store fails under it. A pino logger is passed as it is.
+   * @defaultValue portico's default logger (errors on stderr)
+   */
+  logger?: Logger;
+  /**
    * The longest wait between two looks at the store for due deliveries, in milliseconds.
    * @defaultValue `1_000` (1 second)
    */
@@ -141,6 +149,7 @@ const KNOWN = [
   'rotationOverlapMs',
   'userAgent',
   'onEvent',
+  'logger',
   'pollInterval',
   'now',
   'maxEndpointsPerOwner',
@@ -204,6 +213,7 @@ export function senderSettings(options: WebhookSenderOptions): SenderSettings {
     ),
     userAgent: userAgentOption(options.userAgent),
     onEvent: functionOption(OWNER, 'onEvent', options.onEvent),
+    logger: loggerOption(OWNER, options.logger),
     pollInterval: durationOption(OWNER, 'pollInterval', options.pollInterval, 1_000, { min: 1 }),
     now: functionOption(OWNER, 'now', options.now) ?? Date.now,
     maxEndpointsPerOwner: countOption(

@@ -7,6 +7,7 @@ import { DeliveryLoop } from './delivery-loop.js';
 import { EndpointRegistry, type NewWebhookEndpoint } from './endpoint-registry.js';
 import { assertEventName } from './event-name.js';
 import { MemoryWebhookStore } from './memory-store.js';
+import { observe } from './observe.js';
 import { enqueueEvent } from './outbox.js';
 import { DeadlineWatch } from './post.js';
 import {
@@ -102,6 +103,7 @@ export function createWebhookSender(options: WebhookSenderOptions = {}): Webhook
   };
   const dispatcher = settings.dispatcher ?? ownAgent;
   const emit = (event: WebhookSenderEvent) => {
+    observe(event, settings.logger);
     try {
       settings.onEvent?.(event);
     } catch {
@@ -140,6 +142,7 @@ export function createWebhookSender(options: WebhookSenderOptions = {}): Webhook
     jitter: settings.jitter,
     disableAfter: settings.disableAfter,
     emit,
+    logger: settings.logger,
   });
   const loop = new DeliveryLoop({
     store,
@@ -149,6 +152,7 @@ export function createWebhookSender(options: WebhookSenderOptions = {}): Webhook
     perEndpoint: settings.perEndpointConcurrency,
     ordered: settings.ordered,
     pollInterval: settings.pollInterval,
+    logger: settings.logger,
     deliver: (delivery) => deliverer.deliver(delivery),
   });
   loop.wake();

@@ -1,5 +1,6 @@
 import type { WebSocket } from 'ws';
 import type { Revocations } from '../auth/revocations.js';
+import type { Logger } from '../core/logger.js';
 import type { Principal } from '../core/principal.js';
 import type { Hub } from '../realtime/hub.js';
 
@@ -183,10 +184,11 @@ export interface ChannelProtocolOptions {
    */
   closeTimeout?: number;
   /**
-   * Called with unexpected errors, which close the connection with 1011.
-   * @defaultValue logs the stack to `console.error`
+   * Where unexpected errors are logged (`error`; the connection is closed with 1011). A pino
+   * logger is passed as it is.
+   * @defaultValue portico's default logger (errors on stderr)
    */
-  onError?: (error: unknown) => void;
+  logger?: Logger;
   /**
    * Per-connection limit on incoming messages, as a token bucket: a burst of up to `messages`,
    * refilled at `messages` per `interval` (in milliseconds). A connection past it is closed

@@ -1,6 +1,8 @@
 // The options of createChannelProtocol(), checked once, with their defaults.
+
 import type { Revocations } from '../auth/revocations.js';
 import { revocationsOption } from '../auth/revocations.js';
+import { type Logger, log, loggerOption } from '../core/logger.js';
 import {
   assertKnownOptions,
   countOption,
@@ -29,7 +31,8 @@ export interface ChannelSettings {
   extend: Readonly<Record<string, ChannelMessageHandler>>;
   authorize: ChannelAuthorizer | undefined;
   closeTimeout: number;
-  onError: (error: unknown) => void;
+  /** Logs an unexpected error (the connection then closes with 1011). */
+  reportError: (error: unknown) => void;
   rateLimit: ChannelRateLimit | false;
   maxBufferedBytes: number;
   message: ChannelMessageReader;
@@ -44,7 +47,7 @@ const KNOWN_OPTIONS = [
   'extend',
   'authorize',
   'closeTimeout',
-  'onError',
+  'logger',
   'rateLimit',
   'maxBufferedBytes',
   'message',
@@ -52,10 +55,15 @@ const KNOWN_OPTIONS = [
   'revocations',
 ] as const satisfies readonly (keyof ChannelProtocolOptions)[];
 
-const defaultOnError = (error: unknown) => {
-  const stack = error instanceof Error ? (error.stack ?? error.message) : String(error);
-  console.error(`[portico] ws channel: ${stack}`);
-};
+function errorReporter(logger: Logger): (error: unknown) => void {
+  return (error) =>
+    log(
+      logger,
+      'error',
+      { component: 'ws', event: 'channel.failed', err: error },
+      'a WebSocket channel failed unexpectedly (closed with 1011)',
+    );
+}
 
 /** `rateLimit`: `false`, or a burst of `messages` refilled per `interval` milliseconds. */
 function rateLimitOption(value: ChannelRateLimit | false | undefined): ChannelRateLimit | false {
@@ -105,7 +113,7 @@ export function channelSettings(options: ChannelProtocolOptions): ChannelSetting
     extend: extendOption(options.extend),
     authorize: functionOption(OWNER, 'authorize', options.authorize),
     closeTimeout: durationOption(OWNER, 'closeTimeout', options.closeTimeout, 5_000, timer),
-    onError: functionOption(OWNER, 'onError', options.onError) ?? defaultOnError,
+    reportError: errorReporter(loggerOption(OWNER, options.logger)),
     rateLimit: rateLimitOption(options.rateLimit),
     maxBufferedBytes: maxBufferedBytesOption(options.maxBufferedBytes),
     message: functionOption(OWNER, 'message', options.message) ?? chatMessage,

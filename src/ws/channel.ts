@@ -67,7 +67,7 @@ function assemble(options: ChannelProtocolOptions): Parts {
   const output = new ConnectionOutput(
     settings.maxBufferedBytes,
     settings.closeTimeout,
-    settings.onError,
+    settings.reportError,
   );
   // relays cross processes through the hub; the relay channel is no client's to use
   const cross =

@@ -1,7 +1,7 @@
 import type { IncomingMessage, OutgoingHttpHeaders } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { WebSocket, WebSocketServer } from 'ws';
-import { createIdentifier } from '../auth/authenticate.js';
+import { createIdentifier, publishRefusal, publishSuccess } from '../auth/authenticate.js';
 import type { Authenticator } from '../auth/authenticator.js';
 import { type CredentialGuard, guardOption, isRefusal } from '../auth/credential-guard.js';
 import { authenticationRequired } from '../auth/errors.js';
@@ -9,6 +9,7 @@ import type { Revocations } from '../auth/revocations.js';
 import { revocationsOption } from '../auth/revocations.js';
 import type { Middleware } from '../core/compose.js';
 import { forbidden, HttpError, notFound } from '../core/errors.js';
+import { type Logger, log, loggerOption } from '../core/logger.js';
 import { type Principal, setPrincipal } from '../core/principal.js';
 import { PROBLEM_TYPE, requestPath, toHttpError, toProblem } from '../core/problem.js';
 import {
@@ -17,7 +18,13 @@ import {
   runOnRawSocket,
   writeRawAnswer,
 } from '../core/raw-answer.js';
+import { requestFields } from '../core/trace-context.js';
 import { buildOriginMatcher, type OriginAllowlist } from '../cors/origin.js';
+import {
+  published,
+  type WebSocketClosedMessage,
+  type WebSocketOpenedMessage,
+} from '../diagnostics/channels.js';
 import { ignoreUpgrade } from '../http/ignore-upgrade.js';
 import { asksForWebSocket } from '../internal/headers.js';
 import { loadedWs, loadWs } from '../internal/lazy.js';
@@ -25,7 +32,6 @@ import {
   assertKnownOptions,
   booleanOption,
   countOption,
-  functionOption,
   invalidOption,
 } from '../internal/options.js';
 import { connectionCap } from '../realtime/connection-options.js';
@@ -106,10 +112,11 @@ export interface UpgradeHandlerOptions {
   /** Called with every accepted connection. A throw closes it with 1011. */
   onConnection: (ws: WebSocket, context: UpgradeContext) => void;
   /**
-   * Called with unexpected errors (a failing authenticator, a throwing `onConnection`).
-   * @defaultValue logs the request path and stack to `console.error`
+   * Where unexpected errors are logged (a failing authenticator, a throwing `onConnection`):
+   * `error`, with the path (no query) and the request's ids. A pino logger is passed as it is.
+   * @defaultValue portico's default logger (errors on stderr)
    */
-  onError?: (error: unknown, req: IncomingMessage) => void;
+  logger?: Logger;
 }
 
 /** The handler for a server's `'upgrade'` event. */
@@ -128,13 +135,8 @@ const KNOWN_OPTIONS = [
   'perMessageDeflate',
   'middleware',
   'onConnection',
-  'onError',
+  'logger',
 ] as const satisfies readonly (keyof UpgradeHandlerOptions)[];
-
-const defaultOnError = (error: unknown, req: IncomingMessage) => {
-  const stack = error instanceof Error ? (error.stack ?? error.message) : String(error);
-  console.error(`[portico] upgrade ${requestPath(req)}: ${stack}`);
-};
 
 function noop(): void {}
 
@@ -221,7 +223,7 @@ export function createUpgradeHandler(options: UpgradeHandlerOptions): UpgradeHan
   const revocations = revocationsOption(OWNER, options.revocations);
   const supported = new Set(options.protocols ?? []);
   const { path, onConnection } = options;
-  const onError = functionOption(OWNER, 'onError', options.onError) ?? defaultOnError;
+  const logger = loggerOption(OWNER, options.logger);
   const middleware = middlewareOption(OWNER, options.middleware);
   /** What `middleware` set, by request, until the 101 is written. */
   const pending = new WeakMap<IncomingMessage, OutgoingHttpHeaders>();
@@ -259,9 +261,16 @@ export function createUpgradeHandler(options: UpgradeHandlerOptions): UpgradeHan
       throw forbidden('This origin may not open a WebSocket here.', { code: 'ERR_WS_ORIGIN' });
     }
     if (authenticators.length === 0) return undefined;
-    const principal = await guarded(req);
-    if (principal === undefined) throw authenticationRequired(challenges);
+    let principal: Principal | undefined;
+    try {
+      principal = await guarded(req);
+      if (principal === undefined) throw authenticationRequired(challenges);
+    } catch (error) {
+      if (published.authRefused.hasSubscribers) publishRefusal(req, error, 'ws');
+      throw error;
+    }
     setPrincipal(req, principal);
+    if (published.authSucceeded.hasSubscribers) publishSuccess(req, principal, 'ws');
     return principal;
   }
 
@@ -289,6 +298,7 @@ export function createUpgradeHandler(options: UpgradeHandlerOptions): UpgradeHan
     if (principal !== undefined) socket.once('close', open.claim(principal.sub, cap));
     wss.handleUpgrade(req, socket, head, (ws) => {
       const protocol = ws.protocol === '' ? undefined : ws.protocol;
+      observeConnection(ws, req, principal);
       try {
         onConnection(ws, { req, principal, protocol });
         closeWithCredential(ws, principal, revocations);
@@ -304,11 +314,42 @@ export function createUpgradeHandler(options: UpgradeHandlerOptions): UpgradeHan
   }
 
   function reportError(error: unknown, req: IncomingMessage): void {
-    try {
-      onError(error, req);
-    } catch {
-      // a failing logger must not crash the server
+    log(
+      logger,
+      'error',
+      {
+        component: 'ws',
+        event: 'upgrade.failed',
+        path: requestPath(req),
+        ...requestFields(req),
+        err: error,
+      },
+      'a WebSocket upgrade failed unexpectedly',
+    );
+  }
+
+  /** `wsOpened` now and `wsClosed` when it closes, for subscribers of either. */
+  function observeConnection(ws: WebSocket, req: IncomingMessage, principal?: Principal): void {
+    if (!published.wsOpened.hasSubscribers && !published.wsClosed.hasSubscribers) return;
+    const sub = principal?.sub;
+    const opened = performance.now();
+    if (published.wsOpened.hasSubscribers) {
+      published.wsOpened.publish({
+        req,
+        sub,
+        protocol: ws.protocol,
+      } satisfies WebSocketOpenedMessage);
     }
+    ws.once('close', (code: number, reason: Buffer) => {
+      if (!published.wsClosed.hasSubscribers) return;
+      published.wsClosed.publish({
+        req,
+        sub,
+        code,
+        reason: reason.toString(),
+        durationMs: Math.round(performance.now() - opened),
+      } satisfies WebSocketClosedMessage);
+    });
   }
 
   return function handleUpgrade(req, socket, head) {

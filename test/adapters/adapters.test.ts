@@ -6,6 +6,7 @@ import Koa from 'koa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expressErrorHandler, expressNotFound } from '../../src/adapters/express.js';
 import { getRequestId } from '../../src/core/index.js';
+import { silentLogger } from '../../src/diagnostics/index.js';
 import { notFoundHandler } from '../../src/http/index.js';
 import {
   conflict,
@@ -83,7 +84,7 @@ function nodeHost(): Host {
   });
   return {
     name: 'node:http',
-    server: createServer(toNodeListener(chain)),
+    server: createServer(toNodeListener(chain, { logger: silentLogger })),
     nativeError: '/native/conflict',
   };
 }
@@ -96,14 +97,14 @@ function expressHost(name: string, factory: typeof express): Host {
     next(Object.assign(new Error('native'), { status: 409, expose: true }));
   });
   app.use(expressNotFound());
-  app.use(expressErrorHandler({ onError: () => {} }));
+  app.use(expressErrorHandler({ logger: silentLogger }));
   return { name, server: createServer(app), nativeError: '/native/conflict' };
 }
 
 function koaHost(): Host {
   const app = new Koa();
   app.silent = true;
-  app.use(toKoa(porticoChain(), { onError: () => {} }));
+  app.use(toKoa(porticoChain(), { logger: silentLogger }));
   app.use(async (ctx, next) => {
     if (ctx.path === '/native/conflict') ctx.throw(409, 'native');
     await next();

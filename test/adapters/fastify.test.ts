@@ -24,6 +24,7 @@ import {
   type Reply,
   request,
 } from '../helpers/http.js';
+import { captureLogger } from '../helpers/logger.js';
 import { connect as connectStream } from '../helpers/sse.js';
 
 const ORIGIN = 'http://app.example.test';
@@ -67,7 +68,8 @@ const own: Middleware = async (req, res, next) => {
 let app: FastifyInstance;
 let listening: Listening;
 const logs: { level: number; msg: string }[] = [];
-const failures: unknown[] = [];
+const log = captureLogger();
+const failures = log.errors;
 let routed = 0;
 /** What the app's own `onSend` and `onResponse` hooks saw. */
 const sent: { url: string; status: number; contentType: unknown; payload: unknown }[] = [];
@@ -78,7 +80,6 @@ beforeAll(async () => {
     bodyLimit: 1024,
     logger: { level: 'warn', stream: { write: (line: string) => logs.push(JSON.parse(line)) } },
   });
-  const onError = (error: unknown) => failures.push(error);
   app.addHook(
     'onRequest',
     toFastify(
@@ -91,7 +92,7 @@ beforeAll(async () => {
         mount('/limited', rateLimit({ limit: 1, windowMs: 60_000 })),
         own,
       ],
-      { onError },
+      { logger: log },
     ),
   );
   app.get('/api/hello', async (request) => {
@@ -146,7 +147,7 @@ beforeAll(async () => {
     responded.push(`${request.method} ${request.url} ${reply.statusCode}`);
   });
   app.setNotFoundHandler(fastifyNotFound());
-  app.setErrorHandler(fastifyErrorHandler({ onError }));
+  app.setErrorHandler(fastifyErrorHandler({ logger: log }));
   await app.ready();
   listening = await listen(app.server);
 });

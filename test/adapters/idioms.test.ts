@@ -20,6 +20,7 @@ import type { Authenticator } from '../../src/auth/authenticator.js';
 import { conflict } from '../../src/core/errors.js';
 import type { Principal } from '../../src/core/principal.js';
 import { sendJson } from '../../src/core/send.js';
+import { silentLogger } from '../../src/diagnostics/index.js';
 import { requestId } from '../../src/http/request-id.js';
 import { createRouter } from '../../src/http/router.js';
 import { closeAll, expectProblem, json, listen, request } from '../helpers/http.js';
@@ -113,7 +114,7 @@ describe.each([
 describe('koa 3', () => {
   function app(errors?: unknown[]) {
     const app = new Koa<KoaState>();
-    app.use(toKoa([optionalAuth()], { onError: () => {} }));
+    app.use(toKoa([optionalAuth()], { logger: silentLogger }));
     app.use(async (ctx, next) => {
       if (ctx.path === '/boom') throw new Error('db down');
       if (ctx.path === '/conflict') ctx.throw(409, 'native');
@@ -149,7 +150,7 @@ describe('koa 3', () => {
         () => {
           throw Object.assign(new Error('hidden'), { status: 503, expose: false });
         },
-        { onError: () => {} },
+        { logger: silentLogger },
       ),
     );
     koa.on('error', (err) => errors.push(err));
@@ -159,7 +160,7 @@ describe('koa 3', () => {
     expect(json(await request(server, '/')).detail).not.toContain('hidden');
   });
 
-  it("does not make Koa's default listener log again what onError logged", async () => {
+  it("does not make Koa's default listener log again what the logger logged", async () => {
     const koa = app();
     let defaultCalls = 0;
     koa.onerror = () => {

@@ -1,4 +1,5 @@
 // Property tests of the WWW-Authenticate challenge builder: challenge() and quoteParam().
+
 import { validateHeaderValue } from 'node:http';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -6,6 +7,7 @@ import { authenticate } from '../../src/auth/authenticate.js';
 import { challenge, quoteParam } from '../../src/auth/authenticator.js';
 import { basicAuth } from '../../src/auth/basic.js';
 import { sendError } from '../../src/core/problem.js';
+import { silentLogger } from '../../src/diagnostics/index.js';
 import { fakeRequest, fakeResponse } from '../helpers/fake-http.js';
 
 const RUNS = { numRuns: 1000 };
@@ -213,7 +215,7 @@ describe('challenge (property)', () => {
       () => undefined,
       (e: unknown) => e,
     );
-    expect(() => sendError(req, res, error, { onError: () => {} })).not.toThrow();
+    expect(() => sendError(req, res, error, { logger: silentLogger })).not.toThrow();
     expect(res.statusCode).toBe(401);
     expect(res.getHeader('WWW-Authenticate')).toBeDefined();
   });

@@ -15,10 +15,11 @@ import { getPrincipal } from '../../src/core/principal.js';
 import { sendJson } from '../../src/core/send.js';
 import { tlsServerOptions } from '../../src/http/https.js';
 import { closeAll, json, type Listening, listen, request } from '../helpers/http.js';
+import { captureLogger } from '../helpers/logger.js';
 
-const failures: unknown[] = [];
+const log = captureLogger();
+const failures = log.errors;
 const echo: Middleware = (req, res) => sendJson(res, 200, getPrincipal(req) ?? null);
-const onError = (error: unknown) => failures.push(error);
 
 function expectRefused(
   reply: { status: number; headers: Record<string, unknown>; body: string },
@@ -146,7 +147,7 @@ describe('client certificates at their edges', () => {
     server = await listen(
       createHttpsServer(
         tlsServerOptions({ cert: fixture('server.pem'), key: fixture('server.key'), ca }),
-        toNodeListener([authenticate([mtlsAuth()]), echo], { onError }),
+        toNodeListener([authenticate([mtlsAuth()]), echo], { logger: log }),
       ),
     );
   });

@@ -32,11 +32,12 @@ import {
   request,
   serve,
 } from '../helpers/http.js';
+import { captureLogger } from '../helpers/logger.js';
 import { AUDIENCE, ISSUER, makeKey, mint } from './jwt-fixtures.js';
 
-const failures: unknown[] = [];
+const log = captureLogger();
+const failures = log.errors;
 const echo: Middleware = (req, res) => sendJson(res, 200, getPrincipal(req) ?? null);
-const onError = (error: unknown) => failures.push(error);
 /** A header value carrying these UTF-8 bytes (node writes header strings as latin-1). */
 const utf8Bytes = (text: string) => Buffer.from(text, 'utf8').toString('latin1');
 /** A raw request with one header line written byte for byte. */
@@ -88,9 +89,9 @@ describe('API keys of every length and alphabet', () => {
       list: async (owner) => inner.list(owner),
     };
     ({ key } = await createApiKey(store, { owner: 'alice', name: 't' }));
-    server = await serve([authenticate([apiKeyAuth({ store })]), echo], { onError });
+    server = await serve([authenticate([apiKeyAuth({ store })]), echo], { logger: log });
     queryServer = await serve([authenticate([apiKeyAuth({ store, queryParameter: true })]), echo], {
-      onError,
+      logger: log,
     });
   });
 
@@ -165,7 +166,7 @@ describe('session ids of every length and alphabet', () => {
         authenticate([sessions.authenticator]),
         echo,
       ],
-      { onError },
+      { logger: log },
     );
     const login = await request(server, '/login', { method: 'POST' });
     id = /session=([^;]*)/.exec(String(login.headers['set-cookie']))![1]!;
@@ -229,7 +230,7 @@ describe('Basic credentials, malformed every way', () => {
         ? { sub: username, scopes: [], method: 'basic' }
         : undefined;
     };
-    server = await serve([authenticate([basicAuth({ verify })]), echo], { onError });
+    server = await serve([authenticate([basicAuth({ verify })]), echo], { logger: log });
   });
   const b64 = (text: string) => Buffer.from(text, 'utf8').toString('base64');
 

@@ -23,6 +23,7 @@ import {
   rawRequest,
   request,
 } from '../helpers/http.ts';
+import { captureLogger } from '../helpers/logger.ts';
 import {
   AUDIENCE,
   b64,
@@ -45,7 +46,8 @@ let key: TestKey;
 let attacker: TestKey;
 let attackerEc: TestKey;
 let keyServer: KeyServer;
-const failures: unknown[] = [];
+const log = captureLogger();
+const failures = log.errors;
 
 beforeAll(async () => {
   key = await makeKey('k1');
@@ -62,7 +64,7 @@ function serveBearer(options: Omit<JwtBearerOptions, 'issuer' | 'audience'>): Pr
   const bearer = jwtBearer({ issuer: ISSUER, audience: AUDIENCE, ...options });
   const ok: Middleware = (_req, res) => sendJson(res, 200, {});
   const app = [authenticate([bearer]), ok];
-  return listen(createServer(toNodeListener(app, { onError: (error) => failures.push(error) })));
+  return listen(createServer(toNodeListener(app, { logger: log })));
 }
 
 const claims = (extra: Record<string, unknown> = {}) => ({

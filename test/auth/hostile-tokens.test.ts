@@ -9,6 +9,7 @@ import { type JwtBearerOptions, jwtBearer } from '../../src/auth/jwt-bearer.ts';
 import type { Middleware } from '../../src/core/compose.ts';
 import { sendJson } from '../../src/core/send.ts';
 import { closeAll, type Listening, listen, request } from '../helpers/http.ts';
+import { captureLogger } from '../helpers/logger.ts';
 import {
   AUDIENCE,
   b64,
@@ -30,13 +31,14 @@ const verifications = () => vi.mocked(jwtVerify).mock.calls.length;
 let key: TestKey;
 let attacker: TestKey;
 let keyServer: KeyServer;
-const failures: unknown[] = [];
+const log = captureLogger();
+const failures = log.errors;
 const ok: Middleware = (_req, res) => sendJson(res, 200, { ok: true });
 
 /** Serves `authenticate([jwtBearer(options)])` with room for 100 KB headers. */
 function serveBearer(options: Omit<JwtBearerOptions, 'issuer' | 'audience'>): Promise<Listening> {
   const app = [authenticate([jwtBearer({ issuer: ISSUER, audience: AUDIENCE, ...options })]), ok];
-  const listener = toNodeListener(app, { onError: (error) => failures.push(error) });
+  const listener = toNodeListener(app, { logger: log });
   return listen(createServer({ maxHeaderSize: 256 * 1024 }, listener));
 }
 

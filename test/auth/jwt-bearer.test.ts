@@ -20,6 +20,7 @@ import {
   request,
   serve,
 } from '../helpers/http.ts';
+import { captureLogger } from '../helpers/logger.ts';
 import { AUDIENCE, ISSUER, makeKey, mint, now, type TestKey } from './jwt-fixtures.ts';
 
 const me: Middleware = (req, res) =>
@@ -163,20 +164,21 @@ describe('jwtBearer', () => {
 
   it('answers 503 when the remote key set was never reachable, logging nothing secret', async () => {
     const down = await listen((_req, res) => res.writeHead(503).end());
-    const logged: unknown[] = [];
+    const log = captureLogger();
     const server = await serve(
       [authenticate([bearer({ publicKey: undefined, jwksUrl: `${down.url}/jwks` })]), me],
-      { onError: (error) => logged.push(error) },
+      { logger: log },
     );
     const token = await mint(key);
     const reply = await request(server, '/', auth(token));
     expect(reply.status).toBe(503);
     expect(reply.headers['retry-after']).toBe('30');
     expect(reply.body).not.toContain(token);
-    expect(logged).toHaveLength(1);
-    const error = logged[0] as Error;
+    expect(log.errors).toHaveLength(1);
+    const error = log.errors[0] as Error;
     expect((error as { code?: string }).code).toBe('ERR_JWT_KEYS_UNAVAILABLE');
     expect(`${error.stack} ${JSON.stringify(error)}`).not.toContain(token.slice(0, 20));
+    expect(log.text()).not.toContain(token.slice(0, 20));
   });
 });
 

@@ -11,6 +11,7 @@ import type { Authenticator } from '../../src/auth/authenticator.js';
 import { type MtlsOptions, mtlsAuth } from '../../src/auth/mtls.js';
 import { getPrincipal } from '../../src/core/principal.js';
 import { sendJson } from '../../src/core/send.js';
+import { silentLogger } from '../../src/diagnostics/index.js';
 import { tlsServerOptions } from '../../src/http/https.js';
 import { closeAll, json, type Listening, listen, request, serve } from '../helpers/http.js';
 
@@ -32,7 +33,7 @@ function serveTls(authenticator: Authenticator): Promise<Listening> {
           sendJson(res, 200, { sub, name, role, scopes, method, cn: certificate?.subject?.CN });
         },
       ],
-      { onError: () => {} },
+      { logger: silentLogger },
     ),
   );
   return listen(server);

@@ -12,6 +12,7 @@ import {
 import type { Middleware } from '../../src/core/compose.js';
 import { getPrincipal } from '../../src/core/principal.js';
 import { sendJson, sendNoContent } from '../../src/core/send.js';
+import { silentLogger } from '../../src/diagnostics/index.js';
 import { closeAll, json, type Listening, request, serve } from '../helpers/http.js';
 
 afterEach(closeAll);
@@ -62,7 +63,7 @@ async function setup(options: Partial<SessionOptions> = {}): Promise<Setup> {
   const server = await serve(
     [publicRoutes, authenticate([sessions.authenticator]), protectedRoutes],
     {
-      onError: () => {},
+      logger: silentLogger,
     },
   );
   return { sessions, store, server };

@@ -10,13 +10,14 @@ import {
 } from '../../src/core/context.js';
 import { conflict } from '../../src/core/errors.js';
 import { PROBLEM_TYPE } from '../../src/core/problem.js';
+import { silentLogger } from '../../src/diagnostics/index.js';
 import { closeAll, listen, request } from '../helpers/http.js';
 
 afterAll(closeAll);
 
 const fakeReq = () => ({ url: '/', headers: {} }) as IncomingMessage;
 const fakeRes = () => ({}) as ServerResponse;
-const silent = { onError: () => {} };
+const silent = { logger: silentLogger };
 
 describe('compose', () => {
   it('runs middleware in order, unwinding in reverse', async () => {

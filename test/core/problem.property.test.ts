@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { HttpError, internalError } from '../../src/core/errors.js';
 import { PROBLEM_TYPE, sendError, toProblem } from '../../src/core/problem.js';
 import { fakeRequest, fakeResponse } from '../helpers/fake-http.js';
+import { captureLogger } from '../helpers/logger.js';
 
 const RUNS = { numRuns: 500 };
 /** Stands for a secret held by a 5xx cause; generated text never contains it. */
@@ -25,9 +26,9 @@ const path = fc.string({ unit: 'grapheme-ascii', maxLength: 20 }).map((p) => `/$
 function render(error: unknown, url = '/') {
   const req = fakeRequest({ url });
   const { res, body } = fakeResponse(req);
-  const logged: unknown[] = [];
-  sendError(req, res, error, { onError: (e) => logged.push(e) });
-  return { req, res, text: body(), logged };
+  const log = captureLogger();
+  sendError(req, res, error, { logger: log });
+  return { req, res, text: body(), logged: log.errors };
 }
 
 describe('problem details (property)', () => {
@@ -67,7 +68,7 @@ describe('problem details (property)', () => {
     );
   });
 
-  it('never renders a 5xx cause, and hands it to onError', () => {
+  it('never renders a 5xx cause, and hands it to the logger', () => {
     const thrown = fc.oneof(
       status
         .filter((s) => s >= 500)

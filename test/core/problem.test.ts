@@ -22,16 +22,24 @@ import {
   toHttpError,
   toProblem,
 } from '../../src/core/problem.js';
+import type { LogFields, Logger } from '../../src/diagnostics/index.js';
 import { requestId } from '../../src/http/request-id.js';
 import { closeAll, json, type Listening, rawRequest, request, serve } from '../helpers/http.js';
 
 const SECRET = 'hunter2-db-password';
 
-const logged: Array<{ error: unknown; req: IncomingMessage }> = [];
+const logged: Array<{ error: unknown; fields: LogFields }> = [];
 let throwingLogger = false;
-const onError = (error: unknown, req: IncomingMessage) => {
-  logged.push({ error, req });
+const record = (fields: LogFields) => {
+  logged.push({ error: fields.err, fields });
   if (throwingLogger) throw new Error('logger down');
+};
+const logger: Logger = {
+  error: record,
+  warn: record,
+  info: record,
+  debug: record,
+  child: () => logger,
 };
 
 const thrown = new Map<string, unknown>();
@@ -151,8 +159,8 @@ let withId: Listening;
 let defaultLogger: Listening;
 
 beforeAll(async () => {
-  plain = await serve(dispatch, { onError });
-  withId = await serve([requestId(), dispatch], { onError });
+  plain = await serve(dispatch, { logger });
+  withId = await serve([requestId(), dispatch], { logger });
   defaultLogger = await serve(dispatch);
 });
 
@@ -343,7 +351,7 @@ describe('headers set before the error', () => {
 });
 
 describe('unexpected errors', () => {
-  it('answers 500 without the thrown message and hands the original error to onError', async () => {
+  it('answers 500 without the thrown message and hands the original error to the logger', async () => {
     logged.length = 0;
     const answer = await request(plain, '/boom');
     expect(answer.status).toBe(500);
@@ -354,7 +362,12 @@ describe('unexpected errors', () => {
     expect(body.detail).toBe('An unexpected error occurred.');
     expect(logged).toHaveLength(1);
     expect(logged[0]!.error).toBe(thrown.get('/boom'));
-    expect(logged[0]!.req.url).toBe('/boom');
+    expect(logged[0]!.fields).toMatchObject({
+      component: 'http',
+      event: 'request.failed',
+      method: 'GET',
+      path: '/boom',
+    });
   });
 
   it('does the same for an async rejection', async () => {
@@ -384,13 +397,13 @@ describe('unexpected errors', () => {
     }
   });
 
-  it('hands a thrown string to onError as it is', async () => {
+  it('hands a thrown string to the logger as it is', async () => {
     logged.length = 0;
     await request(plain, '/throw-string');
     expect(logged[0]!.error).toBe(`plain string with ${SECRET}`);
   });
 
-  it('still answers when onError throws', async () => {
+  it('still answers when the logger throws', async () => {
     throwingLogger = true;
     logged.length = 0;
     const answer = await request(plain, '/boom');
@@ -402,17 +415,25 @@ describe('unexpected errors', () => {
     expect(next.status).toBe(200);
   });
 
-  it('logs through console.error by default, without the query', async () => {
-    const spy = vi.spyOn(console, 'error').mockImplementation(() => {});
-    const answer = await request(defaultLogger, '/boom?api_key=secret-key-123');
-    expect(answer.status).toBe(500);
-    expect(spy).toHaveBeenCalledTimes(1);
-    const line = String(spy.mock.calls[0]![0]);
-    expect(line).toContain('GET /boom');
-    expect(line).not.toContain('secret-key-123');
+  it('logs to stderr by default, without the query', async () => {
+    const spy = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    let lines: string[];
+    try {
+      const answer = await request(defaultLogger, '/boom?api_key=secret-key-123');
+      expect(answer.status).toBe(500);
+      lines = spy.mock.calls
+        .map((call) => String(call[0]))
+        .filter((l) => l.startsWith('[portico]'));
+    } finally {
+      spy.mockRestore();
+    }
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain('http request.failed (method=GET path=/boom)');
+    expect(lines[0]).toContain(SECRET);
+    expect(lines[0]).not.toContain('secret-key-123');
   });
 
-  it('does not call onError for 4xx', async () => {
+  it('does not log a 4xx', async () => {
     logged.length = 0;
     await request(plain, '/not-found');
     await request(plain, '/validation');
@@ -588,7 +609,7 @@ describe('renderError', () => {
     ]) {
       logged.length = 0;
       const sentAnswer = await request(plain, path);
-      const rendered = renderError(fakeRequest(path), thrownBy(path), { onError });
+      const rendered = renderError(fakeRequest(path), thrownBy(path), { logger });
       expect(rendered.status).toBe(sentAnswer.status);
       expect(rendered.body).toBe(sentAnswer.body);
       const expected = Object.fromEntries(
@@ -603,11 +624,11 @@ describe('renderError', () => {
     }
   });
 
-  it('writes nothing, and reports a 5xx to onError once, keeping its details out of the body', () => {
+  it('writes nothing, and logs a 5xx once, keeping its details out of the body', () => {
     logged.length = 0;
     const req = fakeRequest('/boom?api_key=secret');
     const error = new Error(`secret internals: ${SECRET}`);
-    const rendered = renderError(req, error, { onError });
+    const rendered = renderError(req, error, { logger });
     expect(rendered.status).toBe(500);
     expect(rendered.body).not.toContain(SECRET);
     expect(JSON.parse(rendered.body)).toMatchObject({ status: 500, instance: '/boom' });
@@ -615,10 +636,13 @@ describe('renderError', () => {
       'Content-Type': PROBLEM_TYPE,
       'Cache-Control': 'no-store',
     });
-    expect(logged).toEqual([{ error, req }]);
+    expect(logged).toHaveLength(1);
+    expect(logged[0]!.error).toBe(error);
+    expect(logged[0]!.fields).toMatchObject({ method: req.method, path: '/boom' });
+    expect(JSON.stringify(logged[0]!.fields)).not.toContain('api_key');
 
     logged.length = 0;
-    renderError(req, conflict('Already there.'), { onError });
+    renderError(req, conflict('Already there.'), { logger });
     expect(logged).toEqual([]); // a 4xx is not reported
   });
 
@@ -637,7 +661,7 @@ describe('renderError', () => {
   it('drops a header value setHeader would refuse, and reports it', () => {
     logged.length = 0;
     const error = new HttpError(400, 'Bad.', { headers: { 'X-Bad': 'a\r\nInjected: 1' } });
-    const rendered = renderError(fakeRequest('/x'), error, { onError });
+    const rendered = renderError(fakeRequest('/x'), error, { logger });
     expect(rendered.headers['X-Bad']).toBeUndefined();
     expect(logged).toHaveLength(1);
   });

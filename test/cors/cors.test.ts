@@ -10,6 +10,7 @@ import {
   DEFAULT_CORS_METHODS,
   isPreflightRequest,
 } from '../../src/cors/index.js';
+import { silentLogger } from '../../src/diagnostics/index.js';
 import { thrownTypeError } from '../helpers/errors.js';
 import { closeAll, serve as listenOn, request } from '../helpers/http.js';
 
@@ -19,7 +20,7 @@ const ok: Middleware = (_req, res) => sendJson(res, 200, { ok: true });
 
 /** Serves `stack` until the end of the test; answers its base URL. */
 async function serve(stack: Middleware[]): Promise<string> {
-  return (await listenOn(stack, { onError: () => {} })).url;
+  return (await listenOn(stack, { logger: silentLogger })).url;
 }
 
 /** Sends `method` to `base` + `path` with `headers`. */

@@ -1,11 +1,13 @@
 // Every secret the reference server handles in a full run stays out of its stdout and stderr.
 //
-// The server has no log level or debug setting (config.ts reads none): what it prints is its
-// ready line, the generated demo key (once, by contract), the shutdown line, and every error
-// that becomes a 5xx or fails in the background (webhook store, event publishing, token
-// endpoint). That default is therefore its most verbose logging. In memory no request can be
-// made to fail with a 500; with Redis (when redis-server is installed) the run ends with Redis
-// taken away, so that every credential is sent once more into 503s, which are logged.
+// The server prints its ready line, the generated demo key (once, by contract) and the
+// shutdown line, and logs with pino at LOG_LEVEL: here `trace`, its most verbose, so every
+// line it can write is written: the access log (one line per request, credentials sent in
+// headers, cookies, forms and query strings), failed webhook attempts and dead letters, and
+// every error that becomes a 5xx or fails in the background (webhook store, event publishing,
+// token endpoint). In memory no request can be made to fail with a 500; with Redis (when
+// redis-server is installed) the run ends with Redis taken away, so that every credential is
+// sent once more into 503s, which are logged.
 import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
@@ -240,6 +242,12 @@ async function fullRun(server: RunningServer, apiKey: string, secrets: Secrets):
   const deviceTokens = await json(polled);
   secrets.add(deviceTokens.access_token, deviceTokens.refresh_token, deviceTokens.id_token);
 
+  // credentials in query strings: the access log writes paths without them
+  expect((await call(`/api/me?api_key=${apiKey}`)).status).toBe(401);
+  // RFC 6750 §2.3 query tokens are refused outright
+  expect((await call(`/api/me?access_token=${serviceToken}`)).status).toBe(400);
+  expect((await call(`/no/such/page?password=${wrongPassword}`)).status).toBe(404);
+
   // every authentication method on /api/me, and refused ones
   const me = (headers: Record<string, string>) => call('/api/me', { headers });
   expect((await me({ Authorization: `Bearer ${serviceToken}` })).status).toBe(200);
@@ -322,6 +330,7 @@ async function fullRun(server: RunningServer, apiKey: string, secrets: Secrets):
 
 /** The settings of both runs: failing deliveries retried fast. */
 const SETTINGS = {
+  LOG_LEVEL: 'trace',
   WEBHOOK_ALLOW_PRIVATE: '1',
   WEBHOOK_RETRY_SCHEDULE: '0.1,0.1',
   WEBHOOK_TIMEOUT: '1',
@@ -353,6 +362,15 @@ describe('secrets never reach the reference server’s output', () => {
     const jwt = [...secrets.values].find((v) => v.split('.').length === 3)!;
     expect(secrets.foundIn(`log: ${jwt.split('.')[2]!.slice(3, 22)}…`)).not.toEqual([]);
     expect(secrets.foundIn(output.replace(announced!, ''))).toEqual([]);
+    // the access log did run: a line per request, each path without its query
+    const logged = output
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as { msg: string; req?: { url: string } });
+    const requests = logged.filter((line) => line.msg === 'request completed');
+    expect(requests.length).toBeGreaterThan(30);
+    expect(requests.filter((line) => line.req!.url.includes('?'))).toEqual([]);
+    expect(logged.some((line) => line.msg === 'a webhook delivery attempt failed')).toBe(true);
   }, 30_000);
 
   describe.skipIf(!hasRedis)('on Redis, with DEMO_API_KEY', () => {
@@ -399,7 +417,8 @@ describe('secrets never reach the reference server’s output', () => {
           }),
         ]);
         expect(answers.map((a) => a.status)).toContain(503);
-        await vi.waitFor(() => expect(server.output().slice(before)).toContain('[portico]'), {
+        // the 503s' causes, logged as pino error lines (level 50)
+        await vi.waitFor(() => expect(server.output().slice(before)).toContain('"level":50'), {
           timeout: 5000,
         });
       } finally {

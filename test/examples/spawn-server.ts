@@ -25,6 +25,7 @@ const SERVER_SETTINGS = [
   'WEBHOOK_TIMEOUT',
   'SSE_HEARTBEAT',
   'WS_HEARTBEAT',
+  'LOG_LEVEL',
 ];
 
 /** A reference server running in its own process, as `npm start` runs it. */

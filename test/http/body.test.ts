@@ -10,6 +10,7 @@ import { PROBLEM_TYPE, requestPath } from '../../src/core/problem.js';
 import { sendJson } from '../../src/core/send.js';
 import { DEFAULT_BODY_LIMIT, readBody, readForm, readJson, readText } from '../../src/http/body.js';
 import { closeAll, json, type Reply, request, serve } from '../helpers/http.js';
+import { captureLogger } from '../helpers/logger.js';
 
 /** POSTs `body` in one piece: node sets Content-Length from it. */
 const post = (path: string, body: string | Buffer, headers: OutgoingHttpHeaders = {}) =>
@@ -98,7 +99,8 @@ const routes: Record<string, Middleware> = {
   },
 };
 
-const logged: unknown[] = [];
+const log = captureLogger();
+const logged = log.errors;
 let port: number;
 
 beforeAll(async () => {
@@ -107,7 +109,7 @@ beforeAll(async () => {
       const handler = routes[requestPath(req)];
       return handler ? handler(req, res, next) : next();
     },
-    { onError: (error) => logged.push(error) },
+    { logger: log },
   ));
 });
 

@@ -2,6 +2,7 @@
 // and against an in-process portico stack configured like examples/reference-server/main.ts.
 // Expected everywhere: the right 4xx (a Problem Details body wherever portico answers), never a
 // 5xx, never a hang (every wait is bounded), and a server that still answers afterwards.
+
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { connect } from 'node:net';
@@ -12,12 +13,14 @@ import type { Middleware } from '../../src/core/compose.js';
 import { HttpError, unauthorized } from '../../src/core/errors.js';
 import { PROBLEM_TYPE, requestPath } from '../../src/core/problem.js';
 import { sendJson } from '../../src/core/send.js';
+import { silentLogger } from '../../src/diagnostics/index.js';
 import { readJson } from '../../src/http/body.js';
 import { handleClientError } from '../../src/http/client-error.js';
 import { requireHttps } from '../../src/http/https.js';
 import { REQUEST_ID_PATTERN, requestId } from '../../src/http/request-id.js';
 import { type RunningServer, startReferenceServer } from '../examples/spawn-server.js';
 import { closeAll, listen, parseReply, type RawReply, rawRequest } from '../helpers/http.js';
+import { captureLogger } from '../helpers/logger.js';
 
 const DEMO_KEY = 'demo-key-of-the-hostile-input-suite-0123456789';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -27,7 +30,8 @@ let refPort: number;
 /** The in-process stack: a node:http server set up like the reference server's main.ts. */
 let stackPort: number;
 let stackServer: Server;
-const reported: unknown[] = [];
+const log = captureLogger();
+const reported = log.errors;
 
 /** Routes of the in-process stack. */
 const routes: Record<string, Middleware> = {
@@ -84,7 +88,7 @@ beforeAll(async () => {
   // node:http like main.ts (bounded header and request times, handleClientError), shorter times
   stackServer = createServer(
     { headersTimeout: 400, requestTimeout: 800, connectionsCheckingInterval: 50 },
-    toNodeListener([requestId(), dispatch], { onError: (error) => reported.push(error) }),
+    toNodeListener([requestId(), dispatch], { logger: log }),
   );
   stackServer.keepAliveTimeout = 5_000;
   stackServer.on('clientError', handleClientError);
@@ -559,7 +563,7 @@ describe('CR/LF injection into headers portico echoes or builds', () => {
   );
 
   it('keeps requireHttps redirects on the request’s own host, encoded', async () => {
-    const https = await listen(toNodeListener(requireHttps(), { onError: () => {} }));
+    const https = await listen(toNodeListener(requireHttps(), { logger: silentLogger }));
     https.server.on('clientError', handleClientError);
     const absolute = await raw(
       https.port,

@@ -2,6 +2,7 @@ import type { OutgoingHttpHeaders } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Middleware } from '../../src/core/compose.js';
 import { getRequestId } from '../../src/core/context.js';
+import { silentLogger } from '../../src/diagnostics/index.js';
 import { REQUEST_ID_PATTERN, requestId } from '../../src/http/request-id.js';
 import { closeAll, parseReply, rawRequest, request, serve } from '../helpers/http.js';
 
@@ -24,7 +25,7 @@ const showId: Middleware = (req, res) => {
 };
 
 /** Serves `mw` then `showId`; answers the port. */
-const start = async (mw: Middleware) => (await serve([mw, showId], { onError: () => {} })).port;
+const start = async (mw: Middleware) => (await serve([mw, showId], { logger: silentLogger })).port;
 
 let defaults: number;
 let untrusting: number;

@@ -3,6 +3,7 @@ import { compose, type Middleware } from '../../src/core/compose.js';
 import { HttpError } from '../../src/core/errors.js';
 import { PROBLEM_TYPE } from '../../src/core/problem.js';
 import { sendJson } from '../../src/core/send.js';
+import { silentLogger } from '../../src/diagnostics/index.js';
 import {
   createRouter,
   getParams,
@@ -60,7 +61,7 @@ const app = compose([
 let port: number;
 
 beforeAll(async () => {
-  ({ port } = await serve(app, { onError: () => {} }));
+  ({ port } = await serve(app, { logger: silentLogger }));
 });
 
 afterAll(closeAll);
@@ -403,7 +404,7 @@ describe('the match step (router.match, then router.dispatch)', () => {
   beforeAll(async () => {
     ({ port: port2 } = await serve(
       compose([router.match, extra, authenticateStandIn, router.dispatch]),
-      { onError: () => {} },
+      { logger: silentLogger },
     ));
   });
 

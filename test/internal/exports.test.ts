@@ -17,6 +17,7 @@ const ENTRY_POINTS: Record<string, () => Promise<Record<string, unknown>>> = {
   'portico/realtime': () => import('../../src/realtime/index.js'),
   'portico/webhook': () => import('../../src/webhook/index.js'),
   'portico/redis': () => import('../../src/redis/index.js'),
+  'portico/diagnostics': () => import('../../src/diagnostics/index.js'),
   'portico/node': () => import('../../src/adapters/node.js'),
   'portico/express': () => import('../../src/adapters/express.js'),
   'portico/koa': () => import('../../src/adapters/koa.js'),

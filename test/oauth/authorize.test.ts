@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createSessions } from '../../src/auth/session.js';
+import { silentLogger } from '../../src/diagnostics/index.js';
 import { createRouter } from '../../src/http/router.js';
 import { securityHeaders } from '../../src/http/security-headers.js';
 import { createAuthorizeEndpoint } from '../../src/oauth/authorize.js';
@@ -89,7 +90,7 @@ beforeAll(async () => {
   });
   server = await serve(
     [securityHeaders(), createRouter({ '/authorize': createAuthorizeEndpoint(ctx) })],
-    { onError: () => {} },
+    { logger: silentLogger },
   );
 });
 

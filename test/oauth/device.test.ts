@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSessions } from '../../src/auth/session.js';
+import { silentLogger } from '../../src/diagnostics/index.js';
 import { createRouter } from '../../src/http/router.js';
 import { defineClient, MemoryClientStore } from '../../src/oauth/clients.js';
 import { createOAuthContext } from '../../src/oauth/context.js';
@@ -76,7 +77,7 @@ beforeAll(async () => {
       '/device': createDeviceAuthorizationEndpoint(ctx),
       '/device/verify': createDeviceVerificationEndpoint(ctx),
     }),
-    { onError: () => {} },
+    { logger: silentLogger },
   );
 });
 

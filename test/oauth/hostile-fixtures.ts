@@ -11,6 +11,7 @@ import { createKeySet } from '../../src/oauth/key-set.js';
 import { type AuthorizationServer, createAuthorizationServer } from '../../src/oauth/server.js';
 import { hiddenInputs, sessionCookie } from '../helpers/browser.js';
 import { json, type Listening, listen, type Reply, request } from '../helpers/http.js';
+import { captureLogger } from '../helpers/logger.js';
 import { basic, pkce } from './token-fixtures.js';
 
 export const WEB = 'https://app.example.com/cb';
@@ -23,8 +24,10 @@ export const FORM = { 'Content-Type': 'application/x-www-form-urlencoded' };
 export let app: Listening;
 export let as: AuthorizationServer;
 export let cookie: string;
-/** What reached the adapter's onError (5xx answers only): must stay empty. */
-export const failures: unknown[] = [];
+/** Where the adapter and the authorization server log: its `error` lines must stay none. */
+export const log = captureLogger();
+/** What was logged as an error (5xx and `server_error` answers only): must stay empty. */
+export const failures = log.errors;
 
 export async function startHostileServer(): Promise<void> {
   const scopes = ['openid', 'profile', 'offline_access', 'read:messages'];
@@ -64,10 +67,9 @@ export async function startHostileServer(): Promise<void> {
       get: (sub) => (sub === 'alice' ? { sub, name: 'Alice' } : undefined),
     },
     sessions: createSessions({ allowedOrigins: [app.url], cookie: { secure: false } }),
+    logger: log,
   });
-  listener = toNodeListener([createRouter(as.routes)], {
-    onError: (error) => failures.push(error),
-  });
+  listener = toNodeListener([createRouter(as.routes)], { logger: log });
   // one signed-in browser session for every flow
   const page = await request(app, `/authorize?${query('web')}`);
   const signedIn = await post('/authorize', [

@@ -204,14 +204,18 @@ describe('token endpoint: request format and client authentication', () => {
   });
 
   it('answers unexpected failures with server_error 500, logging no credentials', async () => {
-    const errors = vi.spyOn(console, 'error').mockImplementation(() => undefined);
+    const errors = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
     try {
       const { verifier, challenge } = pkce();
       const { code } = await plantCode(ctx, { sub: 'explode', codeChallenge: challenge });
       const reply = await redeemWebCode(server, code, verifier);
       expectError(reply, 'server_error', 500);
-      expect(errors).toHaveBeenCalledTimes(1);
-      const logged = String(errors.mock.calls[0]?.[0]);
+      const lines = errors.mock.calls
+        .map((call) => String(call[0]))
+        .filter((line) => line.startsWith('[portico]'));
+      expect(lines).toHaveLength(1);
+      const logged = lines[0]!;
+      expect(logged).toContain('oauth token.failed');
       expect(logged).toContain('the user database is down');
       for (const secret of [code, verifier, 'demo-web-secret'])
         expect(logged).not.toContain(secret);

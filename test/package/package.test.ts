@@ -24,6 +24,7 @@ const EXPECTED: Record<string, string[]> = {
   'portico/realtime': ['createHub', 'MemoryBroker'],
   'portico/webhook': ['createWebhookSender'],
   'portico/redis': ['RedisBroker'],
+  'portico/diagnostics': ['channels', 'parseTraceparent', 'silentLogger'],
   'portico/node': ['toNodeListener'],
   'portico/express': ['toExpress'],
   'portico/koa': ['toKoa'],

@@ -10,6 +10,7 @@ import {
 } from '../../src/rate-limit/express-store.js';
 import { type RateLimitOptions, rateLimit } from '../../src/rate-limit/rate-limit.js';
 import { serve as listenOn } from '../helpers/http.js';
+import { captureLogger } from '../helpers/logger.js';
 import { hasRedis, type RedisServer, startRedis } from '../helpers/redis.js';
 
 const ok: Middleware = (req, res) =>
@@ -20,9 +21,9 @@ afterEach(async () => {
   for (const close of closers.splice(0)) await close();
 });
 
-async function serve(options: RateLimitOptions, errors: unknown[] = []) {
+async function serve(options: RateLimitOptions, log = captureLogger()) {
   const { url, close } = await listenOn([rateLimit(options), ok], {
-    onError: (error) => errors.push(error),
+    logger: log,
   });
   closers.push(close);
   return async (path = '/') => {
@@ -79,15 +80,15 @@ describe('fromExpressRateLimitStore', () => {
     const fake = new FakeStore();
     const store = fromExpressRateLimitStore(fake, { windowMs: 30_000 });
     expect(fake.calls).toEqual(['init 30000']);
-    const errors: unknown[] = [];
-    const get = await serve({ limit: 2, windowMs: 30_000, store }, errors);
+    const log = captureLogger();
+    const get = await serve({ limit: 2, windowMs: 30_000, store }, log);
     const first = await get();
     expect(first.status).toBe(200);
     expect(first.headers.get('x-ratelimit-remaining')).toBe('1');
     expect(first.headers.get('x-ratelimit-reset')).toMatch(/^(29|30)$/);
     expect((await get()).status).toBe(200);
     expect((await get()).status).toBe(429);
-    expect(errors).toEqual([]);
+    expect(log.errors).toEqual([]);
     expect(fake.calls).toEqual([
       'init 30000',
       'increment ip:127.0.0.1',
@@ -135,11 +136,11 @@ describe('fromExpressRateLimitStore', () => {
       init: () => Promise.reject(new Error('no connection')),
       increment: () => ({ totalHits: 1, resetTime: undefined }),
     };
-    const errors: unknown[] = [];
-    const get = await serve({ store: fromExpressRateLimitStore(broken) }, errors);
+    const log = captureLogger();
+    const get = await serve({ store: fromExpressRateLimitStore(broken) }, log);
     const res = await get();
     expect(res.status).toBe(503);
-    expect(errors).toMatchObject([{ message: 'no connection' }]);
+    expect(log.errors).toMatchObject([{ message: 'no connection' }]);
     const open = await serve({ store: fromExpressRateLimitStore(broken), failOpen: true });
     expect((await open()).status).toBe(200);
   });

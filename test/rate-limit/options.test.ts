@@ -3,6 +3,7 @@ import type { Middleware } from '../../src/core/compose.js';
 import { badRequest } from '../../src/core/errors.js';
 import type { ProblemDetails } from '../../src/core/problem.js';
 import { sendJson } from '../../src/core/send.js';
+import { silentLogger } from '../../src/diagnostics/index.js';
 import { MemoryRateLimitStore } from '../../src/rate-limit/memory-store.js';
 import { type RateLimitOptions, rateLimit } from '../../src/rate-limit/rate-limit.js';
 import type { RateLimitStore } from '../../src/rate-limit/store.js';
@@ -21,7 +22,7 @@ afterEach(async () => {
 });
 
 async function serve(options: RateLimitOptions) {
-  const { url, close } = await listenOn([rateLimit(options), routes], { onError: () => {} });
+  const { url, close } = await listenOn([rateLimit(options), routes], { logger: silentLogger });
   closers.push(close);
   return async (path = '/ok') => {
     const res = await fetch(`${url}${path}`);

@@ -6,6 +6,7 @@ import { MemoryRateLimitStore } from '../../src/rate-limit/memory-store.js';
 import { type RateLimitOptions, rateLimit } from '../../src/rate-limit/rate-limit.js';
 import type { RateLimitHit, RateLimitStore } from '../../src/rate-limit/store.js';
 import { serve as listenOn } from '../helpers/http.js';
+import { captureLogger } from '../helpers/logger.js';
 
 const ok: Middleware = (_req, res) => sendJson(res, 200, { ok: true });
 const closers: (() => Promise<void>)[] = [];
@@ -15,9 +16,9 @@ afterEach(async () => {
 });
 
 /** Serves `rateLimit(options)` then `ok` on 127.0.0.1; answers a `get` function. */
-async function serve(options: RateLimitOptions, errors: unknown[] = []) {
+async function serve(options: RateLimitOptions, log = captureLogger()) {
   const { url, close } = await listenOn([rateLimit(options), ok], {
-    onError: (error) => errors.push(error),
+    logger: log,
   });
   closers.push(close);
   return (path = '/', headers: Record<string, string> = {}) => fetch(`${url}${path}`, { headers });
@@ -259,14 +260,14 @@ describe('rateLimit', () => {
   });
 
   it('answers 503 with Retry-After when the store fails', async () => {
-    const errors: unknown[] = [];
+    const log = captureLogger();
     const failure = new Error('store down');
     const throwing: RateLimitStore = {
       increment() {
         throw failure;
       },
     };
-    const get = await serve({ store: throwing }, errors);
+    const get = await serve({ store: throwing }, log);
     const res = await get();
     expect(res.status).toBe(503);
     expect(res.headers.get('content-type')).toBe('application/problem+json');
@@ -275,17 +276,17 @@ describe('rateLimit', () => {
     const problem = (await res.json()) as ProblemDetails;
     expect(problem.status).toBe(503);
     expect(JSON.stringify(problem)).not.toContain('store down');
-    expect(errors).toEqual([failure]);
+    expect(log.errors).toEqual([failure]);
   });
 
   it('answers 503 when an asynchronous store rejects', async () => {
-    const errors: unknown[] = [];
+    const log = captureLogger();
     const rejecting: RateLimitStore = { increment: () => Promise.reject(new Error('timeout')) };
-    const get = await serve({ store: rejecting, windowMs: 2_000 }, errors);
+    const get = await serve({ store: rejecting, windowMs: 2_000 }, log);
     const res = await get();
     expect(res.status).toBe(503);
     expect(res.headers.get('retry-after')).toBe('2');
-    expect(errors).toHaveLength(1);
+    expect(log.errors).toHaveLength(1);
   });
 
   it('lets requests through a failing store with failOpen', async () => {
@@ -314,12 +315,12 @@ describe('rateLimit', () => {
       () => Promise.reject(lookupFailed),
     ];
     for (const key of keys) {
-      const errors: unknown[] = [];
-      const res = await (await serve({ key }, errors))();
+      const log = captureLogger();
+      const res = await (await serve({ key }, log))();
       expect(res.status).toBe(503);
       expect(res.headers.get('retry-after')).toBe('5');
       expect(JSON.stringify(await res.json())).not.toContain('key lookup down');
-      expect(errors).toEqual([lookupFailed]);
+      expect(log.errors).toEqual([lookupFailed]);
       const open = await (await serve({ key, failOpen: true }))();
       expect(open.status).toBe(200);
     }

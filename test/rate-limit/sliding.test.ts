@@ -1,6 +1,7 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { Middleware } from '../../src/core/compose.js';
 import { sendJson } from '../../src/core/send.js';
+import { silentLogger } from '../../src/diagnostics/index.js';
 import { MemoryRateLimitStore } from '../../src/rate-limit/memory-store.js';
 import { rateLimit } from '../../src/rate-limit/rate-limit.js';
 import { RedisRateLimitStore } from '../../src/redis/rate-limit-store.js';
@@ -91,7 +92,7 @@ describe.skipIf(!hasRedis)(
       const ok: Middleware = (_req, res) => sendJson(res, 200, { ok: true });
       const limited = await serve(
         [rateLimit({ limit: 2, store, algorithm: 'sliding', skipFailedRequests: true }), ok],
-        { onError: () => {} },
+        { logger: silentLogger },
       );
       try {
         const statuses: number[] = [];

@@ -1,9 +1,11 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { Logger } from '../../src/diagnostics/index.js';
 import type { Broker, HubMessage } from '../../src/realtime/broker.js';
 import { createHub, type Hub } from '../../src/realtime/hub.js';
 import { MemoryBroker, type MemoryBrokerOptions } from '../../src/realtime/memory-broker.js';
 import { formatPosition, parsePosition } from '../../src/realtime/position.js';
 import { wrapBroker } from '../helpers/broker.js';
+import { captureLogger } from '../helpers/logger.js';
 
 const hubs: Hub[] = [];
 
@@ -88,8 +90,8 @@ describe('publish / subscribe', () => {
   });
 
   it('keeps delivering when a listener throws or rejects', async () => {
-    const onError = vi.fn();
-    const { hub } = hubWith({ onError });
+    const log = captureLogger();
+    const { hub } = hubWith({ logger: log });
     const seen: string[] = [];
     hub.subscribe('c', () => {
       throw new Error('boom');
@@ -101,17 +103,30 @@ describe('publish / subscribe', () => {
     const message = await hub.publish('c', 'e', null);
     await new Promise((resolve) => setImmediate(resolve));
     expect(seen).toEqual(['e']);
-    expect(onError).toHaveBeenCalledTimes(2);
-    expect(onError).toHaveBeenCalledWith(expect.objectContaining({ message: 'boom' }), message);
-    expect(onError).toHaveBeenCalledWith(expect.objectContaining({ message: 'later' }), message);
+    expect(log.errors).toHaveLength(2);
+    expect(log.errors).toContainEqual(expect.objectContaining({ message: 'boom' }));
+    expect(log.errors).toContainEqual(expect.objectContaining({ message: 'later' }));
+    for (const line of log.lines) {
+      expect(line.fields).toMatchObject({
+        component: 'realtime',
+        event: 'listener.failed',
+        channel: message.channel,
+      });
+    }
   });
 
-  it('survives an onError that throws', async () => {
-    const { hub } = hubWith({
-      onError: () => {
-        throw new Error('reporter');
-      },
-    });
+  it('survives a logger that throws', async () => {
+    const fail = () => {
+      throw new Error('reporter');
+    };
+    const logger: Logger = {
+      error: fail,
+      warn: fail,
+      info: fail,
+      debug: fail,
+      child: () => logger,
+    };
+    const { hub } = hubWith({ logger });
     const seen = vi.fn();
     hub.subscribe('c', () => {
       throw new Error('boom');
@@ -122,8 +137,8 @@ describe('publish / subscribe', () => {
   });
 
   it('fans 100 messages out to 1,000 subscribers exactly once each', async () => {
-    const onError = vi.fn();
-    const { hub } = hubWith({ historySize: 10, onError });
+    const log = captureLogger();
+    const { hub } = hubWith({ historySize: 10, logger: log });
     const counts = new Array<number>(1000).fill(0);
     const last = new Array<number>(1000).fill(0);
     for (let i = 0; i < 1000; i++) {
@@ -134,7 +149,7 @@ describe('publish / subscribe', () => {
       });
     }
     for (let n = 0; n < 100; n++) await hub.publish('fan', 'tick', n);
-    expect(onError).not.toHaveBeenCalled();
+    expect(log.lines).toEqual([]);
     expect(counts.every((c) => c === 100)).toBe(true);
     const { events } = await hub.replay('fan', { epoch: 'other', offset: 0 });
     expect(events.map((m) => m.offset)).toEqual([91, 92, 93, 94, 95, 96, 97, 98, 99, 100]);
@@ -321,7 +336,7 @@ describe('close', () => {
   });
 
   it('reports a failed asynchronous subscription', async () => {
-    const onError = vi.fn();
+    const log = captureLogger();
     const broker: Broker = {
       publish: () => Promise.reject(new Error('down')),
       subscribe: () => Promise.reject(new Error('down')),
@@ -329,11 +344,16 @@ describe('close', () => {
       position: () => Promise.reject(new Error('down')),
       close: () => {},
     };
-    const hub = createHub({ broker, onError });
+    const hub = createHub({ broker, logger: log });
     hubs.push(hub);
     hub.subscribe('c', () => {});
     await new Promise((resolve) => setImmediate(resolve));
-    expect(onError).toHaveBeenCalledWith(expect.objectContaining({ message: 'down' }), 'c');
+    expect(log.errors).toEqual([expect.objectContaining({ message: 'down' })]);
+    expect(log.lines[0]!.fields).toMatchObject({
+      component: 'realtime',
+      event: 'subscribe.failed',
+      channel: 'c',
+    });
     await expect(hub.publish('c', 'e', null)).rejects.toThrow('down');
   });
 });

@@ -8,6 +8,7 @@ import type { Middleware } from '../../src/core/compose.js';
 import { HttpError } from '../../src/core/errors.js';
 import { getPrincipal } from '../../src/core/principal.js';
 import { sendJson } from '../../src/core/send.js';
+import { silentLogger } from '../../src/diagnostics/index.js';
 import { RedisApiKeyStore } from '../../src/redis/api-key-store.js';
 import { RedisUnavailableError } from '../../src/redis/script.js';
 import { closeAll, json, request, serve } from '../helpers/http.js';
@@ -272,7 +273,7 @@ describe.skipIf(!hasRedis)('RedisApiKeyStore (real redis-server)', () => {
     const store = newStore(p, 300);
     const { key } = await createApiKey(store, { owner: 'alice' });
     const server = await serve([authenticate([apiKeyAuth({ store })]), echo], {
-      onError: () => {},
+      logger: silentLogger,
     });
     expect((await request(server, '/', { headers: { 'X-API-Key': key } })).status).toBe(200);
 

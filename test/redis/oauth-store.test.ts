@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createSessions } from '../../src/auth/session.js';
+import { silentLogger } from '../../src/diagnostics/index.js';
 import { createRouter } from '../../src/http/router.js';
 import { defineClient, MemoryClientStore } from '../../src/oauth/clients.js';
 import { createKeySet } from '../../src/oauth/key-set.js';
@@ -537,7 +538,7 @@ describe.skipIf(!hasRedis)('RedisOAuthStore (real redis-server)', () => {
             store,
             devicePollInterval: 0, // no slow_down between the polls of the tests
           });
-          const http = await serve([createRouter(server.routes)], { onError: () => {} });
+          const http = await serve([createRouter(server.routes)], { logger: silentLogger });
           return { http, store };
         }),
       ) as Promise<[Node, Node]>;
@@ -719,7 +720,7 @@ describe.skipIf(!hasRedis)('RedisOAuthStore (real redis-server)', () => {
 
     it('answers 503 problems while Redis is down, without hanging, and works again once it is back', async () => {
       const own = await startRedis();
-      const log = vi.spyOn(console, 'error').mockImplementation(() => {});
+      const log = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
       try {
         const [a, b] = await twoServers(own, 300);
         const issued = tokens(await redeem(a.http, await authorize(a.http)));
@@ -755,7 +756,7 @@ describe.skipIf(!hasRedis)('RedisOAuthStore (real redis-server)', () => {
     // The token endpoint answers the store's RedisUnavailableError in the OAuth error format.
     it('answers a token request with a 503 temporarily_unavailable while Redis is down', async () => {
       const own = await startRedis();
-      const log = vi.spyOn(console, 'error').mockImplementation(() => {});
+      const log = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
       try {
         const [a, b] = await twoServers(own, 300);
         const authCode = await authorize(a.http);

@@ -9,6 +9,7 @@ import type { SessionRecord } from '../../src/auth/session-store.js';
 import type { Middleware } from '../../src/core/compose.js';
 import { getPrincipal } from '../../src/core/principal.js';
 import { sendJson, sendNoContent } from '../../src/core/send.js';
+import { silentLogger } from '../../src/diagnostics/index.js';
 import { RedisUnavailableError } from '../../src/redis/script.js';
 import { RedisSessionStore } from '../../src/redis/session-store.js';
 import { closeAll, json, type Listening, request, serve } from '../helpers/http.js';
@@ -78,7 +79,7 @@ describe.skipIf(!hasRedis)('RedisSessionStore (real redis-server)', () => {
       sendJson(res, 200, getPrincipal(req));
     };
     return serve([publicRoutes, authenticate([sessions.authenticator]), protectedRoutes], {
-      onError: () => {},
+      logger: silentLogger,
     });
   }
 

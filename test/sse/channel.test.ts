@@ -7,6 +7,7 @@ import type { EventStream } from '../../src/sse/stream.js';
 import { countOpenEventStreams } from '../../src/sse/stream.js';
 import { wrapBroker } from '../helpers/broker.js';
 import { closeAll, listen, request } from '../helpers/http.js';
+import { captureLogger } from '../helpers/logger.js';
 import { connect, parseEvents } from '../helpers/sse.js';
 
 afterEach(closeAll);
@@ -183,11 +184,11 @@ describe('streamChannel', () => {
     });
     const hub = createHub({ broker });
     hubs.push(hub);
-    const onError = vi.fn();
-    const { server, streams } = await serveChannel(hub, { onError });
+    const log = captureLogger();
+    const { server, streams } = await serveChannel(hub, { logger: log });
     const client = await connect(server, '/', { 'last-event-id': `${inner.epoch}:0` });
     await client.ended;
-    expect(onError).toHaveBeenCalledWith(expect.objectContaining({ message: 'broker down' }));
+    expect(log.errors).toContainEqual(expect.objectContaining({ message: 'broker down' }));
     expect(streams[0]?.closeReason).toBe('server');
   });
 

@@ -1,5 +1,6 @@
 // Event streams end with the credential they were opened with, are capped per principal,
 // and never replay a message that was redacted from the history: attacks over real sockets.
+
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { authenticate } from '../../src/auth/authenticate.js';
 import {
@@ -7,6 +8,7 @@ import {
   grantCredentialId,
   type Revocations,
 } from '../../src/auth/revocations.js';
+import { silentLogger } from '../../src/diagnostics/index.js';
 import { createHub, type Hub } from '../../src/realtime/hub.js';
 import { MemoryBroker } from '../../src/realtime/memory-broker.js';
 import { type ChannelStreamOptions, streamChannel } from '../../src/sse/channel.js';
@@ -52,7 +54,7 @@ function serveEvents(options: Partial<ChannelStreamOptions> = {}): Promise<Liste
         stream.onClose((reason) => mine.push(reason));
       },
     ],
-    { onError: () => {} },
+    { logger: silentLogger },
   );
 }
 

@@ -11,6 +11,7 @@ import { getWebhook, verifyWebhooks } from '../../src/webhook/receiver.js';
 import { generateWebhookSecret } from '../../src/webhook/secret.js';
 import { webhookHeaders } from '../../src/webhook/signature.js';
 import { closeAll, json, listen, request } from '../helpers/http.js';
+import { captureLogger } from '../helpers/logger.js';
 
 const SECRET = generateWebhookSecret();
 const OLD_SECRET = generateWebhookSecret();
@@ -25,11 +26,11 @@ const echo: Middleware = (req, res) => {
 };
 
 const chain = () => [verifyWebhooks({ secret: [OLD_SECRET, SECRET], limit: LIMIT }), echo];
-const errors: unknown[] = [];
-const onError = (err: unknown) => errors.push(err);
+const log = captureLogger();
+const errors = log.errors;
 
 function nodeHost(): Server {
-  return createServer(toNodeListener(chain(), { onError }));
+  return createServer(toNodeListener(chain(), { logger: log }));
 }
 
 function expressHost(): Server {
@@ -37,14 +38,14 @@ function expressHost(): Server {
   app.post('/hooks', toExpress(chain()));
   app.post('/parsed', express.json(), toExpress(chain()));
   app.post('/raw', express.raw({ type: 'application/json' }), toExpress(chain()));
-  app.use(expressErrorHandler({ onError }));
+  app.use(expressErrorHandler({ logger: log }));
   return createServer(app);
 }
 
 function koaHost(): Server {
   const app = new Koa();
   app.silent = true;
-  app.use(toKoa(verifyWebhooks({ secret: [OLD_SECRET, SECRET], limit: LIMIT }), { onError }));
+  app.use(toKoa(verifyWebhooks({ secret: [OLD_SECRET, SECRET], limit: LIMIT }), { logger: log }));
   app.use((ctx) => {
     ctx.status = 204;
     ctx.set('x-webhook', JSON.stringify(getWebhook(ctx.req)));

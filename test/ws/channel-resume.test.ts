@@ -1,10 +1,12 @@
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { forbidden } from '../../src/core/errors.js';
+import { silentLogger } from '../../src/diagnostics/index.js';
 import { createHub, type Hub } from '../../src/realtime/hub.js';
 import { MemoryBroker } from '../../src/realtime/memory-broker.js';
 import { createChannelProtocol } from '../../src/ws/channel.js';
 import type { ChannelAccess } from '../../src/ws/channel-options.js';
 import { wrapBroker } from '../helpers/broker.js';
+import { captureLogger } from '../helpers/logger.js';
 import { closeChannels, connect, silent, start } from '../helpers/ws-channel.js';
 
 afterEach(closeChannels);
@@ -102,12 +104,12 @@ describe('channel resume', () => {
     const broker = wrapBroker(inner, {
       history: () => Promise.reject(new Error('broker down')),
     });
-    const onError = vi.fn();
-    const url = await start({ hub: createHub({ broker }), onError });
+    const log = captureLogger();
+    const url = await start({ hub: createHub({ broker }), logger: log });
     const a = await connect(url, 'alice');
     a.send({ type: 'subscribe', channel: 'room', since: `${inner.epoch}:0` });
     expect((await a.closed()).code).toBe(1011);
-    expect(onError).toHaveBeenCalledWith(expect.objectContaining({ message: 'broker down' }));
+    expect(log.errors).toContainEqual(expect.objectContaining({ message: 'broker down' }));
   });
 });
 
@@ -173,7 +175,7 @@ describe('channel authorization', () => {
         if (channel === 'banned') throw forbidden('Banned.');
         throw new Error('directory offline');
       },
-      onError: () => {},
+      logger: silentLogger,
     });
     const a = await connect(url, 'alice');
     a.send({ type: 'subscribe', channel: 'banned' });

@@ -4,6 +4,7 @@ import { WebSocket } from 'ws';
 import { createHub } from '../../src/realtime/hub.js';
 import { type ChannelMessageSender, createChannelProtocol } from '../../src/ws/channel.js';
 import { CloseCode, WebSocketCloseError } from '../../src/ws/close-codes.js';
+import { captureLogger } from '../helpers/logger.js';
 import {
   closeChannels,
   connect,
@@ -112,7 +113,7 @@ describe('createChannelProtocol', () => {
   });
 
   it('closes with 1011 when an extension throws unexpectedly', async () => {
-    const errors: unknown[] = [];
+    const log = captureLogger();
     const url = await start({
       extend: {
         boom() {
@@ -122,14 +123,14 @@ describe('createChannelProtocol', () => {
           ctx.send({ type: 'echo', value: message.value });
         },
       },
-      onError: (e) => errors.push(e),
+      logger: log,
     });
     const a = await connect(url, 'alice');
     a.send({ type: 'echo', value: 42 });
     expect(await a.next()).toEqual({ type: 'echo', value: 42 });
     a.send({ type: 'boom' });
     expect((await a.closed()).code).toBe(1011);
-    expect(errors).toHaveLength(1);
+    expect(log.errors).toEqual([expect.objectContaining({ message: 'kaput' })]);
   });
 
   it('terminates a peer that does not answer pings', async () => {
@@ -420,12 +421,12 @@ describe('the message option', () => {
   });
 
   it('closes with 1011 and reports a reader that returns no object', async () => {
-    const errors: unknown[] = [];
-    const url = await start({ message: () => 'text' as never, onError: (e) => errors.push(e) });
+    const log = captureLogger();
+    const url = await start({ message: () => 'text' as never, logger: log });
     const a = await connect(url, 'alice');
     a.send({ type: 'message', text: 'x' });
     expect((await a.closed()).code).toBe(1011);
-    expect(errors).toEqual([
+    expect(log.errors).toEqual([
       expect.objectContaining({ message: expect.stringMatching(/message/) }),
     ]);
   });

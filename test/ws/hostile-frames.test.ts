@@ -16,6 +16,7 @@ import { computeAcceptKey } from '../../src/ws/handshake.js';
 import { createUpgradeHandler } from '../../src/ws/upgrade.js';
 import { type RunningServer, startReferenceServer } from '../examples/spawn-server.js';
 import { parseReply, rawRequest } from '../helpers/http.js';
+import { captureLogger } from '../helpers/logger.js';
 
 const APP = 'https://app.example.com';
 const DEMO_KEY = 'demo-key-of-the-hostile-frames-suite-0123456789';
@@ -32,7 +33,8 @@ const headerAuth: Authenticator = {
 let ref: RunningServer;
 let server: Server;
 let channels: ChannelProtocol;
-const unexpected: unknown[] = [];
+const log = captureLogger();
+const unexpected = log.errors;
 
 interface Target {
   name: string;
@@ -60,8 +62,8 @@ const TARGETS = [local, reference];
 beforeAll(async () => {
   const started = startReferenceServer({ DEMO_API_KEY: DEMO_KEY });
   // the default per-connection rate limit (100 messages per 10 s), as the reference server has
-  channels = createChannelProtocol({ heartbeat: 0, onError: (e) => unexpected.push(e) });
-  server = createServer(toNodeListener([], { onError: (e) => unexpected.push(e) }));
+  channels = createChannelProtocol({ heartbeat: 0, logger: log });
+  server = createServer(toNodeListener([], { logger: log }));
   server.on(
     'upgrade',
     createUpgradeHandler({
@@ -69,7 +71,7 @@ beforeAll(async () => {
       origins: [APP],
       authenticators: [headerAuth],
       onConnection: channels.handle,
-      onError: (e) => unexpected.push(e),
+      logger: log,
     }),
   );
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

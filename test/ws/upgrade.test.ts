@@ -5,11 +5,13 @@ import { WebSocket } from 'ws';
 import type { Authenticator } from '../../src/auth/authenticator.js';
 import { createCredentialGuard } from '../../src/auth/credential-guard.js';
 import { unauthorized } from '../../src/core/errors.js';
+import { silentLogger } from '../../src/diagnostics/index.js';
 import { requestId } from '../../src/http/request-id.js';
 import { securityHeaders } from '../../src/http/security-headers.js';
 import { rateLimit } from '../../src/rate-limit/rate-limit.js';
 import { createUpgradeHandler, type UpgradeContext } from '../../src/ws/upgrade.js';
 import { parseReply, rawRequest } from '../helpers/http.js';
+import { captureLogger } from '../helpers/logger.js';
 
 const fakeAuth: Authenticator = {
   scheme: 'Token',
@@ -196,7 +198,7 @@ describe('createUpgradeHandler', () => {
       onConnection() {
         throw new Error('boom');
       },
-      onError() {},
+      logger: silentLogger,
     });
     const ws = new WebSocket(`${url}/ws`, { headers: { 'x-token': 'good' } });
     clients.push(ws);
@@ -283,18 +285,18 @@ describe('createUpgradeHandler: middleware', () => {
   });
 
   it('answers 500 and reports a middleware that answers instead of calling next()', async () => {
-    const errors: unknown[] = [];
+    const log = captureLogger();
     const { url } = await start({
       middleware: (_req, res) => {
         res.end('mine');
       },
-      onError: (error) => errors.push(error),
+      logger: log,
     });
     const r = await refused(`${url}/ws`, { headers: { 'x-token': 'good' } });
     expect(r.status).toBe(500);
     expect(r.body).not.toContain('mine');
     expect(JSON.parse(r.body).detail).toBe('An unexpected error occurred.');
-    expect(String(errors[0])).toMatch(/must call next\(\)/);
+    expect(String(log.errors[0])).toMatch(/must call next\(\)/);
   });
 
   it('refuses a middleware option that is not a function or a list of them', () => {
