@@ -127,6 +127,7 @@ export {
   type OriginMatcher,
   type OriginPredicate,
 } from './cors/index.js';
+export type { Logger, TraceContext } from './diagnostics/index.js';
 export {
   type BodyOptions,
   type CheckContinueOptions,
