@@ -62,6 +62,9 @@ function defaultResolve(record: ApiKeyRecord): Principal {
   return { sub: record.owner, scopes: record.scopes ?? [], method: 'api_key', keyId: record.id };
 }
 
+const isPromise = <T>(value: T | Promise<T>): value is Promise<T> =>
+  typeof (value as { then?: unknown } | null)?.then === 'function';
+
 /** The values of every header line named `lower`, as sent (node joins repeated unknown headers). */
 function headerLines(req: IncomingMessage, lower: string): string[] {
   const raw = req.rawHeaders;
@@ -142,11 +145,40 @@ export function apiKeyAuth(options: ApiKeyAuthOptions): Authenticator {
     query === undefined ? `one ${header} header` : `one ${header} header or one ${query} parameter`;
   const invalid = () => invalidCredentials(challenge, 'The API key is not valid.');
 
+  /** The principal, with the key's credential id unless `resolve` named its own. */
+  const withCredential = (
+    principal: Principal | undefined | null,
+    record: ApiKeyRecord,
+  ): Principal => {
+    if (principal === undefined || principal === null) throw invalid();
+    // a stream opened with the key ends when the key is deleted
+    return principal.credentialIds === undefined
+      ? { ...principal, credentialIds: [apiKeyCredentialId(record.id)] }
+      : principal;
+  };
+  /** The principal of a record found by `hash`, or the refusal. */
+  const principalOf = (
+    record: ApiKeyRecord | undefined | null,
+    hash: string,
+    req: IncomingMessage,
+  ): Principal | Promise<Principal> => {
+    if (record === undefined || record === null || typeof record.hash !== 'string') {
+      throw invalid();
+    }
+    // the record was found by this very hash: a store that returned another is refused (a
+    // plain comparison: timing tells nothing of a key from its SHA-256)
+    if (record.hash !== hash) throw invalid();
+    const resolved = resolve(record, req);
+    return isPromise(resolved)
+      ? resolved.then((principal) => withCredential(principal, record))
+      : withCredential(resolved, record);
+  };
   return {
     scheme: 'ApiKey',
     challenge,
     headers: [header],
-    async authenticate(req) {
+    // synchronous while the store and `resolve` are (a promise only when one of them is)
+    authenticate(req) {
       const fromHeader = headerLines(req, lowerHeader);
       const fromQuery = query === undefined ? NONE : queryValues(req, query);
       if (fromHeader.length + fromQuery.length === 0) return undefined;
@@ -159,19 +191,10 @@ export function apiKeyAuth(options: ApiKeyAuthOptions): Authenticator {
         throw invalid();
       }
       const hash = hashApiKey(key);
-      const record = await store.findByHash(hash);
-      if (record === undefined || record === null || typeof record.hash !== 'string') {
-        throw invalid();
-      }
-      // the record was found by this very hash: a store that returned another is refused (a
-      // plain comparison: timing tells nothing of a key from its SHA-256)
-      if (record.hash !== hash) throw invalid();
-      const principal = await resolve(record, req);
-      if (principal === undefined || principal === null) throw invalid();
-      // a stream opened with the key ends when the key is deleted
-      return principal.credentialIds === undefined
-        ? { ...principal, credentialIds: [apiKeyCredentialId(record.id)] }
-        : principal;
+      const found = store.findByHash(hash);
+      return isPromise(found)
+        ? found.then((record) => principalOf(record, hash, req))
+        : principalOf(found, hash, req);
     },
   };
 }

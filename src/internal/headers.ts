@@ -10,6 +10,11 @@ export function appendVary(res: ServerResponse, fields: string): void {
     res.setHeader('Vary', fields);
     return;
   }
+  // the common case, one field added to a plain list: no set, no split
+  if (typeof current === 'string' && !fields.includes(',') && current !== '*') {
+    if (!listsField(current, fields)) res.setHeader('Vary', `${current}, ${fields.trim()}`);
+    return;
+  }
   const value = Array.isArray(current) ? current.join(', ') : String(current);
   const present = new Set<string>();
   for (const part of value.split(',')) present.add(part.trim().toLowerCase());
@@ -22,6 +27,21 @@ export function appendVary(res: ServerResponse, fields: string): void {
     added = added === '' ? field : `${added}, ${field}`;
   }
   if (added !== '') res.setHeader('Vary', value ? `${value}, ${added}` : added);
+}
+
+const OWS = (code: number) => code === 0x20 || code === 0x09 || code === 0x2c; // SP, HTAB, ','
+
+/** Whether the comma-separated `list` names `field` (case-insensitively) or `*`. */
+function listsField(list: string, field: string): boolean {
+  const lowerList = list.toLowerCase();
+  const name = field.trim().toLowerCase();
+  if (name === '') return true;
+  for (let at = lowerList.indexOf(name); at !== -1; at = lowerList.indexOf(name, at + 1)) {
+    const before = at === 0 || OWS(lowerList.charCodeAt(at - 1));
+    const end = at + name.length;
+    if (before && (end === lowerList.length || OWS(lowerList.charCodeAt(end)))) return true;
+  }
+  return /(?:^|,)\s*\*\s*(?:,|$)/.test(list);
 }
 
 /**

@@ -1,0 +1,31 @@
+// appendVary: each field once, whatever the case, never after `*`.
+import { ServerResponse } from 'node:http';
+import { describe, expect, it } from 'vitest';
+import { appendVary } from '../../src/internal/headers.js';
+import { fakeRequest } from '../helpers/fake-http.js';
+
+function varyAfter(current: string | string[] | undefined, fields: string): unknown {
+  const res = new ServerResponse(fakeRequest());
+  if (current !== undefined) res.setHeader('Vary', current);
+  appendVary(res, fields);
+  return res.getHeader('Vary');
+}
+
+describe('appendVary', () => {
+  it.each([
+    [undefined, 'Origin', 'Origin'],
+    ['Origin', 'X-API-Key', 'Origin, X-API-Key'],
+    ['origin', 'Origin', 'origin'],
+    ['Accept-Encoding,Origin', 'ORIGIN', 'Accept-Encoding,Origin'],
+    ['Accept-Origin', 'Origin', 'Accept-Origin, Origin'],
+    ['Origin-Policy', 'Origin', 'Origin-Policy, Origin'],
+    ['*', 'Origin', '*'],
+    ['Origin, *', 'Cookie', 'Origin, *'],
+    ['Origin', ' Cookie ', 'Origin, Cookie'],
+    ['Origin', 'Cookie, Origin, Authorization', 'Origin, Cookie, Authorization'],
+    [['Origin', 'Cookie'], 'Cookie', ['Origin', 'Cookie']],
+    [['Origin', 'Cookie'], 'Authorization', 'Origin, Cookie, Authorization'],
+  ])('Vary %j + %j → %j', (current, fields, expected) => {
+    expect(varyAfter(current, fields)).toEqual(expected);
+  });
+});
