@@ -52,6 +52,20 @@ const B64TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
 const text = (value: unknown) => (typeof value === 'string' && value !== '' ? value : undefined);
 
 /**
+ * The scopes of a verified payload, parsed once per payload: a token served from the
+ * verified-token cache hands the same (frozen) payload to every request.
+ */
+const scopesByPayload = new WeakMap<JWTPayload, readonly string[]>();
+function scopesOf(payload: JWTPayload): readonly string[] {
+  let scopes = scopesByPayload.get(payload);
+  if (scopes === undefined) {
+    scopes = Object.freeze(scopesFromClaim(payload.scope ?? payload.scp));
+    if (Object.isFrozen(payload)) scopesByPayload.set(payload, scopes);
+  }
+  return scopes;
+}
+
+/**
  * The default claims-to-principal mapping (see {@link JwtBearerOptions.toPrincipal}).
  *
  * @example
@@ -71,7 +85,7 @@ export function principalFromClaims(payload: JWTPayload): Principal | undefined 
   if (sub === undefined) return undefined;
   const principal: Principal = {
     sub,
-    scopes: scopesFromClaim(payload.scope ?? payload.scp),
+    scopes: scopesOf(payload),
     method: 'bearer',
     claims: payload,
   };
@@ -95,11 +109,10 @@ function withTokenCredential(principal: Principal, payload: JWTPayload): Princip
   if (grantId !== undefined) ids.push(grantCredentialId(grantId));
   if (jti !== undefined) ids.push(tokenCredentialId(jti));
   const expiresAt = typeof payload.exp === 'number' ? payload.exp * 1000 : undefined;
-  return {
-    ...principal,
-    ...(principal.credentialIds === undefined && ids.length > 0 && { credentialIds: ids }),
-    ...(principal.expiresAt === undefined && expiresAt !== undefined && { expiresAt }),
-  };
+  const withIds: Principal = { ...principal };
+  if (principal.credentialIds === undefined && ids.length > 0) withIds.credentialIds = ids;
+  if (principal.expiresAt === undefined && expiresAt !== undefined) withIds.expiresAt = expiresAt;
+  return withIds;
 }
 
 /** Whether a header value uses the Bearer scheme (case-insensitive, RFC 9110 §11.1). */
@@ -161,6 +174,21 @@ function thumbprintOf(req: IncomingMessage): string | undefined {
 }
 
 /**
+ * The verification context of a request: its client certificate's thumbprint, computed only
+ * when a token bound to a certificate (`cnf.x5t#S256`) asks for it. A class, so that a request
+ * allocates one small object (an object literal with a getter is costly to make).
+ */
+class PresentedCertificate {
+  readonly #req: IncomingMessage;
+  constructor(req: IncomingMessage) {
+    this.#req = req;
+  }
+  get certificateThumbprint(): string | undefined {
+    return thumbprintOf(this.#req);
+  }
+}
+
+/**
  * An {@link Authenticator} for JWT access tokens sent as `Authorization: Bearer <token>`
  * (RFC 6750), verified as `createJwtVerifier` does. No token, or `Bearer` alone, is
  * a 401 with a bare challenge; a bad token a 401 `invalid_token` whose problem type is
@@ -217,11 +245,7 @@ export function jwtBearer(options: JwtBearerOptions): Authenticator {
       if (token.length > maxTokenLength || !B64TOKEN.test(token)) throw invalid();
       let verified: Awaited<ReturnType<typeof verifier.verify>>;
       try {
-        verified = await verifier.verify(token, {
-          get certificateThumbprint() {
-            return thumbprintOf(req);
-          },
-        });
+        verified = await verifier.verify(token, new PresentedCertificate(req));
       } catch (error) {
         if (isJwtError(error, 'expired')) {
           throw expiredCredentials(expired, expiredDetail, 'ERR_JWT_EXPIRED');
