@@ -61,6 +61,18 @@ export {
   createCredentialGuard,
 } from './credential-guard.js';
 export {
+  accessTokenHash,
+  createDpopVerifier,
+  type DpopProof,
+  DpopProofError,
+  type DpopProofErrorCode,
+  type DpopReplayStore,
+  type DpopRequest,
+  type DpopVerifier,
+  type DpopVerifierOptions,
+  MemoryDpopReplayStore,
+} from './dpop.js';
+export {
   AUTH_PROBLEM,
   authenticationRequired,
   expiredCredentials,

@@ -1,0 +1,292 @@
+// DPoP proofs (RFC 9449): the check of §4.3 that a resource server and a token endpoint both
+// make before they trust a proof. Each caller turns a refusal into its own answer: a 401 with
+// `WWW-Authenticate: DPoP error="invalid_dpop_proof"` at a resource, a 400
+// `{"error":"invalid_dpop_proof"}` at the token endpoint.
+import { hash } from 'node:crypto';
+import { ExpiringMap, type ExpiringMapOptions } from '../core/expiring-map.js';
+import { PorticoError } from '../core/http-error.js';
+import { loadJose } from '../internal/lazy.js';
+import { assertKnownOptions, durationOption, invalidOption } from '../internal/options.js';
+
+/** Why a proof was refused, as RFC 9449 §7.1 and §8 name it. */
+export type DpopProofErrorCode = 'invalid_dpop_proof' | 'use_dpop_nonce';
+
+/**
+ * A DPoP proof that does not hold (`error`: `invalid_dpop_proof`), or that lacks the server's
+ * current nonce (`use_dpop_nonce`). Its message says what is wrong, for the
+ * `error_description`; it never quotes the proof.
+ *
+ * @example
+ * ```ts
+ * try {
+ *   await dpop.verify(req.headers.dpop, { method: 'GET', url: 'https://api.example.com/me' });
+ * } catch (error) {
+ *   if (error instanceof DpopProofError) console.log(error.error); // 'invalid_dpop_proof'
+ * }
+ * ```
+ */
+export class DpopProofError extends PorticoError {
+  /** The OAuth error code to answer with. */
+  readonly error: DpopProofErrorCode;
+
+  constructor(error: DpopProofErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, error === 'use_dpop_nonce' ? 'ERR_DPOP_NONCE' : 'ERR_DPOP_INVALID', options);
+    this.error = error;
+  }
+}
+
+/** A proof that held: its key's thumbprint and what it claimed. */
+export interface DpopProof {
+  /** The RFC 7638 SHA-256 thumbprint of the proof's public key: a bound token's `cnf.jkt`. */
+  readonly jkt: string;
+  /** The proof's public key (its `jwk` header). */
+  readonly jwk: Readonly<Record<string, unknown>>;
+  readonly jti: string;
+  /** When the proof was made, in epoch milliseconds. */
+  readonly issuedAt: number;
+}
+
+/**
+ * Where the `jti` of accepted proofs are remembered, so that a proof is accepted once
+ * (RFC 9449 §11.1). Several processes behind one address share one (Redis).
+ */
+export interface DpopReplayStore {
+  /**
+   * Records `id` for `ttlMs` milliseconds: `true` when it was new, `false` when it was
+   * recorded already (a replay). When it cannot record (full, unreachable), it throws: the
+   * proof is then refused, never accepted unchecked.
+   */
+  remember(id: string, ttlMs: number): boolean | Promise<boolean>;
+}
+
+/**
+ * The in-process {@link DpopReplayStore}: bounded, and failing closed when full of live
+ * entries (a 503 `ERR_STORE_FULL`, never a forgotten `jti`).
+ *
+ * @example
+ * ```ts
+ * const dpop = createDpopVerifier({ replay: new MemoryDpopReplayStore({ maxEntries: 50_000 }) });
+ * ```
+ */
+export class MemoryDpopReplayStore implements DpopReplayStore {
+  readonly #seen: ExpiringMap<true>;
+
+  constructor(options: ExpiringMapOptions = {}) {
+    this.#seen = new ExpiringMap('MemoryDpopReplayStore', options, {
+      maxEntries: 100_000,
+      maxEntriesOption: 'maxEntries',
+      whenFull: 'refuse',
+    });
+  }
+
+  remember(id: string, ttlMs: number): boolean {
+    const now = this.#seen.now();
+    if (this.#seen.entry(id, now) !== undefined) return false;
+    this.#seen.set(id, true, now + ttlMs, now);
+    return true;
+  }
+}
+
+/** Options of {@link createDpopVerifier}. Every duration is in milliseconds. */
+export interface DpopVerifierOptions {
+  /**
+   * The proof algorithms accepted: asymmetric JWS algorithms only (`none` and `HS*` never).
+   * Announced in `WWW-Authenticate: DPoP algs="…"` and `dpop_signing_alg_values_supported`.
+   * @defaultValue `['ES256', 'EdDSA', 'PS256', 'RS256']`
+   */
+  algorithms?: readonly string[];
+  /**
+   * How old a proof may be (its `iat`), in milliseconds; its `jti` is remembered as long.
+   * @defaultValue `300_000` (5 minutes)
+   */
+  maxAge?: number;
+  /** How far in the future a proof's `iat` may be (clock skew), in milliseconds. @defaultValue `5_000` */
+  clockTolerance?: number;
+  /** Where accepted `jti` are remembered. @defaultValue a new `MemoryDpopReplayStore` */
+  replay?: DpopReplayStore;
+  /** The clock, epoch milliseconds (tests inject one). @defaultValue `Date.now` */
+  now?: () => number;
+}
+
+/** What a proof is checked against: the request it came with. */
+export interface DpopRequest {
+  /** The request's method, as sent (`GET`): compared with `htm` exactly. */
+  method: string;
+  /**
+   * The request's absolute URL as the client addressed it (your public origin and the
+   * request's path): compared with `htu`, both without query and fragment. Build it from
+   * configuration, never from the `Host` header alone.
+   */
+  url: string | URL;
+  /** The access token presented with the proof, if any: the proof's `ath` must be its hash. */
+  accessToken?: string;
+  /** The nonce the server requires now, if any (`DPoP-Nonce`): the proof's `nonce` must be it. */
+  nonce?: string;
+}
+
+/** Verifies DPoP proofs. */
+export interface DpopVerifier {
+  /** The accepted algorithms, for `algs="…"` and discovery. */
+  readonly algorithms: readonly string[];
+  /**
+   * Checks `proof` (the `DPoP` header's value: exactly one) against `request`, as RFC 9449
+   * §4.3 lists, and records its `jti`. Rejects with a {@link DpopProofError}.
+   */
+  verify(proof: unknown, request: DpopRequest): Promise<DpopProof>;
+}
+
+const ASYMMETRIC = new Set([
+  'ES256',
+  'ES384',
+  'ES512',
+  'EdDSA',
+  'Ed25519',
+  'PS256',
+  'PS384',
+  'PS512',
+  'RS256',
+  'RS384',
+  'RS512',
+]);
+const DEFAULT_ALGORITHMS = ['ES256', 'EdDSA', 'PS256', 'RS256'] as const;
+const OPTIONS = ['algorithms', 'maxAge', 'clockTolerance', 'replay', 'now'] as const;
+const OWNER = 'createDpopVerifier()';
+/** A compact JWS: three base64url parts, the signature not empty. */
+const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
+const MAX_PROOF_LENGTH = 8192;
+const MAX_JTI_LENGTH = 256;
+
+const invalid = (message: string, cause?: unknown) =>
+  new DpopProofError('invalid_dpop_proof', message, cause === undefined ? undefined : { cause });
+
+function algorithmsOption(value: readonly string[] | undefined): readonly string[] {
+  if (value === undefined) return DEFAULT_ALGORITHMS;
+  if (!Array.isArray(value) || value.length === 0 || !value.every((a) => ASYMMETRIC.has(a))) {
+    throw invalidOption(
+      `${OWNER}: \`algorithms\` must list asymmetric JWS algorithms (${[...ASYMMETRIC].join(', ')})`,
+    );
+  }
+  return Object.freeze([...value]);
+}
+
+/**
+ * The URL a proof is compared on (RFC 9449 §4.3 step 9): scheme, host and port normalised as
+ * the URL parser does (lower case, default port dropped, dot segments resolved), without
+ * query and fragment. `undefined` for what is not an absolute http(s) URL.
+ */
+function comparableUrl(value: unknown): string | undefined {
+  if (typeof value !== 'string' && !(value instanceof URL)) return undefined;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return undefined;
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return undefined;
+  if (url.username !== '' || url.password !== '') return undefined;
+  return `${url.origin}${url.pathname}`;
+}
+
+/**
+ * base64url(SHA-256(token)): the `ath` of a proof made for `token` (RFC 9449 §4.2).
+ *
+ * @example
+ * ```ts
+ * const ath = accessTokenHash(accessToken); // what a client puts in its proof
+ * ```
+ */
+export function accessTokenHash(token: string): string {
+  return hash('sha256', token, 'base64url');
+}
+
+/**
+ * Creates the DPoP proof verifier of RFC 9449 §4.3: one compact JWS, `typ: dpop+jwt`, an
+ * asymmetric `alg` of `algorithms`, a public `jwk` header that verifies the signature, `jti`,
+ * `htm` equal to the method, `htu` equal to the request URL (without query and fragment),
+ * `iat` within `maxAge` (and not past `clockTolerance` in the future), `ath` equal to the
+ * hash of the access token when one comes with it, `nonce` equal to the server's when it
+ * requires one, and a `jti` not seen before (remembered for `maxAge`).
+ *
+ * @example
+ * ```ts
+ * const dpop = createDpopVerifier();
+ * const proof = await dpop.verify(req.headers.dpop, {
+ *   method: req.method ?? 'GET',
+ *   url: new URL(req.url ?? '/', 'https://api.example.com'),
+ *   accessToken,
+ * });
+ * if (proof.jkt !== claims.cnf?.jkt) throw new Error('the token is bound to another key');
+ * ```
+ * @see {@link https://www.rfc-editor.org/rfc/rfc9449#section-4.3 | RFC 9449 §4.3}
+ */
+export function createDpopVerifier(options: DpopVerifierOptions = {}): DpopVerifier {
+  assertKnownOptions(OWNER, options, OPTIONS);
+  const algorithms = algorithmsOption(options.algorithms);
+  const maxAge = durationOption(OWNER, 'maxAge', options.maxAge, 300_000, { min: 1 });
+  const tolerance = durationOption(OWNER, 'clockTolerance', options.clockTolerance, 5_000);
+  const replay = options.replay ?? new MemoryDpopReplayStore();
+  if (typeof replay?.remember !== 'function') {
+    throw invalidOption(`${OWNER}: \`replay\` must have a remember(id, ttlMs) method`);
+  }
+  const now = options.now ?? Date.now;
+  if (typeof now !== 'function') throw invalidOption(`${OWNER}: \`now\` must be a function`);
+
+  async function verify(proof: unknown, request: DpopRequest): Promise<DpopProof> {
+    if (typeof proof !== 'string' || proof === '') throw invalid('A DPoP proof is required.');
+    if (proof.length > MAX_PROOF_LENGTH || !COMPACT_JWS.test(proof)) {
+      throw invalid('The DPoP proof is not a compact JWS.');
+    }
+    const jose = await loadJose();
+    let verified: Awaited<ReturnType<typeof jose.jwtVerify>>;
+    try {
+      verified = await jose.jwtVerify(proof, jose.EmbeddedJWK, {
+        typ: 'dpop+jwt',
+        algorithms: [...algorithms],
+      });
+    } catch (error) {
+      throw invalid('The DPoP proof’s signature, key or header is not valid.', error);
+    }
+    const { payload, protectedHeader } = verified;
+    // jose accepts `application/dpop+jwt` too; RFC 9449 §4.2 says `dpop+jwt`
+    if (protectedHeader.typ !== 'dpop+jwt') throw invalid('The DPoP proof’s typ must be dpop+jwt.');
+    const { jti, htm, htu, iat } = payload as Record<string, unknown>;
+    if (typeof jti !== 'string' || jti === '' || jti.length > MAX_JTI_LENGTH) {
+      throw invalid('The DPoP proof has no valid jti.');
+    }
+    if (typeof htm !== 'string' || htm !== request.method) {
+      throw invalid('The DPoP proof’s htm is not the request’s method.');
+    }
+    const expected = comparableUrl(request.url);
+    if (expected === undefined) throw new TypeError('dpop.verify(): `url` must be an absolute URL');
+    if (comparableUrl(htu) !== expected) {
+      throw invalid('The DPoP proof’s htu is not the request’s URL.');
+    }
+    if (typeof iat !== 'number' || !Number.isFinite(iat)) {
+      throw invalid('The DPoP proof has no valid iat.');
+    }
+    const issuedAt = iat * 1000;
+    const at = now();
+    if (issuedAt > at + tolerance) throw invalid('The DPoP proof is issued in the future.');
+    if (issuedAt < at - maxAge) throw invalid('The DPoP proof is too old.');
+    if (request.accessToken !== undefined) {
+      if (payload.ath !== accessTokenHash(request.accessToken)) {
+        throw invalid('The DPoP proof’s ath is not the hash of the access token.');
+      }
+    }
+    if (request.nonce !== undefined && payload.nonce !== request.nonce) {
+      throw new DpopProofError('use_dpop_nonce', 'The DPoP proof must carry the server’s nonce.');
+    }
+    const jwk = protectedHeader.jwk as Record<string, unknown>;
+    const jkt = await jose.calculateJwkThumbprint(
+      jwk as Parameters<typeof jose.calculateJwkThumbprint>[0],
+      'sha256',
+    );
+    // the proof is single-use: its key and jti, for as long as it could be accepted
+    // (a store that cannot record throws, a 503 for a full memory store: refused either way)
+    const fresh = await replay.remember(`${jkt}:${jti}`, maxAge + tolerance);
+    if (!fresh) throw invalid('The DPoP proof was used already.');
+    return Object.freeze({ jkt, jwk: Object.freeze({ ...jwk }), jti, issuedAt });
+  }
+
+  return { algorithms, verify };
+}
