@@ -244,22 +244,23 @@ export function createDpopVerifier(options: DpopVerifierOptions = {}): DpopVerif
         algorithms: [...algorithms],
       });
     } catch (error) {
-      throw invalid('The DPoP proof’s signature, key or header is not valid.', error);
+      throw invalid('The signature, key or header of the DPoP proof is not valid.', error);
     }
     const { payload, protectedHeader } = verified;
     // jose accepts `application/dpop+jwt` too; RFC 9449 §4.2 says `dpop+jwt`
-    if (protectedHeader.typ !== 'dpop+jwt') throw invalid('The DPoP proof’s typ must be dpop+jwt.');
+    if (protectedHeader.typ !== 'dpop+jwt')
+      throw invalid('The typ of the DPoP proof must be dpop+jwt.');
     const { jti, htm, htu, iat } = payload as Record<string, unknown>;
     if (typeof jti !== 'string' || jti === '' || jti.length > MAX_JTI_LENGTH) {
       throw invalid('The DPoP proof has no valid jti.');
     }
     if (typeof htm !== 'string' || htm !== request.method) {
-      throw invalid('The DPoP proof’s htm is not the request’s method.');
+      throw invalid('The htm of the DPoP proof is not the method of the request.');
     }
     const expected = comparableUrl(request.url);
     if (expected === undefined) throw new TypeError('dpop.verify(): `url` must be an absolute URL');
     if (comparableUrl(htu) !== expected) {
-      throw invalid('The DPoP proof’s htu is not the request’s URL.');
+      throw invalid('The htu of the DPoP proof is not the URL of the request.');
     }
     if (typeof iat !== 'number' || !Number.isFinite(iat)) {
       throw invalid('The DPoP proof has no valid iat.');
@@ -270,11 +271,14 @@ export function createDpopVerifier(options: DpopVerifierOptions = {}): DpopVerif
     if (issuedAt < at - maxAge) throw invalid('The DPoP proof is too old.');
     if (request.accessToken !== undefined) {
       if (payload.ath !== accessTokenHash(request.accessToken)) {
-        throw invalid('The DPoP proof’s ath is not the hash of the access token.');
+        throw invalid('The ath of the DPoP proof is not the hash of the access token.');
       }
     }
     if (request.nonce !== undefined && payload.nonce !== request.nonce) {
-      throw new DpopProofError('use_dpop_nonce', 'The DPoP proof must carry the server’s nonce.');
+      throw new DpopProofError(
+        'use_dpop_nonce',
+        'The DPoP proof must carry the nonce of the server.',
+      );
     }
     const jwk = protectedHeader.jwk as Record<string, unknown>;
     const jkt = await jose.calculateJwkThumbprint(

@@ -6,8 +6,15 @@ import type {
 } from '../core/jwt-types.js';
 import type { Principal } from '../core/principal.js';
 import { assertKnownOptions, functionOption, invalidOption } from '../internal/options.js';
+import { targetPath } from '../internal/target.js';
 import { type Authenticator, challenge } from './authenticator.js';
 import { certificateThumbprint, getClientCertificate } from './certificate.js';
+import {
+  createDpopVerifier,
+  DpopProofError,
+  type DpopVerifier,
+  type DpopVerifierOptions,
+} from './dpop.js';
 import {
   authenticationRequired,
   expiredCredentials,
@@ -37,6 +44,28 @@ export interface JwtBearerOptions extends JwtVerifierOptions {
     payload: JWTPayload,
     protectedHeader: JWTHeaderParameters,
   ) => Principal | undefined | Promise<Principal | undefined>;
+  /**
+   * Accept DPoP-bound tokens (RFC 9449) too: `Authorization: DPoP <token>` with one `DPoP`
+   * proof header, checked by {@link createDpopVerifier} against the request's method and URL
+   * (`origin` and its path) and the token's hash, the token's `cnf.jkt` equal to the proof's
+   * key. A bound token sent as `Bearer` is refused, whatever this option says.
+   * @defaultValue off: a `DPoP` scheme is not recognised (and bound tokens are refused)
+   */
+  dpop?: JwtBearerDpopOptions;
+}
+
+/**
+ * The DPoP side of {@link jwtBearer}: the proof checks of {@link DpopVerifierOptions}, and
+ * where this API is.
+ */
+export interface JwtBearerDpopOptions extends DpopVerifierOptions {
+  /**
+   * The public origin of the API as clients address it (`https://api.example.com`): a proof's
+   * `htu` is compared with it and the request's path. Configuration, never the `Host` header.
+   */
+  origin: string;
+  /** Refuse plain `Bearer` tokens: only DPoP-bound tokens are accepted. @defaultValue `false` */
+  required?: boolean;
 }
 
 const OWNER = 'jwtBearer()';
@@ -44,6 +73,7 @@ const OPTIONS = [
   ...JWT_VERIFIER_OPTIONS,
   'realm',
   'toPrincipal',
+  'dpop',
 ] as const satisfies readonly (keyof JwtBearerOptions)[];
 
 /** RFC 6750 §2.1 `b64token`. */
@@ -117,12 +147,33 @@ function withTokenCredential(principal: Principal, payload: JWTPayload): Princip
 
 /** Whether a header value uses the Bearer scheme (case-insensitive, RFC 9110 §11.1). */
 function isBearer(value: string | undefined): value is string {
+  return isScheme(value, 'bearer');
+}
+
+/** Whether a header value uses `scheme` (lower case; case-insensitive, RFC 9110 §11.1). */
+function isScheme(value: string | undefined, scheme: string): value is string {
+  const n = scheme.length;
   return (
     value !== undefined &&
-    value.length >= 6 &&
-    value.slice(0, 6).toLowerCase() === 'bearer' &&
-    (value.length === 6 || value[6] === ' ')
+    value.length >= n &&
+    value.slice(0, n).toLowerCase() === scheme &&
+    (value.length === n || value[n] === ' ')
   );
+}
+
+/** The access token of a request and how it came: `Bearer`, or `DPoP` when `dpop` is on. */
+function readAccessToken(
+  req: IncomingMessage,
+  badRequest: string,
+  dpop: boolean,
+): { scheme: 'Bearer' | 'DPoP'; token: string } | undefined {
+  const header = req.headers.authorization;
+  if (dpop && isScheme(header, 'dpop')) {
+    const bearer = readBearerToken(req, badRequest, true);
+    return bearer === undefined ? undefined : { scheme: 'DPoP', token: bearer };
+  }
+  const token = readBearerToken(req, badRequest, false);
+  return token === undefined ? undefined : { scheme: 'Bearer', token };
 }
 
 function hasAccessTokenParam(url: string | undefined): boolean {
@@ -139,7 +190,12 @@ function hasAccessTokenParam(url: string | undefined): boolean {
  * lines, or the header and the `access_token` query parameter) or in the query alone is a
  * 400 `invalid_request` (RFC 6750 §2, §3.1).
  */
-function readBearerToken(req: IncomingMessage, badRequest: string): string | undefined {
+function readBearerToken(
+  req: IncomingMessage,
+  badRequest: string,
+  dpop: boolean,
+): string | undefined {
+  const recognised = dpop ? isDpop : isBearer;
   const raw = req.rawHeaders;
   let lines = 0;
   let bearerLines = 0;
@@ -147,7 +203,7 @@ function readBearerToken(req: IncomingMessage, badRequest: string): string | und
     const name = raw[i]!;
     if (name.length === 13 && name.toLowerCase() === 'authorization') {
       lines++;
-      if (isBearer(raw[i + 1]?.trim())) bearerLines++;
+      if (recognised(raw[i + 1]?.trim())) bearerLines++;
     }
   }
   if (lines > 1 && bearerLines > 0) {
@@ -155,7 +211,7 @@ function readBearerToken(req: IncomingMessage, badRequest: string): string | und
   }
   const header = req.headers.authorization;
   const inQuery = hasAccessTokenParam(req.url);
-  if (!isBearer(header)) {
+  if (!recognised(header)) {
     if (inQuery) {
       throw invalidAuthRequest('Send the access token in the Authorization header.', badRequest);
     }
@@ -164,7 +220,11 @@ function readBearerToken(req: IncomingMessage, badRequest: string): string | und
   if (inQuery) {
     throw invalidAuthRequest('Send the access token in one place only.', badRequest);
   }
-  return header.slice(6).trim();
+  return header.slice(dpop ? 4 : 6).trim();
+}
+
+function isDpop(value: string | undefined): value is string {
+  return isScheme(value, 'dpop');
 }
 
 /** The verified client certificate's thumbprint, computed only when a token asks for it. */
@@ -180,12 +240,78 @@ function thumbprintOf(req: IncomingMessage): string | undefined {
  */
 class PresentedCertificate {
   readonly #req: IncomingMessage;
-  constructor(req: IncomingMessage) {
+  /** The key of the request's verified DPoP proof, for a DPoP-bound token. */
+  readonly dpopKeyThumbprint: string | undefined;
+  constructor(req: IncomingMessage, dpopKeyThumbprint?: string) {
     this.#req = req;
+    this.dpopKeyThumbprint = dpopKeyThumbprint;
   }
   get certificateThumbprint(): string | undefined {
     return thumbprintOf(this.#req);
   }
+}
+
+/** The `DPoP` header lines of a request: a proof is accepted only alone. */
+function dpopHeader(req: IncomingMessage): string | undefined {
+  const raw = req.rawHeaders;
+  let value: string | undefined;
+  let lines = 0;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!;
+    if (name.length === 4 && name.toLowerCase() === 'dpop') {
+      lines++;
+      value = raw[i + 1];
+    }
+  }
+  return lines === 1 ? value?.trim() : undefined;
+}
+
+/** jwtBearer's DPoP settings, checked once. */
+function dpopSettings(options: JwtBearerDpopOptions | undefined) {
+  if (options === undefined) return undefined;
+  if (typeof options !== 'object' || options === null) {
+    throw invalidOption(`${OWNER}: \`dpop\` must be an object with the API's \`origin\``);
+  }
+  const { origin, required = false, ...proofs } = options;
+  let url: URL;
+  try {
+    url = new URL(origin);
+  } catch {
+    throw invalidOption(`${OWNER}: \`dpop.origin\` must be the API's absolute origin`);
+  }
+  if (url.origin !== origin.replace(/\/$/, '') || !/^https?:$/.test(url.protocol)) {
+    throw invalidOption(
+      `${OWNER}: \`dpop.origin\` must be an origin (scheme, host, port), no path`,
+    );
+  }
+  if (typeof required !== 'boolean') {
+    throw invalidOption(`${OWNER}: \`dpop.required\` must be a boolean`);
+  }
+  const verifier: DpopVerifier = createDpopVerifier(proofs);
+  return { verifier, origin: url.origin, required };
+}
+
+/** The refusals of one scheme, with its challenge parameters (`realm`, and `algs` for DPoP). */
+function schemeAnswers(scheme: 'Bearer' | 'DPoP', realm: string, algs?: string) {
+  const invalidDetail = 'The access token is not valid.';
+  const expiredDetail = 'The access token expired.';
+  const refusal = (detail: string) =>
+    challenge(scheme, { realm, error: 'invalid_token', error_description: detail, algs });
+  const invalidChallenge = refusal(invalidDetail);
+  return {
+    bare: challenge(scheme, { realm, algs }),
+    invalidChallenge,
+    invalid: (): HttpError =>
+      invalidCredentials(invalidChallenge, invalidDetail, 'ERR_JWT_INVALID'),
+    expired: refusal(expiredDetail),
+    expiredDetail,
+  };
+}
+
+/** Whether a verified token is bound to a DPoP key (`cnf.jkt`). */
+function isDpopBound(payload: JWTPayload): boolean {
+  const cnf = payload.cnf as Record<string, unknown> | undefined;
+  return typeof cnf === 'object' && cnf !== null && typeof cnf.jkt === 'string';
 }
 
 /**
@@ -217,38 +343,62 @@ export function jwtBearer(options: JwtBearerOptions): Authenticator {
     functionOption(OWNER, 'toPrincipal', options.toPrincipal) ??
     ((payload: JWTPayload) => principalFromClaims(payload));
   const maxTokenLength = options.maxTokenLength ?? 8192;
-  const bare = challenge('Bearer', { realm });
+  const dpop = dpopSettings(options.dpop);
+  const algs = dpop?.verifier.algorithms.join(' ');
+  const answers = {
+    Bearer: schemeAnswers('Bearer', realm),
+    DPoP: schemeAnswers('DPoP', realm, algs),
+  };
+  // no credential: the schemes this resource takes, each with its parameters
+  const offered =
+    dpop === undefined
+      ? answers.Bearer.bare
+      : dpop.required
+        ? answers.DPoP.bare
+        : `${answers.Bearer.bare}, ${answers.DPoP.bare}`;
   const badRequest = challenge('Bearer', { realm, error: 'invalid_request' });
-  const invalidDetail = 'The access token is not valid.';
-  const invalidChallenge = challenge('Bearer', {
-    realm,
-    error: 'invalid_token',
-    error_description: invalidDetail,
-  });
-  const invalid = (): HttpError =>
-    invalidCredentials(invalidChallenge, invalidDetail, 'ERR_JWT_INVALID');
-  const expiredDetail = 'The access token expired.';
-  const expired = challenge('Bearer', {
-    realm,
-    error: 'invalid_token',
-    error_description: expiredDetail,
-  });
+  /** A refused proof: 401 `invalid_dpop_proof` (or `use_dpop_nonce`), RFC 9449 §7.1. */
+  const refusedProof = (error: DpopProofError): HttpError =>
+    invalidCredentials(
+      challenge('DPoP', { realm, error: error.error, error_description: error.message, algs }),
+      error.message,
+      error.code,
+    );
 
   return {
     scheme: 'Bearer',
-    challenge: bare,
-    headers: ['Authorization'],
+    challenge: offered,
+    headers: dpop === undefined ? ['Authorization'] : ['Authorization', 'DPoP'],
     async authenticate(req) {
-      const token = readBearerToken(req, badRequest);
-      if (token === undefined) return undefined;
-      if (token === '') throw authenticationRequired([bare]);
-      if (token.length > maxTokenLength || !B64TOKEN.test(token)) throw invalid();
+      const presented = readAccessToken(req, badRequest, dpop !== undefined);
+      if (presented === undefined) return undefined;
+      const { scheme, token } = presented;
+      const answer = answers[scheme];
+      if (token === '') throw authenticationRequired([offered]);
+      if (token.length > maxTokenLength || !B64TOKEN.test(token)) throw answer.invalid();
+      if (scheme === 'Bearer' && dpop?.required) {
+        throw invalidCredentials(answers.DPoP.invalidChallenge, 'Send a DPoP-bound token.');
+      }
+      let proofKey: string | undefined;
+      if (scheme === 'DPoP' && dpop !== undefined) {
+        try {
+          const proof = await dpop.verifier.verify(dpopHeader(req), {
+            method: req.method ?? 'GET',
+            url: `${dpop.origin}${targetPath(req.url ?? '/')}`,
+            accessToken: token,
+          });
+          proofKey = proof.jkt;
+        } catch (error) {
+          if (error instanceof DpopProofError) throw refusedProof(error);
+          throw error;
+        }
+      }
       let verified: Awaited<ReturnType<typeof verifier.verify>>;
       try {
-        verified = await verifier.verify(token, new PresentedCertificate(req));
+        verified = await verifier.verify(token, new PresentedCertificate(req, proofKey));
       } catch (error) {
         if (isJwtError(error, 'expired')) {
-          throw expiredCredentials(expired, expiredDetail, 'ERR_JWT_EXPIRED');
+          throw expiredCredentials(answer.expired, answer.expiredDetail, 'ERR_JWT_EXPIRED');
         }
         if (isJwtError(error, 'unavailable')) {
           throw serviceUnavailable(30, 'The access token cannot be verified now.', {
@@ -256,12 +406,14 @@ export function jwtBearer(options: JwtBearerOptions): Authenticator {
             cause: error,
           });
         }
-        if (isJwtError(error)) throw invalid();
+        if (isJwtError(error)) throw answer.invalid();
         throw error;
       }
+      // the DPoP scheme is for bound tokens: an unbound one is a bearer token (RFC 9449 §7.1)
+      if (scheme === 'DPoP' && !isDpopBound(verified.payload)) throw answer.invalid();
       const principal = await toPrincipal(verified.payload, verified.protectedHeader);
       if (principal === undefined || typeof principal.sub !== 'string' || principal.sub === '') {
-        throw invalid();
+        throw answer.invalid();
       }
       return withTokenCredential(principal, verified.payload);
     },

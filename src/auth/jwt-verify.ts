@@ -137,25 +137,35 @@ export async function verifyCompactJwt(
 }
 
 /**
- * Enforces a certificate binding (RFC 8705 §3): a token whose `cnf` holds `x5t#S256` is
- * accepted only with the same certificate thumbprint; a `cnf` of any other kind (a DPoP
- * `jkt`, a raw key) cannot be checked here and is refused.
+ * Enforces a token's binding (`cnf`): `x5t#S256` is accepted only with the same client
+ * certificate thumbprint (RFC 8705 §3), `jkt` only with a verified DPoP proof of the same key
+ * (RFC 9449 §6), both when both are there; a `cnf` of any other kind (a raw key) cannot be
+ * checked here and is refused.
  *
  * @see {@link https://www.rfc-editor.org/rfc/rfc8705#section-3 | RFC 8705 §3}
+ * @see {@link https://www.rfc-editor.org/rfc/rfc9449#section-6 | RFC 9449 §6}
  */
-export function checkCertificateBinding(
+export function checkBinding(
   payload: JWTPayload,
-  thumbprintOf: () => string | undefined,
+  presented: { certificate(): string | undefined; dpopKey: string | undefined },
   subject: string,
 ): void {
   const { cnf } = payload;
   if (cnf === undefined) return;
-  // read only for bound tokens: the thumbprint hashes the peer certificate
-  const thumbprint = thumbprintOf();
-  const bound =
-    typeof cnf === 'object' && cnf !== null ? (cnf as Record<string, unknown>)['x5t#S256'] : null;
-  if (typeof bound !== 'string' || thumbprint === undefined || !safeEqual(bound, thumbprint)) {
-    throw jwtInvalid(subject);
+  if (typeof cnf !== 'object' || cnf === null) throw jwtInvalid(subject);
+  const { 'x5t#S256': certificate, jkt } = cnf as Record<string, unknown>;
+  if (certificate === undefined && jkt === undefined) throw jwtInvalid(subject);
+  if (certificate !== undefined) {
+    // read only for bound tokens: the thumbprint hashes the peer certificate
+    const thumbprint = presented.certificate();
+    if (typeof certificate !== 'string' || thumbprint === undefined) throw jwtInvalid(subject);
+    if (!safeEqual(certificate, thumbprint)) throw jwtInvalid(subject);
+  }
+  if (jkt !== undefined) {
+    const key = presented.dpopKey;
+    if (typeof jkt !== 'string' || key === undefined || !safeEqual(jkt, key)) {
+      throw jwtInvalid(subject);
+    }
   }
 }
 

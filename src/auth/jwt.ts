@@ -11,7 +11,7 @@ import { cacheDeadline, type JwtCacheOptions, VerifiedTokenCache } from './jwt-c
 import { jwtInvalid } from './jwt-error.js';
 import {
   type CoreVerifyOptions,
-  checkCertificateBinding,
+  checkBinding,
   deepFreeze,
   type VerifiedJwt,
   verifyCompactJwt,
@@ -85,6 +85,12 @@ export interface JwtVerifyContext {
    * and the server verified, for certificate-bound tokens (RFC 8705).
    */
   certificateThumbprint?: string;
+  /**
+   * The RFC 7638 thumbprint of the key of a DPoP proof that came with the token and was
+   * verified (`createDpopVerifier`), for DPoP-bound tokens (`cnf.jkt`, RFC 9449). A bound
+   * token is refused without it.
+   */
+  dpopKeyThumbprint?: string;
 }
 
 /** Verifies JWTs: see `createJwtVerifier`. */
@@ -198,13 +204,16 @@ export function buildJwtVerifier(
   return {
     async verify(token, context) {
       if (typeof token !== 'string' || token.length > maxTokenLength) throw jwtInvalid(subject);
-      const thumbprint = () => context?.certificateThumbprint;
+      const presented = {
+        certificate: () => context?.certificateThumbprint,
+        dpopKey: context?.dpopKeyThumbprint,
+      };
       const generation = source.generation();
       const cacheKey = cache === undefined ? undefined : VerifiedTokenCache.keyOf(token);
       if (cache !== undefined && cacheKey !== undefined && source.isFresh()) {
         const hit = cache.get(cacheKey, generation, Date.now());
         if (hit !== undefined) {
-          checkCertificateBinding(hit.payload, thumbprint, subject);
+          checkBinding(hit.payload, presented, subject);
           return hit;
         }
       }
@@ -213,7 +222,7 @@ export function buildJwtVerifier(
         const deadline = cacheDeadline(verified.payload, maxTokenAge);
         cache.set(cacheKey, verified, deadline, generation, Date.now());
       }
-      checkCertificateBinding(verified.payload, thumbprint, subject);
+      checkBinding(verified.payload, presented, subject);
       return verified;
     },
   };

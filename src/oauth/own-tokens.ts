@@ -18,7 +18,7 @@ const ACCESS_TOKEN_CLAIMS = ['iss', 'exp', 'aud', 'sub', 'client_id', 'iat', 'jt
 
 /** Options of {@link ownAccessTokens}: the verification settings that are not fixed by the server. */
 export interface OwnAccessTokenOptions
-  extends Pick<JwtBearerOptions, 'realm' | 'clockTolerance' | 'cache' | 'maxTokenLength'> {
+  extends Pick<JwtBearerOptions, 'realm' | 'clockTolerance' | 'cache' | 'maxTokenLength' | 'dpop'> {
   /**
    * Maps the verified claims to the principal, once the token is known to be good and its
    * grant not revoked; returning `undefined` refuses the token (401).
@@ -33,6 +33,7 @@ const OPTIONS = [
   'cache',
   'maxTokenLength',
   'toPrincipal',
+  'dpop',
 ] as const satisfies readonly (keyof OwnAccessTokenOptions)[];
 
 /**
