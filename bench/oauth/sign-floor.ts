@@ -149,7 +149,7 @@ const rows: [string, number, () => unknown][] = [
   [
     `portico clientCredentialsGrant(), ${IN_FLIGHT} in flight`,
     IN_FLIGHT,
-    () => clientCredentialsGrant(server.context, client, params),
+    () => clientCredentialsGrant(server.context, client, params, {}),
   ],
 ];
 

@@ -46,6 +46,12 @@ export interface OAuthClient {
    * @defaultValue `'own'`
    */
   readonly introspection?: 'own' | 'any';
+  /**
+   * The client's access tokens are always DPoP-bound (RFC 9449 §5.2,
+   * `dpop_bound_access_tokens`): a token request without a DPoP proof is refused.
+   * @defaultValue `false`: bound when the request carries a proof, bearer otherwise
+   */
+  readonly dpopBoundAccessTokens?: boolean;
 }
 
 /** Where clients live: an app's database, a file, or {@link MemoryClientStore}. */
@@ -110,6 +116,12 @@ export async function defineClient(definition: ClientDefinition): Promise<OAuthC
   }
   if (client.introspection !== undefined && !['own', 'any'].includes(client.introspection)) {
     throw invalidOption("defineClient(): `introspection` must be 'own' or 'any'");
+  }
+  if (
+    client.dpopBoundAccessTokens !== undefined &&
+    typeof client.dpopBoundAccessTokens !== 'boolean'
+  ) {
+    throw invalidOption('defineClient(): `dpopBoundAccessTokens` must be a boolean');
   }
   if (client.introspection === 'any' && secret === undefined) {
     throw invalidOption(

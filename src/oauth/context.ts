@@ -1,4 +1,5 @@
 import { type CredentialGuard, guardOption } from '../auth/credential-guard.js';
+import { createDpopVerifier, type DpopVerifier, type DpopVerifierOptions } from '../auth/dpop.js';
 import { processRevocations, type Revocations } from '../auth/revocations.js';
 import type { Sessions } from '../auth/session.js';
 import { type Logger, loggerOption } from '../core/logger.js';
@@ -92,6 +93,15 @@ export interface AuthorizationServerOptions {
    */
   revocations?: Revocations;
   /**
+   * DPoP (RFC 9449) at the token endpoint: a request with a valid `DPoP` proof gets access
+   * tokens bound to the proof's key (`cnf.jkt`, `token_type: DPoP`), and a public client's
+   * refresh token bound to it too. The proof checks of `createDpopVerifier` (algorithms,
+   * `maxAge`, the `replay` store shared by the processes of one service); `false` turns DPoP
+   * off (a `DPoP` header is then ignored, and clients requiring bound tokens are refused).
+   * @defaultValue `{}`: on, with the verifier's defaults
+   */
+  dpop?: DpopVerifierOptions | false;
+  /**
    * Where the authorization server logs: an `error` line when an endpoint fails unexpectedly
    * (its answer is then `server_error`), never a parameter, header or secret. A pino logger
    * is passed as it is.
@@ -116,6 +126,8 @@ export interface OAuthContext {
   readonly revocations: Revocations;
   /** Where the endpoints log. */
   readonly logger: Logger;
+  /** The DPoP proof verifier of the token endpoint, unless DPoP is off. */
+  readonly dpop: DpopVerifier | undefined;
   /** The validated durations, in milliseconds. */
   readonly settings: {
     readonly codeTtl: number;
@@ -145,6 +157,7 @@ const KNOWN = [
   'guard',
   'revocations',
   'logger',
+  'dpop',
 ] as const satisfies readonly (keyof AuthorizationServerOptions)[];
 
 const OWNER = 'createAuthorizationServer()';
@@ -215,6 +228,7 @@ export function createOAuthContext(options: AuthorizationServerOptions): OAuthCo
     guard,
     revocations: options.revocations ?? processRevocations(),
     logger: loggerOption(OWNER, options.logger),
+    dpop: options.dpop === false ? undefined : createDpopVerifier(options.dpop ?? {}),
     settings: Object.freeze({
       codeTtl: durationOption(OWNER, 'codeTtl', options.codeTtl, 60_000, { max: 60_000 }),
       refreshTokenTtl: durationOption(

@@ -23,7 +23,9 @@ export type OAuthErrorCode =
   | 'slow_down'
   | 'expired_token'
   | 'invalid_token'
-  | 'unsupported_token_type';
+  | 'unsupported_token_type'
+  | 'invalid_dpop_proof'
+  | 'use_dpop_nonce';
 
 const STATUS: Partial<Record<OAuthErrorCode, number>> = {
   invalid_client: 401,

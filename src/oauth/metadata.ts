@@ -89,6 +89,8 @@ export interface AuthorizationServerMetadata {
   claims_parameter_supported: boolean;
   request_parameter_supported: boolean;
   request_uri_parameter_supported: boolean;
+  /** The DPoP proof algorithms the token endpoint takes (RFC 9449 §5.1), when DPoP is on. */
+  dpop_signing_alg_values_supported?: string[];
 }
 
 const DEFAULT_SCOPES = ['openid', 'profile', 'email', 'offline_access'];
@@ -213,6 +215,7 @@ export function authorizationServerMetadata(
     claims_parameter_supported: false,
     request_parameter_supported: false,
     request_uri_parameter_supported: false,
+    ...(ctx.dpop !== undefined && { dpop_signing_alg_values_supported: [...ctx.dpop.algorithms] }),
   };
 }
 

@@ -31,6 +31,11 @@ export interface RefreshTokenRecord {
   authTime?: number;
   /** Absolute end of the whole family, epoch ms: rotation never extends it. */
   familyExpiresAt: number;
+  /**
+   * The DPoP key (RFC 7638 thumbprint) the token is bound to: a public client's refresh
+   * token is used only with a proof of that key (RFC 9449 §5).
+   */
+  jkt?: string;
 }
 
 /** A device authorization (RFC 8628), from `/device` until the device gets its tokens. */

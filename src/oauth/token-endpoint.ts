@@ -1,6 +1,8 @@
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { DpopProofError } from '../auth/dpop.js';
 import type { Middleware } from '../core/compose.js';
 import { log } from '../core/logger.js';
+import { requestPath } from '../core/problem.js';
 import { requestFields } from '../core/trace-context.js';
 import {
   published,
@@ -8,13 +10,14 @@ import {
   type TokenRefusedMessage,
 } from '../diagnostics/channels.js';
 import { singleParams } from './client-auth.js';
-import type { GrantType } from './clients.js';
+import type { GrantType, OAuthClient } from './clients.js';
 import type { OAuthContext } from './context.js';
 import { asOAuthError, NO_STORE, OAuthError, sendOAuthError } from './errors.js';
 import { readOAuthForm } from './form.js';
 import {
   authorizationCodeGrant,
   type GrantHandler,
+  type TokenBinding,
   type TokenResponse,
 } from './grants/authorization-code.js';
 import { clientCredentialsGrant } from './grants/client-credentials.js';
@@ -39,6 +42,46 @@ function sendTokens(res: ServerResponse, tokens: TokenResponse): void {
   res.setHeader('Content-Type', 'application/json');
   res.setHeader('Content-Length', Buffer.byteLength(body));
   res.end(body);
+}
+
+/**
+ * The key the tokens of this request are bound to (RFC 9449 §5): that of its `DPoP` proof,
+ * checked for POST at this endpoint's URL (the issuer's origin and the request's path). No
+ * proof: bearer tokens, unless the client must have bound ones.
+ */
+async function tokenBinding(
+  ctx: OAuthContext,
+  req: IncomingMessage,
+  client: OAuthClient,
+): Promise<TokenBinding> {
+  const lines = dpopLines(req);
+  if (ctx.dpop === undefined || lines.length === 0) {
+    if (client.dpopBoundAccessTokens === true) {
+      throw new OAuthError('invalid_dpop_proof', 'This client must send a DPoP proof.');
+    }
+    return {};
+  }
+  if (lines.length > 1) throw new OAuthError('invalid_dpop_proof', 'Send one DPoP proof.');
+  try {
+    const proof = await ctx.dpop.verify(lines[0], {
+      method: 'POST',
+      url: `${new URL(ctx.issuer).origin}${requestPath(req)}`,
+    });
+    return { jkt: proof.jkt };
+  } catch (error) {
+    if (error instanceof DpopProofError) throw new OAuthError(error.error, error.message);
+    throw error;
+  }
+}
+
+/** The values of the request's `DPoP` header lines. */
+function dpopLines(req: IncomingMessage): string[] {
+  const values: string[] = [];
+  const raw = req.rawHeaders;
+  for (let i = 0; i < raw.length; i += 2) {
+    if (raw[i]!.length === 4 && raw[i]!.toLowerCase() === 'dpop') values.push(raw[i + 1]!.trim());
+  }
+  return values;
 }
 
 /**
@@ -89,7 +132,8 @@ export function createTokenEndpoint(ctx: OAuthContext): Middleware {
       if (!client.grantTypes.includes(grantType)) {
         throw new OAuthError('unauthorized_client', 'This client may not use this grant type.');
       }
-      const tokens = await GRANTS[grantType](ctx, client, params);
+      const binding = await tokenBinding(ctx, req, client);
+      const tokens = await GRANTS[grantType](ctx, client, params, binding);
       sendTokens(res, tokens);
       if (published.tokenIssued.hasSubscribers) {
         published.tokenIssued.publish({

@@ -87,6 +87,8 @@ export interface AccessTokenRequest {
   grantId?: string;
   /** `name` and `role` of a user. */
   user?: Pick<UserClaims, 'name' | 'role'>;
+  /** The DPoP key the token is bound to (`cnf.jkt`, RFC 9449 §6): a thumbprint. */
+  jkt?: string;
 }
 
 /**
@@ -186,6 +188,7 @@ export function createTokenIssuer(options: TokenIssuerOptions) {
       if (request.user?.name !== undefined) payload.name = request.user.name;
       if (request.user?.role !== undefined) payload.role = request.user.role;
       if (request.grantId !== undefined) payload.grant_id = request.grantId;
+      if (request.jkt !== undefined) payload.cnf = { jkt: request.jkt };
       const token = await sign(payload, 'at+jwt', accessSeconds);
       return { token, expiresIn: accessSeconds, jti };
     },

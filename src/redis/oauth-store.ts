@@ -307,7 +307,8 @@ function isRefreshRecord(value: unknown): value is RefreshTokenRecord {
     isString(r.sub) &&
     isScope(r.scope) &&
     isString(r.grantId) &&
-    isNumber(r.familyExpiresAt)
+    isNumber(r.familyExpiresAt) &&
+    (r.jkt === undefined || isString(r.jkt))
   );
 }
 

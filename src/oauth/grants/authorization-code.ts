@@ -13,7 +13,7 @@ import { hashToken, newOpaqueToken, type UserClaims } from '../tokens.js';
  */
 export interface TokenResponse {
   access_token: string;
-  token_type: 'Bearer';
+  token_type: 'Bearer' | 'DPoP';
   expires_in: number;
   scope: string;
   refresh_token?: string;
@@ -25,7 +25,14 @@ export type GrantHandler = (
   ctx: OAuthContext,
   client: OAuthClient,
   params: ReadonlyMap<string, string>,
+  binding: TokenBinding,
 ) => Promise<TokenResponse>;
+
+/** What the tokens of a request are bound to: the key of its verified DPoP proof, if any. */
+export interface TokenBinding {
+  /** The RFC 7638 thumbprint of the proof's key: the access token's `cnf.jkt`. */
+  jkt?: string;
+}
 
 /** What a user grant (code or device) issues tokens for. */
 export interface UserGrant {
@@ -75,18 +82,21 @@ export async function issueUserTokens(
   ctx: OAuthContext,
   client: OAuthClient,
   grant: UserGrant,
+  binding: TokenBinding,
 ): Promise<TokenResponse> {
   const { user, scope, grantId } = grant;
+  const { jkt } = binding;
   const access = await ctx.tokens.accessToken({
     sub: user.sub,
     clientId: client.clientId,
     scope,
     grantId,
     user: { name: user.name, role: user.role },
+    ...(jkt !== undefined && { jkt }),
   });
   const response: TokenResponse = {
     access_token: access.token,
-    token_type: 'Bearer',
+    token_type: jkt === undefined ? 'Bearer' : 'DPoP',
     expires_in: access.expiresIn,
     scope: scope.join(' '),
   };
@@ -102,6 +112,8 @@ export async function issueUserTokens(
         grantId,
         ...(grant.authTime === undefined ? {} : { authTime: grant.authTime }),
         familyExpiresAt: grant.family.expiresAt,
+        // a public client's refresh token is bound to its DPoP key (RFC 9449 §5)
+        ...(jkt !== undefined && client.secretHash === undefined && { jkt }),
       },
       ttl,
     );
@@ -209,7 +221,7 @@ function checkVerifier(record: AuthorizationCodeRecord, verifier: string | undef
  * @see {@link https://www.rfc-editor.org/rfc/rfc7636#section-4.6 | RFC 7636 §4.6}
  * @see {@link https://www.rfc-editor.org/rfc/rfc9700#section-2.1.1 | RFC 9700 §2.1.1}
  */
-export const authorizationCodeGrant: GrantHandler = async (ctx, client, params) => {
+export const authorizationCodeGrant: GrantHandler = async (ctx, client, params, binding) => {
   const hash = hashToken(required(params, 'code'));
   const verifier = codeVerifierOf(params);
   const seen = await ctx.store.getCode(hash);
@@ -228,15 +240,20 @@ export const authorizationCodeGrant: GrantHandler = async (ctx, client, params) 
   if (await ctx.store.isGrantRevoked(record.grantId)) {
     throw new OAuthError('invalid_grant', 'The grant was revoked.');
   }
-  return issueUserTokens(ctx, client, {
-    user: await grantUser(ctx, record.sub),
-    scope: record.scope,
-    grantId: record.grantId,
-    authTime: record.authTime,
-    nonce: record.nonce,
-    family: {
+  return issueUserTokens(
+    ctx,
+    client,
+    {
+      user: await grantUser(ctx, record.sub),
       scope: record.scope,
-      expiresAt: Date.now() + ctx.settings.refreshTokenTtl,
+      grantId: record.grantId,
+      authTime: record.authTime,
+      nonce: record.nonce,
+      family: {
+        scope: record.scope,
+        expiresAt: Date.now() + ctx.settings.refreshTokenTtl,
+      },
     },
-  });
+    binding,
+  );
 };

@@ -15,7 +15,7 @@ import { assertCanIssue, type GrantHandler } from './authorization-code.js';
  * ```
  * @see {@link https://www.rfc-editor.org/rfc/rfc6749#section-4.4 | RFC 6749 §4.4}
  */
-export const clientCredentialsGrant: GrantHandler = async (ctx, client, params) => {
+export const clientCredentialsGrant: GrantHandler = async (ctx, client, params, binding) => {
   if (client.secretHash === undefined) {
     throw new OAuthError(
       'unauthorized_client',
@@ -24,14 +24,16 @@ export const clientCredentialsGrant: GrantHandler = async (ctx, client, params) 
   }
   const scope = resolveScopes(client, params.get('scope'));
   await assertCanIssue(ctx);
+  const { jkt } = binding;
   const access = await ctx.tokens.accessToken({
     sub: client.clientId,
     clientId: client.clientId,
     scope,
+    ...(jkt !== undefined && { jkt }),
   });
   return {
     access_token: access.token,
-    token_type: 'Bearer',
+    token_type: jkt === undefined ? 'Bearer' : 'DPoP',
     expires_in: access.expiresIn,
     scope: scope.join(' '),
   };

@@ -44,7 +44,7 @@ const SLOW_DOWN_STEP = 5_000;
  * ```
  * @see {@link https://www.rfc-editor.org/rfc/rfc8628#section-3.5 | RFC 8628 §3.5}
  */
-export const deviceCodeGrant: GrantHandler = async (ctx, client, params) => {
+export const deviceCodeGrant: GrantHandler = async (ctx, client, params, binding) => {
   const hash = hashToken(required(params, 'device_code'));
   const record = await ctx.store.getDeviceCode(hash);
   if (record === undefined) {
@@ -84,14 +84,19 @@ export const deviceCodeGrant: GrantHandler = async (ctx, client, params) => {
   if (!(await ctx.store.consumeDeviceCode(hash))) {
     throw new OAuthError('invalid_grant', 'The device code was already used.');
   }
-  return issueUserTokens(ctx, client, {
-    user,
-    scope: record.scope,
-    grantId: record.grantId,
-    authTime: record.authTime,
-    family: {
+  return issueUserTokens(
+    ctx,
+    client,
+    {
+      user,
       scope: record.scope,
-      expiresAt: Date.now() + ctx.settings.refreshTokenTtl,
+      grantId: record.grantId,
+      authTime: record.authTime,
+      family: {
+        scope: record.scope,
+        expiresAt: Date.now() + ctx.settings.refreshTokenTtl,
+      },
     },
-  });
+    binding,
+  );
 };

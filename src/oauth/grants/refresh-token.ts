@@ -40,7 +40,7 @@ const invalid = () => new OAuthError('invalid_grant', 'The refresh token is inva
  * @see {@link https://www.rfc-editor.org/rfc/rfc6749#section-6 | RFC 6749 §6}
  * @see {@link https://www.rfc-editor.org/rfc/rfc9700#section-4.14.2 | RFC 9700 §4.14.2}
  */
-export const refreshTokenGrant: GrantHandler = async (ctx, client, params) => {
+export const refreshTokenGrant: GrantHandler = async (ctx, client, params, binding) => {
   const hash = hashToken(required(params, 'refresh_token'));
   const seen = await ctx.store.getRefreshToken(hash);
   if (seen === undefined) throw invalid();
@@ -56,6 +56,13 @@ export const refreshTokenGrant: GrantHandler = async (ctx, client, params) => {
       'The refresh token was already used; every token of its grant is revoked.',
     );
   };
+  // a bound refresh token (a public client's, RFC 9449 §5) goes only with a proof of its key
+  if (record.jkt !== undefined && record.jkt !== binding.jkt) {
+    throw new OAuthError(
+      'invalid_grant',
+      'The refresh token is bound to a DPoP key: send a DPoP proof of that key with it.',
+    );
+  }
   if (seen.state === 'used') await reused(seen.usedAt);
   if (record.familyExpiresAt <= Date.now() || (await ctx.store.isGrantRevoked(record.grantId))) {
     throw invalid();
@@ -67,13 +74,18 @@ export const refreshTokenGrant: GrantHandler = async (ctx, client, params) => {
   if (rotated === undefined) throw invalid();
   if (rotated.state === 'used') await reused(rotated.usedAt);
   // A reuse within the grace period, by this client (checked above), continues the family.
-  return issueUserTokens(ctx, client, {
-    user,
-    scope,
-    grantId: record.grantId,
-    authTime: record.authTime,
-    family: familyOf(record),
-  });
+  return issueUserTokens(
+    ctx,
+    client,
+    {
+      user,
+      scope,
+      grantId: record.grantId,
+      authTime: record.authTime,
+      family: familyOf(record),
+    },
+    binding,
+  );
 };
 
 function withinGrace(usedAt: number, graceMs: number): boolean {
