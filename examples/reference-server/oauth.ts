@@ -104,6 +104,8 @@ export async function createOAuth(options: {
     formKey,
     guard: options.guard,
     logger: options.logger,
+    // DPoP proofs (RFC 9449) at /token and on the API: made within the last 60 seconds
+    dpop: { maxAge: 60_000 },
     // a revoked grant (at /revoke, by refresh-token reuse) ends its streams and webhooks
     revocations: shared.revocations,
     ...(shared.oauthStore !== undefined && { store: shared.oauthStore }),

@@ -299,18 +299,24 @@ export function requireScopes(
   assertScopes('requireScopes()', scopes);
   const required = scopes.slice();
   const methods = options.methods === undefined ? undefined : new Set(options.methods);
-  const bearerChallenge = buildChallenge('Bearer', {
-    realm: options.realm,
-    error: 'insufficient_scope',
-    error_description: 'The access token lacks a required scope.',
-    scope: required.join(' '),
-  });
+  // an access token's answer names its scheme (RFC 6750 §3.1, RFC 9449 §7.1)
+  const tokenChallenge = (scheme: string) =>
+    buildChallenge(scheme, {
+      realm: options.realm,
+      error: 'insufficient_scope',
+      error_description: 'The access token lacks a required scope.',
+      scope: required.join(' '),
+    });
+  const challenges = new Map([
+    ['bearer', tokenChallenge('Bearer')],
+    ['dpop', tokenChallenge('DPoP')],
+  ]);
   return function requireScopesMiddleware(req, _res, next) {
     const principal = principalOrFail(req);
     if (methods !== undefined && !methods.has(principal.method)) return next();
     const missing = required.filter((s) => !principal.scopes.includes(s));
     if (missing.length > 0) {
-      throw insufficientScope(missing, principal.method === 'bearer' ? bearerChallenge : undefined);
+      throw insufficientScope(missing, challenges.get(principal.method));
     }
     return next();
   };

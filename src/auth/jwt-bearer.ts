@@ -66,6 +66,11 @@ export interface JwtBearerDpopOptions extends DpopVerifierOptions {
   origin: string;
   /** Refuse plain `Bearer` tokens: only DPoP-bound tokens are accepted. @defaultValue `false` */
   required?: boolean;
+  /**
+   * A verifier to share (an authorization server's, with its replay store) instead of one
+   * made from these options.
+   */
+  verifier?: DpopVerifier;
 }
 
 const OWNER = 'jwtBearer()';
@@ -272,7 +277,7 @@ function dpopSettings(options: JwtBearerDpopOptions | undefined) {
   if (typeof options !== 'object' || options === null) {
     throw invalidOption(`${OWNER}: \`dpop\` must be an object with the API's \`origin\``);
   }
-  const { origin, required = false, ...proofs } = options;
+  const { origin, required = false, verifier: given, ...proofs } = options;
   let url: URL;
   try {
     url = new URL(origin);
@@ -287,7 +292,10 @@ function dpopSettings(options: JwtBearerDpopOptions | undefined) {
   if (typeof required !== 'boolean') {
     throw invalidOption(`${OWNER}: \`dpop.required\` must be a boolean`);
   }
-  const verifier: DpopVerifier = createDpopVerifier(proofs);
+  if (given !== undefined && typeof given?.verify !== 'function') {
+    throw invalidOption(`${OWNER}: \`dpop.verifier\` must be a DPoP verifier (createDpopVerifier)`);
+  }
+  const verifier: DpopVerifier = given ?? createDpopVerifier(proofs);
   return { verifier, origin: url.origin, required };
 }
 
@@ -415,7 +423,10 @@ export function jwtBearer(options: JwtBearerOptions): Authenticator {
       if (principal === undefined || typeof principal.sub !== 'string' || principal.sub === '') {
         throw answer.invalid();
       }
-      return withTokenCredential(principal, verified.payload);
+      const bound = withTokenCredential(principal, verified.payload);
+      // a DPoP-bound token with its proof: the principal says so (unless mapped otherwise)
+      if (scheme === 'DPoP' && bound.method === 'bearer') bound.method = 'dpop';
+      return bound;
     },
   };
 }

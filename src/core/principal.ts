@@ -9,7 +9,14 @@ import type { JwtClaims as JWTPayload } from './jwt-types.js';
 // depending on the authenticators.
 
 /** How a caller proved who it is. */
-export type AuthMethod = 'bearer' | 'api_key' | 'session' | 'basic' | 'mtls' | (string & {});
+export type AuthMethod =
+  | 'bearer'
+  | 'dpop'
+  | 'api_key'
+  | 'session'
+  | 'basic'
+  | 'mtls'
+  | (string & {});
 
 /**
  * Who the caller is, as an authenticator found it. The same shape whatever the mechanism,

@@ -182,7 +182,13 @@ export function createAuthorizationServer(
     context,
     paths,
     routes: Object.freeze(routes),
-    bearer: ownAccessTokens(context),
+    // this server's own tokens, DPoP-bound ones too (with their proofs, at the issuer's origin)
+    bearer: ownAccessTokens(
+      context,
+      context.dpop === undefined
+        ? {}
+        : { dpop: { origin: new URL(context.issuer).origin, verifier: context.dpop } },
+    ),
     metadata: () => authorizationServerMetadata(context, paths, metadataOptions),
   });
 }

@@ -215,3 +215,75 @@ describe('the token endpoint with DPoP', () => {
     ]);
   });
 });
+
+describe('createAuthorizationServer: its own bearer takes DPoP-bound tokens', () => {
+  it('at the issuer’s origin, as method dpop, with a DPoP insufficient_scope', async () => {
+    const { createAuthorizationServer } = await import('../../src/oauth/server.js');
+    const { createKeySet } = await import('../../src/oauth/key-set.js');
+    const { createSessions } = await import('../../src/auth/session.js');
+    const { MemoryClientStore } = await import('../../src/oauth/clients.js');
+    const { requireScopes } = await import('../../src/auth/authenticate.js');
+    const issuer = 'https://as.example.test';
+    const as = createAuthorizationServer({
+      issuer,
+      clients: new MemoryClientStore([
+        await defineClient({
+          clientId: 'svc',
+          secret: 'svc-secret-123',
+          grantTypes: ['client_credentials'],
+          redirectUris: [],
+          scopes: ['read:messages'],
+        }),
+      ]),
+      keys: await createKeySet(),
+      users: { verify: () => undefined, get: () => undefined },
+      sessions: createSessions({ allowedOrigins: [issuer] }),
+    });
+    const site = await serve(
+      createRouter({
+        ...as.routes,
+        '/api/me': {
+          GET: compose([
+            authenticate([as.bearer]),
+            (req, res) => sendJson(res, 200, { method: getPrincipal(req)?.method }),
+          ]),
+        },
+        '/api/admin': {
+          GET: compose([
+            authenticate([as.bearer]),
+            requireScopes(['write:messages']),
+            (_req, res) => sendJson(res, 200, {}),
+          ]),
+        },
+      }),
+    );
+    const asProof = (claims: Record<string, unknown>) =>
+      new SignJWT({ jti: randomUUID(), iat: Math.floor(Date.now() / 1000), ...claims })
+        .setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk: key.jwk })
+        .sign(key.privateKey);
+    const issued = await request(site, '/token', {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        authorization: `Basic ${Buffer.from('svc:svc-secret-123').toString('base64')}`,
+        dpop: await asProof({ htm: 'POST', htu: `${issuer}/token` }),
+      },
+      body: 'grant_type=client_credentials',
+    });
+    expect(issued.status, issued.body).toBe(200);
+    const token = json<{ access_token: string }>(issued).access_token;
+    const call = async (path: string) =>
+      request(site, path, {
+        headers: {
+          authorization: `DPoP ${token}`,
+          dpop: await asProof({ htm: 'GET', htu: `${issuer}${path}`, ath: accessTokenHash(token) }),
+        },
+      });
+    const me = await call('/api/me');
+    expect(me.status, me.body).toBe(200);
+    expect(json(me)).toEqual({ method: 'dpop' });
+    const admin = await call('/api/admin');
+    expect(admin.status).toBe(403);
+    expect(admin.headers['www-authenticate']).toMatch(/^DPoP error="insufficient_scope"/);
+  });
+});
