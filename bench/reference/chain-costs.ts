@@ -8,8 +8,8 @@
  *   npm run build && TSX_TSCONFIG_PATH=bench/tsconfig.dist.json \
  *     node --import tsx bench/reference/chain-costs.ts
  */
-import { IncomingMessage, type RequestListener, ServerResponse } from 'node:http';
-import { Socket } from 'node:net';
+
+import type { RequestListener } from 'node:http';
 import {
   apiKeyAuth,
   authenticate,
@@ -29,6 +29,7 @@ import {
 } from 'portico';
 import { MemoryRateLimitStore } from 'portico/rate-limit';
 import { API_KEY_OWNER } from './shared.js';
+import { requestWithoutSocket } from './socketless.js';
 
 const ROUNDS = 7;
 const REQUESTS = 20_000;
@@ -81,40 +82,15 @@ for (const [name, middleware] of pieces) {
 }
 rows.push(['+ router.dispatch (the route answers)', toNodeListener([...chain, router.dispatch])]);
 
-const socket = new Socket();
-type ParsedRequest = IncomingMessage & { _addHeaderLines(lines: string[], n: number): void };
-
-/** One request through `listener`; settles with the status once `end()` is called. */
-function one(listener: RequestListener): Promise<number> {
-  const req = new IncomingMessage(socket) as ParsedRequest;
-  req.method = 'GET';
-  req.url = '/api/me';
-  req.httpVersionMajor = 1;
-  req.httpVersionMinor = 1;
-  req.httpVersion = '1.1';
-  req._addHeaderLines(lines.slice(), lines.length);
-  req.push(null);
-  const res = new ServerResponse(req as IncomingMessage);
-  return new Promise((resolve) => {
-    const end = res.end.bind(res) as (...args: unknown[]) => ServerResponse;
-    res.end = ((...args: unknown[]) => {
-      const ended = end(...args);
-      resolve(res.statusCode);
-      return ended;
-    }) as ServerResponse['end'];
-    listener(req, res);
-  });
-}
-
 for (const [name, listener] of rows) {
-  const status = await one(listener);
+  const status = await requestWithoutSocket(listener, lines);
   if (status !== 200) throw new Error(`${name}: answered ${status}`);
 }
 const best = new Map<string, number>();
 for (let round = 0; round < ROUNDS; round++) {
   for (const [name, listener] of rows) {
     const start = performance.now();
-    for (let i = 0; i < REQUESTS; i++) await one(listener);
+    for (let i = 0; i < REQUESTS; i++) await requestWithoutSocket(listener, lines);
     const us = ((performance.now() - start) * 1000) / REQUESTS;
     best.set(name, Math.min(best.get(name) ?? Number.POSITIVE_INFINITY, us));
   }

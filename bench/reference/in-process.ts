@@ -13,15 +13,16 @@
  *   node --import tsx bench/reference/in-process.ts alloc    bytes allocated per request, by function
  *   node --cpu-prof --import tsx bench/reference/in-process.ts   a CPU profile of the rounds
  */
+
 import { generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Session } from 'node:inspector/promises';
-import { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createApp } from '../../examples/reference-server/app.js';
 import { loadConfig } from '../../examples/reference-server/config.js';
+import { requestWithoutSocket } from './socketless.js';
 
 const mode = process.argv[2] ?? 'time';
 const ROUNDS = mode === 'time' || mode === 'bare' ? 3 : 1;
@@ -61,32 +62,8 @@ const lines = [
   ...['Host', 'api.example.com', 'X-API-Key', KEY, 'X-Forwarded-Proto', 'https'],
   ...['X-Forwarded-For', '203.0.113.7', 'User-Agent', 'bench', 'Accept', '*/*'],
 ];
-const socket = new Socket();
-type ParsedRequest = IncomingMessage & { _addHeaderLines(lines: string[], n: number): void };
 
-/** One request through the listener; settles with the status once `end()` is called. */
-function one(): Promise<number> {
-  const req = new IncomingMessage(socket) as ParsedRequest;
-  req.method = 'GET';
-  req.url = '/api/me';
-  req.httpVersionMajor = 1;
-  req.httpVersionMinor = 1;
-  req.httpVersion = '1.1';
-  req._addHeaderLines(lines.slice(), lines.length);
-  req.push(null);
-  const res: ServerResponse = new ServerResponse(req as IncomingMessage);
-  return new Promise((resolve) => {
-    const end = res.end.bind(res) as (...args: unknown[]) => ServerResponse;
-    res.end = ((...args: unknown[]) => {
-      const ended = end(...args);
-      resolve(res.statusCode);
-      return ended;
-    }) as ServerResponse['end'];
-    listener(req, res);
-  });
-}
-
-const status = await one();
+const status = await requestWithoutSocket(listener, lines);
 if (status !== 200) throw new Error(`GET /api/me answered ${status}`);
 
 type SampleNode = {
@@ -105,7 +82,7 @@ if (mode === 'alloc') {
 }
 for (let round = 0; round < ROUNDS; round++) {
   const start = performance.now();
-  for (let i = 0; i < REQUESTS; i++) await one();
+  for (let i = 0; i < REQUESTS; i++) await requestWithoutSocket(listener, lines);
   console.log(`${(((performance.now() - start) * 1000) / REQUESTS).toFixed(2)} µs per request`);
 }
 if (mode === 'alloc') {

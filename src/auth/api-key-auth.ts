@@ -1,7 +1,9 @@
 import type { IncomingMessage } from 'node:http';
 import type { Principal } from '../core/principal.js';
 import { isToken } from '../internal/grammar.js';
+import { fieldLines } from '../internal/headers.js';
 import { assertKnownOptions, invalidOption } from '../internal/options.js';
+import { isPromiseLike } from '../internal/promise.js';
 import { DEFAULT_API_KEY_PREFIX, hashApiKey, hasValidChecksum } from './api-key.js';
 import { type ApiKeyRecord, type ApiKeyStore, MAX_API_KEY_LENGTH } from './api-key-store.js';
 import { type Authenticator, challenge as buildChallenge } from './authenticator.js';
@@ -62,9 +64,6 @@ function defaultResolve(record: ApiKeyRecord): Principal {
   return { sub: record.owner, scopes: record.scopes ?? [], method: 'api_key', keyId: record.id };
 }
 
-const isPromise = <T>(value: T | Promise<T>): value is Promise<T> =>
-  typeof (value as { then?: unknown } | null)?.then === 'function';
-
 /** The values of every header line named `lower`, as sent (node joins repeated unknown headers). */
 function headerLines(req: IncomingMessage, lower: string): string[] {
   const raw = req.rawHeaders;
@@ -72,13 +71,7 @@ function headerLines(req: IncomingMessage, lower: string): string[] {
     const value = req.headers[lower];
     return value === undefined ? [] : Array.isArray(value) ? value : [value];
   }
-  const values: string[] = [];
-  for (let i = 0; i + 1 < raw.length; i += 2) {
-    if (raw[i]!.length === lower.length && raw[i]!.toLowerCase() === lower) {
-      values.push(raw[i + 1]!.trim());
-    }
-  }
-  return values;
+  return fieldLines(raw, lower);
 }
 
 const NONE: readonly string[] = [];
@@ -169,7 +162,7 @@ export function apiKeyAuth(options: ApiKeyAuthOptions): Authenticator {
     // plain comparison: timing tells nothing of a key from its SHA-256)
     if (record.hash !== hash) throw invalid();
     const resolved = resolve(record, req);
-    return isPromise(resolved)
+    return isPromiseLike(resolved)
       ? resolved.then((principal) => withCredential(principal, record))
       : withCredential(resolved, record);
   };
@@ -192,7 +185,7 @@ export function apiKeyAuth(options: ApiKeyAuthOptions): Authenticator {
       }
       const hash = hashApiKey(key);
       const found = store.findByHash(hash);
-      return isPromise(found)
+      return isPromiseLike(found)
         ? found.then((record) => principalOf(record, hash, req))
         : principalOf(found, hash, req);
     },

@@ -5,6 +5,7 @@ import type {
   JwtClaims as JWTPayload,
 } from '../core/jwt-types.js';
 import type { Principal } from '../core/principal.js';
+import { fieldLines } from '../internal/headers.js';
 import { assertKnownOptions, functionOption, invalidOption } from '../internal/options.js';
 import { targetPath } from '../internal/target.js';
 import { type Authenticator, challenge } from './authenticator.js';
@@ -256,19 +257,10 @@ class PresentedCertificate {
   }
 }
 
-/** The `DPoP` header lines of a request: a proof is accepted only alone. */
+/** The request's `DPoP` proof: a proof is accepted only alone. */
 function dpopHeader(req: IncomingMessage): string | undefined {
-  const raw = req.rawHeaders;
-  let value: string | undefined;
-  let lines = 0;
-  for (let i = 0; i < raw.length; i += 2) {
-    const name = raw[i]!;
-    if (name.length === 4 && name.toLowerCase() === 'dpop') {
-      lines++;
-      value = raw[i + 1];
-    }
-  }
-  return lines === 1 ? value?.trim() : undefined;
+  const lines = fieldLines(req.rawHeaders, 'dpop');
+  return lines.length === 1 ? lines[0] : undefined;
 }
 
 /** jwtBearer's DPoP settings, checked once. */

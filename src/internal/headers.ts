@@ -59,6 +59,23 @@ export function countFieldLines(rawHeaders: readonly string[] | undefined, lower
   return count;
 }
 
+/**
+ * The values (trimmed) of every field line named `lower` (lower case) in `rawHeaders`, in
+ * order: node joins or drops repeated fields in `headers`, so a field that must come once
+ * (`DPoP`, `X-API-Key`) is counted here. No `rawHeaders` (a stand-in request) holds none.
+ */
+export function fieldLines(rawHeaders: readonly string[] | undefined, lower: string): string[] {
+  const values: string[] = [];
+  if (!Array.isArray(rawHeaders)) return values;
+  for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i]!;
+    if (name.length === lower.length && name.toLowerCase() === lower) {
+      values.push(rawHeaders[i + 1]!.trim());
+    }
+  }
+  return values;
+}
+
 /** An `Upgrade` header that asks for WebSocket, among its protocols. */
 const NAMES_WEBSOCKET = /(?:^|,)\s*websocket\s*(?:,|$)/i;
 

@@ -9,6 +9,7 @@ import {
   type TokenIssuedMessage,
   type TokenRefusedMessage,
 } from '../diagnostics/channels.js';
+import { fieldLines } from '../internal/headers.js';
 import { singleParams } from './client-auth.js';
 import type { GrantType, OAuthClient } from './clients.js';
 import type { OAuthContext } from './context.js';
@@ -54,7 +55,7 @@ async function tokenBinding(
   req: IncomingMessage,
   client: OAuthClient,
 ): Promise<TokenBinding> {
-  const lines = dpopLines(req);
+  const lines = fieldLines(req.rawHeaders, 'dpop');
   if (ctx.dpop === undefined || lines.length === 0) {
     if (client.dpopBoundAccessTokens === true) {
       throw new OAuthError('invalid_dpop_proof', 'This client must send a DPoP proof.');
@@ -72,16 +73,6 @@ async function tokenBinding(
     if (error instanceof DpopProofError) throw new OAuthError(error.error, error.message);
     throw error;
   }
-}
-
-/** The values of the request's `DPoP` header lines. */
-function dpopLines(req: IncomingMessage): string[] {
-  const values: string[] = [];
-  const raw = req.rawHeaders;
-  for (let i = 0; i < raw.length; i += 2) {
-    if (raw[i]!.length === 4 && raw[i]!.toLowerCase() === 'dpop') values.push(raw[i + 1]!.trim());
-  }
-  return values;
 }
 
 /**

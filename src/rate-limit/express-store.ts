@@ -1,4 +1,5 @@
 import { assertKnownOptions, durationOption, invalidOption } from '../internal/options.js';
+import { isPromiseLike } from '../internal/promise.js';
 import type { RateLimitHit, RateLimitStore } from './store.js';
 
 /**
@@ -58,10 +59,6 @@ const OWNER = 'fromExpressRateLimitStore()';
 const KNOWN_OPTIONS = [
   'windowMs',
 ] as const satisfies readonly (keyof FromExpressRateLimitStoreOptions)[];
-
-function isPromiseLike<T>(value: T | Promise<T>): value is Promise<T> {
-  return typeof (value as { then?: unknown } | null)?.then === 'function';
-}
 
 function hitOf(info: ExpressRateLimitInfo, windowMs: number): RateLimitHit {
   const resetAt = info.resetTime?.getTime();

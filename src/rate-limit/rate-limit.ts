@@ -11,6 +11,7 @@ import {
   functionOption,
   invalidOption,
 } from '../internal/options.js';
+import { isPromiseLike } from '../internal/promise.js';
 import { type GiveBack, giveBackWhenDone } from './give-back.js';
 import type { RateLimitHandler, RateLimitInfo } from './info.js';
 import { defaultRateLimitKey, principalRateLimitKey, type RateLimitKey } from './key.js';
@@ -146,10 +147,6 @@ const OWNER = 'rateLimit()';
 
 /** Seconds a client is told to wait when the store fails (capped by the window). */
 const STORE_RETRY_SECONDS = 5;
-
-function isPromiseLike<T>(value: T | Promise<T>): value is Promise<T> {
-  return typeof (value as { then?: unknown } | null)?.then === 'function';
-}
 
 function windowText(windowMs: number): string {
   if (windowMs % 1000 !== 0) return `${windowMs} ms`;
