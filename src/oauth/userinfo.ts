@@ -22,7 +22,9 @@ export interface UserInfoOptions {
 /**
  * The OpenID Connect UserInfo endpoint (Core §5.3), as a method table for `GET` and `POST`.
  * The caller sends an access token of this server as `Authorization: Bearer` (RFC 6750 §2.1),
- * verified by {@link ownAccessTokens} (so a revoked grant or an ID token is refused). The
+ * or a DPoP-bound one as `Authorization: DPoP` with its `DPoP` proof (RFC 9449 §7, unless the
+ * server's `dpop` is off), verified by {@link ownAccessTokens} (so a revoked grant or an ID
+ * token is refused, and a bound token without its proof too). The
  * answer is the user's claims that the token's scopes release (`sub` always, `name` and
  * `picture` with `profile`, `email` and `email_verified` with `email`), as JSON with
  * `Cache-Control: no-store`.
@@ -43,19 +45,26 @@ export function createUserInfoEndpoint(
   options: UserInfoOptions = {},
 ): MethodTable {
   const realm = options.realm ?? 'userinfo';
-  const bearer = ownAccessTokens(ctx, { realm });
-  const scopeChallenge = challenge('Bearer', {
+  // DPoP-bound tokens come with their proofs, checked against the issuer's origin
+  const bearer = ownAccessTokens(ctx, {
     realm,
+    ...(ctx.dpop !== undefined && {
+      dpop: { origin: new URL(ctx.issuer).origin, verifier: ctx.dpop },
+    }),
+  });
+  const algs = ctx.dpop?.algorithms.join(' ');
+  // each answer names the scheme the token came with (RFC 6750 §3, RFC 9449 §7.1)
+  const twins = (params: Record<string, string>) => ({
+    Bearer: challenge('Bearer', { realm, ...params }),
+    DPoP: challenge('DPoP', { realm, ...params, ...(algs !== undefined && { algs }) }),
+  });
+  const scopeChallenges = twins({
     error: 'insufficient_scope',
     error_description: 'The access token lacks the openid scope.',
     scope: 'openid',
   });
   const goneDetail = 'The access token is not valid.';
-  const goneChallenge = challenge('Bearer', {
-    realm,
-    error: 'invalid_token',
-    error_description: goneDetail,
-  });
+  const goneChallenges = twins({ error: 'invalid_token', error_description: goneDetail });
 
   const userInfo: Middleware = async (req, res) => {
     // the answer depends on the token: no shared cache may serve it to another caller
@@ -64,10 +73,13 @@ export function createUserInfoEndpoint(
     if (principal === undefined) {
       throw authenticationRequired(bearer.challenge === undefined ? [] : [bearer.challenge]);
     }
-    if (!principal.scopes.includes('openid')) throw insufficientScope(['openid'], scopeChallenge);
+    const scheme = principal.method === 'dpop' ? 'DPoP' : 'Bearer';
+    if (!principal.scopes.includes('openid')) {
+      throw insufficientScope(['openid'], scopeChallenges[scheme]);
+    }
     const user = await ctx.users.get(principal.sub);
     if (user === undefined || user.sub !== principal.sub) {
-      throw invalidCredentials(goneChallenge, goneDetail, 'ERR_JWT_INVALID');
+      throw invalidCredentials(goneChallenges[scheme], goneDetail, 'ERR_JWT_INVALID');
     }
     sendJson(res, 200, claimsForScopes(user, principal.scopes), NO_STORE);
   };

@@ -285,5 +285,26 @@ describe('createAuthorizationServer: its own bearer takes DPoP-bound tokens', ()
     const admin = await call('/api/admin');
     expect(admin.status).toBe(403);
     expect(admin.headers['www-authenticate']).toMatch(/^DPoP error="insufficient_scope"/);
+    // UserInfo takes the bound token with its proof too: this one lacks openid, told in DPoP
+    const userinfo = await call('/userinfo');
+    expect(userinfo.status, userinfo.body).toBe(403);
+    expect(userinfo.headers['www-authenticate']).toMatch(
+      /^DPoP realm="userinfo", error="insufficient_scope", .*algs="ES256 EdDSA PS256 RS256"/,
+    );
+    // the same token as Bearer, or with a proof for another path, is refused
+    const asBearer = await request(site, '/userinfo', {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(asBearer.status).toBe(401);
+    const wrongPath = await request(site, '/userinfo', {
+      headers: {
+        authorization: `DPoP ${token}`,
+        dpop: await asProof({ htm: 'GET', htu: `${issuer}/api/me`, ath: accessTokenHash(token) }),
+      },
+    });
+    expect(wrongPath.status).toBe(401);
+    expect(wrongPath.headers['www-authenticate']).toMatch(
+      /^DPoP realm="userinfo", error="invalid_dpop_proof"/,
+    );
   });
 });
