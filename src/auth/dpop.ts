@@ -3,10 +3,10 @@
 // `WWW-Authenticate: DPoP error="invalid_dpop_proof"` at a resource, a 400
 // `{"error":"invalid_dpop_proof"}` at the token endpoint.
 import { hash } from 'node:crypto';
-import { ExpiringMap, type ExpiringMapOptions } from '../core/expiring-map.js';
 import { PorticoError } from '../core/http-error.js';
 import { loadJose } from '../internal/lazy.js';
 import { assertKnownOptions, durationOption, invalidOption } from '../internal/options.js';
+import { MemoryReplayStore, type ReplayStore } from './replay-store.js';
 
 /** Why a proof was refused, as RFC 9449 §7.1 and §8 name it. */
 export type DpopProofErrorCode = 'invalid_dpop_proof' | 'use_dpop_nonce';
@@ -46,47 +46,6 @@ export interface DpopProof {
   readonly issuedAt: number;
 }
 
-/**
- * Where the `jti` of accepted proofs are remembered, so that a proof is accepted once
- * (RFC 9449 §11.1). Several processes behind one address share one (Redis).
- */
-export interface DpopReplayStore {
-  /**
-   * Records `id` for `ttlMs` milliseconds: `true` when it was new, `false` when it was
-   * recorded already (a replay). When it cannot record (full, unreachable), it throws: the
-   * proof is then refused, never accepted unchecked.
-   */
-  remember(id: string, ttlMs: number): boolean | Promise<boolean>;
-}
-
-/**
- * The in-process {@link DpopReplayStore}: bounded, and failing closed when full of live
- * entries (a 503 `ERR_STORE_FULL`, never a forgotten `jti`).
- *
- * @example
- * ```ts
- * const dpop = createDpopVerifier({ replay: new MemoryDpopReplayStore({ maxEntries: 50_000 }) });
- * ```
- */
-export class MemoryDpopReplayStore implements DpopReplayStore {
-  readonly #seen: ExpiringMap<true>;
-
-  constructor(options: ExpiringMapOptions = {}) {
-    this.#seen = new ExpiringMap('MemoryDpopReplayStore', options, {
-      maxEntries: 100_000,
-      maxEntriesOption: 'maxEntries',
-      whenFull: 'refuse',
-    });
-  }
-
-  remember(id: string, ttlMs: number): boolean {
-    const now = this.#seen.now();
-    if (this.#seen.entry(id, now) !== undefined) return false;
-    this.#seen.set(id, true, now + ttlMs, now);
-    return true;
-  }
-}
-
 /** Options of {@link createDpopVerifier}. Every duration is in milliseconds. */
 export interface DpopVerifierOptions {
   /**
@@ -102,8 +61,8 @@ export interface DpopVerifierOptions {
   maxAge?: number;
   /** How far in the future a proof's `iat` may be (clock skew), in milliseconds. @defaultValue `5_000` */
   clockTolerance?: number;
-  /** Where accepted `jti` are remembered. @defaultValue a new `MemoryDpopReplayStore` */
-  replay?: DpopReplayStore;
+  /** Where accepted `jti` are remembered. @defaultValue a new `MemoryReplayStore` */
+  replay?: ReplayStore;
   /** The clock, epoch milliseconds (tests inject one). @defaultValue `Date.now` */
   now?: () => number;
 }
@@ -224,7 +183,7 @@ export function createDpopVerifier(options: DpopVerifierOptions = {}): DpopVerif
   const algorithms = algorithmsOption(options.algorithms);
   const maxAge = durationOption(OWNER, 'maxAge', options.maxAge, 300_000, { min: 1 });
   const tolerance = durationOption(OWNER, 'clockTolerance', options.clockTolerance, 5_000);
-  const replay = options.replay ?? new MemoryDpopReplayStore();
+  const replay = options.replay ?? new MemoryReplayStore();
   if (typeof replay?.remember !== 'function') {
     throw invalidOption(`${OWNER}: \`replay\` must have a remember(id, ttlMs) method`);
   }

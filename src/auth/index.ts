@@ -66,11 +66,9 @@ export {
   type DpopProof,
   DpopProofError,
   type DpopProofErrorCode,
-  type DpopReplayStore,
   type DpopRequest,
   type DpopVerifier,
   type DpopVerifierOptions,
-  MemoryDpopReplayStore,
 } from './dpop.js';
 export {
   AUTH_PROBLEM,
@@ -118,6 +116,7 @@ export {
   type PasswordHashOptions,
   verifyPassword,
 } from './password.js';
+export { MemoryReplayStore, type ReplayStore } from './replay-store.js';
 export {
   announceRevocation,
   apiKeyCredentialId,

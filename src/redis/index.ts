@@ -17,6 +17,7 @@ export { RedisApiKeyStore, type RedisApiKeyStoreOptions } from './api-key-store.
 export { RedisBroker, type RedisBrokerOptions } from './broker.js';
 export { RedisOAuthStore, type RedisOAuthStoreOptions } from './oauth-store.js';
 export { RedisRateLimitStore, type RedisRateLimitStoreOptions } from './rate-limit-store.js';
+export { RedisReplayStore, type RedisReplayStoreOptions } from './replay-store.js';
 export { RedisUnavailableError } from './script.js';
 export { RedisSessionStore, type RedisSessionStoreOptions } from './session-store.js';
 export { RedisWebhookStore, type RedisWebhookStoreOptions } from './webhook-store.js';

@@ -3,12 +3,8 @@
 import { createHash, generateKeyPairSync, randomUUID, type webcrypto } from 'node:crypto';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
-import {
-  accessTokenHash,
-  createDpopVerifier,
-  DpopProofError,
-  MemoryDpopReplayStore,
-} from '../../src/auth/dpop.js';
+import { accessTokenHash, createDpopVerifier, DpopProofError } from '../../src/auth/dpop.js';
+import { MemoryReplayStore } from '../../src/auth/replay-store.js';
 import { HttpError } from '../../src/core/http-error.js';
 
 const URL_ = 'https://api.example.com/api/messages';
@@ -269,7 +265,7 @@ describe('createDpopVerifier: the hostile corpus', () => {
 
 describe('the replay store', () => {
   it('fails closed when full of live proofs: a 503, not an accepted replay', async () => {
-    const dpop = createDpopVerifier({ replay: new MemoryDpopReplayStore({ maxEntries: 2 }) });
+    const dpop = createDpopVerifier({ replay: new MemoryReplayStore({ maxEntries: 2 }) });
     await dpop.verify(await proof(), request);
     await dpop.verify(await proof(), request);
     const full = await dpop.verify(await proof(), request).catch((error: unknown) => error);
@@ -279,7 +275,7 @@ describe('the replay store', () => {
 
   it('forgets a jti once a proof with it could no longer be accepted', async () => {
     let clock = Date.now();
-    const replay = new MemoryDpopReplayStore({ now: () => clock });
+    const replay = new MemoryReplayStore({ now: () => clock });
     expect(replay.remember('k:1', 1_000)).toBe(true);
     expect(replay.remember('k:1', 1_000)).toBe(false);
     clock += 1_001;

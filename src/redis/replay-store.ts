@@ -1,0 +1,75 @@
+import { createHash } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import type { ReplayStore } from '../auth/replay-store.js';
+import { assertKnownOptions, invalidOption } from '../internal/options.js';
+import { guarded } from './script.js';
+
+/**
+ * Options of {@link RedisReplayStore}.
+ *
+ * @example
+ * ```ts
+ * const options: RedisReplayStoreOptions = { client: new Redis(process.env.REDIS_URL), prefix: 'app:jti:' };
+ * ```
+ */
+export interface RedisReplayStoreOptions {
+  /** The ioredis client; it stays yours to close. */
+  client: Redis;
+  /** Prefix of every key. @defaultValue `"portico:jti:"` */
+  prefix?: string;
+  /**
+   * How long a command may take, in milliseconds, before the JWT is refused as if Redis were
+   * down. @defaultValue `1000`
+   */
+  timeoutMs?: number;
+}
+
+const KNOWN_OPTIONS = [
+  'client',
+  'prefix',
+  'timeoutMs',
+] as const satisfies readonly (keyof RedisReplayStoreOptions)[];
+
+/**
+ * A {@link ReplayStore} in Redis, so that a DPoP proof or a client assertion accepted by one
+ * process is refused by every other: one `SET … NX PX` per id, under `prefix` and the id's
+ * SHA-256, gone when the JWT could no longer be accepted anyway. When Redis is down or slow
+ * (past `timeoutMs`), `remember` rejects with `RedisUnavailableError` (a 503 with
+ * `Retry-After`): the JWT is refused, never accepted unchecked.
+ *
+ * @example
+ * ```ts
+ * import { Redis } from 'ioredis';
+ * const replay = new RedisReplayStore({ client: new Redis(process.env.REDIS_URL) });
+ * const auth = createAuthorizationServer({ ...options, replay });
+ * const api = jwtBearer({ ...jwt, dpop: { origin, verifier: createDpopVerifier({ replay }) } });
+ * ```
+ */
+export class RedisReplayStore implements ReplayStore {
+  readonly #client: Redis;
+  readonly #prefix: string;
+  readonly #timeout: number;
+
+  constructor(options: RedisReplayStoreOptions) {
+    assertKnownOptions('new RedisReplayStore()', options, KNOWN_OPTIONS);
+    const { client, prefix = 'portico:jti:', timeoutMs = 1000 } = options ?? {};
+    if (typeof client?.set !== 'function') {
+      throw invalidOption('RedisReplayStore: `client` must be an ioredis client');
+    }
+    if (typeof prefix !== 'string')
+      throw invalidOption('RedisReplayStore: `prefix` must be a string');
+    if (!(timeoutMs > 0)) throw invalidOption('RedisReplayStore: `timeoutMs` must be > 0');
+    this.#client = client;
+    this.#prefix = prefix;
+    this.#timeout = timeoutMs;
+  }
+
+  async remember(id: string, ttlMs: number): Promise<boolean> {
+    const key = this.#prefix + createHash('sha256').update(id).digest('base64url');
+    const ms = Math.max(1, Math.ceil(ttlMs));
+    const set = await guarded(this.#client, this.#timeout, () =>
+      this.#client.set(key, '1', 'PX', ms, 'NX'),
+    );
+    return set === 'OK';
+  }
+}
