@@ -167,6 +167,25 @@ function isScheme(value: string | undefined, scheme: string): value is string {
   );
 }
 
+/**
+ * Whether a token says it is DPoP-bound (`cnf.jkt` in its payload), read without verifying
+ * it: only to choose which challenge answers its refusal, never to accept it.
+ */
+function claimsDpopBinding(token: string): boolean {
+  const first = token.indexOf('.');
+  const second = token.indexOf('.', first + 1);
+  if (first === -1 || second === -1) return false;
+  try {
+    const payload: unknown = JSON.parse(
+      Buffer.from(token.slice(first + 1, second), 'base64url').toString('utf8'),
+    );
+    const cnf = (payload as { cnf?: unknown } | null)?.cnf;
+    return typeof cnf === 'object' && cnf !== null && 'jkt' in cnf;
+  } catch {
+    return false;
+  }
+}
+
 /** The access token of a request and how it came: `Bearer`, or `DPoP` when `dpop` is on. */
 function readAccessToken(
   req: IncomingMessage,
@@ -406,7 +425,12 @@ export function jwtBearer(options: JwtBearerOptions): Authenticator {
             cause: error,
           });
         }
-        if (isJwtError(error)) throw answer.invalid();
+        // a DPoP-bound token sent as Bearer: the answer offers the scheme it needs (§7.1)
+        if (isJwtError(error)) {
+          throw dpop !== undefined && scheme === 'Bearer' && claimsDpopBinding(token)
+            ? answers.DPoP.invalid()
+            : answer.invalid();
+        }
         throw error;
       }
       // the DPoP scheme is for bound tokens: an unbound one is a bearer token (RFC 9449 §7.1)

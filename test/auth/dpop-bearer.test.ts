@@ -104,9 +104,17 @@ describe('jwtBearer with dpop', () => {
       headers: { authorization: `Bearer ${bound}` },
     });
     expect(asBearer.status).toBe(401);
-    expect(asBearer.headers['www-authenticate']).toContain(
-      'Bearer realm="api", error="invalid_token"',
+    // the refusal offers the scheme the bound token needs (RFC 9449 §7.1)
+    expect(asBearer.headers['www-authenticate']).toMatch(
+      /^DPoP realm="api", error="invalid_token", .*algs="ES256 EdDSA PS256 RS256"$/,
     );
+    // an unbound bad token sent as Bearer is still answered in Bearer
+    const forged = await request(app, '/api/me', {
+      headers: { authorization: `Bearer ${bound.slice(0, -4)}AAAA` },
+    });
+    expect(forged.headers['www-authenticate']).toMatch(/^DPoP realm="api", error="invalid_token"/);
+    const junk = await request(app, '/api/me', { headers: { authorization: 'Bearer a.b.c' } });
+    expect(junk.headers['www-authenticate']).toMatch(/^Bearer realm="api", error="invalid_token"/);
   });
 
   it.each([

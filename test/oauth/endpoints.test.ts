@@ -837,10 +837,12 @@ describe('UserInfo (OpenID Connect Core §5.3)', () => {
     expect(reply.headers['www-authenticate']).toContain('scope="openid"');
   });
 
-  it('answers 401 with a Bearer challenge without a token, invalid_token for a bad one', async () => {
+  it('answers 401 with Bearer and DPoP challenges without a token, invalid_token for a bad one', async () => {
     const none = await request(main.server, '/userinfo');
     expect(none.status).toBe(401);
-    expect(none.headers['www-authenticate']).toBe('Bearer realm="userinfo"');
+    expect(none.headers['www-authenticate']).toBe(
+      'Bearer realm="userinfo", DPoP realm="userinfo", algs="ES256 EdDSA PS256 RS256"',
+    );
     const idToken = await ctx.tokens.idToken({
       clientId: 'demo-web',
       user: users.get('alice')!,
