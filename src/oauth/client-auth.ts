@@ -2,8 +2,18 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { type CredentialGuard, guardOption } from '../auth/credential-guard.js';
 import { verifyPassword } from '../auth/password.js';
+import { MemoryReplayStore, type ReplayStore } from '../auth/replay-store.js';
 import { countFieldLines } from '../internal/headers.js';
 import { MapEvictor } from '../internal/map-evictor.js';
+import { assertKnownOptions, invalidOption } from '../internal/options.js';
+import { targetPath } from '../internal/target.js';
+import {
+  type AssertionTarget,
+  assertionClientId,
+  CLIENT_ASSERTION_TYPE,
+  createClientAssertionCheck,
+  usesClientKeys,
+} from './client-assertion.js';
 import type { ClientStore, OAuthClient } from './clients.js';
 import { asOAuthError, CLIENT_CHALLENGE, OAuthError } from './errors.js';
 
@@ -62,22 +72,54 @@ function basicCredentials(req: IncomingMessage): { id: string; secret: string } 
 
 const BASIC_CHALLENGE = { 'WWW-Authenticate': CLIENT_CHALLENGE };
 
-/** The client's credentials as presented: its id, its secret if any, and whether Basic was used. */
+/** The client's credentials as presented: its id, its secret or assertion, and whether Basic was used. */
 interface Presented {
   clientId: string;
   secret: string | undefined;
+  /** A JWT client assertion (`private_key_jwt`). */
+  assertion: string | undefined;
   basic: boolean;
 }
 
-function presentedCredentials(req: IncomingMessage, params: Map<string, string>): Presented {
+/** The `client_assertion` of a request, if it uses one (RFC 7521 §4.2). */
+function presentedAssertion(params: Map<string, string>): string | undefined {
+  const type = params.get('client_assertion_type');
+  const assertion = params.get('client_assertion');
+  if (type === undefined && assertion === undefined) return undefined;
+  if (type !== CLIENT_ASSERTION_TYPE) {
+    throw new OAuthError(
+      'invalid_request',
+      `client_assertion_type must be ${CLIENT_ASSERTION_TYPE} with a client_assertion.`,
+    );
+  }
+  if (assertion === undefined || assertion === '') {
+    throw new OAuthError('invalid_request', 'client_assertion is required with its type.');
+  }
+  return assertion;
+}
+
+async function presentedCredentials(
+  req: IncomingMessage,
+  params: Map<string, string>,
+): Promise<Presented> {
   const basic = basicCredentials(req);
   const postedSecret = params.get('client_secret');
   const postedId = params.get('client_id');
-  if (basic !== undefined && postedSecret !== undefined) {
+  const assertion = presentedAssertion(params);
+  const methods = [basic, postedSecret, assertion].filter((m) => m !== undefined).length;
+  if (methods > 1) {
     throw new OAuthError('invalid_request', 'Use one client authentication method, not two.');
   }
   if (basic !== undefined && postedId !== undefined && postedId !== basic.id) {
     throw new OAuthError('invalid_request', 'client_id does not match the Basic credentials.');
+  }
+  if (assertion !== undefined) {
+    const clientId = await assertionClientId(assertion);
+    // client_id may come along, and then names the same client (RFC 7521 §4.2)
+    if (postedId !== undefined && postedId !== clientId) {
+      throw new OAuthError('invalid_client', 'Client authentication failed.');
+    }
+    return { clientId, secret: undefined, assertion, basic: false };
   }
   const clientId = basic?.id ?? postedId;
   if (clientId === undefined || clientId === '') {
@@ -85,7 +127,12 @@ function presentedCredentials(req: IncomingMessage, params: Map<string, string>)
       headers: BASIC_CHALLENGE,
     });
   }
-  return { clientId, secret: basic?.secret ?? postedSecret, basic: basic !== undefined };
+  return {
+    clientId,
+    secret: basic?.secret ?? postedSecret,
+    assertion: undefined,
+    basic: basic !== undefined,
+  };
 }
 
 /** Runs a step of the guard, its 429 (or 503) answered as OAuth clients expect. */
@@ -125,14 +172,57 @@ function createSecretCheck(): (client: OAuthClient, secret: string) => Promise<b
   };
 }
 
+/** Options of {@link createClientAuthenticator}. */
+export interface ClientAuthenticatorOptions {
+  /**
+   * Counts failed client authentication per client IP, and refuses (429) a spent address
+   * before anything is verified.
+   * @defaultValue none
+   */
+  guard?: CredentialGuard;
+  /**
+   * The issuer identifier: the `aud` a client assertion (`private_key_jwt`) may carry, besides
+   * the URL of the endpoint it is sent to (the issuer's origin and the request's path).
+   * Required for clients with keys.
+   * @defaultValue none: client assertions are refused
+   */
+  issuer?: string;
+  /**
+   * Where the `jti` of accepted client assertions are remembered, so that each is accepted
+   * once; share one (`RedisReplayStore`) between the processes of one server.
+   * @defaultValue a new `MemoryReplayStore`
+   */
+  replay?: ReplayStore;
+  /**
+   * Clients whose assertions must name the issuer alone, as a string, in `aud` (FAPI 2.0
+   * Security Profile §5.3.2.1).
+   * @defaultValue none
+   */
+  issuerAudienceOnly?: (client: OAuthClient) => boolean;
+}
+
+const AUTHENTICATOR_OPTIONS = [
+  'guard',
+  'issuer',
+  'replay',
+  'issuerAudienceOnly',
+] as const satisfies readonly (keyof ClientAuthenticatorOptions)[];
+
 /**
- * Authenticates the client of a token, revocation, introspection or device authorization
- * request: `client_secret_basic` (form-decoded id and secret, RFC 6749 §2.3.1),
- * `client_secret_post`, or `none` for a public client. Two methods at once, or two
- * `Authorization` lines, is `invalid_request`; an unknown client, a wrong or missing secret,
- * or a secret for a public client is `invalid_client` (401, with a Basic challenge when HTTP
+ * Authenticates the client of a token, PAR, revocation, introspection or device
+ * authorization request: `client_secret_basic` (form-decoded id and secret, RFC 6749
+ * §2.3.1), `client_secret_post`, `private_key_jwt` (RFC 7523 §2.2, OpenID Connect Core §9)
+ * for a client with keys, or `none` for a public client. Each client has one method: a
+ * secret for a client with keys, an assertion for a client with a secret, or either for a
+ * public client is refused. Two methods at once, or two `Authorization` lines, is
+ * `invalid_request`; an unknown client, a wrong or missing secret, an assertion that does not
+ * hold or was used already is `invalid_client` (401, with a Basic challenge when HTTP
  * authentication was tried). Secrets are verified with scrypt once; a cache of SHA-256
  * digests of secrets that verified keeps repeated requests cheap.
+ *
+ * A client assertion is a JWT signed (ES256, EdDSA, PS256 or RS256) by one of the client's
+ * keys, with `iss` = `sub` = the client id, `aud` the issuer (or the endpoint's URL), an
+ * `exp` at most 5 minutes ahead and a `jti` accepted once.
  *
  * With a `guard`, every failed client authentication is counted against the client's IP, and
  * the guard is asked before anything is verified: once the address has spent its refusals,
@@ -143,22 +233,53 @@ function createSecretCheck(): (client: OAuthClient, secret: string) => Promise<b
  *
  * @example
  * ```ts
- * const authenticate = createClientAuthenticator(clients, createCredentialGuard());
+ * const authenticate = createClientAuthenticator(clients, {
+ *   guard: createCredentialGuard(),
+ *   issuer: 'https://auth.example.com',
+ * });
  * const client = await authenticate(req, params);
  * ```
  * @see {@link https://www.rfc-editor.org/rfc/rfc6749#section-2.3.1 | RFC 6749 §2.3.1}
+ * @see {@link https://www.rfc-editor.org/rfc/rfc7523#section-2.2 | RFC 7523 §2.2}
  */
-export function createClientAuthenticator(clients: ClientStore, guard?: CredentialGuard) {
-  guardOption('createClientAuthenticator()', guard);
+export function createClientAuthenticator(
+  clients: ClientStore,
+  options: ClientAuthenticatorOptions = {},
+) {
+  const owner = 'createClientAuthenticator()';
+  assertKnownOptions(owner, options, AUTHENTICATOR_OPTIONS);
+  const { guard, issuer, issuerAudienceOnly } = options;
+  guardOption(owner, guard);
+  const replay = options.replay ?? new MemoryReplayStore();
+  if (typeof replay?.remember !== 'function') {
+    throw invalidOption(`${owner}: \`replay\` must have a remember(id, ttlMs) method`);
+  }
+  const issuerOrigin = issuer === undefined ? undefined : new URL(issuer).origin;
+  const assertionHolds =
+    issuer === undefined
+      ? undefined
+      : createClientAssertionCheck({ issuer, replay, clockTolerance: 5_000 });
   const secretMatches = createSecretCheck();
 
   /** The client, or `undefined` when the credentials are refused. */
-  async function verify({ clientId, secret }: Presented): Promise<OAuthClient | undefined> {
+  async function verify(
+    req: IncomingMessage,
+    { clientId, secret, assertion }: Presented,
+  ): Promise<OAuthClient | undefined> {
     const client = await clients.get(clientId);
     if (client === undefined) {
       if (secret !== undefined) await verifyPassword(secret, undefined); // same time as a real client
       return undefined;
     }
+    if (usesClientKeys(client)) {
+      if (assertion === undefined || assertionHolds === undefined) return undefined;
+      const target: AssertionTarget = {
+        endpoint: `${issuerOrigin}${targetPath(req.url ?? '/')}`,
+        issuerOnly: issuerAudienceOnly?.(client) === true,
+      };
+      return (await assertionHolds(client, assertion, target)) ? client : undefined;
+    }
+    if (assertion !== undefined) return undefined;
     // a public client: no secret may be presented
     if (client.secretHash === undefined) return secret === undefined ? client : undefined;
     if (secret === undefined || !(await secretMatches(client, secret))) return undefined;
@@ -169,9 +290,9 @@ export function createClientAuthenticator(clients: ClientStore, guard?: Credenti
     req: IncomingMessage,
     params: Map<string, string>,
   ): Promise<OAuthClient> {
-    const presented = presentedCredentials(req, params);
+    const presented = await presentedCredentials(req, params);
     await guarded(guard?.check(req));
-    const client = await verify(presented);
+    const client = await verify(req, presented);
     if (client !== undefined) return client;
     await guarded(guard?.refused(req));
     throw new OAuthError('invalid_client', 'Client authentication failed.', {

@@ -1,5 +1,7 @@
+import { isJwkSetShape, parseHttpUrl } from '../auth/jwks-remote.js';
 import { hashPassword } from '../auth/password.js';
 import { assertScopes } from '../auth/scopes.js';
+import type { JwkSet } from '../core/jwt-types.js';
 import { invalidOption } from '../internal/options.js';
 
 /**
@@ -21,7 +23,9 @@ const GRANT_TYPES: readonly GrantType[] = [
 ];
 
 /**
- * A registered client. Confidential clients have a secret hash; public clients none.
+ * A registered client. Confidential clients have a secret hash (`client_secret_basic` or
+ * `client_secret_post`) or public keys (`jwks` or `jwksUri`: `private_key_jwt`); public
+ * clients neither.
  *
  * @see {@link https://www.rfc-editor.org/rfc/rfc6749#section-2 | RFC 6749 §2}
  */
@@ -29,6 +33,17 @@ export interface OAuthClient {
   readonly clientId: string;
   /** scrypt hash of the secret (`hashPassword`); absent for a public client. */
   readonly secretHash?: string;
+  /**
+   * The client's public keys: it authenticates with `private_key_jwt` (RFC 7523 §2.2, OpenID
+   * Connect Core §9), a JWT signed by one of them. Public keys only.
+   */
+  readonly jwks?: JwkSet;
+  /**
+   * Where the client publishes its public keys (`private_key_jwt`), fetched as remote JWKS
+   * are: cached, refetched on an unknown `kid` at most every 30 seconds, the last good keys
+   * kept through an outage.
+   */
+  readonly jwksUri?: string;
   readonly grantTypes: readonly GrantType[];
   /** Redirect URIs, compared exactly (no prefix or pattern matching). */
   readonly redirectUris: readonly string[];
@@ -65,8 +80,40 @@ export interface ClientStore {
  * @see {@link https://www.rfc-editor.org/rfc/rfc6749#section-2 | RFC 6749 §2}
  */
 export interface ClientDefinition extends Omit<OAuthClient, 'secretHash'> {
-  /** The secret of a confidential client; omit for a public client. */
+  /** The secret of a confidential client; omit for a public client, or one with keys. */
   secret?: string;
+}
+
+/** Private key members of a JWK (RFC 7518 §6): a client gives its public keys only. */
+const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'];
+
+/** Checks `jwks` and `jwksUri`: one or the other, public asymmetric keys, an http(s) URL. */
+function checkClientKeys(client: Omit<ClientDefinition, 'secret'>, secret: string | undefined) {
+  const { jwks, jwksUri } = client;
+  if (jwks === undefined && jwksUri === undefined) return;
+  if (jwks !== undefined && jwksUri !== undefined) {
+    throw invalidOption('defineClient(): give `jwks` or `jwksUri`, not both');
+  }
+  if (secret !== undefined) {
+    throw invalidOption(
+      'defineClient(): a client authenticates with a secret or with keys, not both',
+    );
+  }
+  if (jwksUri !== undefined) {
+    parseHttpUrl('defineClient()', 'jwksUri', jwksUri);
+    return;
+  }
+  if (!isJwkSetShape(jwks) || jwks.keys.length === 0) {
+    throw invalidOption('defineClient(): `jwks` must be a JWK Set with at least one key');
+  }
+  for (const key of jwks.keys) {
+    if (!['RSA', 'EC', 'OKP'].includes(key.kty as string)) {
+      throw invalidOption('defineClient(): `jwks` keys must be RSA, EC or OKP public keys');
+    }
+    if (PRIVATE_MEMBERS.some((member) => member in key)) {
+      throw invalidOption('defineClient(): `jwks` must hold public keys only');
+    }
+  }
 }
 
 /**
@@ -96,9 +143,12 @@ export async function defineClient(definition: ClientDefinition): Promise<OAuthC
     if (!GRANT_TYPES.includes(grant))
       throw invalidOption(`defineClient(): unknown grant \`${grant}\``);
   }
-  if (secret === undefined && client.grantTypes.includes('client_credentials')) {
+  checkClientKeys(client, secret);
+  const confidential =
+    secret !== undefined || client.jwks !== undefined || client.jwksUri !== undefined;
+  if (!confidential && client.grantTypes.includes('client_credentials')) {
     throw invalidOption(
-      'defineClient(): client_credentials needs a confidential client (a secret)',
+      'defineClient(): client_credentials needs a confidential client (a secret or keys)',
     );
   }
   if (secret !== undefined && (typeof secret !== 'string' || secret.length < 8)) {
@@ -123,9 +173,9 @@ export async function defineClient(definition: ClientDefinition): Promise<OAuthC
   ) {
     throw invalidOption('defineClient(): `dpopBoundAccessTokens` must be a boolean');
   }
-  if (client.introspection === 'any' && secret === undefined) {
+  if (client.introspection === 'any' && !confidential) {
     throw invalidOption(
-      "defineClient(): `introspection: 'any'` needs a confidential client (a secret)",
+      "defineClient(): `introspection: 'any'` needs a confidential client (a secret or keys)",
     );
   }
   assertScopes('defineClient()', client.scopes);
@@ -135,6 +185,7 @@ export async function defineClient(definition: ClientDefinition): Promise<OAuthC
     grantTypes: Object.freeze([...client.grantTypes]),
     redirectUris: Object.freeze([...client.redirectUris]),
     scopes: Object.freeze([...client.scopes]),
+    ...(client.jwks !== undefined && { jwks: structuredClone(client.jwks) }),
     ...(secret === undefined ? {} : { secretHash: await hashPassword(secret) }),
   });
 }
@@ -162,4 +213,19 @@ export class MemoryClientStore implements ClientStore {
   get(clientId: string): OAuthClient | undefined {
     return this.#clients.get(clientId);
   }
+}
+
+/**
+ * Whether a client is confidential (RFC 6749 §2.1): it authenticates with a secret or with
+ * keys (`private_key_jwt`).
+ *
+ * @example
+ * ```ts
+ * if (!isConfidential(client)) throw new OAuthError('unauthorized_client', '…');
+ * ```
+ */
+export function isConfidential(client: OAuthClient): boolean {
+  return (
+    client.secretHash !== undefined || client.jwks !== undefined || client.jwksUri !== undefined
+  );
 }

@@ -1,5 +1,6 @@
 import { type CredentialGuard, guardOption } from '../auth/credential-guard.js';
 import { createDpopVerifier, type DpopVerifier, type DpopVerifierOptions } from '../auth/dpop.js';
+import { MemoryReplayStore, type ReplayStore } from '../auth/replay-store.js';
 import { processRevocations, type Revocations } from '../auth/revocations.js';
 import type { Sessions } from '../auth/session.js';
 import { type Logger, loggerOption } from '../core/logger.js';
@@ -102,6 +103,14 @@ export interface AuthorizationServerOptions {
    */
   dpop?: DpopVerifierOptions | false;
   /**
+   * Where the ids of one-time JWTs are remembered, so that each is accepted once: the `jti` of
+   * client assertions (`private_key_jwt`), and of DPoP proofs unless `dpop.replay` names
+   * another store. Share one (`RedisReplayStore` from `portico/redis`) between the processes
+   * of one server.
+   * @defaultValue a new `MemoryReplayStore`
+   */
+  replay?: ReplayStore;
+  /**
    * Where the authorization server logs: an `error` line when an endpoint fails unexpectedly
    * (its answer is then `server_error`), never a parameter, header or secret. A pino logger
    * is passed as it is.
@@ -158,6 +167,7 @@ const KNOWN = [
   'revocations',
   'logger',
   'dpop',
+  'replay',
 ] as const satisfies readonly (keyof AuthorizationServerOptions)[];
 
 const OWNER = 'createAuthorizationServer()';
@@ -208,6 +218,7 @@ export function createOAuthContext(options: AuthorizationServerOptions): OAuthCo
       throw invalidOption(`${OWNER}: \`${name}\` is required`);
   }
   const guard = guardOption('createAuthorizationServer()', options.guard);
+  const replay = options.replay ?? new MemoryReplayStore();
   const tokens = createTokenIssuer({
     issuer: options.issuer,
     audience: options.audience,
@@ -224,11 +235,15 @@ export function createOAuthContext(options: AuthorizationServerOptions): OAuthCo
     sessions: options.sessions,
     store: options.store ?? new MemoryOAuthStore(),
     tokens,
-    authenticateClient: createClientAuthenticator(options.clients, options.guard),
+    authenticateClient: createClientAuthenticator(options.clients, {
+      guard: options.guard,
+      issuer: options.issuer,
+      replay,
+    }),
     guard,
     revocations: options.revocations ?? processRevocations(),
     logger: loggerOption(OWNER, options.logger),
-    dpop: options.dpop === false ? undefined : createDpopVerifier(options.dpop ?? {}),
+    dpop: options.dpop === false ? undefined : createDpopVerifier({ replay, ...options.dpop }),
     settings: Object.freeze({
       codeTtl: durationOption(OWNER, 'codeTtl', options.codeTtl, 60_000, { max: 60_000 }),
       refreshTokenTtl: durationOption(

@@ -1,7 +1,7 @@
 import type { Middleware } from '../core/compose.js';
 import { sendJson } from '../core/send.js';
 import { methods } from '../http/router.js';
-import type { OAuthClient } from './clients.js';
+import { isConfidential, type OAuthClient } from './clients.js';
 import type { OAuthContext } from './context.js';
 import { NO_STORE, OAuthError } from './errors.js';
 import { createOwnTokenVerifier, isAccessTokenRevoked } from './own-tokens.js';
@@ -28,7 +28,7 @@ export interface IntrospectionResponse {
 
 /** Introspection tells about other clients' tokens: only confidential clients may ask. */
 function refusePublicClients(client: OAuthClient): void {
-  if (client.secretHash === undefined) {
+  if (!isConfidential(client)) {
     throw new OAuthError(
       'invalid_client',
       'Token introspection is open to confidential clients only.',

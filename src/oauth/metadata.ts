@@ -2,6 +2,7 @@ import type { Middleware } from '../core/compose.js';
 import { JSON_TYPE, send } from '../core/send.js';
 import { methods } from '../http/router.js';
 import { assertKnownOptions, durationOption, invalidOption } from '../internal/options.js';
+import { CLIENT_ASSERTION_ALGORITHMS } from './client-assertion.js';
 import type { OAuthContext } from './context.js';
 
 /** Where the authorization server's endpoints are served, as paths under the issuer. */
@@ -81,6 +82,10 @@ export interface AuthorizationServerMetadata {
   token_endpoint_auth_methods_supported: string[];
   revocation_endpoint_auth_methods_supported: string[];
   introspection_endpoint_auth_methods_supported: string[];
+  /** The algorithms of `private_key_jwt` client assertions, at every endpoint that takes them. */
+  token_endpoint_auth_signing_alg_values_supported: string[];
+  revocation_endpoint_auth_signing_alg_values_supported: string[];
+  introspection_endpoint_auth_signing_alg_values_supported: string[];
   code_challenge_methods_supported: string[];
   authorization_response_iss_parameter_supported: boolean;
   subject_types_supported: string[];
@@ -162,8 +167,9 @@ export function metadataPaths(issuer: string): [string, string] {
  * document: the exact issuer string of the tokens and `iss` parameters, every endpoint as
  * the issuer (without a trailing slash) followed by its path, the four grants, PKCE `S256`
  * only, and `authorization_response_iss_parameter_supported: true` (RFC 9207).
- * Introspection is advertised for `client_secret_basic` and `client_secret_post` only: it
- * is closed to public clients.
+ * Client authentication is `client_secret_basic`, `client_secret_post`, `private_key_jwt`
+ * (with its assertion algorithms) or `none`; introspection leaves out `none`: it is closed
+ * to public clients.
  *
  * @example
  * ```ts
@@ -185,7 +191,9 @@ export function authorizationServerMetadata(
   if (!Array.isArray(scopes) || scopes.some((s) => typeof s !== 'string' || s === '')) {
     throw invalidOption('authorizationServerMetadata(): `scopesSupported` must be scope strings');
   }
-  const clientAuth = ['client_secret_basic', 'client_secret_post', 'none'];
+  const confidential = ['client_secret_basic', 'client_secret_post', 'private_key_jwt'];
+  const clientAuth = [...confidential, 'none'];
+  const assertionAlgs = () => [...CLIENT_ASSERTION_ALGORITHMS];
   return {
     issuer: ctx.issuer,
     authorization_endpoint: url(p.authorize),
@@ -206,7 +214,10 @@ export function authorizationServerMetadata(
     scopes_supported: [...scopes],
     token_endpoint_auth_methods_supported: [...clientAuth],
     revocation_endpoint_auth_methods_supported: [...clientAuth],
-    introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+    introspection_endpoint_auth_methods_supported: confidential,
+    token_endpoint_auth_signing_alg_values_supported: assertionAlgs(),
+    revocation_endpoint_auth_signing_alg_values_supported: assertionAlgs(),
+    introspection_endpoint_auth_signing_alg_values_supported: assertionAlgs(),
     code_challenge_methods_supported: ['S256'],
     authorization_response_iss_parameter_supported: true,
     subject_types_supported: ['public'],

@@ -243,13 +243,31 @@ describe('discovery metadata', () => {
       subject_types_supported: ['public'],
       id_token_signing_alg_values_supported: ['RS256'],
       scopes_supported: ['openid', 'profile', 'email', 'offline_access'],
-      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+      token_endpoint_auth_methods_supported: [
+        'client_secret_basic',
+        'client_secret_post',
+        'private_key_jwt',
+        'none',
+      ],
       revocation_endpoint_auth_methods_supported: [
         'client_secret_basic',
         'client_secret_post',
+        'private_key_jwt',
         'none',
       ],
-      introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+      introspection_endpoint_auth_methods_supported: [
+        'client_secret_basic',
+        'client_secret_post',
+        'private_key_jwt',
+      ],
+      token_endpoint_auth_signing_alg_values_supported: ['ES256', 'EdDSA', 'PS256', 'RS256'],
+      revocation_endpoint_auth_signing_alg_values_supported: ['ES256', 'EdDSA', 'PS256', 'RS256'],
+      introspection_endpoint_auth_signing_alg_values_supported: [
+        'ES256',
+        'EdDSA',
+        'PS256',
+        'RS256',
+      ],
     });
     expect([...(doc.grant_types_supported as string[])].sort()).toEqual([
       'authorization_code',

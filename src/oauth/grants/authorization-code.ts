@@ -1,4 +1,4 @@
-import type { OAuthClient } from '../clients.js';
+import { isConfidential, type OAuthClient } from '../clients.js';
 import type { OAuthContext } from '../context.js';
 import { OAuthError } from '../errors.js';
 import { isCodeVerifier, verifyCodeVerifier } from '../pkce.js';
@@ -113,7 +113,7 @@ export async function issueUserTokens(
         ...(grant.authTime === undefined ? {} : { authTime: grant.authTime }),
         familyExpiresAt: grant.family.expiresAt,
         // a public client's refresh token is bound to its DPoP key (RFC 9449 §5)
-        ...(jkt !== undefined && client.secretHash === undefined && { jkt }),
+        ...(jkt !== undefined && !isConfidential(client) && { jkt }),
       },
       ttl,
     );

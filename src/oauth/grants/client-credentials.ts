@@ -1,3 +1,4 @@
+import { isConfidential } from '../clients.js';
 import { OAuthError } from '../errors.js';
 import { resolveScopes } from '../scope.js';
 import { assertCanIssue, type GrantHandler } from './authorization-code.js';
@@ -16,7 +17,7 @@ import { assertCanIssue, type GrantHandler } from './authorization-code.js';
  * @see {@link https://www.rfc-editor.org/rfc/rfc6749#section-4.4 | RFC 6749 §4.4}
  */
 export const clientCredentialsGrant: GrantHandler = async (ctx, client, params, binding) => {
-  if (client.secretHash === undefined) {
+  if (!isConfidential(client)) {
     throw new OAuthError(
       'unauthorized_client',
       'client_credentials is for confidential clients only.',
