@@ -149,6 +149,7 @@ export async function approve(
       nonce: pending.nonce,
       authTime: Math.floor(session.createdAt / 1000),
       grantId: randomUUID(),
+      ...(pending.dpopJkt !== undefined && { dpopJkt: pending.dpopJkt }),
     },
     ctx.settings.codeTtl,
   );

@@ -21,7 +21,13 @@ const PARAMS = [
   'response_mode',
   'prompt',
   'max_age',
+  'dpop_jkt',
+  // carried only by a request taken from /par, and sealed with it in the forms
+  'request_uri',
 ] as const;
+
+/** A JWK SHA-256 thumbprint (RFC 7638): 43 base64url characters. */
+const JKT = /^[A-Za-z0-9_-]{43}$/;
 
 /** Longest `state` and `nonce` accepted. */
 const MAX_OPAQUE = 1024;
@@ -46,8 +52,28 @@ export interface PendingAuthorization {
    * milliseconds.
    */
   maxAge?: number;
+  /** The DPoP key the code is bound to (`dpop_jkt`, RFC 9449 §10). */
+  dpopJkt?: string;
   /** The request's parameters, as the forms carry them in hidden inputs. */
   fields: FormFields;
+}
+
+/**
+ * Where an authorization request's parameters come from: `'query'`, the browser's request
+ * (or a form that carries it); `'pushed'`, a request taken from `/par` by its `request_uri`
+ * (or a sealed form that carries it); `'par'`, a request being pushed now.
+ */
+export type AuthorizationSource = 'query' | 'pushed' | 'par';
+
+/**
+ * Whether `client` must push its authorization requests (RFC 9126 §5-6): the server says so
+ * for every client, or the client's registration does.
+ */
+export function mustPush(ctx: OAuthContext, client: OAuthClient): boolean {
+  return (
+    ctx.settings.requirePushedAuthorizationRequests ||
+    client.requirePushedAuthorizationRequests === true
+  );
 }
 
 /** The outcome of {@link checkAuthorizationRequest}. */
@@ -140,8 +166,19 @@ async function redirectTarget(ctx: OAuthContext, values: Values): Promise<Target
 export async function checkAuthorizationRequest(
   ctx: OAuthContext,
   params: URLSearchParams,
+  source: AuthorizationSource = 'query',
 ): Promise<CheckedAuthorization> {
   const values: Values = (name) => params.getAll(name).filter((v) => v !== '');
+  // a request_uri is taken from the store by the caller, never trusted from a form or query
+  if (values('request_uri').length > 0 && source !== 'pushed') {
+    return {
+      kind: 'page',
+      message:
+        source === 'par'
+          ? 'A pushed request cannot carry a request_uri.'
+          : 'This request must be started again from the application.',
+    };
+  }
   const target = await redirectTarget(ctx, values);
   if (target.kind === 'page') return target;
   const { client, redirectUri } = target;
@@ -161,7 +198,14 @@ export async function checkAuthorizationRequest(
   if (states.length === 1 && state === undefined) {
     return invalid(`state must be at most ${MAX_OPAQUE} characters.`);
   }
+  if (source === 'query' && mustPush(ctx, client)) {
+    return invalid('This client must push its authorization requests (PAR, RFC 9126).');
+  }
   const one = (name: string) => values(name)[0];
+  const dpopJkt = one('dpop_jkt');
+  if (dpopJkt !== undefined && !JKT.test(dpopJkt)) {
+    return invalid('dpop_jkt must be a JWK SHA-256 thumbprint (43 base64url characters).');
+  }
   const responseType = one('response_type');
   if (responseType === undefined) return invalid('response_type is required.');
   if (responseType !== 'code') {
@@ -215,6 +259,7 @@ export async function checkAuthorizationRequest(
       codeChallenge: challenge,
       prompt,
       maxAge: maxAgeText === undefined ? undefined : Number(maxAgeText) * 1000,
+      ...(dpopJkt !== undefined && { dpopJkt }),
       fields: authorizationFields(params),
     },
   };

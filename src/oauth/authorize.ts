@@ -11,6 +11,7 @@ import {
   showSignIn,
 } from './authorize-answers.js';
 import {
+  type AuthorizationSource,
   authorizationFields,
   checkAuthorizationRequest,
   usableSession,
@@ -25,6 +26,7 @@ import {
   sessionBinding,
   singleValue,
 } from './form-token.js';
+import { takePushedRequest } from './par.js';
 import { sendThrottledPage, signInFromForm } from './sign-in-form.js';
 
 export { appendQuery } from './authorize-answers.js';
@@ -101,13 +103,28 @@ export function createAuthorizeEndpoint(
   };
 }
 
+/**
+ * Where a form's request came from, once its form token has verified: a request taken from
+ * `/par` travels with its `request_uri`, sealed with the rest.
+ */
+function sourceOf(form: URLSearchParams): AuthorizationSource {
+  return form.has('request_uri') ? 'pushed' : 'query';
+}
+
 /** `GET /authorize`: the request checked, then the sign-in or the consent form. */
 async function authorizeGet(endpoint: FormEndpoint, req: IncomingMessage, res: ServerResponse) {
   const { ctx } = endpoint;
   const url = req.url ?? '';
   const q = url.indexOf('?');
-  const params = new URLSearchParams(q === -1 ? '' : url.slice(q + 1));
-  const checked = await checkAuthorizationRequest(ctx, params);
+  let params = new URLSearchParams(q === -1 ? '' : url.slice(q + 1));
+  // a pushed request (RFC 9126): the browser brings its request_uri, the store the request
+  const pushed = params.has('request_uri');
+  if (pushed) {
+    const taken = await takePushedRequest(ctx, params);
+    if (taken.kind === 'page') return authorizeErrorPage(endpoint, res, 400, taken.message);
+    params = taken.params;
+  }
+  const checked = await checkAuthorizationRequest(ctx, params, pushed ? 'pushed' : 'query');
   if (answeredFailure(endpoint, res, checked)) return;
   const { pending } = checked;
   const session = usableSession(pending, await ctx.sessions.read(req));
@@ -150,7 +167,7 @@ async function signInPost(
   if (!tokens.verify('signin', '', authorizationFields(form), token)) {
     return authorizeErrorPage(endpoint, res, 400, EXPIRED_FORM);
   }
-  const checked = await checkAuthorizationRequest(ctx, form);
+  const checked = await checkAuthorizationRequest(ctx, form, sourceOf(form));
   if (answeredFailure(endpoint, res, checked)) return;
   const outcome = await signInFromForm(ctx, req, res, form);
   if ('throttled' in outcome) return sendThrottledPage(res, pages, outcome.throttled);
@@ -186,7 +203,7 @@ async function consentPost(
   if (!tokens.verify('consent', sessionBinding(session), authorizationFields(form), token)) {
     return authorizeErrorPage(endpoint, res, 400, EXPIRED_FORM);
   }
-  const checked = await checkAuthorizationRequest(ctx, form);
+  const checked = await checkAuthorizationRequest(ctx, form, sourceOf(form));
   if (answeredFailure(endpoint, res, checked)) return;
   const decision = singleValue(form, 'decision');
   if (decision === 'approve') return approve(ctx, res, checked.pending, session);

@@ -67,6 +67,12 @@ export interface OAuthClient {
    * @defaultValue `false`: bound when the request carries a proof, bearer otherwise
    */
   readonly dpopBoundAccessTokens?: boolean;
+  /**
+   * The client sends its authorization requests through `/par` only (RFC 9126 §6,
+   * `require_pushed_authorization_requests`): one sent straight to `/authorize` is refused.
+   * @defaultValue `false`
+   */
+  readonly requirePushedAuthorizationRequests?: boolean;
 }
 
 /** Where clients live: an app's database, a file, or {@link MemoryClientStore}. */
@@ -167,11 +173,10 @@ export async function defineClient(definition: ClientDefinition): Promise<OAuthC
   if (client.introspection !== undefined && !['own', 'any'].includes(client.introspection)) {
     throw invalidOption("defineClient(): `introspection` must be 'own' or 'any'");
   }
-  if (
-    client.dpopBoundAccessTokens !== undefined &&
-    typeof client.dpopBoundAccessTokens !== 'boolean'
-  ) {
-    throw invalidOption('defineClient(): `dpopBoundAccessTokens` must be a boolean');
+  for (const flag of ['dpopBoundAccessTokens', 'requirePushedAuthorizationRequests'] as const) {
+    if (client[flag] !== undefined && typeof client[flag] !== 'boolean') {
+      throw invalidOption(`defineClient(): \`${flag}\` must be a boolean`);
+    }
   }
   if (client.introspection === 'any' && !confidential) {
     throw invalidOption(

@@ -103,6 +103,19 @@ export interface AuthorizationServerOptions {
    */
   dpop?: DpopVerifierOptions | false;
   /**
+   * Every client must push its authorization requests to `/par` (RFC 9126 §5,
+   * `require_pushed_authorization_requests`); a request sent straight to `/authorize` is
+   * refused. Per client: `requirePushedAuthorizationRequests` in `defineClient`.
+   * @defaultValue `false`
+   */
+  requirePushedAuthorizationRequests?: boolean;
+  /**
+   * How long a pushed authorization request's `request_uri` may be used, in milliseconds (at
+   * most `600_000`); it is used once.
+   * @defaultValue `60_000` (1 minute)
+   */
+  pushedRequestTtl?: number;
+  /**
    * Where the ids of one-time JWTs are remembered, so that each is accepted once: the `jti` of
    * client assertions (`private_key_jwt`), and of DPoP proofs unless `dpop.replay` names
    * another store. Share one (`RedisReplayStore` from `portico/redis`) between the processes
@@ -144,6 +157,8 @@ export interface OAuthContext {
     readonly refreshGracePeriod: number;
     readonly deviceCodeTtl: number;
     readonly devicePollInterval: number;
+    readonly pushedRequestTtl: number;
+    readonly requirePushedAuthorizationRequests: boolean;
   };
 }
 
@@ -168,9 +183,16 @@ const KNOWN = [
   'logger',
   'dpop',
   'replay',
+  'requirePushedAuthorizationRequests',
+  'pushedRequestTtl',
 ] as const satisfies readonly (keyof AuthorizationServerOptions)[];
 
 const OWNER = 'createAuthorizationServer()';
+
+function booleanOf(name: string, value: boolean | undefined): boolean {
+  if (value === undefined || typeof value === 'boolean') return value ?? false;
+  throw invalidOption(`${OWNER}: \`${name}\` must be a boolean`);
+}
 
 function idTokenClaimsOf(value: IdTokenClaimRelease | undefined): IdTokenClaimRelease {
   if (value === undefined || value === 'scope' || value === 'all') return value ?? 'scope';
@@ -265,6 +287,20 @@ export function createOAuthContext(options: AuthorizationServerOptions): OAuthCo
         'devicePollInterval',
         options.devicePollInterval,
         5_000,
+      ),
+      pushedRequestTtl: durationOption(
+        OWNER,
+        'pushedRequestTtl',
+        options.pushedRequestTtl,
+        60_000,
+        {
+          min: 1_000,
+          max: 600_000,
+        },
+      ),
+      requirePushedAuthorizationRequests: booleanOf(
+        'requirePushedAuthorizationRequests',
+        options.requirePushedAuthorizationRequests,
       ),
     }),
   });

@@ -10,12 +10,18 @@ export {
   type AuthorizeEndpointOptions,
   createAuthorizeEndpoint,
 } from './authorize.js';
-export { type ClientAuthenticator, createClientAuthenticator } from './client-auth.js';
+export { CLIENT_ASSERTION_TYPE } from './client-assertion.js';
+export {
+  type ClientAuthenticator,
+  type ClientAuthenticatorOptions,
+  createClientAuthenticator,
+} from './client-auth.js';
 export {
   type ClientDefinition,
   type ClientStore,
   defineClient,
   type GrantType,
+  isConfidential,
   MemoryClientStore,
   type OAuthClient,
 } from './clients.js';
@@ -92,7 +98,7 @@ export {
   type PageUser,
   type SignInPageData,
 } from './pages.js';
-
+export { createPushedAuthorizationEndpoint, REQUEST_URI_PREFIX } from './par.js';
 export { createRevocationEndpoint } from './revoke.js';
 
 export {
@@ -107,6 +113,7 @@ export {
   MemoryOAuthStore,
   type MemoryOAuthStoreOptions,
   type OAuthStore,
+  type PushedAuthorizationRecord,
   type RefreshTokenRecord,
 } from './store.js';
 export { createTokenEndpoint } from './token-endpoint.js';

@@ -8,6 +8,8 @@ import type { OAuthContext } from './context.js';
 /** Where the authorization server's endpoints are served, as paths under the issuer. */
 export interface OAuthPaths {
   authorize: string;
+  /** Pushed authorization requests (RFC 9126). */
+  par: string;
   token: string;
   device: string;
   deviceVerify: string;
@@ -28,6 +30,7 @@ export interface OAuthPaths {
  */
 export const DEFAULT_OAUTH_PATHS: Readonly<OAuthPaths> = Object.freeze({
   authorize: '/authorize',
+  par: '/par',
   token: '/token',
   device: '/device',
   deviceVerify: '/device/verify',
@@ -69,6 +72,9 @@ const METADATA_OPTIONS = [
 export interface AuthorizationServerMetadata {
   issuer: string;
   authorization_endpoint: string;
+  pushed_authorization_request_endpoint: string;
+  /** Every client must use PAR (RFC 9126 §5); some may be told so by their registration. */
+  require_pushed_authorization_requests: boolean;
   token_endpoint: string;
   device_authorization_endpoint: string;
   revocation_endpoint: string;
@@ -197,6 +203,8 @@ export function authorizationServerMetadata(
   return {
     issuer: ctx.issuer,
     authorization_endpoint: url(p.authorize),
+    pushed_authorization_request_endpoint: url(p.par),
+    require_pushed_authorization_requests: ctx.settings.requirePushedAuthorizationRequests,
     token_endpoint: url(p.token),
     device_authorization_endpoint: url(p.device),
     revocation_endpoint: url(p.revoke),

@@ -22,6 +22,7 @@ import {
 } from './metadata.js';
 import { ownAccessTokens } from './own-tokens.js';
 import type { OAuthPages } from './pages.js';
+import { createPushedAuthorizationEndpoint } from './par.js';
 import { createRevocationEndpoint } from './revoke.js';
 import { createTokenEndpoint } from './token-endpoint.js';
 import { createUserInfoEndpoint } from './userinfo.js';
@@ -156,6 +157,7 @@ export function createAuthorizationServer(
   const at = (path: string) => `${prefix}${path}`;
   const routes: Record<string, MethodTable> = {
     [at(paths.authorize)]: createAuthorizeEndpoint(context, forms),
+    [at(paths.par)]: { POST: createPushedAuthorizationEndpoint(context) },
     [at(paths.token)]: { POST: token },
     [at(paths.device)]: {
       POST: createDeviceAuthorizationEndpoint(context, {

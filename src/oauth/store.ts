@@ -20,6 +20,21 @@ export interface AuthorizationCodeRecord {
   authTime: number;
   /** The grant the code starts: every token issued from it carries this id. */
   grantId: string;
+  /**
+   * The DPoP key the authorization request named (`dpop_jkt`, RFC 9449 §10): the code is
+   * exchanged only with a proof of that key.
+   */
+  dpopJkt?: string;
+}
+
+/**
+ * A pushed authorization request (RFC 9126), from `/par` until `/authorize` takes it (once).
+ */
+export interface PushedAuthorizationRecord {
+  /** The client that pushed it: only its own `client_id` may use the `request_uri`. */
+  clientId: string;
+  /** The authorization request's parameters, as pushed and checked. */
+  params: [string, string][];
 }
 
 /** A refresh token of a grant; rotated on every use. */
@@ -129,6 +144,17 @@ export interface OAuthStore {
   /** Removes an approved device code as its tokens are issued; true for the one caller that did. */
   consumeDeviceCode(hash: string): boolean | Promise<boolean>;
 
+  /** Keeps a pushed authorization request for `ttlMs`, under the hash of its `request_uri`. */
+  savePushedRequest(
+    hash: string,
+    record: PushedAuthorizationRecord,
+    ttlMs: number,
+  ): void | Promise<void>;
+  /** Takes a pushed request, atomically: of two concurrent uses only one gets it. */
+  consumePushedRequest(
+    hash: string,
+  ): PushedAuthorizationRecord | undefined | Promise<PushedAuthorizationRecord | undefined>;
+
   /**
    * Revokes a grant: its refresh tokens fail, its access tokens read as revoked. Never lost:
    * a store with a bound records it past the bound, and never shortens an earlier one.
@@ -163,7 +189,8 @@ function consume<R>(map: ExpiringMap<OneTime<R>>, hash: string, mark: boolean): 
 /** Options of {@link MemoryOAuthStore}. */
 export interface MemoryOAuthStoreOptions {
   /**
-   * Most entries of each kind (codes, refresh tokens, device codes, revoked grants). Past it
+   * Most entries of each kind (codes, refresh tokens, device codes, revoked grants, pushed
+   * authorization requests). Past it
    * the store refuses new ones with a 503 rather than forget a live one; revocations are
    * recorded past it, and while they are over it no new grant is taken.
    * @defaultValue `100_000`
@@ -198,6 +225,7 @@ export class MemoryOAuthStore implements OAuthStore {
   readonly #devices: ExpiringMap<DeviceCodeRecord>;
   readonly #userCodes: ExpiringMap<string>;
   readonly #revoked: ExpiringMap<true>;
+  readonly #pushed: ExpiringMap<PushedAuthorizationRecord>;
 
   constructor(options: MemoryOAuthStoreOptions = {}) {
     assertKnownOptions('MemoryOAuthStore', options, MEMORY_STORE_OPTIONS);
@@ -212,6 +240,7 @@ export class MemoryOAuthStore implements OAuthStore {
     this.#devices = make();
     this.#userCodes = make();
     this.#revoked = make();
+    this.#pushed = make();
   }
 
   saveCode(hash: string, record: AuthorizationCodeRecord, ttlMs: number): void {
@@ -275,6 +304,16 @@ export class MemoryOAuthStore implements OAuthStore {
     this.#devices.delete(hash);
     this.#userCodes.delete(record.userCode);
     return true;
+  }
+
+  savePushedRequest(hash: string, record: PushedAuthorizationRecord, ttlMs: number): void {
+    this.#pushed.set(hash, structuredClone(record), this.#pushed.now() + ttlMs);
+  }
+
+  consumePushedRequest(hash: string): PushedAuthorizationRecord | undefined {
+    const record = this.#pushed.get(hash);
+    if (record !== undefined) this.#pushed.delete(hash);
+    return record;
   }
 
   revokeGrant(grantId: string, ttlMs: number): void {

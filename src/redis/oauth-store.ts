@@ -5,6 +5,7 @@ import type {
   Consumed,
   DeviceCodeRecord,
   OAuthStore,
+  PushedAuthorizationRecord,
   RefreshTokenRecord,
 } from '../oauth/store.js';
 import { guarded, LuaScript } from './script.js';
@@ -212,6 +213,16 @@ export class RedisOAuthStore implements OAuthStore {
     return (await this.#run(() => CONSUME_DEVICE.run(this.#client, keys, [hash]))) === 1;
   }
 
+  savePushedRequest(hash: string, record: PushedAuthorizationRecord, ttlMs: number): Promise<void> {
+    return this.#save(`par:${hash}`, JSON.stringify(record), ttlMs);
+  }
+
+  async consumePushedRequest(hash: string): Promise<PushedAuthorizationRecord | undefined> {
+    const text = await this.#run(() => this.#client.getdel(`${this.#prefix}par:${hash}`));
+    const record = parse(text);
+    return isPushedRecord(record) ? record : undefined;
+  }
+
   async revokeGrant(grantId: string, ttlMs: number): Promise<void> {
     const ttl = expiry(ttlMs);
     if (ttl === undefined) return;
@@ -294,7 +305,8 @@ function isCodeRecord(value: unknown): value is AuthorizationCodeRecord {
     isString(r.sub) &&
     isScope(r.scope) &&
     isNumber(r.authTime) &&
-    isString(r.grantId)
+    isString(r.grantId) &&
+    (r.dpopJkt === undefined || isString(r.dpopJkt))
   );
 }
 
@@ -324,5 +336,20 @@ function isDeviceRecord(value: unknown): value is DeviceCodeRecord {
     isNumber(r.interval) &&
     isString(r.grantId) &&
     (r.expiresAt === undefined || isNumber(r.expiresAt))
+  );
+}
+
+function isPushedRecord(value: unknown): value is PushedAuthorizationRecord {
+  const r = value as Partial<Record<keyof PushedAuthorizationRecord, unknown>> | undefined;
+  return (
+    typeof r?.clientId === 'string' &&
+    Array.isArray(r.params) &&
+    r.params.every(
+      (pair) =>
+        Array.isArray(pair) &&
+        pair.length === 2 &&
+        typeof pair[0] === 'string' &&
+        typeof pair[1] === 'string',
+    )
   );
 }

@@ -61,6 +61,8 @@ describe('durations in milliseconds', () => {
       refreshGracePeriod: 0,
       deviceCodeTtl: 600_000,
       devicePollInterval: 5_000,
+      pushedRequestTtl: 60_000,
+      requirePushedAuthorizationRequests: false,
     });
     expect(ctx.tokens.accessTokenTtl).toBe(900_000);
   });

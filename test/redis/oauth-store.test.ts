@@ -42,6 +42,7 @@ const code: AuthorizationCodeRecord = {
   scope: ['openid'],
   authTime: 1,
   grantId: 'g1',
+  dpopJkt: 'k'.repeat(43),
 };
 
 const refreshRecord = (): RefreshTokenRecord => ({
@@ -62,6 +63,26 @@ const device: DeviceCodeRecord = {
 };
 
 const CONTRACT: readonly { name: string; run(h: Harness): Promise<void> }[] = [
+  {
+    name: 'gives a pushed request once, as it was pushed, and forgets it when its time is up',
+    async run({ store, elapse }) {
+      const pushed = {
+        clientId: 'c',
+        params: [
+          ['response_type', 'code'],
+          ['scope', 'openid profile'],
+          ['dpop_jkt', 'x'.repeat(43)],
+        ] as [string, string][],
+      };
+      await store.savePushedRequest('p1', pushed, TTL);
+      await store.savePushedRequest('p2', pushed, TTL);
+      expect(await store.consumePushedRequest('p1')).toEqual(pushed);
+      expect(await store.consumePushedRequest('p1')).toBeUndefined();
+      await elapse(TTL);
+      expect(await store.consumePushedRequest('p2')).toBeUndefined();
+      expect(await store.consumePushedRequest('never')).toBeUndefined();
+    },
+  },
   {
     name: 'consumes a code once and remembers it was used until it would have expired',
     async run({ store, now, elapse }) {

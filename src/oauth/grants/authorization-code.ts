@@ -197,6 +197,19 @@ function checkVerifier(record: AuthorizationCodeRecord, verifier: string | undef
 }
 
 /**
+ * A code whose authorization request named a DPoP key (`dpop_jkt`) is exchanged only with a
+ * proof of that key (RFC 9449 §10): a code stolen on its way back is worth nothing without it.
+ */
+function checkDpopKey(record: AuthorizationCodeRecord, binding: TokenBinding): void {
+  if (record.dpopJkt !== undefined && record.dpopJkt !== binding.jkt) {
+    throw new OAuthError(
+      'invalid_grant',
+      'The authorization code is bound to a DPoP key (dpop_jkt): send a proof of that key.',
+    );
+  }
+}
+
+/**
  * The `authorization_code` grant (RFC 6749 §4.1.3, RFC 7636 §4.5–4.6). The code is read
  * first and checked — it must belong to this client, `redirect_uri` must equal the
  * authorization request's exactly, and `code_verifier` must match its S256 challenge (PKCE is
@@ -233,6 +246,7 @@ export const authorizationCodeGrant: GrantHandler = async (ctx, client, params, 
   if (seen.state === 'used') return replayed(ctx, record);
   checkRedirectUri(record, params.get('redirect_uri'));
   checkVerifier(record, verifier);
+  checkDpopKey(record, binding);
   await assertCanIssue(ctx);
   const consumed = await ctx.store.consumeCode(hash);
   if (consumed === undefined) throw invalidCode();

@@ -1,0 +1,154 @@
+// Pushed authorization requests (RFC 9126): the client sends its authorization request to the
+// server directly, authenticated, and the browser carries only a one-time `request_uri`.
+import { randomBytes } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import { DpopProofError } from '../auth/dpop.js';
+import type { Middleware } from '../core/compose.js';
+import { sendJson } from '../core/send.js';
+import { fieldLines } from '../internal/headers.js';
+import { targetPath } from '../internal/target.js';
+import { checkAuthorizationRequest } from './authorize-request.js';
+import { singleParams } from './client-auth.js';
+import type { OAuthClient } from './clients.js';
+import type { OAuthContext } from './context.js';
+import { NO_STORE, OAuthError } from './errors.js';
+import { readOAuthForm } from './form.js';
+import { oauthEndpoint } from './revoke.js';
+import { hashToken } from './tokens.js';
+
+/** The prefix of every `request_uri` this server issues (RFC 9126 §2.2). */
+export const REQUEST_URI_PREFIX = 'urn:ietf:params:oauth:request_uri:';
+
+/**
+ * The DPoP key the pushed request binds its code to (RFC 9449 §10.1): a `DPoP` proof at this
+ * endpoint gives its key's thumbprint as `dpop_jkt`, which must then agree with a `dpop_jkt`
+ * the request names.
+ */
+async function proofKey(
+  ctx: OAuthContext,
+  req: IncomingMessage,
+  named: string | undefined,
+): Promise<string | undefined> {
+  const lines = fieldLines(req.rawHeaders, 'dpop');
+  if (ctx.dpop === undefined || lines.length === 0) return named;
+  if (lines.length > 1) throw new OAuthError('invalid_dpop_proof', 'Send one DPoP proof.');
+  let jkt: string;
+  try {
+    const url = `${new URL(ctx.issuer).origin}${targetPath(req.url ?? '/')}`;
+    ({ jkt } = await ctx.dpop.verify(lines[0], { method: 'POST', url }));
+  } catch (error) {
+    if (error instanceof DpopProofError) throw new OAuthError(error.error, error.message);
+    throw error;
+  }
+  if (named !== undefined && named !== jkt) {
+    throw new OAuthError('invalid_dpop_proof', 'dpop_jkt is not the key of the DPoP proof.');
+  }
+  return jkt;
+}
+
+/** The authorization request of a push, checked as `/authorize` checks one; errors as JSON. */
+async function checkedPush(
+  ctx: OAuthContext,
+  client: OAuthClient,
+  params: Map<string, string>,
+  dpopJkt: string | undefined,
+): Promise<[string, string][]> {
+  if (params.has('request_uri')) {
+    throw new OAuthError('invalid_request', 'A pushed request cannot carry a request_uri.');
+  }
+  if (params.has('request')) {
+    throw new OAuthError('invalid_request', 'Request objects are not supported.');
+  }
+  const named = params.get('client_id');
+  if (named !== undefined && named !== client.clientId) {
+    throw new OAuthError('invalid_request', 'client_id is not the authenticated client.');
+  }
+  const request = new URLSearchParams([...params].filter(([name]) => !isCredential(name)));
+  request.set('client_id', client.clientId);
+  if (dpopJkt !== undefined) request.set('dpop_jkt', dpopJkt);
+  const checked = await checkAuthorizationRequest(ctx, request, 'par');
+  if (checked.kind === 'page') throw new OAuthError('invalid_request', checked.message);
+  if (checked.kind === 'redirect') throw checked.error;
+  return checked.pending.fields.map(([name, value]) => [name, value]);
+}
+
+/** The client authentication parameters: never part of the request that is kept. */
+function isCredential(name: string): boolean {
+  return (
+    name === 'client_secret' || name === 'client_assertion' || name === 'client_assertion_type'
+  );
+}
+
+/**
+ * The pushed authorization request endpoint (RFC 9126), for `POST /par`. The client
+ * authenticates as at the token endpoint (its guard, methods and errors included) and posts
+ * the parameters of an authorization request, checked as `/authorize` checks them: an unknown
+ * redirect URI, a missing PKCE challenge or a scope the client may not have is an error here,
+ * in the RFC 6749 §5.2 JSON form. The answer is 201 `{ request_uri, expires_in }`
+ * (`Cache-Control: no-store`); the browser then goes to
+ * `/authorize?client_id=…&request_uri=…`, where the request is taken once, by its own client
+ * only, within `pushedRequestTtl`. A `DPoP` proof sent here binds the code to its key
+ * (`dpop_jkt`, RFC 9449 §10.1). A `request_uri` or `request` in the push is refused.
+ *
+ * @example
+ * ```ts
+ * const ctx = createOAuthContext({ issuer, clients, keys, users, sessions });
+ * createRouter({ '/par': { POST: createPushedAuthorizationEndpoint(ctx) } });
+ * ```
+ * @see {@link https://www.rfc-editor.org/rfc/rfc9126 | RFC 9126}
+ */
+export function createPushedAuthorizationEndpoint(ctx: OAuthContext): Middleware {
+  return oauthEndpoint(async (req, res) => {
+    const params = singleParams(await readOAuthForm(req));
+    const client = await ctx.authenticateClient(req, params);
+    const dpopJkt = await proofKey(ctx, req, params.get('dpop_jkt'));
+    const pushed = await checkedPush(ctx, client, params, dpopJkt);
+    const requestUri = `${REQUEST_URI_PREFIX}${randomBytes(32).toString('base64url')}`;
+    const ttl = ctx.settings.pushedRequestTtl;
+    await ctx.store.savePushedRequest(
+      hashToken(requestUri),
+      { clientId: client.clientId, params: pushed },
+      ttl,
+    );
+    sendJson(res, 201, { request_uri: requestUri, expires_in: Math.floor(ttl / 1000) }, NO_STORE);
+  });
+}
+
+/** The outcome of {@link takePushedRequest}. */
+export type TakenPushedRequest =
+  | { kind: 'ok'; params: URLSearchParams }
+  | { kind: 'page'; message: string };
+
+/**
+ * The authorization request behind `/authorize?client_id=…&request_uri=…`: taken from the
+ * store once, for the client that pushed it. Every other parameter of the query is ignored
+ * (RFC 9126 §4). The request keeps its `request_uri`, so that the forms carry (and seal) where
+ * it came from.
+ */
+export async function takePushedRequest(
+  ctx: OAuthContext,
+  query: URLSearchParams,
+): Promise<TakenPushedRequest> {
+  const uris = query.getAll('request_uri');
+  const ids = query.getAll('client_id');
+  if (uris.length !== 1 || ids.length !== 1) {
+    return {
+      kind: 'page',
+      message: 'A pushed request needs one request_uri and the client_id that pushed it.',
+    };
+  }
+  const requestUri = uris[0]!;
+  const unknown = {
+    kind: 'page',
+    message: 'This request has expired or was used already. Go back to the application.',
+  } as const;
+  if (!requestUri.startsWith(REQUEST_URI_PREFIX) || requestUri.length > 256) return unknown;
+  const record = await ctx.store.consumePushedRequest(hashToken(requestUri));
+  if (record === undefined) return unknown;
+  if (record.clientId !== ids[0]) {
+    return { kind: 'page', message: 'This request was pushed by another application.' };
+  }
+  const params = new URLSearchParams(record.params);
+  params.set('request_uri', requestUri);
+  return { kind: 'ok', params };
+}

@@ -1,0 +1,500 @@
+// Pushed authorization requests (RFC 9126) and dpop_jkt (RFC 9449 §10): /par checks and keeps
+// the request, /authorize takes it once by its request_uri for its own client only, clients
+// (or the whole server) that require PAR are refused without it, and a code bound to a DPoP
+// key is redeemed only with a proof of that key.
+import { randomUUID, type webcrypto } from 'node:crypto';
+import type { OutgoingHttpHeaders, RequestListener } from 'node:http';
+import {
+  calculateJwkThumbprint,
+  decodeJwt,
+  exportJWK,
+  generateKeyPair,
+  type JWK,
+  SignJWT,
+} from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { toNodeListener } from '../../src/adapters/node.js';
+import { createSessions } from '../../src/auth/session.js';
+import { createRouter } from '../../src/http/router.js';
+import { CLIENT_ASSERTION_TYPE } from '../../src/oauth/client-assertion.js';
+import { defineClient, MemoryClientStore } from '../../src/oauth/clients.js';
+import type { AuthorizationServerOptions } from '../../src/oauth/context.js';
+import { createKeySet, type KeySet } from '../../src/oauth/key-set.js';
+import { type AuthorizationServer, createAuthorizationServer } from '../../src/oauth/server.js';
+import { hiddenInputs, sessionCookie } from '../helpers/browser.js';
+import { closeAll, json, type Listening, listen, type Reply, request } from '../helpers/http.js';
+import { captureLogger } from '../helpers/logger.js';
+import { basic, pkce } from './token-fixtures.js';
+
+const WEB = 'https://app.example.com/cb';
+const SPA = 'http://127.0.0.1:5173/callback';
+const FORM = { 'Content-Type': 'application/x-www-form-urlencoded' };
+const SECRETS: Record<string, string> = {
+  web: 'web-secret-123',
+  other: 'other-secret-123',
+  pushy: 'pushy-secret-123',
+};
+
+type Key = { privateKey: webcrypto.CryptoKey; jwk: JWK; jkt: string };
+async function newKey(): Promise<Key> {
+  const pair = await generateKeyPair('ES256', { extractable: true });
+  const jwk = await exportJWK(pair.publicKey);
+  return { privateKey: pair.privateKey, jwk, jkt: await calculateJwkThumbprint(jwk) };
+}
+
+interface Site {
+  app: Listening;
+  as: AuthorizationServer;
+  cookie: string;
+}
+
+let keys: KeySet;
+let clientKey: Key;
+let dpopKey: Key;
+let otherKey: Key;
+const log = captureLogger();
+
+async function startSite(options: Partial<AuthorizationServerOptions> = {}): Promise<Site> {
+  const scopes = ['openid', 'offline_access', 'read:messages'];
+  const grantTypes = ['authorization_code', 'refresh_token'] as const;
+  const web = { grantTypes: [...grantTypes], redirectUris: [WEB], scopes };
+  const clients = new MemoryClientStore([
+    await defineClient({ clientId: 'web', secret: SECRETS.web, ...web }),
+    await defineClient({ clientId: 'other', secret: SECRETS.other, ...web }),
+    await defineClient({
+      clientId: 'pushy',
+      secret: SECRETS.pushy,
+      ...web,
+      requirePushedAuthorizationRequests: true,
+    }),
+    await defineClient({ clientId: 'keyed', jwks: { keys: [clientKey.jwk] }, ...web }),
+    await defineClient({
+      clientId: 'spa',
+      grantTypes: [...grantTypes],
+      redirectUris: [SPA],
+      scopes,
+    }),
+  ]);
+  let listener: RequestListener = (_req, res) => res.end();
+  const app = await listen((req, res) => listener(req, res));
+  const as = createAuthorizationServer({
+    issuer: app.url,
+    clients,
+    keys,
+    users: {
+      verify: (username, password) =>
+        username === 'alice' && password === 'alice-password' ? { sub: 'alice' } : undefined,
+      get: (sub) => (sub === 'alice' ? { sub, name: 'Alice' } : undefined),
+    },
+    sessions: createSessions({ allowedOrigins: [app.url], cookie: { secure: false } }),
+    logger: log,
+    ...options,
+  });
+  listener = toNodeListener([createRouter(as.routes)], { logger: log });
+  const page = await request(app, `/authorize?${authorizationQuery('web')}`);
+  const signedIn = await request(app, '/authorize', {
+    method: 'POST',
+    headers: FORM,
+    body: new URLSearchParams([
+      ...hiddenInputs(page.body),
+      ['username', 'alice'],
+      ['password', 'alice-password'],
+    ]).toString(),
+  });
+  expect(signedIn.status).toBe(200);
+  return { app, as, cookie: sessionCookie(signedIn.headers)! };
+}
+
+function authorizationQuery(
+  client: string,
+  extra: Record<string, string> = {},
+  challenge = pkce().challenge,
+) {
+  return new URLSearchParams({
+    response_type: 'code',
+    client_id: client,
+    redirect_uri: client === 'spa' ? SPA : WEB,
+    scope: 'openid offline_access',
+    state: 'st-1',
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+    ...extra,
+  }).toString();
+}
+
+function post(
+  site: Site,
+  path: string,
+  form: URLSearchParams | string,
+  headers: OutgoingHttpHeaders = {},
+) {
+  return request(site.app, path, {
+    method: 'POST',
+    headers: { ...FORM, ...headers },
+    body: form.toString(),
+  });
+}
+
+/** Pushes the authorization request of `client` (authenticated as it would at /token). */
+function push(
+  site: Site,
+  client: string,
+  extra: Record<string, string> = {},
+  headers: OutgoingHttpHeaders = {},
+  challenge?: string,
+) {
+  const form = new URLSearchParams(authorizationQuery(client, extra, challenge));
+  const auth: OutgoingHttpHeaders = {};
+  if (SECRETS[client] !== undefined) {
+    form.delete('client_id');
+    auth.Authorization = basic(client, SECRETS[client]!);
+  }
+  return post(site, '/par', form, { ...auth, ...headers });
+}
+
+/** The consent page of a request_uri, approved: the code (or the reply when there is none). */
+async function approveVia(site: Site, path: string): Promise<{ reply: Reply; code?: string }> {
+  const consent = await request(site.app, path, { headers: { Cookie: site.cookie } });
+  if (consent.status !== 200) return { reply: consent };
+  const approved = await post(
+    site,
+    '/authorize',
+    new URLSearchParams([...hiddenInputs(consent.body), ['decision', 'approve']]),
+    { Cookie: site.cookie },
+  );
+  expect(approved.status, approved.body).toBe(303);
+  const location = new URL(approved.headers.location!);
+  return { reply: approved, code: location.searchParams.get('code') ?? undefined };
+}
+
+function redeem(
+  site: Site,
+  code: string,
+  verifier: string,
+  client = 'web',
+  headers: OutgoingHttpHeaders = {},
+) {
+  const form = new URLSearchParams({
+    grant_type: 'authorization_code',
+    code,
+    redirect_uri: client === 'spa' ? SPA : WEB,
+    code_verifier: verifier,
+  });
+  const auth: OutgoingHttpHeaders = {};
+  if (SECRETS[client] === undefined) form.set('client_id', client);
+  else auth.Authorization = basic(client, SECRETS[client]!);
+  return post(site, '/token', form, { ...auth, ...headers });
+}
+
+function dpopProof(site: Site, key: Key, path: string): Promise<string> {
+  return new SignJWT({
+    jti: randomUUID(),
+    htm: 'POST',
+    htu: `${site.app.url}${path}`,
+    iat: Math.floor(Date.now() / 1000),
+  })
+    .setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk: key.jwk })
+    .sign(key.privateKey);
+}
+
+const requestUriOf = (reply: Reply) => json<{ request_uri: string }>(reply).request_uri;
+const authorizeWith = (client: string, requestUri: string, extra = '') =>
+  `/authorize?client_id=${client}&request_uri=${encodeURIComponent(requestUri)}${extra}`;
+
+let site: Site;
+
+beforeAll(async () => {
+  keys = await createKeySet();
+  clientKey = await newKey();
+  dpopKey = await newKey();
+  otherKey = await newKey();
+  site = await startSite();
+});
+afterAll(async () => {
+  await closeAll();
+  expect(log.errors).toEqual([]);
+});
+
+describe('POST /par (RFC 9126)', () => {
+  it('keeps a checked request: 201 with a request_uri, single-use at /authorize, and a code', async () => {
+    const { verifier, challenge } = pkce();
+    const pushed = await push(site, 'web', {}, {}, challenge);
+    expect(pushed.status, pushed.body).toBe(201);
+    expect(pushed.headers['cache-control']).toBe('no-store');
+    const body = json<{ request_uri: string; expires_in: number }>(pushed);
+    expect(body.request_uri).toMatch(/^urn:ietf:params:oauth:request_uri:[\w-]{43}$/);
+    expect(body.expires_in).toBe(60);
+    const { code } = await approveVia(site, authorizeWith('web', body.request_uri));
+    const tokens = await redeem(site, code!, verifier);
+    expect(tokens.status, tokens.body).toBe(200);
+    // used once: the same request_uri again is an error page, never a redirect
+    const again = await request(site.app, authorizeWith('web', body.request_uri), {
+      headers: { Cookie: site.cookie },
+    });
+    expect(again.status).toBe(400);
+    expect(again.headers.location).toBeUndefined();
+  });
+
+  it('uses only the pushed parameters: what the query adds is ignored', async () => {
+    const requestUri = requestUriOf(await push(site, 'web', { scope: 'openid' }));
+    const consent = await request(
+      site.app,
+      authorizeWith(
+        'web',
+        requestUri,
+        `&scope=read:messages&redirect_uri=${encodeURIComponent('https://evil.example/cb')}&state=evil`,
+      ),
+      { headers: { Cookie: site.cookie } },
+    );
+    expect(consent.status).toBe(200);
+    const fields = new Map(hiddenInputs(consent.body));
+    expect(fields.get('scope')).toBe('openid');
+    expect(fields.get('redirect_uri')).toBe(WEB);
+    expect(fields.get('state')).toBe('st-1');
+  });
+
+  it('gives a request_uri to its own client only', async () => {
+    const requestUri = requestUriOf(await push(site, 'web'));
+    const stolen = await request(site.app, authorizeWith('other', requestUri), {
+      headers: { Cookie: site.cookie },
+    });
+    expect(stolen.status).toBe(400);
+    expect(stolen.headers.location).toBeUndefined();
+  });
+
+  it.each([
+    ['an unknown request_uri', `urn:ietf:params:oauth:request_uri:${'A'.repeat(43)}`],
+    ['a request_uri of another kind', 'https://app.example.com/request.jwt'],
+    ['an overlong request_uri', `urn:ietf:params:oauth:request_uri:${'A'.repeat(400)}`],
+  ])('answers %s with an error page', async (_name, uri) => {
+    const reply = await request(site.app, authorizeWith('web', uri), {
+      headers: { Cookie: site.cookie },
+    });
+    expect(reply.status).toBe(400);
+    expect(reply.headers.location).toBeUndefined();
+  });
+
+  it('refuses a request_uri without client_id, or twice', async () => {
+    const requestUri = requestUriOf(await push(site, 'web'));
+    const alone = await request(
+      site.app,
+      `/authorize?request_uri=${encodeURIComponent(requestUri)}`,
+    );
+    expect(alone.status).toBe(400);
+    const twice = await request(site.app, `${authorizeWith('web', requestUri)}&request_uri=x`);
+    expect(twice.status).toBe(400);
+  });
+
+  it.each([
+    [
+      'an unregistered redirect_uri',
+      { redirect_uri: 'https://evil.example/cb' },
+      'invalid_request',
+      400,
+    ],
+    [
+      'no PKCE challenge',
+      { code_challenge: '', code_challenge_method: '' },
+      'invalid_request',
+      400,
+    ],
+    ['a scope the client may not have', { scope: 'admin' }, 'invalid_scope', 400],
+    [
+      'a request_uri',
+      { request_uri: 'urn:ietf:params:oauth:request_uri:abc' },
+      'invalid_request',
+      400,
+    ],
+    ['a request object', { request: 'eyJhbGciOiJub25lIn0.e30.' }, 'invalid_request', 400],
+    ['another client_id', { client_id: 'other' }, 'invalid_request', 400],
+    ['a malformed dpop_jkt', { dpop_jkt: 'short' }, 'invalid_request', 400],
+  ])('refuses a push with %s, as JSON', async (_name, extra, error, status) => {
+    const form = new URLSearchParams(authorizationQuery('web', extra));
+    if (!('client_id' in extra)) form.delete('client_id');
+    for (const [name, value] of [...form]) if (value === '') form.delete(name);
+    const reply = await post(site, '/par', form, { Authorization: basic('web', SECRETS.web!) });
+    expect({ status: reply.status, error: json(reply).error }).toEqual({ status, error });
+    expect(reply.headers['content-type']).toBe('application/json');
+  });
+
+  it('authenticates the client as the token endpoint does', async () => {
+    const wrong = await post(site, '/par', authorizationQuery('web'), {
+      Authorization: basic('web', 'not-the-secret'),
+    });
+    expect({ status: wrong.status, error: json(wrong).error }).toEqual({
+      status: 401,
+      error: 'invalid_client',
+    });
+    const none = await post(site, '/par', new URLSearchParams(authorizationQuery('web')));
+    expect(json(none).error).toBe('invalid_client');
+    // a public client pushes with its client_id alone
+    const spa = await push(site, 'spa');
+    expect(spa.status, spa.body).toBe(201);
+    // a client with keys pushes with an assertion (private_key_jwt)
+    const now = Math.floor(Date.now() / 1000);
+    const assertion = await new SignJWT({
+      iss: 'keyed',
+      sub: 'keyed',
+      aud: site.app.url,
+      jti: randomUUID(),
+      exp: now + 60,
+    })
+      .setProtectedHeader({ alg: 'ES256' })
+      .sign(clientKey.privateKey);
+    const form = new URLSearchParams(authorizationQuery('keyed'));
+    form.set('client_assertion_type', CLIENT_ASSERTION_TYPE);
+    form.set('client_assertion', assertion);
+    const keyed = await post(site, '/par', form);
+    expect(keyed.status, keyed.body).toBe(201);
+    // the pushed request keeps no credential
+    const consent = await request(site.app, authorizeWith('keyed', requestUriOf(keyed)), {
+      headers: { Cookie: site.cookie },
+    });
+    expect(consent.body).not.toContain(assertion);
+    expect(consent.body).not.toContain('client_assertion');
+  });
+});
+
+describe('clients that must push (require_pushed_authorization_requests)', () => {
+  it('refuses their request sent straight to /authorize, and takes it pushed', async () => {
+    const direct = await request(site.app, `/authorize?${authorizationQuery('pushy')}`, {
+      headers: { Cookie: site.cookie },
+    });
+    expect(direct.status).toBe(303);
+    const url = new URL(direct.headers.location!);
+    expect(url.searchParams.get('error')).toBe('invalid_request');
+    expect(url.searchParams.get('error_description')).toMatch(/push/);
+    const { verifier, challenge } = pkce();
+    const requestUri = requestUriOf(await push(site, 'pushy', {}, {}, challenge));
+    const { code } = await approveVia(site, authorizeWith('pushy', requestUri));
+    expect((await redeem(site, code!, verifier, 'pushy')).status).toBe(200);
+  });
+
+  it('never lets a form forge the pushed origin of a request', async () => {
+    // a consent form posted with a request_uri of its own, its token not sealing it
+    const page = await request(site.app, `/authorize?${authorizationQuery('web')}`, {
+      headers: { Cookie: site.cookie },
+    });
+    const forged = new URLSearchParams(hiddenInputs(page.body));
+    forged.set('client_id', 'pushy');
+    forged.set('request_uri', `urn:ietf:params:oauth:request_uri:${'B'.repeat(43)}`);
+    forged.set('decision', 'approve');
+    const reply = await post(site, '/authorize', forged, { Cookie: site.cookie });
+    expect(reply.status).toBe(400);
+    expect(reply.headers.location).toBeUndefined();
+    // without a session, the consent form is sent back to sign-in: not with a request_uri
+    const signedOut = await post(site, '/authorize', forged);
+    expect(signedOut.status).toBe(400);
+    expect(signedOut.headers.location).toBeUndefined();
+  });
+
+  it('server-wide: every client must push, and discovery says so', async () => {
+    const strict = await startSite({ requirePushedAuthorizationRequests: true }).catch(
+      () => undefined,
+    );
+    // the sign-in of startSite goes straight to /authorize: it is refused before any page
+    expect(strict).toBeUndefined();
+    const other = createAuthorizationServer({
+      issuer: 'https://strict.example.test',
+      clients: new MemoryClientStore([]),
+      keys,
+      users: { verify: () => undefined, get: () => undefined },
+      sessions: createSessions({ allowedOrigins: ['https://strict.example.test'] }),
+      requirePushedAuthorizationRequests: true,
+    });
+    expect(other.metadata()).toMatchObject({
+      pushed_authorization_request_endpoint: 'https://strict.example.test/par',
+      require_pushed_authorization_requests: true,
+    });
+    expect(site.as.metadata()).toMatchObject({
+      pushed_authorization_request_endpoint: `${site.app.url}/par`,
+      require_pushed_authorization_requests: false,
+    });
+  });
+
+  it('expires a request_uri after pushedRequestTtl', async () => {
+    const quick = await startSite({ pushedRequestTtl: 1_000 });
+    const pushed = await push(quick, 'web');
+    expect(json(pushed).expires_in).toBe(1);
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    const late = await request(quick.app, authorizeWith('web', requestUriOf(pushed)), {
+      headers: { Cookie: quick.cookie },
+    });
+    expect(late.status).toBe(400);
+  });
+});
+
+describe('dpop_jkt (RFC 9449 §10): a code bound to a DPoP key', () => {
+  it('binds the code to the key of a proof sent to /par: redeemed only with that key', async () => {
+    const { verifier, challenge } = pkce();
+    const pushed = await push(
+      site,
+      'web',
+      {},
+      { DPoP: await dpopProof(site, dpopKey, '/par') },
+      challenge,
+    );
+    expect(pushed.status, pushed.body).toBe(201);
+    const { code } = await approveVia(site, authorizeWith('web', requestUriOf(pushed)));
+    const bare = await redeem(site, code!, verifier);
+    expect({ status: bare.status, error: json(bare).error }).toEqual({
+      status: 400,
+      error: 'invalid_grant',
+    });
+    const stranger = await redeem(site, code!, verifier, 'web', {
+      DPoP: await dpopProof(site, otherKey, '/token'),
+    });
+    expect(json(stranger).error).toBe('invalid_grant');
+    const bound = await redeem(site, code!, verifier, 'web', {
+      DPoP: await dpopProof(site, dpopKey, '/token'),
+    });
+    expect(bound.status, bound.body).toBe(200);
+    const body = json<{ token_type: string; access_token: string }>(bound);
+    expect(body.token_type).toBe('DPoP');
+    expect(decodeJwt(body.access_token).cnf).toEqual({ jkt: dpopKey.jkt });
+  });
+
+  it('takes dpop_jkt at /authorize and in a push, and refuses a push whose proof is of another key', async () => {
+    const { verifier, challenge } = pkce();
+    const { code } = await approveVia(
+      site,
+      `/authorize?${authorizationQuery('spa', { dpop_jkt: dpopKey.jkt }, challenge)}`,
+    );
+    expect((await redeem(site, code!, verifier, 'spa')).status).toBe(400);
+    const ok = await redeem(site, code!, verifier, 'spa', {
+      DPoP: await dpopProof(site, dpopKey, '/token'),
+    });
+    expect(ok.status, ok.body).toBe(200);
+    const mismatch = await push(
+      site,
+      'web',
+      { dpop_jkt: otherKey.jkt },
+      {
+        DPoP: await dpopProof(site, dpopKey, '/par'),
+      },
+    );
+    expect({ status: mismatch.status, error: json(mismatch).error }).toEqual({
+      status: 400,
+      error: 'invalid_dpop_proof',
+    });
+    const badProof = await push(
+      site,
+      'web',
+      {},
+      { DPoP: await dpopProof(site, dpopKey, '/token') },
+    );
+    expect(json(badProof).error).toBe('invalid_dpop_proof');
+  });
+
+  it('refuses a malformed dpop_jkt at /authorize, redirected', async () => {
+    const reply = await request(
+      site.app,
+      `/authorize?${authorizationQuery('web', { dpop_jkt: 'x' })}`,
+      {
+        headers: { Cookie: site.cookie },
+      },
+    );
+    expect(reply.status).toBe(303);
+    expect(new URL(reply.headers.location!).searchParams.get('error')).toBe('invalid_request');
+  });
+});
