@@ -42,6 +42,8 @@ export interface DpopProof {
   /** The proof's public key (its `jwk` header). */
   readonly jwk: Readonly<Record<string, unknown>>;
   readonly jti: string;
+  /** The proof's JWS algorithm (`ES256`, …). */
+  readonly alg: string;
   /** When the proof was made, in epoch milliseconds. */
   readonly issuedAt: number;
 }
@@ -248,7 +250,8 @@ export function createDpopVerifier(options: DpopVerifierOptions = {}): DpopVerif
     // (a store that cannot record throws, a 503 for a full memory store: refused either way)
     const fresh = await replay.remember(`${jkt}:${jti}`, maxAge + tolerance);
     if (!fresh) throw invalid('The DPoP proof was used already.');
-    return Object.freeze({ jkt, jwk: Object.freeze({ ...jwk }), jti, issuedAt });
+    const { alg } = protectedHeader as { alg: string };
+    return Object.freeze({ jkt, jwk: Object.freeze({ ...jwk }), jti, alg, issuedAt });
   }
 
   return { algorithms, verify };

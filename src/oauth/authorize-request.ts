@@ -67,12 +67,13 @@ export type AuthorizationSource = 'query' | 'pushed' | 'par';
 
 /**
  * Whether `client` must push its authorization requests (RFC 9126 §5-6): the server says so
- * for every client, or the client's registration does.
+ * for every client, or the client's registration does, or the FAPI 2.0 profile holds it.
  */
 export function mustPush(ctx: OAuthContext, client: OAuthClient): boolean {
   return (
     ctx.settings.requirePushedAuthorizationRequests ||
-    client.requirePushedAuthorizationRequests === true
+    client.requirePushedAuthorizationRequests === true ||
+    ctx.fapi2(client)
   );
 }
 

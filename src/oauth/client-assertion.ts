@@ -74,17 +74,23 @@ export interface ClientAssertionCheckOptions {
   clockTolerance: number;
 }
 
-/** What an assertion is checked against: where it was sent, and whether only `aud` = issuer goes. */
+/** What an assertion is checked against: where it was sent, and under which profile. */
 export interface AssertionTarget {
   /** The URL of the endpoint that received it (the issuer's origin and the request path). */
   endpoint: string;
-  /** Only the issuer identifier, as a string, is an acceptable `aud` (FAPI 2.0). */
-  issuerOnly: boolean;
+  /**
+   * The client is held to FAPI 2.0: `aud` is the issuer identifier alone, as a string
+   * (§5.3.2.1), and the algorithm PS256, ES256 or EdDSA (§5.4.1).
+   */
+  fapi2: boolean;
 }
+
+/** The assertion algorithms of FAPI 2.0 (§5.4.1): no RSASSA-PKCS1-v1_5. */
+const FAPI2_ALGORITHMS = CLIENT_ASSERTION_ALGORITHMS.filter((alg) => alg !== 'RS256');
 
 /** Whether `aud` names this server: the issuer, or the endpoint the assertion was sent to. */
 function audienceHolds(aud: unknown, issuer: string, target: AssertionTarget): boolean {
-  if (target.issuerOnly) return aud === issuer;
+  if (target.fapi2) return aud === issuer;
   const accepted = (value: unknown) => value === issuer || value === target.endpoint;
   if (typeof aud === 'string') return accepted(aud);
   return Array.isArray(aud) && aud.length > 0 && aud.some(accepted);
@@ -131,7 +137,7 @@ export function createClientAssertionCheck(options: ClientAssertionCheckOptions)
     let payload: Record<string, unknown>;
     try {
       const verified = await jose.jwtVerify(assertion, (await keysOf(client)) as JWTVerifyGetKey, {
-        algorithms: [...CLIENT_ASSERTION_ALGORITHMS],
+        algorithms: target.fapi2 ? FAPI2_ALGORITHMS : [...CLIENT_ASSERTION_ALGORITHMS],
         issuer: client.clientId,
         subject: client.clientId,
         requiredClaims: ['exp', 'jti'],

@@ -194,18 +194,19 @@ export interface ClientAuthenticatorOptions {
    */
   replay?: ReplayStore;
   /**
-   * Clients whose assertions must name the issuer alone, as a string, in `aud` (FAPI 2.0
-   * Security Profile §5.3.2.1).
+   * Which clients are held to the FAPI 2.0 Security Profile: they authenticate with
+   * `private_key_jwt` only, signed with PS256, ES256 or EdDSA, `aud` the issuer alone as a
+   * string (§5.3.2.1, §5.4.1).
    * @defaultValue none
    */
-  issuerAudienceOnly?: (client: OAuthClient) => boolean;
+  fapi2?: (client: OAuthClient) => boolean;
 }
 
 const AUTHENTICATOR_OPTIONS = [
   'guard',
   'issuer',
   'replay',
-  'issuerAudienceOnly',
+  'fapi2',
 ] as const satisfies readonly (keyof ClientAuthenticatorOptions)[];
 
 /**
@@ -248,7 +249,8 @@ export function createClientAuthenticator(
 ) {
   const owner = 'createClientAuthenticator()';
   assertKnownOptions(owner, options, AUTHENTICATOR_OPTIONS);
-  const { guard, issuer, issuerAudienceOnly } = options;
+  const { guard, issuer } = options;
+  const fapi2 = options.fapi2 ?? (() => false);
   guardOption(owner, guard);
   const replay = options.replay ?? new MemoryReplayStore();
   if (typeof replay?.remember !== 'function') {
@@ -275,11 +277,12 @@ export function createClientAuthenticator(
       if (assertion === undefined || assertionHolds === undefined) return undefined;
       const target: AssertionTarget = {
         endpoint: `${issuerOrigin}${targetPath(req.url ?? '/')}`,
-        issuerOnly: issuerAudienceOnly?.(client) === true,
+        fapi2: fapi2(client),
       };
       return (await assertionHolds(client, assertion, target)) ? client : undefined;
     }
-    if (assertion !== undefined) return undefined;
+    // a client held to FAPI 2.0 authenticates with its keys, never a secret nor nothing
+    if (assertion !== undefined || fapi2(client)) return undefined;
     // a public client: no secret may be presented
     if (client.secretHash === undefined) return secret === undefined ? client : undefined;
     if (secret === undefined || !(await secretMatches(client, secret))) return undefined;

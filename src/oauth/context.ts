@@ -6,7 +6,7 @@ import type { Sessions } from '../auth/session.js';
 import { type Logger, loggerOption } from '../core/logger.js';
 import { assertKnownOptions, durationOption, invalidOption } from '../internal/options.js';
 import { createClientAuthenticator } from './client-auth.js';
-import type { ClientStore } from './clients.js';
+import type { ClientStore, OAuthClient } from './clients.js';
 import type { KeySet } from './key-set.js';
 import { MemoryOAuthStore, type OAuthStore } from './store.js';
 import {
@@ -116,6 +116,17 @@ export interface AuthorizationServerOptions {
    */
   pushedRequestTtl?: number;
   /**
+   * Holds clients to the FAPI 2.0 Security Profile: `true` for every client, or the ids of
+   * the clients it applies to. Such a client must push its authorization requests (with a
+   * `redirect_uri`), authenticate with `private_key_jwt` (PS256, ES256 or EdDSA, `aud` the
+   * issuer alone), get DPoP-bound tokens only (proofs in PS256, ES256 or EdDSA), and keeps its
+   * refresh token (no rotation). The server must sign with ES256 or EdDSA. What else the
+   * profile asks is done for every client already, or left to the deployment: see
+   * docs/oauth.md, "FAPI 2.0".
+   * @defaultValue `false`
+   */
+  fapi2?: boolean | readonly string[];
+  /**
    * Where the ids of one-time JWTs are remembered, so that each is accepted once: the `jti` of
    * client assertions (`private_key_jwt`), and of DPoP proofs unless `dpop.replay` names
    * another store. Share one (`RedisReplayStore` from `portico/redis`) between the processes
@@ -150,6 +161,8 @@ export interface OAuthContext {
   readonly logger: Logger;
   /** The DPoP proof verifier of the token endpoint, unless DPoP is off. */
   readonly dpop: DpopVerifier | undefined;
+  /** Whether a client is held to the FAPI 2.0 Security Profile (the `fapi2` option). */
+  readonly fapi2: (client: OAuthClient) => boolean;
   /** The validated durations, in milliseconds. */
   readonly settings: {
     readonly codeTtl: number;
@@ -185,9 +198,36 @@ const KNOWN = [
   'replay',
   'requirePushedAuthorizationRequests',
   'pushedRequestTtl',
+  'fapi2',
 ] as const satisfies readonly (keyof AuthorizationServerOptions)[];
 
 const OWNER = 'createAuthorizationServer()';
+
+/** Which clients the FAPI 2.0 profile holds, checked against what the server can do. */
+function fapi2Of(options: AuthorizationServerOptions): (client: OAuthClient) => boolean {
+  const { fapi2 } = options;
+  if (fapi2 === undefined || fapi2 === false) return () => false;
+  const ids =
+    fapi2 === true
+      ? undefined
+      : Array.isArray(fapi2) && fapi2.every((id) => typeof id === 'string')
+        ? new Set(fapi2)
+        : invalid();
+  if (options.dpop === false) {
+    throw invalidOption(`${OWNER}: \`fapi2\` needs DPoP (sender-constrained tokens)`);
+  }
+  const alg = options.keys?.signingKey().alg;
+  if (alg !== 'ES256' && alg !== 'EdDSA') {
+    throw invalidOption(
+      `${OWNER}: \`fapi2\` needs keys that sign with ES256 or EdDSA (FAPI 2.0 §5.4)`,
+    );
+  }
+  return ids === undefined ? () => true : (client) => ids.has(client.clientId);
+
+  function invalid(): never {
+    throw invalidOption(`${OWNER}: \`fapi2\` must be a boolean or a list of client ids`);
+  }
+}
 
 function booleanOf(name: string, value: boolean | undefined): boolean {
   if (value === undefined || typeof value === 'boolean') return value ?? false;
@@ -241,6 +281,7 @@ export function createOAuthContext(options: AuthorizationServerOptions): OAuthCo
   }
   const guard = guardOption('createAuthorizationServer()', options.guard);
   const replay = options.replay ?? new MemoryReplayStore();
+  const fapi2 = fapi2Of(options);
   const tokens = createTokenIssuer({
     issuer: options.issuer,
     audience: options.audience,
@@ -261,11 +302,13 @@ export function createOAuthContext(options: AuthorizationServerOptions): OAuthCo
       guard: options.guard,
       issuer: options.issuer,
       replay,
+      fapi2,
     }),
     guard,
     revocations: options.revocations ?? processRevocations(),
     logger: loggerOption(OWNER, options.logger),
     dpop: options.dpop === false ? undefined : createDpopVerifier({ replay, ...options.dpop }),
+    fapi2,
     settings: Object.freeze({
       codeTtl: durationOption(OWNER, 'codeTtl', options.codeTtl, 60_000, { max: 60_000 }),
       refreshTokenTtl: durationOption(

@@ -48,7 +48,8 @@ function sendTokens(res: ServerResponse, tokens: TokenResponse): void {
 /**
  * The key the tokens of this request are bound to (RFC 9449 §5): that of its `DPoP` proof,
  * checked for POST at this endpoint's URL (the issuer's origin and the request's path). No
- * proof: bearer tokens, unless the client must have bound ones.
+ * proof: bearer tokens, unless the client must have bound ones (`dpopBoundAccessTokens`, or
+ * held to FAPI 2.0, whose proofs must not be RS256 either).
  */
 async function tokenBinding(
   ctx: OAuthContext,
@@ -56,8 +57,9 @@ async function tokenBinding(
   client: OAuthClient,
 ): Promise<TokenBinding> {
   const lines = fieldLines(req.rawHeaders, 'dpop');
+  const fapi2 = ctx.fapi2(client);
   if (ctx.dpop === undefined || lines.length === 0) {
-    if (client.dpopBoundAccessTokens === true) {
+    if (client.dpopBoundAccessTokens === true || fapi2) {
       throw new OAuthError('invalid_dpop_proof', 'This client must send a DPoP proof.');
     }
     return {};
@@ -68,6 +70,10 @@ async function tokenBinding(
       method: 'POST',
       url: `${new URL(ctx.issuer).origin}${requestPath(req)}`,
     });
+    // FAPI 2.0 §5.4.1: PS256, ES256 or EdDSA
+    if (fapi2 && proof.alg.startsWith('RS')) {
+      throw new OAuthError('invalid_dpop_proof', 'Sign the DPoP proof with PS256, ES256 or EdDSA.');
+    }
     return { jkt: proof.jkt };
   } catch (error) {
     if (error instanceof DpopProofError) throw new OAuthError(error.error, error.message);

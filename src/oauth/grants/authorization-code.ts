@@ -47,6 +47,8 @@ export interface UserGrant {
   nonce?: string;
   /** The refresh-token family: its scope (the original grant's) and absolute end, epoch ms. */
   family: { scope: readonly string[]; expiresAt: number };
+  /** The refresh token presented stays in use: no new one is issued (no rotation). */
+  keepRefreshToken?: boolean;
 }
 
 /** The user behind a grant, or `invalid_grant` if the app no longer knows them. */
@@ -101,7 +103,7 @@ export async function issueUserTokens(
     scope: scope.join(' '),
   };
   const ttl = grant.family.expiresAt - Date.now();
-  if (client.grantTypes.includes('refresh_token') && ttl > 0) {
+  if (client.grantTypes.includes('refresh_token') && ttl > 0 && grant.keepRefreshToken !== true) {
     const refreshToken = newOpaqueToken();
     await ctx.store.saveRefreshToken(
       hashToken(refreshToken),

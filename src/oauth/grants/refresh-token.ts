@@ -19,7 +19,9 @@ const invalid = () => new OAuthError('invalid_grant', 'The refresh token is inva
  * was already rotated revokes the whole grant, successors and access tokens included
  * (RFC 9700 §4.14.2), except within `refreshGracePeriod` milliseconds of its rotation, by the same
  * client, where it gets a successor of its own (two tabs refreshing at once, Ory Hydra #1831);
- * after that window reuse revokes as always. `scope` may narrow the access token's scope,
+ * after that window reuse revokes as always. A client held to FAPI 2.0 (`fapi2`) keeps its
+ * refresh token instead: no successor is issued (the Security Profile §5.3.2.1 asks for no
+ * rotation; the client's key authentication, and its DPoP key, guard the token). `scope` may narrow the access token's scope,
  * never widen it; the new refresh token keeps the original scope (RFC 6749 §6).
  *
  * Every check that can fail runs before the token is consumed, so a refused request (a
@@ -70,22 +72,23 @@ export const refreshTokenGrant: GrantHandler = async (ctx, client, params, bindi
   const scope = narrowScopes(record.scope, params.get('scope'));
   const user = await grantUser(ctx, record.sub);
   await assertCanIssue(ctx);
+  const grant = {
+    user,
+    scope,
+    grantId: record.grantId,
+    authTime: record.authTime,
+    family: familyOf(record),
+  };
+  // FAPI 2.0 (§5.3.2.1): no rotation; the client's key authentication guards the token
+  if (ctx.fapi2(client)) {
+    if (seen.state === 'used') await reused(seen.usedAt);
+    return issueUserTokens(ctx, client, { ...grant, keepRefreshToken: true }, binding);
+  }
   const rotated = await ctx.store.rotateRefreshToken(hash);
   if (rotated === undefined) throw invalid();
   if (rotated.state === 'used') await reused(rotated.usedAt);
   // A reuse within the grace period, by this client (checked above), continues the family.
-  return issueUserTokens(
-    ctx,
-    client,
-    {
-      user,
-      scope,
-      grantId: record.grantId,
-      authTime: record.authTime,
-      family: familyOf(record),
-    },
-    binding,
-  );
+  return issueUserTokens(ctx, client, grant, binding);
 };
 
 function withinGrace(usedAt: number, graceMs: number): boolean {
