@@ -151,6 +151,7 @@ export async function createApp(
     shared,
     guard,
     logger,
+    fapiJwks: config.demoFapiJwks,
   });
   // bearer tokens first: the authorization server's own, verified with its keys
   const authenticators = [oauth.bearer, ...auth.authenticators];

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import type { TrustProxy } from 'portico';
+import type { JwkSet, TrustProxy } from 'portico';
 import { LOG_LEVELS, type LogLevel } from './logging.js';
 
 /** Everything the reference server reads from its environment. */
@@ -19,6 +19,8 @@ export interface ServerConfig {
   demoApiKey: string | undefined;
   /** `SIGNING_KEY`: a PEM file with the RS256 token signing key; unset, one is made at start. */
   signingKeyPath: string | undefined;
+  /** `DEMO_FAPI_JWKS`: the public keys of client `demo-fapi` (private_key_jwt); unset, no such client. */
+  demoFapiJwks: JwkSet | undefined;
   /** `SSE_HEARTBEAT` (seconds): between comment heartbeats on `/events`, in milliseconds. */
   sseHeartbeatMs: number;
   /** `WS_HEARTBEAT` (seconds): between WebSocket pings, in milliseconds; a peer that misses one is ended. */
@@ -71,6 +73,24 @@ function pem(env: NodeJS.ProcessEnv, name: string): Buffer | undefined {
   } catch (err) {
     throw new ConfigError(`${name}: cannot read ${path} (${(err as Error).message})`);
   }
+}
+
+/** The public JWK Set in the file at `path`, or `undefined` when the variable is unset. */
+function jwksFile(path: string | undefined): JwkSet | undefined {
+  if (!path) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (err) {
+    throw new ConfigError(
+      `DEMO_FAPI_JWKS: cannot read a JSON file at ${path} (${(err as Error).message})`,
+    );
+  }
+  const keys = (value as { keys?: unknown } | null)?.keys;
+  if (!Array.isArray(keys) || keys.length === 0) {
+    throw new ConfigError(`DEMO_FAPI_JWKS: ${path} is not a JWK Set ({ "keys": [ … ] })`);
+  }
+  return value as JwkSet;
 }
 
 function redisUrl(raw: string | undefined): string | undefined {
@@ -147,6 +167,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     rateLimitWindowMs: integer(env, 'RATE_LIMIT_WINDOW', 60, 1) * SECOND,
     demoApiKey: env.DEMO_API_KEY || undefined,
     signingKeyPath: env.SIGNING_KEY || undefined,
+    demoFapiJwks: jwksFile(env.DEMO_FAPI_JWKS),
     sseHeartbeatMs: integer(env, 'SSE_HEARTBEAT', 15, 1) * SECOND,
     wsHeartbeatMs: integer(env, 'WS_HEARTBEAT', 30, 1) * SECOND,
     redisUrl: redisUrl(env.REDIS_URL),

@@ -6,6 +6,7 @@ import {
   createAuthorizationServer,
   createKeySet,
   defineClient,
+  type JwkSet,
   MemoryClientStore,
   type Sessions,
   type UserClaims,
@@ -24,9 +25,24 @@ const USER_CLIENT_SCOPES = [
 ];
 
 /** The demo clients of the contract; their secrets are hashed as they are registered. */
-async function demoClients(): Promise<MemoryClientStore> {
+async function demoClients(fapiJwks: JwkSet | undefined): Promise<MemoryClientStore> {
   return new MemoryClientStore(
     await Promise.all([
+      // DEMO_FAPI_JWKS: a client of the FAPI 2.0 baseline, authenticated by its keys
+      // (private_key_jwt), pushing its requests (PAR) and getting DPoP-bound tokens only
+      ...(fapiJwks === undefined
+        ? []
+        : [
+            defineClient({
+              clientId: 'demo-fapi',
+              jwks: fapiJwks,
+              grantTypes: ['authorization_code', 'refresh_token'],
+              redirectUris: ['http://127.0.0.1:8080/callback'],
+              scopes: USER_CLIENT_SCOPES,
+              requirePushedAuthorizationRequests: true,
+              dpopBoundAccessTokens: true,
+            }),
+          ]),
       defineClient({
         clientId: 'demo-service',
         secret: 'demo-service-secret',
@@ -89,6 +105,8 @@ export async function createOAuth(options: {
   guard: CredentialGuard;
   /** Where the endpoints' failures are logged. */
   logger: Logger;
+  /** `DEMO_FAPI_JWKS`: the public keys of client `demo-fapi`, when it is registered. */
+  fapiJwks?: JwkSet | undefined;
 }): Promise<AuthorizationServer> {
   const { shared } = options;
   // SIGNING_KEY, else one key for the whole service (made by the first process with Redis)
@@ -106,13 +124,15 @@ export async function createOAuth(options: {
     logger: options.logger,
     // DPoP proofs (RFC 9449) at /token and on the API: made within the last 60 seconds
     dpop: { maxAge: 60_000 },
+    // the jti of DPoP proofs and client assertions: each accepted once, by every process
+    ...(shared.replayStore !== undefined && { replay: shared.replayStore }),
     // a revoked grant (at /revoke, by refresh-token reuse) ends its streams and webhooks
     revocations: shared.revocations,
     ...(shared.oauthStore !== undefined && { store: shared.oauthStore }),
     ...(shared.deviceFailureStore !== undefined && {
       deviceFailureStore: shared.deviceFailureStore,
     }),
-    clients: await demoClients(),
+    clients: await demoClients(options.fapiJwks),
     keys,
     sessions: options.sessions,
     users: {

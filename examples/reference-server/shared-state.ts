@@ -10,7 +10,7 @@ import {
   serviceUnavailable,
   type WebhookStore,
 } from 'portico';
-import { createRevocations } from 'portico/auth';
+import { createRevocations, type ReplayStore } from 'portico/auth';
 import type { Logger } from 'portico/diagnostics';
 import { MemoryBroker } from 'portico/realtime';
 import {
@@ -18,6 +18,7 @@ import {
   RedisBroker,
   RedisOAuthStore,
   RedisRateLimitStore,
+  RedisReplayStore,
   RedisSessionStore,
   RedisWebhookStore,
 } from 'portico/redis';
@@ -35,6 +36,8 @@ export interface SharedState {
   deviceFailureStore: RateLimitStore | undefined;
   /** Authorization codes, refresh tokens, device codes; `undefined`: in memory. */
   oauthStore: OAuthStore | undefined;
+  /** The ids of accepted DPoP proofs and client assertions; `undefined`: in memory. */
+  replayStore: ReplayStore | undefined;
   /**
    * A value every process must agree on (the token signing key, the form key): made by
    * `make` in this process, or by the first process and read from Redis by the others.
@@ -65,6 +68,7 @@ export function createSharedState(redisUrl: string | undefined, logger: Logger):
       revocations: createRevocations(),
       rateLimitStore: undefined,
       oauthStore: undefined,
+      replayStore: undefined,
       deviceFailureStore: undefined,
       messages: memoryMessages(),
       agreed: async (_name, make) => make(),
@@ -95,6 +99,7 @@ export function createSharedState(redisUrl: string | undefined, logger: Logger):
     webhookStore: new RedisWebhookStore({ client, prefix: 'portico:ref:wh:' }),
     apiKeyStore: new RedisApiKeyStore({ client, prefix: 'portico:ref:apikey:', revocations }),
     oauthStore: new RedisOAuthStore({ client, prefix: 'portico:ref:oauth:' }),
+    replayStore: new RedisReplayStore({ client, prefix: 'portico:ref:jti:' }),
     deviceFailureStore: new RedisRateLimitStore({ client, prefix: 'portico:ref:device:' }),
     messages: redisMessages(client, 'portico:ref:messages'),
     async agreed(name, make) {

@@ -181,12 +181,18 @@ describe('refused credentials are counted per client IP on every surface', () =>
   });
 
   // client authentication: demo-service at the token endpoint (both paths), demo-web at the
-  // endpoints that authenticate any confidential client. `/par` is not served yet (pushed
-  // authorization requests are the next OAuth issue); it will authenticate clients through the
-  // same ctx.authenticateClient, which counts refusals: add it here when it lands.
+  // endpoints that authenticate any confidential client, /par with a whole authorization request
+  const pushed = {
+    response_type: 'code',
+    redirect_uri: 'http://127.0.0.1:8080/callback',
+    scope: 'openid',
+    code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+    code_challenge_method: 'S256',
+  };
   const clientSurfaces: { path: string; client: DemoClient; fields: Record<string, string> }[] = [
     { path: '/token', client: SERVICE, fields: { grant_type: 'client_credentials' } },
     { path: '/oauth/token', client: SERVICE, fields: { grant_type: 'client_credentials' } },
+    { path: '/par', client: WEB, fields: pushed },
     { path: '/revoke', client: WEB, fields: { token: 'some-token-value' } },
     { path: '/introspect', client: WEB, fields: { token: 'some-token-value' } },
   ];
