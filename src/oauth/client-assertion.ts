@@ -80,12 +80,13 @@ export interface AssertionTarget {
   endpoint: string;
   /**
    * The client is held to FAPI 2.0: `aud` is the issuer identifier alone, as a string
-   * (§5.3.2.1), and the algorithm PS256, ES256 or EdDSA (§5.4.1).
+   * (its authorization server requirements), and the algorithm PS256, ES256 or EdDSA (its
+   * cryptography requirements).
    */
   fapi2: boolean;
 }
 
-/** The assertion algorithms of FAPI 2.0 (§5.4.1): no RSASSA-PKCS1-v1_5. */
+/** The assertion algorithms of FAPI 2.0 (cryptography): no RSASSA-PKCS1-v1_5. */
 const FAPI2_ALGORITHMS = CLIENT_ASSERTION_ALGORITHMS.filter((alg) => alg !== 'RS256');
 
 /** Whether `aud` names this server: the issuer, or the endpoint the assertion was sent to. */

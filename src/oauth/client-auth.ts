@@ -196,7 +196,7 @@ export interface ClientAuthenticatorOptions {
   /**
    * Which clients are held to the FAPI 2.0 Security Profile: they authenticate with
    * `private_key_jwt` only, signed with PS256, ES256 or EdDSA, `aud` the issuer alone as a
-   * string (§5.3.2.1, §5.4.1).
+   * string (the profile's authorization server and cryptography requirements).
    * @defaultValue none
    */
   fapi2?: (client: OAuthClient) => boolean;

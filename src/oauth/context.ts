@@ -219,7 +219,7 @@ function fapi2Of(options: AuthorizationServerOptions): (client: OAuthClient) => 
   const alg = options.keys?.signingKey().alg;
   if (alg !== 'ES256' && alg !== 'EdDSA') {
     throw invalidOption(
-      `${OWNER}: \`fapi2\` needs keys that sign with ES256 or EdDSA (FAPI 2.0 §5.4)`,
+      `${OWNER}: \`fapi2\` needs keys that sign with ES256 or EdDSA (FAPI 2.0, cryptography)`,
     );
   }
   return ids === undefined ? () => true : (client) => ids.has(client.clientId);

@@ -59,7 +59,7 @@ async function checkedPush(
   if (params.has('request')) {
     throw new OAuthError('invalid_request', 'Request objects are not supported.');
   }
-  // FAPI 2.0 §5.3.2.2: the redirect URI is named in the push, never taken by default
+  // FAPI 2.0: the redirect URI is named in the push, never taken by default
   if (ctx.fapi2(client) && !params.has('redirect_uri')) {
     throw new OAuthError('invalid_request', 'redirect_uri is required in a pushed request.');
   }

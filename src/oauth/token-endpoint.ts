@@ -70,7 +70,7 @@ async function tokenBinding(
       method: 'POST',
       url: `${new URL(ctx.issuer).origin}${requestPath(req)}`,
     });
-    // FAPI 2.0 §5.4.1: PS256, ES256 or EdDSA
+    // FAPI 2.0 (cryptography): PS256, ES256 or EdDSA
     if (fapi2 && proof.alg.startsWith('RS')) {
       throw new OAuthError('invalid_dpop_proof', 'Sign the DPoP proof with PS256, ES256 or EdDSA.');
     }

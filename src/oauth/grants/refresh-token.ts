@@ -20,7 +20,7 @@ const invalid = () => new OAuthError('invalid_grant', 'The refresh token is inva
  * (RFC 9700 §4.14.2), except within `refreshGracePeriod` milliseconds of its rotation, by the same
  * client, where it gets a successor of its own (two tabs refreshing at once, Ory Hydra #1831);
  * after that window reuse revokes as always. A client held to FAPI 2.0 (`fapi2`) keeps its
- * refresh token instead: no successor is issued (the Security Profile §5.3.2.1 asks for no
+ * refresh token instead: no successor is issued (the Security Profile asks the authorization server for no
  * rotation; the client's key authentication, and its DPoP key, guard the token). `scope` may narrow the access token's scope,
  * never widen it; the new refresh token keeps the original scope (RFC 6749 §6).
  *
@@ -79,7 +79,7 @@ export const refreshTokenGrant: GrantHandler = async (ctx, client, params, bindi
     authTime: record.authTime,
     family: familyOf(record),
   };
-  // FAPI 2.0 (§5.3.2.1): no rotation; the client's key authentication guards the token
+  // FAPI 2.0: no refresh-token rotation; the client's key authentication guards the token
   if (ctx.fapi2(client)) {
     if (seen.state === 'used') await reused(seen.usedAt);
     return issueUserTokens(ctx, client, { ...grant, keepRefreshToken: true }, binding);
