@@ -1,6 +1,6 @@
 import type { Comparison } from '../lib/types.js';
 import { authFixture } from './fixture.js';
-import { API_KEY_BODY, BEARER_BODY, VARIABLES } from './shared.js';
+import { API_KEY_BODY, BEARER_BODY, DPOP_BODY, VARIABLES } from './shared.js';
 
 const bearer = { authorization: `Bearer $${VARIABLES.token}` };
 /** No credential, and a token with the right claims and `kid` signed by another key. */
@@ -58,6 +58,21 @@ export const authComparison: Comparison = {
       refuses: refusedBearer,
     },
     {
+      name: 'portico-dpop',
+      label: 'portico, DPoP-bound RS256 token + ES256 proof, verified-token cache',
+      entry: 'bench/auth/portico-dpop.ts',
+      requestHeaders: {
+        authorization: `DPoP $${VARIABLES.dpopToken}`,
+        dpop: `$${VARIABLES.dpopProof}`,
+      },
+      expectBody: DPOP_BODY,
+      refuses: [
+        {},
+        { authorization: `Bearer $${VARIABLES.dpopToken}` },
+        { authorization: `DPoP $${VARIABLES.dpopToken}`, dpop: `$${VARIABLES.dpopStrangerProof}` },
+      ],
+    },
+    {
       name: 'fastify-jwt',
       label: 'Fastify 5 + @fastify/jwt',
       entry: 'bench/auth/fastify-jwt.ts',
@@ -98,6 +113,13 @@ export const authComparison: Comparison = {
       'It takes the public key (the fixture’s JWK exported as PEM) in memory, does not check ' +
       '`kid` or `typ`, and answers a refused request with its own JSON error body; logger off ' +
       '(Fastify’s default), no ETag.',
+    'The DPoP row sends a token bound to an ES256 key (`cnf.jkt`) as `Authorization: DPoP` ' +
+      'with a proof of that key (`htm`, `htu`, `iat`, `ath`): each request verifies the ' +
+      'proof’s ES256 signature and computes its key’s thumbprint, then finds the token in the ' +
+      'verified-token cache. autocannon resends one proof, so that server’s replay store ' +
+      'accepts every `jti` and its proofs live 30 minutes; a real one adds a map insert ' +
+      '(`MemoryReplayStore`) or a Redis `SET NX` (`RedisReplayStore`) per request. Its ' +
+      'refusals: no credential, the bound token sent as `Bearer`, a proof of another key.',
     'bare node:http checks no credential: it is the floor, not a competitor.',
     '`$BENCH_AUTH_…` below stand for the key set, token and API key that ' +
       '[`bench/auth/fixture.ts`](bench/auth/fixture.ts) makes for each run (and passes to ' +

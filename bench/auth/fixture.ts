@@ -1,14 +1,17 @@
 /**
  * The `auth` comparison's setup, run once in the orchestrator before the servers start: an
  * RS256 key pair whose public half becomes a one-key JWKS, an access token signed with it
- * (15 min), a forged twin of that token, and an API key made by portico's `createApiKey`.
+ * (15 min), a forged twin of that token, an API key made by portico's `createApiKey`, and
+ * a DPoP-bound token with one ES256 proof of its key (and one of another key).
  * Every server gets the results as environment variables (see `shared.ts`), so all of them
  * verify the same token. Run directly, it prints them as `export NAME='value'` lines, for
  * starting a server by hand (to profile it, say).
  */
+
+import { randomUUID } from 'node:crypto';
 import { pathToFileURL } from 'node:url';
-import { exportJWK, generateKeyPair, type JWTPayload, SignJWT } from 'jose';
-import { AUDIENCE, ISSUER, KEY_ID, SCOPE, SUBJECT, VARIABLES } from './shared.js';
+import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWTPayload, SignJWT } from 'jose';
+import { AUDIENCE, DPOP_URL, ISSUER, KEY_ID, SCOPE, SUBJECT, VARIABLES } from './shared.js';
 
 /** Longer than any default run (about 3 min), short enough to be useless once it ends. */
 const LIFETIME_SECONDS = 15 * 60;
@@ -34,6 +37,20 @@ async function sign(
     .sign(privateKey);
 }
 
+/** An ES256 DPoP proof of `pair` for `GET` {@link DPOP_URL} with `token`'s hash. */
+async function dpopProof(pair: KeyPair, token: string, now: number): Promise<string> {
+  const { createHash } = await import('node:crypto');
+  return new SignJWT({
+    jti: randomUUID(),
+    htm: 'GET',
+    htu: DPOP_URL,
+    iat: now,
+    ath: createHash('sha256').update(token).digest('base64url'),
+  })
+    .setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk: await exportJWK(pair.publicKey) })
+    .sign(pair.privateKey);
+}
+
 export async function authFixture(): Promise<Record<string, string>> {
   // portico's build, as the servers load it (`npm run bench` builds it before any setup).
   const dist = new URL('../../dist/auth.js', import.meta.url).href;
@@ -51,7 +68,14 @@ export async function authFixture(): Promise<Record<string, string>> {
     owner: SUBJECT,
     name: 'bench',
   });
+  const dpopKeys = await generateKeyPair('ES256', { extractable: true });
+  const strangerKeys = await generateKeyPair('ES256', { extractable: true });
+  const jkt = await calculateJwkThumbprint(await exportJWK(dpopKeys.publicKey));
+  const dpopToken = await sign({ ...claims, cnf: { jkt } }, issuerKeys.privateKey, now);
   return {
+    [VARIABLES.dpopToken]: dpopToken,
+    [VARIABLES.dpopProof]: await dpopProof(dpopKeys, dpopToken, now),
+    [VARIABLES.dpopStrangerProof]: await dpopProof(strangerKeys, dpopToken, now),
     [VARIABLES.jwks]: JSON.stringify(jwks),
     [VARIABLES.token]: await sign(claims, issuerKeys.privateKey, now),
     [VARIABLES.forgedToken]: await sign(claims, forgerKeys.privateKey, now),

@@ -23,7 +23,19 @@ export const VARIABLES = {
   apiKey: 'BENCH_AUTH_API_KEY',
   /** A well-formed API key that is in no store: must be refused. */
   unknownApiKey: 'BENCH_AUTH_UNKNOWN_API_KEY',
+  /** An RS256 access token bound to the DPoP key (`cnf.jkt`). */
+  dpopToken: 'BENCH_AUTH_DPOP_TOKEN',
+  /** An ES256 DPoP proof of that key for `GET` {@link DPOP_URL}, with the token's `ath`. */
+  dpopProof: 'BENCH_AUTH_DPOP_PROOF',
+  /** A proof of another key, for the same request and token: must be refused. */
+  dpopStrangerProof: 'BENCH_AUTH_DPOP_STRANGER_PROOF',
 } as const;
+
+/** The API's origin as the DPoP server is configured, and the URL its proofs name. */
+export const DPOP_ORIGIN = 'https://api.bench.example';
+export const DPOP_URL = `${DPOP_ORIGIN}/api/me`;
+/** How long the DPoP server takes a proof: longer than any run, as the one proof is resent. */
+export const DPOP_MAX_AGE_MS = 30 * 60_000;
 
 /** A variable of the run, or an explanation of how to get one. */
 export function variable(name: (typeof VARIABLES)[keyof typeof VARIABLES]): string {
@@ -39,5 +51,7 @@ export function variable(name: (typeof VARIABLES)[keyof typeof VARIABLES]): stri
 
 /** The body the bearer servers (and bare node:http) answer. */
 export const BEARER_BODY = JSON.stringify({ sub: SUBJECT, method: 'bearer' });
+/** The body the DPoP server answers (its principal's `method` is `dpop`). */
+export const DPOP_BODY = JSON.stringify({ sub: SUBJECT, method: 'dpop' });
 /** The body the API-key server answers (its principal's `method` is `api_key`). */
 export const API_KEY_BODY = JSON.stringify({ sub: SUBJECT, method: 'api_key' });
