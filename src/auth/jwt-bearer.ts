@@ -6,6 +6,7 @@ import type {
 } from '../core/jwt-types.js';
 import type { Principal } from '../core/principal.js';
 import { fieldLines } from '../internal/headers.js';
+import { peekConfirmation } from '../internal/jwt-peek.js';
 import { assertKnownOptions, functionOption, invalidOption } from '../internal/options.js';
 import { targetPath } from '../internal/target.js';
 import { type Authenticator, challenge } from './authenticator.js';
@@ -172,18 +173,7 @@ function isScheme(value: string | undefined, scheme: string): value is string {
  * it: only to choose which challenge answers its refusal, never to accept it.
  */
 function claimsDpopBinding(token: string): boolean {
-  const first = token.indexOf('.');
-  const second = token.indexOf('.', first + 1);
-  if (first === -1 || second === -1) return false;
-  try {
-    const payload: unknown = JSON.parse(
-      Buffer.from(token.slice(first + 1, second), 'base64url').toString('utf8'),
-    );
-    const cnf = (payload as { cnf?: unknown } | null)?.cnf;
-    return typeof cnf === 'object' && cnf !== null && 'jkt' in cnf;
-  } catch {
-    return false;
-  }
+  return peekConfirmation(token)?.jkt !== undefined;
 }
 
 /** The access token of a request and how it came: `Bearer`, or `DPoP` when `dpop` is on. */

@@ -25,6 +25,8 @@ export const CLIENT_ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-typ
 export const CLIENT_ASSERTION_ALGORITHMS: readonly string[] = Object.freeze([
   'ES256',
   'EdDSA',
+  // the fully specified name of EdDSA over Ed25519 (RFC 9864), as oauth4webapi signs
+  'Ed25519',
   'PS256',
   'RS256',
 ]);

@@ -22,9 +22,20 @@ export interface IntrospectionResponse {
   iat?: number;
   iss?: string;
   aud?: string | string[];
-  token_type?: 'Bearer' | 'refresh_token';
+  token_type?: 'Bearer' | 'DPoP' | 'refresh_token';
   jti?: string;
+  /** The token's confirmation (RFC 7800): `jkt` (RFC 9449 §6.2) or `x5t#S256` (RFC 8705 §3.2). */
+  cnf?: Record<string, unknown>;
 }
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** Whether a verified payload is bound to a DPoP key. */
+const isDpopBound = (payload: Readonly<Record<string, unknown>>) => {
+  const { cnf } = payload;
+  return isObject(cnf) && typeof cnf.jkt === 'string';
+};
 
 /** Introspection tells about other clients' tokens: only confidential clients may ask. */
 function refusePublicClients(client: OAuthClient): void {
@@ -93,8 +104,10 @@ export function createIntrospectionEndpoint(ctx: OAuthContext): Middleware {
       iat: payload.iat,
       iss: payload.iss,
       aud: Array.isArray(payload.aud) ? [...payload.aud] : payload.aud,
-      token_type: 'Bearer',
+      token_type: isDpopBound(payload) ? 'DPoP' : 'Bearer',
       jti: payload.jti,
+      // a resource server that introspects checks the binding itself (RFC 9449 §6.2)
+      ...(isObject(payload.cnf) && { cnf: { ...payload.cnf } }),
     };
     return answer;
   }

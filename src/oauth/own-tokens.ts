@@ -1,5 +1,10 @@
 import type { Authenticator } from '../auth/authenticator.js';
-import { createJwtVerifier, type JwtVerifier, type VerifiedJwt } from '../auth/jwt.js';
+import {
+  createJwtVerifier,
+  type JwtVerifier,
+  type JwtVerifyContext,
+  type VerifiedJwt,
+} from '../auth/jwt.js';
 import { type JwtBearerOptions, jwtBearer, principalFromClaims } from '../auth/jwt-bearer.js';
 import type {
   JwkSet as JSONWebKeySet,
@@ -7,6 +12,7 @@ import type {
   JwtClaims as JWTPayload,
 } from '../core/jwt-types.js';
 import type { Principal } from '../core/principal.js';
+import { peekConfirmation } from '../internal/jwt-peek.js';
 import { assertKnownOptions, functionOption } from '../internal/options.js';
 import type { OAuthContext } from './context.js';
 
@@ -111,7 +117,8 @@ export async function isAccessTokenRevoked(
  * introspection): signature by a key of `ctx.keys` as published now, `typ: at+jwt`, `iss`
  * and `aud` of the server, `exp`, and the RFC 9068 claims. Revocation of the grant is not
  * checked here; see {@link isAccessTokenRevoked}. Rejects with a `JwtError` for any token
- * that is not a live access token of this server (an ID token, for one).
+ * that is not a live access token of this server (an ID token, for one). Without a
+ * `context`, a bound token (`cnf`) is taken with its own binding: it is looked at, not used.
  *
  * @example
  * ```ts
@@ -126,8 +133,22 @@ export function createOwnTokenVerifier(ctx: OAuthContext): JwtVerifier {
   );
   return {
     verify(token, context): Promise<VerifiedJwt> {
-      return current().verify(token, context);
+      return current().verify(token, context ?? ownBinding(token));
     },
+  };
+}
+
+/**
+ * A token's own binding, taken as presented: revocation and introspection look at a token,
+ * they do not use it, so a DPoP- or certificate-bound token is verified there (signature,
+ * issuer, expiry) without its proof. The `cnf` read here is the signed one once verified.
+ */
+function ownBinding(token: string): JwtVerifyContext {
+  const cnf = peekConfirmation(token);
+  const { jkt, 'x5t#S256': certificate } = cnf ?? {};
+  return {
+    ...(typeof jkt === 'string' && { dpopKeyThumbprint: jkt }),
+    ...(typeof certificate === 'string' && { certificateThumbprint: certificate }),
   };
 }
 

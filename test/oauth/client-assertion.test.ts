@@ -22,6 +22,7 @@ async function newKey(alg: string, kid: string): Promise<Key> {
 let es: Key;
 let rsa: Key;
 let ed: Key;
+let ed25519: Key;
 let stranger: Key;
 let remoteKey: Key;
 let server: Listening;
@@ -69,13 +70,14 @@ beforeAll(async () => {
   es = await newKey('ES256', 'es');
   rsa = await newKey('PS256', 'ps');
   ed = await newKey('EdDSA', 'ed');
+  ed25519 = await newKey('Ed25519', 'ed25519');
   stranger = await newKey('ES256', 'es'); // same kid, other key
   remoteKey = await newKey('RS256', 'rs');
   jwksHost = await serve((_req, res) => sendJson(res, 200, { keys: [remoteKey.jwk] }));
   const clients = new MemoryClientStore([
     await defineClient({
       clientId: 'key-client',
-      jwks: { keys: [es.jwk, rsa.jwk, ed.jwk] },
+      jwks: { keys: [es.jwk, rsa.jwk, ed.jwk, ed25519.jwk] },
       grantTypes: ['client_credentials'],
       redirectUris: [],
       scopes: ['read:messages'],
@@ -105,6 +107,7 @@ describe('private_key_jwt at the token endpoint', () => {
     ['ES256', () => es],
     ['PS256', () => rsa],
     ['EdDSA', () => ed],
+    ['Ed25519 (RFC 9864, as oauth4webapi names it)', () => ed25519],
   ])('takes an assertion signed with %s by one of the client’s keys', async (_alg, key) => {
     const reply = await clientCredentials(await assertion(key()));
     expect(reply.status, reply.body).toBe(200);

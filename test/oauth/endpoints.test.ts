@@ -227,6 +227,7 @@ describe('discovery metadata', () => {
   });
 
   it('lists every endpoint under the issuer, the grants, S256 only and the iss parameter', async () => {
+    const ALGS = ['ES256', 'EdDSA', 'Ed25519', 'PS256', 'RS256'];
     const doc = json(await request(main.server, '/.well-known/openid-configuration'));
     expect(doc).toMatchObject({
       authorization_endpoint: `${main.issuer}/authorize`,
@@ -260,14 +261,9 @@ describe('discovery metadata', () => {
         'client_secret_post',
         'private_key_jwt',
       ],
-      token_endpoint_auth_signing_alg_values_supported: ['ES256', 'EdDSA', 'PS256', 'RS256'],
-      revocation_endpoint_auth_signing_alg_values_supported: ['ES256', 'EdDSA', 'PS256', 'RS256'],
-      introspection_endpoint_auth_signing_alg_values_supported: [
-        'ES256',
-        'EdDSA',
-        'PS256',
-        'RS256',
-      ],
+      token_endpoint_auth_signing_alg_values_supported: ALGS,
+      revocation_endpoint_auth_signing_alg_values_supported: ALGS,
+      introspection_endpoint_auth_signing_alg_values_supported: ALGS,
     });
     expect([...(doc.grant_types_supported as string[])].sort()).toEqual([
       'authorization_code',
