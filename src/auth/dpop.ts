@@ -6,6 +6,8 @@ import { hash } from 'node:crypto';
 import { PorticoError } from '../core/http-error.js';
 import { loadJose } from '../internal/lazy.js';
 import { assertKnownOptions, durationOption, invalidOption } from '../internal/options.js';
+import { createProofKeys } from './dpop-key.js';
+import type { DpopNonces } from './dpop-nonce.js';
 import { MemoryReplayStore, type ReplayStore } from './replay-store.js';
 
 /** Why a proof was refused, as RFC 9449 §7.1 and §8 name it. */
@@ -29,9 +31,17 @@ export class DpopProofError extends PorticoError {
   /** The OAuth error code to answer with. */
   readonly error: DpopProofErrorCode;
 
-  constructor(error: DpopProofErrorCode, message: string, options?: { cause?: unknown }) {
+  /** With `use_dpop_nonce`: the nonce to send in `DPoP-Nonce`, for the client to retry with. */
+  readonly nonce: string | undefined;
+
+  constructor(
+    error: DpopProofErrorCode,
+    message: string,
+    options?: { cause?: unknown; nonce?: string },
+  ) {
     super(message, error === 'use_dpop_nonce' ? 'ERR_DPOP_NONCE' : 'ERR_DPOP_INVALID', options);
     this.error = error;
+    this.nonce = options?.nonce;
   }
 }
 
@@ -65,6 +75,12 @@ export interface DpopVerifierOptions {
   clockTolerance?: number;
   /** Where accepted `jti` are remembered. @defaultValue a new `MemoryReplayStore` */
   replay?: ReplayStore;
+  /**
+   * Server nonces (`createDpopNonces`): every proof must carry the current one (RFC 9449
+   * §8, §9); a proof without it is refused with `use_dpop_nonce`, the nonce to use attached.
+   * @defaultValue none: proofs need no nonce
+   */
+  nonces?: DpopNonces;
   /** The clock, epoch milliseconds (tests inject one). @defaultValue `Date.now` */
   now?: () => number;
 }
@@ -110,7 +126,7 @@ const ASYMMETRIC = new Set([
   'RS512',
 ]);
 const DEFAULT_ALGORITHMS = ['ES256', 'EdDSA', 'PS256', 'RS256'] as const;
-const OPTIONS = ['algorithms', 'maxAge', 'clockTolerance', 'replay', 'now'] as const;
+const OPTIONS = ['algorithms', 'maxAge', 'clockTolerance', 'replay', 'nonces', 'now'] as const;
 const OWNER = 'createDpopVerifier()';
 /** A compact JWS: three base64url parts, the signature not empty. */
 const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
@@ -191,6 +207,11 @@ export function createDpopVerifier(options: DpopVerifierOptions = {}): DpopVerif
   }
   const now = options.now ?? Date.now;
   if (typeof now !== 'function') throw invalidOption(`${OWNER}: \`now\` must be a function`);
+  const { nonces } = options;
+  const proofKey = createProofKeys();
+  if (nonces !== undefined && typeof nonces?.accepts !== 'function') {
+    throw invalidOption(`${OWNER}: \`nonces\` must come from createDpopNonces()`);
+  }
 
   async function verify(proof: unknown, request: DpopRequest): Promise<DpopProof> {
     if (typeof proof !== 'string' || proof === '') throw invalid('A DPoP proof is required.');
@@ -198,9 +219,10 @@ export function createDpopVerifier(options: DpopVerifierOptions = {}): DpopVerif
       throw invalid('The DPoP proof is not a compact JWS.');
     }
     const jose = await loadJose();
+    const key = proofKey();
     let verified: Awaited<ReturnType<typeof jose.jwtVerify>>;
     try {
-      verified = await jose.jwtVerify(proof, jose.EmbeddedJWK, {
+      verified = await jose.jwtVerify(proof, key.resolve, {
         typ: 'dpop+jwt',
         algorithms: [...algorithms],
       });
@@ -239,13 +261,18 @@ export function createDpopVerifier(options: DpopVerifierOptions = {}): DpopVerif
       throw new DpopProofError(
         'use_dpop_nonce',
         'The DPoP proof must carry the nonce of the server.',
+        { nonce: request.nonce },
+      );
+    }
+    if (nonces !== undefined && !nonces.accepts(payload.nonce)) {
+      throw new DpopProofError(
+        'use_dpop_nonce',
+        'The DPoP proof must carry the current nonce of the server (DPoP-Nonce).',
+        { nonce: nonces.current() },
       );
     }
     const jwk = protectedHeader.jwk as Record<string, unknown>;
-    const jkt = await jose.calculateJwkThumbprint(
-      jwk as Parameters<typeof jose.calculateJwkThumbprint>[0],
-      'sha256',
-    );
+    const jkt = key.thumbprint() as string;
     // the proof is single-use: its key and jti, for as long as it could be accepted
     // (a store that cannot record throws, a 503 for a full memory store: refused either way)
     const fresh = await replay.remember(`${jkt}:${jti}`, maxAge + tolerance);

@@ -26,6 +26,10 @@ export const AUTH_PROBLEM = {
  * @example
  * ```ts
  * throw invalidCredentials('Basic realm="api"', 'The user name or password is not valid.');
+ * // with more headers: a DPoP proof without the server's nonce (RFC 9449 §9)
+ * throw invalidCredentials('DPoP error="use_dpop_nonce"', 'Use the nonce.', 'ERR_DPOP_NONCE', {
+ *   'DPoP-Nonce': nonces.current(),
+ * });
  * ```
  * @see {@link https://www.rfc-editor.org/rfc/rfc9110#section-15.5.2 | RFC 9110 §15.5.2}
  */
@@ -33,12 +37,14 @@ export function invalidCredentials(
   challenge: string | readonly string[],
   detail = 'The credentials are not valid.',
   code = 'ERR_AUTH_INVALID',
+  headers?: Readonly<Record<string, string>>,
 ): HttpError {
   return unauthorized(detail, {
     challenge,
     code,
     typeSlug: AUTH_PROBLEM.invalid,
     title: 'Invalid credentials',
+    ...(headers !== undefined && { headers }),
   });
 }
 

@@ -70,6 +70,7 @@ export {
   type DpopVerifier,
   type DpopVerifierOptions,
 } from './dpop.js';
+export { createDpopNonces, type DpopNonceOptions, type DpopNonces } from './dpop-nonce.js';
 export {
   AUTH_PROBLEM,
   authenticationRequired,

@@ -372,6 +372,8 @@ export function jwtBearer(options: JwtBearerOptions): Authenticator {
       challenge('DPoP', { realm, error: error.error, error_description: error.message, algs }),
       error.message,
       error.code,
+      // use_dpop_nonce: the nonce to retry with (RFC 9449 §9)
+      error.nonce === undefined ? undefined : { 'DPoP-Nonce': error.nonce },
     );
 
   return {

@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import type { DpopProofError } from '../auth/dpop.js';
 import { PorticoError } from '../core/errors.js';
 import { toHttpError } from '../core/problem.js';
 
@@ -128,5 +129,25 @@ export function asOAuthError(error: unknown): OAuthError | undefined {
     status: http.status,
     headers: typeof retryAfter === 'string' ? { 'Retry-After': retryAfter } : {},
     cause: error,
+  });
+}
+
+/**
+ * A refused DPoP proof in the OAuth error format (RFC 9449 §5.2): 400 `invalid_dpop_proof`, or
+ * `use_dpop_nonce` with the nonce to retry with in `DPoP-Nonce` (§8).
+ *
+ * @example
+ * ```ts
+ * try {
+ *   await ctx.dpop.verify(proof, { method: 'POST', url });
+ * } catch (error) {
+ *   if (error instanceof DpopProofError) throw dpopRefusal(error);
+ *   throw error;
+ * }
+ * ```
+ */
+export function dpopRefusal(error: DpopProofError): OAuthError {
+  return new OAuthError(error.error, error.message, {
+    ...(error.nonce !== undefined && { headers: { 'DPoP-Nonce': error.nonce } }),
   });
 }

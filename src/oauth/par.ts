@@ -11,12 +11,20 @@ import { checkAuthorizationRequest } from './authorize-request.js';
 import { singleParams } from './client-auth.js';
 import type { OAuthClient } from './clients.js';
 import type { OAuthContext } from './context.js';
-import { NO_STORE, OAuthError } from './errors.js';
+import { dpopRefusal, NO_STORE, OAuthError } from './errors.js';
 import { readOAuthForm } from './form.js';
 import { oauthEndpoint } from './revoke.js';
 import { hashToken } from './tokens.js';
 
-/** The prefix of every `request_uri` this server issues (RFC 9126 §2.2). */
+/**
+ * The prefix of every `request_uri` this server issues (RFC 9126 §2.2).
+ *
+ * @example
+ * ```ts
+ * const { request_uri } = await pushed.json();
+ * request_uri.startsWith(REQUEST_URI_PREFIX); // true
+ * ```
+ */
 export const REQUEST_URI_PREFIX = 'urn:ietf:params:oauth:request_uri:';
 
 /**
@@ -37,7 +45,7 @@ async function proofKey(
     const url = `${new URL(ctx.issuer).origin}${targetPath(req.url ?? '/')}`;
     ({ jkt } = await ctx.dpop.verify(lines[0], { method: 'POST', url }));
   } catch (error) {
-    if (error instanceof DpopProofError) throw new OAuthError(error.error, error.message);
+    if (error instanceof DpopProofError) throw dpopRefusal(error);
     throw error;
   }
   if (named !== undefined && named !== jkt) {

@@ -13,7 +13,7 @@ import { fieldLines } from '../internal/headers.js';
 import { singleParams } from './client-auth.js';
 import type { GrantType, OAuthClient } from './clients.js';
 import type { OAuthContext } from './context.js';
-import { asOAuthError, NO_STORE, OAuthError, sendOAuthError } from './errors.js';
+import { asOAuthError, dpopRefusal, NO_STORE, OAuthError, sendOAuthError } from './errors.js';
 import { readOAuthForm } from './form.js';
 import {
   authorizationCodeGrant,
@@ -76,7 +76,7 @@ async function tokenBinding(
     }
     return { jkt: proof.jkt };
   } catch (error) {
-    if (error instanceof DpopProofError) throw new OAuthError(error.error, error.message);
+    if (error instanceof DpopProofError) throw dpopRefusal(error);
     throw error;
   }
 }
