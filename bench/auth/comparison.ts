@@ -115,8 +115,10 @@ export const authComparison: Comparison = {
       '(Fastify’s default), no ETag.',
     'The DPoP row sends a token bound to an ES256 key (`cnf.jkt`) as `Authorization: DPoP` ' +
       'with a proof of that key (`htm`, `htu`, `iat`, `ath`): each request verifies the ' +
-      'proof’s ES256 signature and computes its key’s thumbprint, then finds the token in the ' +
-      'verified-token cache. autocannon resends one proof, so that server’s replay store ' +
+      'proof’s ES256 signature through jose’s WebCrypto (the key imported and its thumbprint ' +
+      'taken once per distinct `jwk`), then finds the token in the verified-token cache. ' +
+      'The signature check is the cost: an ES256 verification is about 70 µs in node:crypto ' +
+      'alone and 150 µs through WebCrypto here. autocannon resends one proof, so that server’s replay store ' +
       'accepts every `jti` and its proofs live 30 minutes; a real one adds a map insert ' +
       '(`MemoryReplayStore`) or a Redis `SET NX` (`RedisReplayStore`) per request. Its ' +
       'refusals: no credential, the bound token sent as `Bearer`, a proof of another key.',
