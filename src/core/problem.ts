@@ -277,13 +277,27 @@ export function renderError(
   return renderHttpError(httpError, error, req, options);
 }
 
-/** A 5xx goes to the logger. */
+/**
+ * A 5xx goes to the logger, but a 503 answered on purpose without a cause (maintenance, load
+ * shedding, a readiness probe saying no): those are answers, not failures, and logging each
+ * would cost most when the process can least afford it.
+ */
 function reportServerError(
   httpError: HttpError,
   req: IncomingMessage,
   options: ErrorHandlerOptions,
 ): void {
-  if (httpError.status >= 500) report(httpError.cause ?? httpError, req, options);
+  if (isServerFailure(httpError)) report(httpError.cause ?? httpError, req, options);
+}
+
+/**
+ * Whether an error is a failure of the server, to be logged: a 5xx, except a 503 answered on
+ * purpose without a cause (maintenance, load shedding, a readiness probe saying no).
+ * @internal
+ */
+export function isServerFailure(error: unknown): boolean {
+  const httpError = toHttpError(error);
+  return httpError.status >= 500 && !(httpError.status === 503 && httpError.cause === undefined);
 }
 
 /** The answer for `httpError`, made of `error` (what was thrown), already reported. */

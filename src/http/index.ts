@@ -1,7 +1,9 @@
 /**
  * HTTP conventions: request bodies ({@link readJson}, {@link validate}), method tables and
  * routing ({@link createRouter}), request ids ({@link requestId}), conditional requests,
- * security headers ({@link securityHeaders}), HTTPS ({@link requireHttps}) and trusted proxies.
+ * security headers ({@link securityHeaders}), HTTPS ({@link requireHttps}), trusted proxies,
+ * and availability: maintenance ({@link maintenanceMode}), load shedding ({@link shedLoad})
+ * and health endpoints ({@link healthChecks}).
  *
  * @module portico/http
  */
@@ -34,12 +36,29 @@ export {
   createCheckContinueHandler,
 } from './continue.js';
 export {
+  type HealthCheck,
+  type HealthEndpoints,
+  type HealthOptions,
+  healthChecks,
+} from './health.js';
+export {
   type RequireHttpsOptions,
   requireHttps,
   type TlsServerInput,
   tlsServerOptions,
 } from './https.js';
 export { ignoreUpgrade } from './ignore-upgrade.js';
+export {
+  type LoadSample,
+  type LoadShedder,
+  type LoadSheddingOptions,
+  shedLoad,
+} from './load-shedding.js';
+export {
+  type Maintenance,
+  type MaintenanceOptions,
+  maintenanceMode,
+} from './maintenance.js';
 export {
   createProxyTrust,
   type ProxyTrust,

@@ -11,7 +11,13 @@ import type { Middleware } from '../core/compose.js';
 import { forbidden, HttpError, notFound } from '../core/errors.js';
 import { type Logger, log, loggerOption } from '../core/logger.js';
 import { type Principal, setPrincipal } from '../core/principal.js';
-import { PROBLEM_TYPE, requestPath, toHttpError, toProblem } from '../core/problem.js';
+import {
+  isServerFailure,
+  PROBLEM_TYPE,
+  requestPath,
+  toHttpError,
+  toProblem,
+} from '../core/problem.js';
 import {
   formatHeaderLines,
   middlewareOption,
@@ -373,12 +379,12 @@ export function createUpgradeHandler(options: UpgradeHandlerOptions): UpgradeHan
           if (middleware !== undefined) pending.set(req, headers);
           accept(wss, req, socket, head, principal);
         } catch (error) {
-          if (toHttpError(error).status >= 500) reportError(error, req);
+          if (isServerFailure(error)) reportError(error, req);
           refuseUpgrade(req, socket, error, headers);
         }
       },
       (error: unknown) => {
-        if (toHttpError(error).status >= 500) reportError(error, req);
+        if (isServerFailure(error)) reportError(error, req);
         refuseUpgrade(req, socket, error, headers);
       },
     );
