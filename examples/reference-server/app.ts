@@ -21,6 +21,7 @@ import {
   type UpgradeHandler,
 } from 'portico';
 import type { Logger } from 'portico/diagnostics';
+import { healthChecks, maintenanceMode, shedLoad } from 'portico/http';
 import { MemoryRateLimitStore } from 'portico/rate-limit';
 import { accountRoutes } from './account.js';
 import { createAuth } from './auth.js';
@@ -219,10 +220,21 @@ export async function createApp(
   // WebSocket handshake too, below): credentials and messages never travel in clear
   const httpsOnly = config.production && config.tls === undefined;
   const edge = edgeMiddleware(config);
+  // MAINTENANCE: /api/*, /events and /ws answer 503 (discovery, JWKS, health still answer);
+  // an event loop late by more than OVERLOAD_MAX_DELAY sheds new requests there with 503
+  const maintenance = maintenanceMode({
+    enabled: config.maintenance,
+    retryAfter: config.maintenanceRetryAfterMs,
+  });
+  const shed = shedLoad({ maxEventLoopDelay: config.overloadMaxDelayMs });
+  const unavailable = [maintenance, shed];
+  const health = healthChecks({ checks: shared.checks, maintenance });
   const chain: Middleware[] = [
     ...edge,
     // one JSON line per finished request (stdout), with its id, trace context and caller
     accessLog(logger),
+    mount('/api', compose(unavailable)),
+    mount('/events', compose(unavailable)),
     // every answer on /api/* tells the rate limit where the client stands, those answered
     // before the call is counted too (a preflight, a bad Host, plain http behind the proxy, a
     // 405, a refused credential); the call itself is counted once its caller is known, below
@@ -250,6 +262,9 @@ export async function createApp(
     // /ws is served through the `upgrade` event; a plain request there is told to upgrade
     // (and, from the method table, another method gets 405 with Allow, OPTIONS 204)
     '/ws': { GET: upgradeRequired },
+    // liveness and readiness: no credential, no rate limit, answered in maintenance too
+    '/healthz': { GET: health.liveness },
+    '/readyz': { GET: health.readiness },
   };
   // the route is found once per request (router.match stores it, router.dispatch reuses it):
   // once the credential is checked (a bad one is a 401 whatever the method) and before one is
@@ -279,8 +294,9 @@ export async function createApp(
   });
   const upgrade = createUpgradeHandler({
     path: '/ws',
-    // a refused handshake carries the request id and security headers of any answer
-    middleware: [...edge, ...toHttps],
+    // a refused handshake carries the request id and security headers of any answer; in
+    // maintenance or overload it is a 503, never a 101
+    middleware: [...edge, ...toHttps, ...unavailable],
     // cross-site WebSocket hijacking: only the CORS origins (and this server's own pages)
     origins: ownAndCorsOrigins,
     authenticators,
@@ -305,6 +321,7 @@ export async function createApp(
       await inFlight.drained();
       await Promise.all([events.close(), webhooks.close()]);
       await channelHub.close();
+      shed.close();
       await shared.close();
     },
     generatedDemoKey: auth.generatedDemoKey,

@@ -35,6 +35,12 @@ export interface ServerConfig {
   webhookTimeoutMs: number;
   /** `LOG_LEVEL` (`info`): pino's level of the access log and events; `silent` for none. */
   logLevel: LogLevel;
+  /** `MAINTENANCE=1`: `/api/*`, `/events` and `/ws` answer 503 until the process restarts without it. */
+  maintenance: boolean;
+  /** `MAINTENANCE_RETRY_AFTER` (seconds, 120): the `Retry-After` of maintenance, in milliseconds. */
+  maintenanceRetryAfterMs: number;
+  /** `OVERLOAD_MAX_DELAY` (milliseconds, 1000): the event-loop delay past which new requests get 503. */
+  overloadMaxDelayMs: number;
 }
 
 /** Thrown for a setting the server cannot start with; main prints it and exits 1. */
@@ -175,5 +181,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     webhookRetrySchedule: retrySchedule(env.WEBHOOK_RETRY_SCHEDULE),
     webhookTimeoutMs: integer(env, 'WEBHOOK_TIMEOUT', 15, 1) * SECOND,
     logLevel: logLevel(env.LOG_LEVEL),
+    maintenance: env.MAINTENANCE === '1' || env.MAINTENANCE === 'true',
+    maintenanceRetryAfterMs: integer(env, 'MAINTENANCE_RETRY_AFTER', 120, 0) * SECOND,
+    overloadMaxDelayMs: integer(env, 'OVERLOAD_MAX_DELAY', 1000, 1),
   };
 }

@@ -58,6 +58,8 @@ export interface SharedState {
    * end. Its hub is the service's own, closed to clients.
    */
   revocations: Revocations;
+  /** What readiness depends on: Redis answering `PING` (nothing in memory). */
+  checks: Record<string, () => Promise<unknown>>;
   /** Closes the Redis connections. */
   close(): Promise<void>;
 }
@@ -76,6 +78,7 @@ export function createSharedState(redisUrl: string | undefined, logger: Logger):
       sessionStore: undefined,
       webhookStore: new MemoryWebhookStore(),
       broker: (_name, historySize) => new MemoryBroker({ historySize, logger }),
+      checks: {},
       close: async () => {},
     };
   }
@@ -113,6 +116,7 @@ export function createSharedState(redisUrl: string | undefined, logger: Logger):
     },
     sessionStore: new RedisSessionStore({ client, prefix: 'portico:ref:sess:' }),
     broker,
+    checks: { redis: () => client.ping() },
     async close() {
       revocations.close();
       await revocationHub.close();

@@ -27,6 +27,9 @@ const SERVER_SETTINGS = [
   'SSE_HEARTBEAT',
   'WS_HEARTBEAT',
   'LOG_LEVEL',
+  'MAINTENANCE',
+  'MAINTENANCE_RETRY_AFTER',
+  'OVERLOAD_MAX_DELAY',
 ];
 
 /** A reference server running in its own process, as `npm start` runs it. */
