@@ -1,8 +1,13 @@
 // DPoP server nonces (RFC 9449 §8, §9): a value the server hands out in `DPoP-Nonce`, which
 // proofs must then carry, so that a proof cannot be made ahead of time. Stateless: a nonce is
 // an HMAC of the current time window, so every process with the same secret agrees.
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { assertKnownOptions, durationOption, invalidOption } from '../internal/options.js';
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import {
+  assertKnownOptions,
+  durationOption,
+  invalidOption,
+  secretKeyOption,
+} from '../internal/options.js';
 
 /** Options of {@link createDpopNonces}. */
 export interface DpopNonceOptions {
@@ -37,20 +42,6 @@ const OPTIONS = [
 ] as const satisfies readonly (keyof DpopNonceOptions)[];
 const OWNER = 'createDpopNonces()';
 
-function secretOf(value: string | Uint8Array | undefined): Buffer {
-  if (value === undefined) return randomBytes(32);
-  const bytes =
-    typeof value === 'string'
-      ? Buffer.from(value, 'utf8')
-      : value instanceof Uint8Array
-        ? Buffer.from(value)
-        : undefined;
-  if (bytes === undefined || bytes.length < 32) {
-    throw invalidOption(`${OWNER}: \`secret\` must be 32 bytes or more`);
-  }
-  return bytes;
-}
-
 /**
  * Creates the server nonces of RFC 9449 §8 (token endpoint) and §9 (resources): give them to
  * `createDpopVerifier({ nonces })`, and every proof must carry the current nonce (or the one
@@ -67,7 +58,7 @@ function secretOf(value: string | Uint8Array | undefined): Buffer {
  */
 export function createDpopNonces(options: DpopNonceOptions = {}): DpopNonces {
   assertKnownOptions(OWNER, options, OPTIONS);
-  const secret = secretOf(options.secret);
+  const secret = secretKeyOption(OWNER, 'secret', options.secret);
   const lifetime = durationOption(OWNER, 'lifetime', options.lifetime, 300_000, { min: 1_000 });
   const now = options.now ?? Date.now;
   if (typeof now !== 'function') throw invalidOption(`${OWNER}: \`now\` must be a function`);

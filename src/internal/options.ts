@@ -1,3 +1,5 @@
+import { randomBytes } from 'node:crypto';
+
 /** Levenshtein distance, for typo hints in option errors. */
 function distance(a: string, b: string): number {
   const row = Array.from({ length: b.length + 1 }, (_, i) => i);
@@ -122,4 +124,26 @@ export function functionOption<F extends (...args: never[]) => unknown>(
     throw invalidOption(`${owner}: \`${name}\` must be a function`);
   }
   return value;
+}
+
+/**
+ * A secret key option: a string or bytes of 32 or more (the HMAC keys of forms and nonces),
+ * or 32 random bytes when it is not given (one process only).
+ */
+export function secretKeyOption(
+  owner: string,
+  name: string,
+  value: string | Uint8Array | undefined,
+): Buffer {
+  if (value === undefined) return randomBytes(32);
+  const bytes =
+    typeof value === 'string'
+      ? Buffer.from(value, 'utf8')
+      : value instanceof Uint8Array
+        ? Buffer.from(value)
+        : undefined;
+  if (bytes === undefined || bytes.length < 32) {
+    throw invalidOption(`${owner}: \`${name}\` must be a string or bytes of 32 or more`);
+  }
+  return bytes;
 }
