@@ -255,6 +255,28 @@ async function authorize(clientId: 'demo-web' | 'demo-spa', scope: string) {
   return { config, verifier, state, callback };
 }
 
+/**
+ * The code flow of a user client with a DPoP key (`key`, else a new ES256 pair) through
+ * openid-client: the tokens, the handle and the key's thumbprint.
+ */
+async function boundCodeFlow(
+  clientId: 'demo-web' | 'demo-spa',
+  scope: string,
+  key?: client.CryptoKeyPair,
+) {
+  const { config, verifier, state, callback } = await authorize(clientId, scope);
+  const keyPair = key ?? (await client.randomDPoPKeyPair('ES256'));
+  const DPoP = client.getDPoPHandle(config, keyPair);
+  const tokens = await client.authorizationCodeGrant(
+    config,
+    callback,
+    { pkceCodeVerifier: verifier, expectedState: state, idTokenExpected: scope.includes('openid') },
+    undefined,
+    { DPoP },
+  );
+  return { config, DPoP, tokens, jkt: await thumbprintOf(keyPair) };
+}
+
 describe('DPoP discovery', () => {
   it('lists the proof algorithms: asymmetric ones only', async () => {
     const config = await configFor('demo-service', 'demo-service-secret');
@@ -388,20 +410,10 @@ describe('DPoP at the token endpoint', () => {
   });
 
   it('binds the tokens of the confidential demo-web code flow; UserInfo, /api/me and refresh with the key', async () => {
-    const { config, verifier, state, callback } = await authorize(
+    const { config, DPoP, tokens, jkt } = await boundCodeFlow(
       'demo-web',
       'openid profile email offline_access read:messages',
     );
-    const keyPair = await client.randomDPoPKeyPair('ES256');
-    const DPoP = client.getDPoPHandle(config, keyPair);
-    const tokens = await client.authorizationCodeGrant(
-      config,
-      callback,
-      { pkceCodeVerifier: verifier, expectedState: state, idTokenExpected: true },
-      undefined,
-      { DPoP },
-    );
-    const jkt = await thumbprintOf(keyPair);
     expect(tokens.token_type).toBe('dpop');
     expect(decodeJwt(tokens.access_token)).toMatchObject({
       sub: 'alice',
@@ -431,20 +443,10 @@ describe('DPoP at the token endpoint', () => {
   });
 
   it('binds the public demo-spa refresh token to its key: another key or none is refused', async () => {
-    const { config, verifier, state, callback } = await authorize(
+    const { config, DPoP, tokens, jkt } = await boundCodeFlow(
       'demo-spa',
       'openid profile email offline_access read:messages',
     );
-    const keyPair = await client.randomDPoPKeyPair('ES256');
-    const DPoP = client.getDPoPHandle(config, keyPair);
-    const tokens = await client.authorizationCodeGrant(
-      config,
-      callback,
-      { pkceCodeVerifier: verifier, expectedState: state, idTokenExpected: true },
-      undefined,
-      { DPoP },
-    );
-    const jkt = await thumbprintOf(keyPair);
     expect(tokens.token_type).toBe('dpop');
     expect(decodeJwt(tokens.access_token).cnf).toEqual({ jkt });
     const refreshToken = tokens.refresh_token!;
