@@ -1,5 +1,6 @@
 /** Every comparison `npm run bench` knows, in the order BENCHMARKS.md lists them. */
 import { authComparison } from './auth/comparison.js';
+import { compressionComparison } from './compression/comparison.js';
 import { httpComparison } from './http/comparison.js';
 import { importComparison } from './import/comparison.js';
 import type { ImportComparison } from './import/types.js';
@@ -30,6 +31,7 @@ export const comparisons: readonly (
   oauthComparison,
   wsComparison,
   sseComparison,
+  compressionComparison,
   webhookComparison,
   redisRateLimitComparison,
   redisFanoutComparison,

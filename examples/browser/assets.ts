@@ -2,7 +2,8 @@
 // read once at start, served with the page's own Content-Security-Policy.
 import { readFileSync } from 'node:fs';
 import { extname } from 'node:path';
-import { type MethodTable, send } from 'portico';
+import { createETag, type MethodTable } from 'portico';
+import { sendRepresentation } from 'portico/http';
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -17,18 +18,19 @@ export const SHARED_ASSETS = new URL('./', import.meta.url);
 
 /**
  * Routes serving `files` (URL path → file URL) with `csp`. The pages hold no secret, but
- * they change with the code: browsers revalidate them (`no-cache`).
+ * they change with the code: browsers revalidate them (`no-cache`, a strong `ETag`), and may
+ * ask for byte ranges (`Accept-Ranges: bytes`).
  */
 export function assetRoutes(files: Record<string, URL>, csp: string): Record<string, MethodTable> {
   const routes: Record<string, MethodTable> = {};
   for (const [path, file] of Object.entries(files)) {
     const body = readFileSync(file);
-    const headers = {
-      'Content-Type': TYPES[extname(file.pathname)] ?? 'application/octet-stream',
-      'Cache-Control': 'no-cache',
-      'Content-Security-Policy': csp,
+    const options = {
+      contentType: TYPES[extname(file.pathname)] ?? 'application/octet-stream',
+      etag: createETag(body),
+      headers: { 'Cache-Control': 'no-cache', 'Content-Security-Policy': csp },
     };
-    routes[path] = { GET: (_req, res) => send(res, 200, body, headers) };
+    routes[path] = { GET: (req, res) => sendRepresentation(req, res, body, options) };
   }
   return routes;
 }

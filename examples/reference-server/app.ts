@@ -21,7 +21,7 @@ import {
   type UpgradeHandler,
 } from 'portico';
 import type { Logger } from 'portico/diagnostics';
-import { healthChecks, maintenanceMode, shedLoad } from 'portico/http';
+import { compression, healthChecks, maintenanceMode, shedLoad } from 'portico/http';
 import { MemoryRateLimitStore } from 'portico/rate-limit';
 import { accountRoutes } from './account.js';
 import { createAuth } from './auth.js';
@@ -233,6 +233,10 @@ export async function createApp(
     ...edge,
     // one JSON line per finished request (stdout), with its id, trace context and caller
     accessLog(logger),
+    // bodies of 1 KiB or more in br or gzip, as Accept-Encoding allows (never /events, a 206,
+    // or what is encoded already); the OAuth pages' form tokens change with every request
+    // parameter, so BREACH has no fixed secret to guess from the sizes
+    compression(),
     mount('/api', compose(unavailable)),
     mount('/events', compose(unavailable)),
     // every answer on /api/* tells the rate limit where the client stands, those answered

@@ -2,11 +2,14 @@
  * HTTP conventions: request bodies ({@link readJson}, {@link validate}), method tables and
  * routing ({@link createRouter}), request ids ({@link requestId}), conditional requests,
  * security headers ({@link securityHeaders}), HTTPS ({@link requireHttps}), trusted proxies,
- * and availability: maintenance ({@link maintenanceMode}), load shedding ({@link shedLoad})
- * and health endpoints ({@link healthChecks}).
+ * representations: ranges ({@link sendRepresentation}), static files ({@link serveStatic}),
+ * compression ({@link compression}) and languages ({@link negotiateLanguage}); and
+ * availability: maintenance ({@link maintenanceMode}), load shedding ({@link shedLoad}) and
+ * health endpoints ({@link healthChecks}).
  *
  * @module portico/http
  */
+export { type ContentCoding, negotiateEncoding } from './accept-encoding.js';
 export {
   type BodyOptions,
   DEFAULT_BODY_LIMIT,
@@ -21,6 +24,7 @@ export {
   type ClientErrorHandlerOptions,
   createClientErrorHandler,
 } from './client-error.js';
+export { type CompressionOptions, compression, flushResponse } from './compression.js';
 export {
   type CreateETagOptions,
   checkConditional,
@@ -49,6 +53,12 @@ export {
 } from './https.js';
 export { ignoreUpgrade } from './ignore-upgrade.js';
 export {
+  type LanguageRange,
+  negotiateLanguage,
+  parseAcceptLanguage,
+  setContentLanguage,
+} from './language.js';
+export {
   type LoadSample,
   type LoadShedder,
   type LoadSheddingOptions,
@@ -64,6 +74,19 @@ export {
   type ProxyTrust,
   type TrustProxy,
 } from './proxy.js';
+export {
+  type ByteRange,
+  formatContentRange,
+  type ParseRangeOptions,
+  parseRange,
+  type RangeIgnoredReason,
+  type RangeVerdict,
+} from './range.js';
+export {
+  type RangeSource,
+  type SendRepresentationOptions,
+  sendRepresentation,
+} from './representation.js';
 export {
   type RequestIdOptions,
   requestId,
@@ -87,4 +110,5 @@ export {
   securityHeaders,
 } from './security-headers.js';
 export type { StandardSchemaV1 } from './standard-schema.js';
+export { type ServeStaticOptions, serveStatic } from './static-files.js';
 export { validate } from './validate.js';

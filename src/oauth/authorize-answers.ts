@@ -7,6 +7,7 @@ import { sendRedirect } from '../core/send.js';
 import type { CheckedAuthorization, PendingAuthorization } from './authorize-request.js';
 import type { OAuthContext } from './context.js';
 import { FORM_TOKEN_FIELD, type FormEndpoint, sessionBinding } from './form-token.js';
+import { localizeMessage } from './page-messages.js';
 import { type FormFields, sendPage } from './pages.js';
 import { signInChallenge } from './sign-in-form.js';
 import { hashToken, newOpaqueToken } from './tokens.js';
@@ -47,7 +48,7 @@ export function redirectToClient(
   sendRedirect(res, 303, appendQuery(uri, { ...params, iss: ctx.issuer }));
 }
 
-/** An error page of the endpoint's `pages.error`. */
+/** An error page of the endpoint's `pages.error`, in the endpoint's language. */
 export function authorizeErrorPage(
   endpoint: FormEndpoint,
   res: ServerResponse,
@@ -55,8 +56,13 @@ export function authorizeErrorPage(
   message: string,
   headers?: Record<string, string>,
 ): void {
-  const title = status === 400 ? 'This request cannot be completed' : 'Something went wrong';
-  sendPage(res, status, endpoint.pages.error({ status, title, message }), { headers });
+  const { language = 'en' } = endpoint;
+  const title = localizeMessage(
+    language,
+    status === 400 ? 'This request cannot be completed' : 'Something went wrong',
+  );
+  const data = { status, title, message: localizeMessage(language, message), language };
+  sendPage(res, status, endpoint.pages.error(data), { headers, language });
 }
 
 /** Answers a failed check (an error page, or an error redirected to the client); true when it did. */
@@ -99,13 +105,16 @@ export function showSignIn(
   message?: string,
   username?: string,
 ): void {
+  const { language = 'en' } = endpoint;
   const html = endpoint.pages.signIn({
     clientName: pending.client.name ?? pending.client.clientId,
-    error: message,
+    error: message === undefined ? undefined : localizeMessage(language, message),
     username,
     hidden: sealed(endpoint, pending.fields, 'signin', ''),
+    language,
   });
   sendPage(res, status, html, {
+    language,
     formTargets: [pending.redirectUri],
     headers: status === 401 ? signInChallenge(endpoint.ctx) : undefined,
   });
@@ -125,8 +134,12 @@ export function showConsent(
     user: { sub: session.sub, name: session.name },
     redirectUri: pending.redirectUri,
     hidden: sealed(endpoint, pending.fields, 'consent', sessionBinding(session)),
+    language: endpoint.language ?? 'en',
   });
-  sendPage(res, 200, html, { formTargets: [pending.redirectUri] });
+  sendPage(res, 200, html, {
+    formTargets: [pending.redirectUri],
+    language: endpoint.language ?? 'en',
+  });
 }
 
 /** An approval: a new code (stored as its hash for `codeTtl`), redirected to the client. */

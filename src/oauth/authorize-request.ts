@@ -22,6 +22,9 @@ const PARAMS = [
   'prompt',
   'max_age',
   'dpop_jkt',
+  // OpenID Connect: the pages' languages (ui_locales), passed through (claims_locales)
+  'ui_locales',
+  'claims_locales',
   // carried only by a request taken from /par, and sealed with it in the forms
   'request_uri',
 ] as const;

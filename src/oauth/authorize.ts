@@ -22,6 +22,7 @@ import {
   FORM_TOKEN_FIELD,
   type FormEndpoint,
   type FormPageOptions,
+  inPageLanguage,
   readPostedPageForm,
   sessionBinding,
   singleValue,
@@ -112,8 +113,8 @@ function sourceOf(form: URLSearchParams): AuthorizationSource {
 }
 
 /** `GET /authorize`: the request checked, then the sign-in or the consent form. */
-async function authorizeGet(endpoint: FormEndpoint, req: IncomingMessage, res: ServerResponse) {
-  const { ctx } = endpoint;
+async function authorizeGet(base: FormEndpoint, req: IncomingMessage, res: ServerResponse) {
+  const { ctx } = base;
   const url = req.url ?? '';
   const q = url.indexOf('?');
   let params = new URLSearchParams(q === -1 ? '' : url.slice(q + 1));
@@ -121,9 +122,13 @@ async function authorizeGet(endpoint: FormEndpoint, req: IncomingMessage, res: S
   const pushed = params.has('request_uri');
   if (pushed) {
     const taken = await takePushedRequest(ctx, params);
-    if (taken.kind === 'page') return authorizeErrorPage(endpoint, res, 400, taken.message);
+    if (taken.kind === 'page') {
+      return authorizeErrorPage(inPageLanguage(base, req, params), res, 400, taken.message);
+    }
     params = taken.params;
   }
+  // the pages in the request's ui_locales, else its Accept-Language
+  const endpoint = inPageLanguage(base, req, params);
   const checked = await checkAuthorizationRequest(ctx, params, pushed ? 'pushed' : 'query');
   if (answeredFailure(endpoint, res, checked)) return;
   const { pending } = checked;
@@ -142,8 +147,9 @@ async function authorizeGet(endpoint: FormEndpoint, req: IncomingMessage, res: S
 }
 
 /** `POST /authorize`: the sign-in form, or the consent form's decision. */
-async function authorizePost(endpoint: FormEndpoint, req: IncomingMessage, res: ServerResponse) {
+async function authorizePost(base: FormEndpoint, req: IncomingMessage, res: ServerResponse) {
   const posted = await readPostedPageForm(req);
+  const endpoint = inPageLanguage(base, req, 'form' in posted ? posted.form : undefined);
   if (posted.kind === 'refused') {
     return authorizeErrorPage(endpoint, res, posted.status, posted.detail, posted.headers);
   }
@@ -170,7 +176,9 @@ async function signInPost(
   const checked = await checkAuthorizationRequest(ctx, form, sourceOf(form));
   if (answeredFailure(endpoint, res, checked)) return;
   const outcome = await signInFromForm(ctx, req, res, form);
-  if ('throttled' in outcome) return sendThrottledPage(res, pages, outcome.throttled);
+  if ('throttled' in outcome) {
+    return sendThrottledPage(res, pages, outcome.throttled, endpoint.language);
+  }
   if (!outcome.ok) {
     const { status, message, username } = outcome;
     return showSignIn(endpoint, res, checked.pending, status, message, username);

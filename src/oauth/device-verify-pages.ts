@@ -3,6 +3,7 @@
 import type { ServerResponse } from 'node:http';
 import type { SessionRecord } from '../auth/session-store.js';
 import { FORM_TOKEN_FIELD, type FormEndpoint, sessionBinding } from './form-token.js';
+import { localizeMessage } from './page-messages.js';
 import { type FormFields, sendPage } from './pages.js';
 import { signInChallenge } from './sign-in-form.js';
 import { formatUserCode } from './user-code.js';
@@ -30,7 +31,7 @@ export interface CodeFormView {
   status?: number;
 }
 
-/** An error page of the verifier's `pages.error`. */
+/** An error page of the verifier's `pages.error`, in the verifier's language. */
 export function deviceErrorPage(
   verifier: DeviceVerifier,
   res: ServerResponse,
@@ -39,8 +40,21 @@ export function deviceErrorPage(
   headers?: Record<string, string>,
   title = CANNOT,
 ): void {
-  sendPage(res, status, verifier.pages.error({ status, title, message }), { headers });
+  const { language = 'en' } = verifier;
+  const data = {
+    status,
+    title: localizeMessage(language, title),
+    message: localizeMessage(language, message),
+    language,
+  };
+  sendPage(res, status, verifier.pages.error(data), { headers, language });
 }
+
+/** The hidden input that carries the language `ui_locales` chose to the next page. */
+const languageField = (verifier: DeviceVerifier): FormFields =>
+  verifier.fromUiLocales === true && verifier.language !== undefined
+    ? [['ui_locales', verifier.language]]
+    : [];
 
 /** The 429 page of a user past their budget of codes, with `Retry-After` in seconds. */
 export function tooManyCodes(verifier: DeviceVerifier, res: ServerResponse, seconds: number) {
@@ -48,7 +62,11 @@ export function tooManyCodes(verifier: DeviceVerifier, res: ServerResponse, seco
     verifier,
     res,
     429,
-    `Too many codes tried. Wait ${Math.ceil(seconds / 60)} minute(s) and try again.`,
+    localizeMessage(
+      verifier.language,
+      'Too many codes tried. Wait {minutes} minute(s) and try again.',
+      { minutes: String(Math.ceil(seconds / 60)) },
+    ),
     { 'Retry-After': String(seconds) },
     'Too many attempts',
   );
@@ -69,13 +87,19 @@ export function showDeviceSignIn(
   username?: string,
 ): void {
   const fields: FormFields = userCode === undefined ? [] : [['user_code', userCode]];
+  const { language = 'en' } = verifier;
   const html = verifier.pages.signIn({
-    error: message,
+    error: message === undefined ? undefined : localizeMessage(language, message),
     username,
-    hidden: [...fields, [FORM_TOKEN_FIELD, verifier.tokens.issue('device-signin', '', fields)]],
+    hidden: [
+      ...fields,
+      ...languageField(verifier),
+      [FORM_TOKEN_FIELD, verifier.tokens.issue('device-signin', '', fields)],
+    ],
+    language,
   });
   const headers = status === 401 ? signInChallenge(verifier.ctx) : undefined;
-  sendPage(res, status, html, { headers });
+  sendPage(res, status, html, { headers, language });
 }
 
 /** The code form; with a found code, its device shown and the form token bound to it. */
@@ -85,6 +109,7 @@ export async function showCodeForm(
   session: SessionRecord,
   view: CodeFormView,
 ): Promise<void> {
+  const { language = 'en' } = verifier;
   const record = view.found?.record;
   const fields: FormFields = record === undefined ? [] : [[SHOWN_FIELD, record.userCode]];
   const client = record === undefined ? undefined : await verifier.ctx.clients.get(record.clientId);
@@ -94,13 +119,15 @@ export async function showCodeForm(
     clientId: record?.clientId,
     clientName: record === undefined ? undefined : (client?.name ?? record.clientId),
     scopes: record?.scope,
-    error: view.message,
+    error: view.message === undefined ? undefined : localizeMessage(language, view.message),
     hidden: [
       ...fields,
+      ...languageField(verifier),
       [FORM_TOKEN_FIELD, verifier.tokens.issue('device', sessionBinding(session), fields)],
     ],
+    language,
   });
-  sendPage(res, view.status ?? 200, html);
+  sendPage(res, view.status ?? 200, html, { language });
 }
 
 /** Records the user's decision on a pending code, and shows the page after it. */
@@ -111,7 +138,7 @@ export async function recordDecision(
   { hash, record }: PendingDeviceCode,
   approved: boolean,
 ): Promise<void> {
-  const { ctx, pages } = verifier;
+  const { ctx, pages, language = 'en' } = verifier;
   await ctx.store.updateDeviceCode(
     hash,
     approved
@@ -124,5 +151,6 @@ export async function recordDecision(
       : { ...record, status: 'denied' },
   );
   const client = await ctx.clients.get(record.clientId);
-  sendPage(res, 200, pages.deviceDone({ approved, clientName: client?.name ?? record.clientId }));
+  const clientName = client?.name ?? record.clientId;
+  sendPage(res, 200, pages.deviceDone({ approved, clientName, language }), { language });
 }

@@ -25,6 +25,7 @@ import {
   createFormEndpoint,
   FORM_TOKEN_FIELD,
   type FormPageOptions,
+  inPageLanguage,
   readPostedPageForm,
   sessionBinding,
   singleValue,
@@ -130,10 +131,11 @@ export function createDeviceVerificationEndpoint(
 }
 
 /** `GET /device/verify`: the sign-in form, else the code form (with the URL's code looked up). */
-async function verifyGet(verifier: DeviceVerifier, req: IncomingMessage, res: ServerResponse) {
+async function verifyGet(base: DeviceVerifier, req: IncomingMessage, res: ServerResponse) {
   const url = req.url ?? '';
   const q = url.indexOf('?');
   const query = new URLSearchParams(q === -1 ? '' : url.slice(q + 1));
+  const verifier = inPageLanguage(base, req, query);
   const typed = keepTyped(singleValue(query, 'user_code'));
   const session = await verifier.ctx.sessions.read(req);
   if (session === undefined) return showDeviceSignIn(verifier, res, 200, typed);
@@ -141,8 +143,9 @@ async function verifyGet(verifier: DeviceVerifier, req: IncomingMessage, res: Se
 }
 
 /** `POST /device/verify`: the sign-in form, or a decision on a code. */
-async function verifyPost(verifier: DeviceVerifier, req: IncomingMessage, res: ServerResponse) {
+async function verifyPost(base: DeviceVerifier, req: IncomingMessage, res: ServerResponse) {
   const posted = await readPostedPageForm(req);
+  const verifier = inPageLanguage(base, req, 'form' in posted ? posted.form : undefined);
   if (posted.kind === 'refused') {
     return deviceErrorPage(verifier, res, posted.status, posted.detail, posted.headers);
   }
@@ -184,7 +187,9 @@ async function signInPost(
     return expiredForm(verifier, res);
   }
   const outcome = await signInFromForm(verifier.ctx, req, res, form);
-  if ('throttled' in outcome) return sendThrottledPage(res, verifier.pages, outcome.throttled);
+  if ('throttled' in outcome) {
+    return sendThrottledPage(res, verifier.pages, outcome.throttled, verifier.language);
+  }
   if (!outcome.ok) {
     const { status, message, username } = outcome;
     return showDeviceSignIn(verifier, res, status, typed, message, username);

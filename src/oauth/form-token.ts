@@ -1,11 +1,12 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { SessionRecord } from '../auth/session-store.js';
 import { HttpError } from '../core/errors.js';
 import { readForm } from '../http/body.js';
-import { durationOption, invalidOption } from '../internal/options.js';
+import { durationOption, invalidOption, secretKeyOption } from '../internal/options.js';
 import type { OAuthContext } from './context.js';
 // the pages know nothing of form tokens: this module depends on them, never the reverse
+import { choosePageLanguage, type PageLanguage } from './page-messages.js';
 import { defaultPages, type FormFields, type OAuthPages } from './pages.js';
 
 export type { FormFields } from './pages.js';
@@ -53,17 +54,7 @@ export interface FormTokens {
 
 /** A key of 32 bytes or more from the option, or a random one. */
 export function formKey(owner: string, key: string | Uint8Array | undefined): Buffer {
-  if (key === undefined) return randomBytes(32);
-  const bytes =
-    typeof key === 'string'
-      ? Buffer.from(key, 'utf8')
-      : key instanceof Uint8Array
-        ? Buffer.from(key)
-        : undefined;
-  if (bytes === undefined || bytes.length < 32) {
-    throw invalidOption(`${owner}: \`formKey\` must be a string or bytes of 32 or more`);
-  }
-  return bytes;
+  return secretKeyOption(owner, 'formKey', key);
 }
 
 /**
@@ -134,6 +125,24 @@ export interface FormEndpoint {
   readonly pages: OAuthPages;
   /** The tokens that seal the endpoint's forms. */
   readonly tokens: FormTokens;
+  /** The language of this request's pages (see {@link inPageLanguage}). @defaultValue `'en'` */
+  readonly language?: PageLanguage;
+  /** True when the request's `ui_locales` chose `language` (the forms then carry it on). */
+  readonly fromUiLocales?: boolean;
+}
+
+/**
+ * The endpoint for one request, its pages in the language of the request's `ui_locales`
+ * (from its query or form), else of its `Accept-Language`.
+ */
+export function inPageLanguage<T extends FormEndpoint>(
+  endpoint: T,
+  req: IncomingMessage,
+  params?: URLSearchParams,
+): T {
+  const uiLocales = params === undefined ? undefined : singleValue(params, 'ui_locales');
+  const chosen = choosePageLanguage(req.headers['accept-language'], uiLocales);
+  return { ...endpoint, ...chosen };
 }
 
 /** The pages and form tokens of an endpoint's {@link FormPageOptions}, checked. */

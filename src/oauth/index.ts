@@ -87,6 +87,12 @@ export {
   ownAccessTokens,
 } from './own-tokens.js';
 export {
+  PAGE_LANGUAGES,
+  type PageLanguage,
+  type PageMessages,
+  pageMessages,
+} from './page-messages.js';
+export {
   type ConsentPageData,
   type DeviceCodePageData,
   type DeviceDonePageData,

@@ -1,5 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { send } from '../core/send.js';
+import { setContentLanguage } from '../http/language.js';
+import { formatMessage, type PageMessages, pageMessages } from './page-messages.js';
 
 /** The name/value pairs a form carries in hidden inputs, in order. */
 export type FormFields = readonly (readonly [name: string, value: string])[];
@@ -20,6 +22,12 @@ export interface SignInPageData {
   username?: string;
   /** Hidden inputs the form must send back as they are (the pending request and its token). */
   hidden: FormFields;
+  /**
+   * The language to write the page in (`'en'` or `'fr'`, from `ui_locales` or
+   * `Accept-Language`): its text is {@link pageMessages}`(language)`.
+   * @defaultValue `'en'`
+   */
+  language?: string;
 }
 
 /** What the consent page shows. Its form posts `decision` (`approve` or `deny`) and `hidden`. */
@@ -32,6 +40,12 @@ export interface ConsentPageData {
   /** Where the answer goes. */
   redirectUri: string;
   hidden: FormFields;
+  /**
+   * The language to write the page in (`'en'` or `'fr'`, from `ui_locales` or
+   * `Accept-Language`): its text is {@link pageMessages}`(language)`.
+   * @defaultValue `'en'`
+   */
+  language?: string;
 }
 
 /**
@@ -52,19 +66,40 @@ export interface DeviceCodePageData {
   /** A message after a failed attempt. */
   error?: string;
   hidden: FormFields;
+  /**
+   * The language to write the page in (`'en'` or `'fr'`, from `ui_locales` or
+   * `Accept-Language`): its text is {@link pageMessages}`(language)`.
+   * @defaultValue `'en'`
+   */
+  language?: string;
 }
 
 /** What the page after a device decision shows. */
 export interface DeviceDonePageData {
   approved: boolean;
   clientName?: string;
+  /**
+   * The language to write the page in (`'en'` or `'fr'`, from `ui_locales` or
+   * `Accept-Language`): its text is {@link pageMessages}`(language)`.
+   * @defaultValue `'en'`
+   */
+  language?: string;
 }
 
-/** What an error page shows. `message` is portico's own text, never the request's. */
+/**
+ * What an error page shows. `title` and `message` are portico's own text (never the
+ * request's), already in `language`.
+ */
 export interface ErrorPageData {
   status: number;
   title: string;
   message: string;
+  /**
+   * The language to write the page in (`'en'` or `'fr'`, from `ui_locales` or
+   * `Accept-Language`): its text is {@link pageMessages}`(language)`.
+   * @defaultValue `'en'`
+   */
+  language?: string;
 }
 
 /**
@@ -131,9 +166,9 @@ button[value=deny]{background:#fff;color:#1a56db}button:focus-visible,input:focu
 .error{color:#a40e26;background:#fdecee;padding:.5rem .75rem;border-radius:.25rem}.note{color:#4b5563;font-size:.9rem}
 code{font-size:1rem}`;
 
-function layout(title: string, body: string): string {
+function layout(title: string, body: string, language: string | undefined): string {
   return `<!doctype html>
-<html lang="en">
+<html lang="${escapeHtml(language ?? 'en')}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -153,17 +188,16 @@ ${body}
 const alert = (message: string | undefined) =>
   message === undefined ? '' : `<p class="error" role="alert">${escapeHtml(message)}</p>\n`;
 
-const SCOPE_TEXT: Record<string, string> = {
-  openid: 'Confirm who you are',
-  profile: 'See your name and picture',
-  email: 'See your email address',
-  offline_access: 'Stay connected when you are away (refresh tokens)',
-};
+/** A template of `t` as HTML: its text escaped, its values inserted as they are. */
+const html = (template: string, values: Readonly<Record<string, string>>) =>
+  formatMessage(template, values, escapeHtml);
 
-function scopeList(scopes: readonly string[]): string {
-  if (scopes.length === 0) return '<p>No access to your data.</p>';
+const strong = (text: string) => `<strong>${escapeHtml(text)}</strong>`;
+
+function scopeList(t: PageMessages, scopes: readonly string[]): string {
+  if (scopes.length === 0) return `<p>${escapeHtml(t.noAccess)}</p>`;
   const items = scopes.map((scope) => {
-    const text = SCOPE_TEXT[scope];
+    const text = Object.hasOwn(t.scopes, scope) ? t.scopes[scope] : undefined;
     return text === undefined
       ? `<li><code>${escapeHtml(scope)}</code></li>`
       : `<li>${escapeHtml(text)} (<code>${escapeHtml(scope)}</code>)</li>`;
@@ -173,15 +207,19 @@ function scopeList(scopes: readonly string[]): string {
 
 const displayName = (user: PageUser) => user.name ?? user.sub;
 
+const decisionButtons = (t: PageMessages) =>
+  `<button type="submit" name="decision" value="approve">${escapeHtml(t.allow)}</button>
+<button type="submit" name="decision" value="deny">${escapeHtml(t.deny)}</button>`;
+
 /** The device a known user code belongs to, and what it would get. */
-function deviceRequest(data: DeviceCodePageData): string {
+function deviceRequest(t: PageMessages, data: DeviceCodePageData): string {
   const id =
     data.clientId === undefined || data.clientId === data.clientName
       ? ''
       : ` (<code>${escapeHtml(data.clientId)}</code>)`;
-  return `<p><strong>${escapeHtml(data.clientName ?? '')}</strong>${id} asks to:</p>
-${scopeList(data.scopes ?? [])}
-<p class="note">Allow only if this is the device you are connecting.</p>
+  return `<p>${html(t.deviceAsks, { client: `${strong(data.clientName ?? '')}${id}` })}</p>
+${scopeList(t, data.scopes ?? [])}
+<p class="note">${escapeHtml(t.deviceCheck)}</p>
 `;
 }
 
@@ -197,68 +235,74 @@ ${scopeList(data.scopes ?? [])}
  */
 export const defaultPages: OAuthPages = Object.freeze({
   signIn(data: SignInPageData): string {
+    const t = pageMessages(data.language);
     const to =
       data.clientName === undefined
         ? ''
-        : `<p>to continue to <strong>${escapeHtml(data.clientName)}</strong></p>\n`;
+        : `<p>${html(t.continueTo, { client: strong(data.clientName) })}</p>\n`;
     return layout(
-      'Sign in',
-      `<h1>Sign in</h1>
+      t.signInTitle,
+      `<h1>${escapeHtml(t.signInTitle)}</h1>
 ${to}${alert(data.error)}<form method="post">
 ${hiddenInputs(data.hidden)}
-<label for="username">Username</label>
+<label for="username">${escapeHtml(t.username)}</label>
 <input type="text" id="username" name="username" value="${escapeHtml(data.username ?? '')}" autocomplete="username" autocapitalize="none" spellcheck="false" required autofocus>
-<label for="password">Password</label>
+<label for="password">${escapeHtml(t.password)}</label>
 <input type="password" id="password" name="password" autocomplete="current-password" required>
-<button type="submit">Sign in</button>
+<button type="submit">${escapeHtml(t.signInButton)}</button>
 </form>`,
+      data.language,
     );
   },
 
   consent(data: ConsentPageData): string {
+    const t = pageMessages(data.language);
     let target = data.redirectUri;
     try {
       const url = new URL(data.redirectUri);
       target = url.protocol === 'http:' || url.protocol === 'https:' ? url.host : url.protocol;
     } catch {}
     return layout(
-      `Allow ${data.clientName}?`,
-      `<h1>Allow <strong>${escapeHtml(data.clientName)}</strong> to use your account?</h1>
-<p>Signed in as <strong>${escapeHtml(displayName(data.user))}</strong>.</p>
-<p>The application asks to:</p>
-${scopeList(data.scopes)}
+      formatMessage(t.consentTitle, { client: data.clientName }),
+      `<h1>${html(t.consentHeading, { client: strong(data.clientName) })}</h1>
+<p>${html(t.signedInAs, { user: strong(displayName(data.user)) })}</p>
+<p>${escapeHtml(t.applicationAsks)}</p>
+${scopeList(t, data.scopes)}
 <form method="post">
 ${hiddenInputs(data.hidden)}
-<button type="submit" name="decision" value="approve">Allow</button>
-<button type="submit" name="decision" value="deny">Deny</button>
+${decisionButtons(t)}
 </form>
-<p class="note">Either way you will be sent back to <strong>${escapeHtml(target)}</strong>.</p>`,
+<p class="note">${html(t.sentBackTo, { target: strong(target) })}</p>`,
+      data.language,
     );
   },
 
   deviceCode(data: DeviceCodePageData): string {
-    const known = data.clientName === undefined ? '' : deviceRequest(data);
+    const t = pageMessages(data.language);
+    const known = data.clientName === undefined ? '' : deviceRequest(t, data);
     return layout(
-      'Connect a device',
-      `<h1>Connect a device</h1>
-<p>Signed in as <strong>${escapeHtml(displayName(data.user))}</strong>. Enter the code your device shows, and allow it only if you started this on that device.</p>
+      t.deviceTitle,
+      `<h1>${escapeHtml(t.deviceTitle)}</h1>
+<p>${html(t.deviceIntro, { user: strong(displayName(data.user)) })}</p>
 ${alert(data.error)}${known}<form method="post">
 ${hiddenInputs(data.hidden)}
-<label for="user_code">Code</label>
+<label for="user_code">${escapeHtml(t.code)}</label>
 <input type="text" id="user_code" name="user_code" value="${escapeHtml(data.userCode ?? '')}" autocomplete="one-time-code" autocapitalize="characters" spellcheck="false" maxlength="32" required autofocus>
-<button type="submit" name="decision" value="approve">Allow</button>
-<button type="submit" name="decision" value="deny">Deny</button>
+${decisionButtons(t)}
 </form>`,
+      data.language,
     );
   },
 
   deviceDone(data: DeviceDonePageData): string {
-    const who = data.clientName === undefined ? 'The device' : escapeHtml(data.clientName);
+    const t = pageMessages(data.language);
+    const device = escapeHtml(data.clientName ?? t.theDevice);
+    const title = data.approved ? t.deviceConnected : t.deviceRefused;
+    const text = data.approved ? t.deviceConnectedText : t.deviceRefusedText;
     return layout(
-      data.approved ? 'Device connected' : 'Device refused',
-      data.approved
-        ? `<h1>Device connected</h1>\n<p role="status">${who} can now use your account. You may close this page and return to your device.</p>`
-        : `<h1>Device refused</h1>\n<p role="status">${who} was not given access. You may close this page.</p>`,
+      title,
+      `<h1>${escapeHtml(title)}</h1>\n<p role="status">${html(text, { device })}</p>`,
+      data.language,
     );
   },
 
@@ -266,6 +310,7 @@ ${hiddenInputs(data.hidden)}
     return layout(
       data.title,
       `<h1>${escapeHtml(data.title)}</h1>\n<p role="alert">${escapeHtml(data.message)}</p>`,
+      data.language,
     );
   },
 });
@@ -289,14 +334,21 @@ export function formActionSource(uri: string): string | undefined {
  * Sends an HTML page: `text/html; charset=utf-8`, `no-store`, and a Content Security Policy
  * (replacing the API default) that allows inline styles only and lets forms post to this
  * origin and redirect to `formTargets` (Chromium applies `form-action` to the redirect
- * that follows a form post).
+ * that follows a form post). With `language`, the page says which one it is written in
+ * (`Content-Language`) and that it was chosen by `Accept-Language` (`Vary`).
  */
 export function sendPage(
   res: ServerResponse,
   status: number,
   html: string,
-  options: { formTargets?: readonly string[]; headers?: Readonly<Record<string, string>> } = {},
+  options: {
+    formTargets?: readonly string[];
+    headers?: Readonly<Record<string, string>>;
+    /** The page's language: `Content-Language`, and `Vary: Accept-Language`. */
+    language?: string;
+  } = {},
 ): void {
+  if (options.language !== undefined) setContentLanguage(res, options.language);
   const sources = ["'self'"];
   for (const target of options.formTargets ?? []) {
     const source = formActionSource(target);

@@ -4,6 +4,7 @@ import type { SessionRecord } from '../auth/session-store.js';
 import { HttpError } from '../core/errors.js';
 import type { OAuthContext } from './context.js';
 import { bodyErrorHeaders, singleValue } from './form-token.js';
+import { localizeMessage } from './page-messages.js';
 import { type OAuthPages, sendPage } from './pages.js';
 import type { UserClaims } from './tokens.js';
 
@@ -90,22 +91,39 @@ async function startSession(
 /**
  * Answers a sign-in the credential guard throttled as a page of `pages.error`: 429 with
  * `Retry-After` once the client has spent its refused credentials, 503 while the guard's store
- * cannot count (it fails closed); `no-store` like every page.
+ * cannot count (it fails closed); `no-store` like every page; in `language`.
  */
-export function sendThrottledPage(res: ServerResponse, pages: OAuthPages, error: HttpError): void {
+export function sendThrottledPage(
+  res: ServerResponse,
+  pages: OAuthPages,
+  error: HttpError,
+  language = 'en',
+): void {
   const status = error.status;
   const headers = bodyErrorHeaders(error);
   const seconds = Number(headers['Retry-After'] ?? 60);
-  const wait = seconds < 120 ? 'a minute' : `${Math.ceil(seconds / 60)} minutes`;
+  const t = (sentence: string, values?: Record<string, string>) =>
+    localizeMessage(language, sentence, values);
   const data =
     status === 429
       ? {
           status,
-          title: 'Too many attempts',
-          message: `Too many failed sign-ins from your network. Try again in ${wait}.`,
+          title: t('Too many attempts'),
+          message:
+            seconds < 120
+              ? t('Too many failed sign-ins from your network. Try again in a minute.')
+              : t('Too many failed sign-ins from your network. Try again in {minutes} minutes.', {
+                  minutes: String(Math.ceil(seconds / 60)),
+                }),
+          language,
         }
-      : { status, title: 'Try again later', message: 'Sign-in is unavailable for a moment.' };
-  sendPage(res, status, pages.error(data), { headers });
+      : {
+          status,
+          title: t('Try again later'),
+          message: t('Sign-in is unavailable for a moment.'),
+          language,
+        };
+  sendPage(res, status, pages.error(data), { headers, language });
 }
 
 /** `WWW-Authenticate` for a 401 sign-in page: the session's cookie challenge. */
