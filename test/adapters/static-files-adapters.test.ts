@@ -2,83 +2,28 @@
 // 206 answers (single range and multipart/byteranges), byte for byte.
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import express from 'express';
-import Fastify, { type FastifyInstance } from 'fastify';
-import Koa from 'koa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expressErrorHandler, expressNotFound, toExpress } from '../../src/adapters/express.js';
-import { fastifyErrorHandler, fastifyNotFound, toFastify } from '../../src/adapters/fastify.js';
-import { toKoa } from '../../src/adapters/koa.js';
-import { toNodeListener } from '../../src/adapters/node.js';
-import { silentLogger } from '../../src/diagnostics/index.js';
-import { notFoundHandler } from '../../src/http/router.js';
 import { serveStatic } from '../../src/http/static-files.js';
-import { closeAll, type Listening, listen } from '../helpers/http.js';
+import { type BinaryReply, requestBytes as get, hostOnEveryAdapter } from '../helpers/adapters.js';
+import { closeAll, type Listening } from '../helpers/http.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'portico-static-adapters-'));
 const FILE = randomBytes(256 * 1024);
 writeFileSync(join(dir, 'data.bin'), FILE);
 writeFileSync(join(dir, 'note.txt'), 'hello from disk\n');
 
-interface BinaryReply {
-  status: number;
-  headers: IncomingHttpHeaders;
-  body: Buffer;
-}
-
-function get(at: Listening, path: string, headers: Record<string, string> = {}, method = 'GET') {
-  return new Promise<BinaryReply>((resolve, reject) => {
-    const req = httpRequest(
-      { host: '127.0.0.1', port: at.port, path, method, headers, agent: false },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () =>
-          resolve({
-            status: res.statusCode ?? 0,
-            headers: res.headers,
-            body: Buffer.concat(chunks),
-          }),
-        );
-      },
-    );
-    req.on('error', reject);
-    req.end();
-  });
-}
-
-const hosts: Record<string, Listening> = {};
-let fastify: FastifyInstance;
+let hosts: Record<string, Listening> = {};
+let close: () => Promise<void>;
 
 beforeAll(async () => {
-  const files = () => serveStatic(dir);
-  hosts['node:http'] = await listen(toNodeListener(files(), { logger: silentLogger }));
-
-  const app = express();
-  app.use(toExpress(files()));
-  app.use(expressNotFound());
-  app.use(expressErrorHandler({ logger: silentLogger }));
-  hosts['express 5'] = await listen(createServer(app));
-
-  const koa = new Koa();
-  koa.silent = true;
-  koa.use(toKoa([files(), notFoundHandler()], { logger: silentLogger }));
-  hosts['koa 3'] = await listen(createServer(koa.callback()));
-
-  fastify = Fastify({ logger: false });
-  fastify.addHook('onRequest', toFastify(files(), { logger: silentLogger }));
-  fastify.setNotFoundHandler(fastifyNotFound());
-  fastify.setErrorHandler(fastifyErrorHandler({ logger: silentLogger }));
-  await fastify.ready();
-  hosts['fastify 5'] = await listen(fastify.server);
+  ({ hosts, close } = await hostOnEveryAdapter(() => serveStatic(dir)));
 });
 
 afterAll(async () => {
   await closeAll();
-  await fastify.close();
+  await close();
   rmSync(dir, { recursive: true, force: true });
 });
 
