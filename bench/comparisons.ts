@@ -8,6 +8,7 @@ import { jwtComparison } from './jwt/comparison.js';
 import type { OpsComparison } from './jwt/types.js';
 import type { Comparison } from './lib/types.js';
 import { oauthComparison } from './oauth/comparison.js';
+import { overloadComparison } from './overload/comparison.js';
 import type { FanoutComparison } from './realtime/types.js';
 import { redisFanoutComparison } from './redis-fanout/comparison.js';
 import { redisRateLimitComparison } from './redis-rate-limit/comparison.js';
@@ -32,6 +33,7 @@ export const comparisons: readonly (
   wsComparison,
   sseComparison,
   compressionComparison,
+  overloadComparison,
   webhookComparison,
   redisRateLimitComparison,
   redisFanoutComparison,

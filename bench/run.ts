@@ -106,6 +106,7 @@ async function runRequest(
       secondaryBaseline: comparison.secondaryBaseline,
     }),
     ...(comparison.unit !== undefined && { unit: comparison.unit }),
+    ...(comparison.allowStatuses !== undefined && { allowStatuses: comparison.allowStatuses }),
     date,
     command,
     serverCommands: Object.fromEntries(

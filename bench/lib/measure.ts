@@ -20,9 +20,15 @@ import { verifyServer } from './verify.js';
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
-/** Rejects a measurement with any non-2xx answer or connection error. */
-function assertClean(server: string, result: LoadResult): void {
-  if (result.non2xx === 0 && result.errors === 0 && result.timeouts === 0 && result.requests > 0) {
+/** The answers of `result` with one of the `allowed` statuses. */
+function allowedAnswers(result: LoadResult, allowed: readonly number[] = []): number {
+  return allowed.reduce((sum, status) => sum + (result.statusCodes[String(status)] ?? 0), 0);
+}
+
+/** Rejects a measurement with a non-2xx answer (other than `allowed`) or connection error. */
+function assertClean(server: string, result: LoadResult, allowed?: readonly number[]): void {
+  const unexpected = result.non2xx - allowedAnswers(result, allowed);
+  if (unexpected === 0 && result.errors === 0 && result.timeouts === 0 && result.requests > 0) {
     return;
   }
   throw new Error(
@@ -87,6 +93,11 @@ export function summarize(
         : null,
       ratio: ratiosTo(comparison.baseline, own, measurements),
       ...(secondary !== undefined && { secondaryRatio: ratiosTo(secondary, own, measurements) }),
+      ...(comparison.allowStatuses !== undefined && {
+        allowedShare: spread(
+          own.map((m) => allowedAnswers(m, comparison.allowStatuses) / Math.max(1, m.requests)),
+        ).median,
+      }),
     };
   });
 }
@@ -139,7 +150,7 @@ async function measureWith(
       for (const server of running) {
         const opts = optionsFor(server, settings.warmupSeconds);
         const result = await runLoad(opts);
-        assertClean(server.spec.name, result);
+        assertClean(server.spec.name, result, comparison.allowStatuses);
         log(`  warm-up ${server.spec.name}: ${Math.round(result.reqPerSec)} req/s (discarded)`);
       }
     }
@@ -151,7 +162,7 @@ async function measureWith(
         const cpuBefore = processCpuSeconds(server.pid);
         const result = await runLoad(opts);
         const cpuAfter = processCpuSeconds(server.pid);
-        assertClean(server.spec.name, result);
+        assertClean(server.spec.name, result, comparison.allowStatuses);
         const serverCpuUsPerRequest =
           cpuBefore === undefined || cpuAfter === undefined
             ? null

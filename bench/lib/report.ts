@@ -34,19 +34,22 @@ export function renderTable(result: ComparisonResult): string {
   const labelOf = (name: string) => result.servers.find((s) => s.name === name)?.label ?? name;
   const secondary = result.secondaryBaseline;
   const unit = result.unit ?? REQUESTS;
+  const allowed = result.allowStatuses;
   const lines = [
     `| Server | ${unit.rate} median | min | max | p50 / p99 latency ms | server CPU µs/${unit.each} | ratio to ${labelOf(result.baseline)} |` +
-      (secondary === undefined ? '' : ` ratio to ${labelOf(secondary)} |`),
-    `| --- | ---: | ---: | ---: | ---: | ---: | ---: |${secondary === undefined ? '' : ' ---: |'}`,
+      (secondary === undefined ? '' : ` ratio to ${labelOf(secondary)} |`) +
+      (allowed === undefined ? '' : ` share answered ${allowed.join(' or ')} |`),
+    `| --- | ---: | ---: | ---: | ---: | ---: | ---: |${secondary === undefined ? '' : ' ---: |'}${allowed === undefined ? '' : ' ---: |'}`,
   ];
   for (const s of result.servers) {
     const second =
       secondary === undefined || s.secondaryRatio === undefined
         ? ''
         : ` ${ratio(s.secondaryRatio, s.name === secondary)} |`;
+    const share = allowed === undefined ? '' : ` ${((s.allowedShare ?? 0) * 100).toFixed(1)} % |`;
     lines.push(
       `| ${s.label} | ${int(s.reqPerSec.median)} | ${int(s.reqPerSec.min)} | ${int(s.reqPerSec.max)} | ` +
-        `${ms(s.latencyP50Ms)} / ${ms(s.latencyP99Ms)} | ${cpu(s.serverCpuUsPerRequest)} | ${ratio(s.ratio, s.name === result.baseline)} |${second}`,
+        `${ms(s.latencyP50Ms)} / ${ms(s.latencyP99Ms)} | ${cpu(s.serverCpuUsPerRequest)} | ${ratio(s.ratio, s.name === result.baseline)} |${second}${share}`,
     );
   }
   return lines.join('\n');

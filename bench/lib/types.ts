@@ -85,6 +85,11 @@ export interface Comparison {
   };
   /** What one request makes, for the tables and charts. @defaultValue {@link REQUESTS} */
   unit?: Unit;
+  /**
+   * Statuses other than 2xx that are answers under this load, not faults (a load-shedding
+   * server's 503): accepted, and shown as each server's share of the answers.
+   */
+  allowStatuses?: readonly number[];
   /** Choices worth stating next to the table. */
   notes?: readonly string[];
   /**
@@ -151,6 +156,8 @@ export interface ServerSummary {
   ratio: Spread;
   /** The same against the comparison's secondary baseline, when it has one. */
   secondaryRatio?: Spread;
+  /** With `allowStatuses`: the median share of answers with one of them. */
+  allowedShare?: number;
 }
 
 export interface MachineInfo {
@@ -182,6 +189,8 @@ export interface ComparisonResult {
   secondaryBaseline?: string;
   /** What one request makes, when not a plain request. */
   unit?: Unit;
+  /** The comparison's `allowStatuses`, when it has them. */
+  allowStatuses?: readonly number[];
   date: string;
   command: string;
   serverCommands: Record<string, string>;
