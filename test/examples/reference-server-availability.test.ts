@@ -8,15 +8,39 @@ import { type RunningServer, startReferenceServer } from './spawn-server.js';
 
 let normal: RunningServer;
 let down: RunningServer;
+let busy: RunningServer;
+const KEY = 'demo-availability-key-0123456789abcdef';
 
 beforeAll(async () => {
-  [normal, down] = await Promise.all([
+  [normal, down, busy] = await Promise.all([
     startReferenceServer({ RATE_LIMIT: '2' }),
     startReferenceServer({ MAINTENANCE: '1', MAINTENANCE_RETRY_AFTER: '45' }),
+    // an event loop late by more than 1 ms counts as overloaded: a burst is enough
+    startReferenceServer({ OVERLOAD_MAX_DELAY: '1', RATE_LIMIT: '1000000', DEMO_API_KEY: KEY }),
   ]);
 });
 afterAll(async () => {
-  await Promise.all([normal?.stop(), down?.stop()]);
+  await Promise.all([normal?.stop(), down?.stop(), busy?.stop()]);
+});
+
+describe('OVERLOAD_MAX_DELAY', () => {
+  it('sheds /api/* requests with 503 and Retry-After while the loop is late, then recovers', async () => {
+    const me = () => fetch(`${busy.url}/api/me`, { headers: { 'X-API-Key': KEY } });
+    let shed: Response | undefined;
+    // bursts of requests delay the server's loop; at most 10 of them
+    for (let burst = 0; burst < 10 && shed === undefined; burst++) {
+      const replies = await Promise.all(Array.from({ length: 300 }, me));
+      shed = replies.find((r) => r.status === 503);
+      expect(replies.every((r) => r.status === 200 || r.status === 503)).toBe(true);
+    }
+    expect(shed, 'no request was shed').toBeDefined();
+    expect(shed!.headers.get('retry-after')).toMatch(/^\d+$/);
+    expect(await shed!.json()).toMatchObject({ status: 503 });
+    // the health endpoints are never shed, and /api/* answers again once the loop is well
+    expect((await fetch(`${busy.url}/healthz`)).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect((await me()).status).toBe(200);
+  });
 });
 
 describe('health endpoints', () => {
