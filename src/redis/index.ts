@@ -18,6 +18,6 @@ export { RedisBroker, type RedisBrokerOptions } from './broker.js';
 export { RedisOAuthStore, type RedisOAuthStoreOptions } from './oauth-store.js';
 export { RedisRateLimitStore, type RedisRateLimitStoreOptions } from './rate-limit-store.js';
 export { RedisReplayStore, type RedisReplayStoreOptions } from './replay-store.js';
-export { RedisUnavailableError } from './script.js';
+export { type RedisClient, RedisUnavailableError } from './script.js';
 export { RedisSessionStore, type RedisSessionStoreOptions } from './session-store.js';
 export { RedisWebhookStore, type RedisWebhookStoreOptions } from './webhook-store.js';

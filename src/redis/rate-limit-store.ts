@@ -1,7 +1,6 @@
-import type { Redis } from 'ioredis';
 import { assertKnownOptions, durationOption, invalidOption } from '../internal/options.js';
 import type { RateLimitHit, RateLimitStore } from '../rate-limit/store.js';
-import { guarded, LuaScript } from './script.js';
+import { guarded, LuaScript, type RedisClient } from './script.js';
 
 /**
  * Options of {@link RedisRateLimitStore}.
@@ -12,8 +11,11 @@ import { guarded, LuaScript } from './script.js';
  * ```
  */
 export interface RedisRateLimitStoreOptions {
-  /** The ioredis client; it stays yours to close. */
-  client: Redis;
+  /**
+   * The ioredis client, one node (`Redis`) or a cluster (`Cluster`: every command of this
+   * store names one key); it stays yours to close.
+   */
+  client: RedisClient;
   /** Prefix of every key. @defaultValue `"portico:rl:"` */
   prefix?: string;
   /**
@@ -92,7 +94,7 @@ return 0
  * ```
  */
 export class RedisRateLimitStore implements RateLimitStore {
-  readonly #client: Redis;
+  readonly #client: RedisClient;
   readonly #prefix: string;
   readonly #timeout: number;
 

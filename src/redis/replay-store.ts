@@ -1,8 +1,7 @@
 import { createHash } from 'node:crypto';
-import type { Redis } from 'ioredis';
 import type { ReplayStore } from '../auth/replay-store.js';
 import { assertKnownOptions, invalidOption } from '../internal/options.js';
-import { guarded } from './script.js';
+import { guarded, type RedisClient } from './script.js';
 
 /**
  * Options of {@link RedisReplayStore}.
@@ -13,8 +12,11 @@ import { guarded } from './script.js';
  * ```
  */
 export interface RedisReplayStoreOptions {
-  /** The ioredis client; it stays yours to close. */
-  client: Redis;
+  /**
+   * The ioredis client, one node (`Redis`) or a cluster (`Cluster`: every command of this
+   * store names one key); it stays yours to close.
+   */
+  client: RedisClient;
   /** Prefix of every key. @defaultValue `"portico:jti:"` */
   prefix?: string;
   /**
@@ -46,7 +48,7 @@ const KNOWN_OPTIONS = [
  * ```
  */
 export class RedisReplayStore implements ReplayStore {
-  readonly #client: Redis;
+  readonly #client: RedisClient;
   readonly #prefix: string;
   readonly #timeout: number;
 

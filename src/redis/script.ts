@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import { type HttpError, PorticoError, serviceUnavailable } from '../core/errors.js';
 
 /**
@@ -16,6 +16,12 @@ import { type HttpError, PorticoError, serviceUnavailable } from '../core/errors
  * }
  * ```
  */
+/**
+ * An ioredis client: one node (`Redis`) or a Redis Cluster (`Cluster`, which routes each
+ * command to the primary of its key's slot and follows MOVED and ASK).
+ */
+export type RedisClient = Redis | Cluster;
+
 export class RedisUnavailableError extends PorticoError {
   constructor(message = 'Redis is unavailable.', cause?: unknown) {
     super(message, 'ERR_REDIS_UNAVAILABLE', cause === undefined ? undefined : { cause });
@@ -40,7 +46,7 @@ export class RedisUnavailableError extends PorticoError {
  * @internal
  */
 export function guarded<T>(
-  client: Redis,
+  client: RedisClient,
   timeoutMs: number,
   command: () => Promise<T>,
 ): Promise<T> {
@@ -80,7 +86,7 @@ export class LuaScript {
   }
 
   async run(
-    client: Redis,
+    client: RedisClient,
     keys: readonly string[],
     args: readonly (string | number)[],
   ): Promise<unknown> {

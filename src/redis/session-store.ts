@@ -1,7 +1,6 @@
-import type { Redis } from 'ioredis';
 import type { SessionRecord, SessionStore } from '../auth/session-store.js';
 import { assertKnownOptions, invalidOption } from '../internal/options.js';
-import { guarded, LuaScript } from './script.js';
+import { guarded, LuaScript, type RedisClient } from './script.js';
 
 /**
  * Options of {@link RedisSessionStore}.
@@ -12,8 +11,11 @@ import { guarded, LuaScript } from './script.js';
  * ```
  */
 export interface RedisSessionStoreOptions {
-  /** The ioredis client; it stays yours to close. */
-  client: Redis;
+  /**
+   * The ioredis client, one node (`Redis`) or a cluster (`Cluster`: every command of this
+   * store names one key); it stays yours to close.
+   */
+  client: RedisClient;
   /** Prefix of every key. @defaultValue `"portico:sess:"` */
   prefix?: string;
   /** How long a command may take, in milliseconds, before the request is answered as if Redis were down. @defaultValue `1000` */
@@ -90,7 +92,7 @@ const KNOWN_OPTIONS = [
  * ```
  */
 export class RedisSessionStore implements SessionStore {
-  readonly #client: Redis;
+  readonly #client: RedisClient;
   readonly #prefix: string;
   readonly #timeout: number;
 
