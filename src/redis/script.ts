@@ -3,6 +3,12 @@ import type { Cluster, Redis } from 'ioredis';
 import { type HttpError, PorticoError, serviceUnavailable } from '../core/errors.js';
 
 /**
+ * An ioredis client: one node (`Redis`) or a Redis Cluster (`Cluster`, which routes each
+ * command to the primary of its key's slot and follows MOVED and ASK).
+ */
+export type RedisClient = Redis | Cluster;
+
+/**
  * Redis is not answering: not connected, or a command took longer than its bound. Stores turn
  * it into a 503 problem with `Retry-After` (a rate limiter may fail open instead).
  *
@@ -16,12 +22,6 @@ import { type HttpError, PorticoError, serviceUnavailable } from '../core/errors
  * }
  * ```
  */
-/**
- * An ioredis client: one node (`Redis`) or a Redis Cluster (`Cluster`, which routes each
- * command to the primary of its key's slot and follows MOVED and ASK).
- */
-export type RedisClient = Redis | Cluster;
-
 export class RedisUnavailableError extends PorticoError {
   constructor(message = 'Redis is unavailable.', cause?: unknown) {
     super(message, 'ERR_REDIS_UNAVAILABLE', cause === undefined ? undefined : { cause });
