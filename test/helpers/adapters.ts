@@ -1,7 +1,7 @@
 // One portico chain hosted on every adapter the suites compare: node:http (toNodeListener),
 // Express 5 (toExpress), Koa 3 (toKoa) and Fastify 5 (toFastify in an onRequest hook), each
 // with its framework's not-found and error handling wired as the docs show.
-import { createServer, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { createServer } from 'node:http';
 import express from 'express';
 import Fastify from 'fastify';
 import Koa from 'koa';
@@ -14,39 +14,7 @@ import { silentLogger } from '../../src/diagnostics/index.js';
 import { notFoundHandler } from '../../src/http/router.js';
 import { type Listening, listen } from './http.js';
 
-/** A reply with its body as the bytes sent. */
-export interface BinaryReply {
-  status: number;
-  headers: IncomingHttpHeaders;
-  body: Buffer;
-}
-
-/** A request to `at`, the body kept as bytes (no decoding, no agent). */
-export function requestBytes(
-  at: Listening,
-  path: string,
-  headers: Record<string, string> = {},
-  method = 'GET',
-): Promise<BinaryReply> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(
-      { host: '127.0.0.1', port: at.port, path, method, headers, agent: false },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () =>
-          resolve({
-            status: res.statusCode ?? 0,
-            headers: res.headers,
-            body: Buffer.concat(chunks),
-          }),
-        );
-      },
-    );
-    req.on('error', reject);
-    req.end();
-  });
-}
+export { type BinaryReply, requestBytes } from './http.js';
 
 /**
  * Hosts `chain()` (made anew for each adapter) on node:http, Express 5, Koa 3 and Fastify 5;

@@ -233,3 +233,38 @@ export function parseReply(text: string): RawReply {
     body: end === -1 ? '' : text.slice(end + 4),
   };
 }
+
+/** A reply with its body as the bytes sent. */
+export interface BinaryReply {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+}
+
+/** A request to `at`, the body kept as the bytes sent (no decoding, no agent). */
+export function requestBytes(
+  at: Listening,
+  path: string,
+  headers: Record<string, string> = {},
+  method = 'GET',
+): Promise<BinaryReply> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      { host: '127.0.0.1', port: at.port, path, method, headers, agent: false },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            body: Buffer.concat(chunks),
+          }),
+        );
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end();
+  });
+}

@@ -1,6 +1,6 @@
 // compression() over real sockets: the bytes are decoded with node:zlib and compared with
 // what the handler wrote.
-import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { request as httpRequest } from 'node:http';
 import { brotliDecompressSync, gunzipSync, gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Middleware } from '../../src/core/compose.js';
@@ -8,43 +8,15 @@ import { silentLogger } from '../../src/diagnostics/index.js';
 import { negotiateEncoding } from '../../src/http/accept-encoding.js';
 import { readJson, readText } from '../../src/http/body.js';
 import { compression, flushResponse } from '../../src/http/compression.js';
-import { closeAll, type Listening, serve as listenOn, request } from '../helpers/http.js';
+import {
+  type BinaryReply,
+  closeAll,
+  requestBytes as fetchBytes,
+  serve as listenOn,
+  request,
+} from '../helpers/http.js';
 
 afterEach(closeAll);
-
-interface BinaryReply {
-  status: number;
-  headers: IncomingHttpHeaders;
-  body: Buffer;
-}
-
-/** One request, its body kept as bytes. */
-function fetchBytes(
-  listening: Listening,
-  path: string,
-  headers: Record<string, string> = {},
-  method = 'GET',
-): Promise<BinaryReply> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(
-      { host: '127.0.0.1', port: listening.port, path, method, headers, agent: false },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () =>
-          resolve({
-            status: res.statusCode ?? 0,
-            headers: res.headers,
-            body: Buffer.concat(chunks),
-          }),
-        );
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end();
-  });
-}
 
 /** The body decoded as its `Content-Encoding` says. */
 function decoded(reply: BinaryReply): string {

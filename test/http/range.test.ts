@@ -1,7 +1,3 @@
-// Byte ranges (RFC 9110 §14) over real sockets: a hostile corpus of Range / If-Range fields,
-// each row checked for its exact status, headers and bytes (multipart bodies byte for byte),
-// through a Buffer body and through a streamed source alike.
-import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Middleware } from '../../src/core/compose.js';
@@ -9,7 +5,7 @@ import { silentLogger } from '../../src/diagnostics/index.js';
 import { formatHttpDate } from '../../src/http/conditional.js';
 import { type ByteRange, parseRange } from '../../src/http/range.js';
 import { type RangeSource, sendRepresentation } from '../../src/http/representation.js';
-import { closeAll, type Listening, serve } from '../helpers/http.js';
+import { closeAll, type Listening, requestBytes, serve } from '../helpers/http.js';
 
 const SIZE = 1000;
 const BODY = Buffer.from(
@@ -70,37 +66,9 @@ const app: Middleware = async (req, res, next) => {
   }
 };
 
-interface BinaryReply {
-  status: number;
-  headers: IncomingHttpHeaders;
-  body: Buffer;
-}
-
-function get(
-  path: string,
-  headers: Record<string, string> = {},
-  method = 'GET',
-): Promise<BinaryReply> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(
-      { host: '127.0.0.1', port: listening.port, path, method, headers, agent: false },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () =>
-          resolve({
-            status: res.statusCode ?? 0,
-            headers: res.headers,
-            body: Buffer.concat(chunks),
-          }),
-        );
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end();
-  });
-}
+/** A request to the suite's server, the body kept as bytes. */
+const get = (path: string, headers: Record<string, string> = {}, method = 'GET') =>
+  requestBytes(listening, path, headers, method);
 
 /** The multipart/byteranges body expected for `parts` (RFC 9110 §14.6), rebuilt independently. */
 function expectedMultipart(boundary: string, parts: readonly [number, number][], body: Buffer) {

@@ -2,7 +2,7 @@
 // traversal corpus that must never reach outside the root.
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -10,7 +10,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { send } from '../../src/core/send.js';
 import { silentLogger } from '../../src/diagnostics/index.js';
 import { serveStatic } from '../../src/http/static-files.js';
-import { closeAll, type Listening, parseReply, rawRequest, serve } from '../helpers/http.js';
+import {
+  closeAll,
+  requestBytes as get,
+  type Listening,
+  parseReply,
+  rawRequest,
+  serve,
+} from '../helpers/http.js';
 
 const SECRET = 'TOP SECRET outside the root';
 const BIG = randomBytes(3 * 1024 * 1024 + 123);
@@ -43,39 +50,6 @@ function setUp(): void {
   symlinkSync(dir, join(root, 'outdir'));
   symlinkSync(join(root, '.env'), join(root, 'dotlink'));
   symlinkSync(join(root, 'hello.txt'), join(root, 'inside-link.txt'));
-}
-
-interface BinaryReply {
-  status: number;
-  headers: IncomingHttpHeaders;
-  body: Buffer;
-}
-
-function get(
-  at: Listening,
-  path: string,
-  headers: Record<string, string> = {},
-  method = 'GET',
-): Promise<BinaryReply> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(
-      { host: '127.0.0.1', port: at.port, path, method, headers, agent: false },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () =>
-          resolve({
-            status: res.statusCode ?? 0,
-            headers: res.headers,
-            body: Buffer.concat(chunks),
-          }),
-        );
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end();
-  });
 }
 
 beforeAll(async () => {
