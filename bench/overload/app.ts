@@ -6,14 +6,12 @@
  */
 import { createServer } from 'node:http';
 import { serve } from '../lib/serve.js';
+import { BLOCK_MS, PERIOD_MS } from './shared.js';
 
 const dist = (name: string) => new URL(`../../dist/${name}.js`, import.meta.url).href;
 const portico = (await import(dist('index'))) as typeof import('../../src/index.js');
 const http = (await import(dist('http'))) as typeof import('../../src/http/index.js');
 
-/** How long each block lasts, and how often one comes, in milliseconds. */
-export const BLOCK_MS = 100;
-export const PERIOD_MS = 500;
 /** Requests per period that count as load (the check before measuring sends a handful). */
 const UNDER_LOAD = 200;
 

@@ -1,5 +1,5 @@
 import type { Comparison } from '../lib/types.js';
-import { BLOCK_MS, PERIOD_MS } from './app.js';
+import { BLOCK_MS, PERIOD_MS } from './shared.js';
 
 /** Load shedding: a blocked event loop, with and without `shedLoad()`. */
 export const overloadComparison: Comparison = {
