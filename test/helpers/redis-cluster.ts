@@ -69,6 +69,19 @@ async function clusterOk(port: number): Promise<boolean> {
   }
 }
 
+/** The node at `port` is a primary, or a replica whose link to its primary is up. */
+async function linked(port: number): Promise<boolean> {
+  const probe = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0 });
+  probe.on('error', () => {});
+  try {
+    await probe.connect();
+    const info = await probe.info('replication');
+    return info.includes('role:master') || info.includes('master_link_status:up');
+  } finally {
+    probe.disconnect();
+  }
+}
+
 /** Starts a six-node cluster (three primaries, a replica each) and waits until it is ok. */
 export async function startRedisCluster(): Promise<RedisClusterServer> {
   const ports = await freePorts();
@@ -131,6 +144,10 @@ export async function startRedisCluster(): Promise<RedisClusterServer> {
     { timeout: 20_000 },
   );
   await until('come up', async () => (await Promise.all(ports.map(clusterOk))).every(Boolean));
+  // a replica takes over only once it has synced with its primary: wait for every link
+  await until('sync its replicas', async () =>
+    (await Promise.all(ports.map(linked))).every(Boolean),
+  );
 
   const clients: Cluster[] = [];
   const kill = (port: number) =>

@@ -1,8 +1,12 @@
 // The Redis stores whose every command names one key, on a real local Redis Cluster (six
 // nodes, three primaries): the rate-limit counters, sessions and one-time JWT ids work
-// through ioredis's Cluster client, their keys spread over every primary. (Failover: issue
-// 24 continues.)
+// through ioredis's Cluster client, their keys spread over every primary, and a store whose
+// primary was killed answers again once the replica is promoted (refusing meanwhile with
+// ERR_REDIS_UNAVAILABLE, a 503), without a new client.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
 import { RedisRateLimitStore } from '../../src/redis/rate-limit-store.js';
 import { RedisReplayStore } from '../../src/redis/replay-store.js';
 import { RedisSessionStore } from '../../src/redis/session-store.js';
@@ -46,4 +50,27 @@ describe.skipIf(!hasRedis)('single-key stores on a Redis Cluster (six real nodes
     expect(await replay.remember('client:jti-1', 60_000)).toBe(true);
     expect(await replay.remember('client:jti-1', 60_000)).toBe(false);
   });
+
+  it('answers again after the primary of a key is killed and its replica promoted', async () => {
+    const store = new RedisRateLimitStore({
+      client: cluster.client(),
+      prefix: 'fo:',
+      timeoutMs: 500,
+    });
+    expect((await store.increment('k', 60_000)).count).toBe(1);
+    await cluster.killNode(await cluster.primaryOf('fo:k'));
+    const deadline = Date.now() + 15_000;
+    let answered = false;
+    while (!answered && Date.now() < deadline) {
+      try {
+        await store.increment('k', 60_000);
+        answered = true;
+      } catch (error) {
+        // while the slot has no primary: Redis unavailable (a 503), never a crash
+        expect(error).toMatchObject({ code: 'ERR_REDIS_UNAVAILABLE' });
+        await sleep(250);
+      }
+    }
+    expect(answered).toBe(true);
+  }, 30_000);
 });
