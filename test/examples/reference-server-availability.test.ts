@@ -15,8 +15,8 @@ beforeAll(async () => {
   [normal, down, busy] = await Promise.all([
     startReferenceServer({ RATE_LIMIT: '2' }),
     startReferenceServer({ MAINTENANCE: '1', MAINTENANCE_RETRY_AFTER: '45' }),
-    // an event loop late by more than 1 ms counts as overloaded: a burst is enough
-    startReferenceServer({ OVERLOAD_MAX_DELAY: '1', RATE_LIMIT: '1000000', DEMO_API_KEY: KEY }),
+    // an event loop late by more than 20 ms counts as overloaded: a burst is enough
+    startReferenceServer({ OVERLOAD_MAX_DELAY: '20', RATE_LIMIT: '1000000', DEMO_API_KEY: KEY }),
   ]);
 });
 afterAll(async () => {
@@ -29,7 +29,7 @@ describe('OVERLOAD_MAX_DELAY', () => {
     let shed: Response | undefined;
     // bursts of requests delay the server's loop; at most 10 of them
     for (let burst = 0; burst < 10 && shed === undefined; burst++) {
-      const replies = await Promise.all(Array.from({ length: 300 }, me));
+      const replies = await Promise.all(Array.from({ length: 500 }, me));
       shed = replies.find((r) => r.status === 503);
       expect(replies.every((r) => r.status === 200 || r.status === 503)).toBe(true);
     }
@@ -38,8 +38,13 @@ describe('OVERLOAD_MAX_DELAY', () => {
     expect(await shed!.json()).toMatchObject({ status: 503 });
     // the health endpoints are never shed, and /api/* answers again once the loop is well
     expect((await fetch(`${busy.url}/healthz`)).status).toBe(200);
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
-    expect((await me()).status).toBe(200);
+    // recovered at a sample that finds the loop well (polled: a busy machine delays it)
+    let status = 0;
+    for (const deadline = Date.now() + 10_000; status !== 200 && Date.now() < deadline; ) {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      status = (await me()).status;
+    }
+    expect(status).toBe(200);
   });
 });
 
