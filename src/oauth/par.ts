@@ -1,17 +1,15 @@
 // Pushed authorization requests (RFC 9126): the client sends its authorization request to the
 // server directly, authenticated, and the browser carries only a one-time `request_uri`.
 import { randomBytes } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
-import { DpopProofError } from '../auth/dpop.js';
+import type { DpopProof } from '../auth/dpop.js';
 import type { Middleware } from '../core/compose.js';
 import { sendJson } from '../core/send.js';
-import { fieldLines } from '../internal/headers.js';
-import { targetPath } from '../internal/target.js';
 import { checkAuthorizationRequest } from './authorize-request.js';
 import { singleParams } from './client-auth.js';
 import type { OAuthClient } from './clients.js';
 import type { OAuthContext } from './context.js';
-import { dpopRefusal, NO_STORE, OAuthError } from './errors.js';
+import { createEndpointProofs } from './endpoint-proof.js';
+import { NO_STORE, OAuthError } from './errors.js';
 import { readOAuthForm } from './form.js';
 import { oauthEndpoint } from './revoke.js';
 import { hashToken } from './tokens.js';
@@ -32,26 +30,12 @@ export const REQUEST_URI_PREFIX = 'urn:ietf:params:oauth:request_uri:';
  * endpoint gives its key's thumbprint as `dpop_jkt`, which must then agree with a `dpop_jkt`
  * the request names.
  */
-async function proofKey(
-  ctx: OAuthContext,
-  req: IncomingMessage,
-  named: string | undefined,
-): Promise<string | undefined> {
-  const lines = fieldLines(req.rawHeaders, 'dpop');
-  if (ctx.dpop === undefined || lines.length === 0) return named;
-  if (lines.length > 1) throw new OAuthError('invalid_dpop_proof', 'Send one DPoP proof.');
-  let jkt: string;
-  try {
-    const url = `${new URL(ctx.issuer).origin}${targetPath(req.url ?? '/')}`;
-    ({ jkt } = await ctx.dpop.verify(lines[0], { method: 'POST', url }));
-  } catch (error) {
-    if (error instanceof DpopProofError) throw dpopRefusal(error);
-    throw error;
-  }
-  if (named !== undefined && named !== jkt) {
+function boundKey(proof: DpopProof | undefined, named: string | undefined): string | undefined {
+  if (proof === undefined) return named;
+  if (named !== undefined && named !== proof.jkt) {
     throw new OAuthError('invalid_dpop_proof', 'dpop_jkt is not the key of the DPoP proof.');
   }
-  return jkt;
+  return proof.jkt;
 }
 
 /** The authorization request of a push, checked as `/authorize` checks one; errors as JSON. */
@@ -110,10 +94,11 @@ function isCredential(name: string): boolean {
  * @see {@link https://www.rfc-editor.org/rfc/rfc9126 | RFC 9126}
  */
 export function createPushedAuthorizationEndpoint(ctx: OAuthContext): Middleware {
+  const endpointProof = createEndpointProofs(ctx);
   return oauthEndpoint(async (req, res) => {
     const params = singleParams(await readOAuthForm(req));
     const client = await ctx.authenticateClient(req, params);
-    const dpopJkt = await proofKey(ctx, req, params.get('dpop_jkt'));
+    const dpopJkt = boundKey(await endpointProof(req), params.get('dpop_jkt'));
     const pushed = await checkedPush(ctx, client, params, dpopJkt);
     const requestUri = `${REQUEST_URI_PREFIX}${randomBytes(32).toString('base64url')}`;
     const ttl = ctx.settings.pushedRequestTtl;

@@ -1,19 +1,18 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import { DpopProofError } from '../auth/dpop.js';
+import type { ServerResponse } from 'node:http';
+import type { DpopProof } from '../auth/dpop.js';
 import type { Middleware } from '../core/compose.js';
 import { log } from '../core/logger.js';
-import { requestPath } from '../core/problem.js';
 import { requestFields } from '../core/trace-context.js';
 import {
   published,
   type TokenIssuedMessage,
   type TokenRefusedMessage,
 } from '../diagnostics/channels.js';
-import { fieldLines } from '../internal/headers.js';
 import { singleParams } from './client-auth.js';
 import type { GrantType, OAuthClient } from './clients.js';
 import type { OAuthContext } from './context.js';
-import { asOAuthError, dpopRefusal, NO_STORE, OAuthError, sendOAuthError } from './errors.js';
+import { createEndpointProofs } from './endpoint-proof.js';
+import { asOAuthError, NO_STORE, OAuthError, sendOAuthError } from './errors.js';
 import { readOAuthForm } from './form.js';
 import {
   authorizationCodeGrant,
@@ -53,32 +52,21 @@ function sendTokens(res: ServerResponse, tokens: TokenResponse): void {
  */
 async function tokenBinding(
   ctx: OAuthContext,
-  req: IncomingMessage,
+  proof: DpopProof | undefined,
   client: OAuthClient,
 ): Promise<TokenBinding> {
-  const lines = fieldLines(req.rawHeaders, 'dpop');
   const fapi2 = ctx.fapi2(client);
-  if (ctx.dpop === undefined || lines.length === 0) {
+  if (proof === undefined) {
     if (client.dpopBoundAccessTokens === true || fapi2) {
       throw new OAuthError('invalid_dpop_proof', 'This client must send a DPoP proof.');
     }
     return {};
   }
-  if (lines.length > 1) throw new OAuthError('invalid_dpop_proof', 'Send one DPoP proof.');
-  try {
-    const proof = await ctx.dpop.verify(lines[0], {
-      method: 'POST',
-      url: `${new URL(ctx.issuer).origin}${requestPath(req)}`,
-    });
-    // FAPI 2.0 (cryptography): PS256, ES256 or EdDSA
-    if (fapi2 && proof.alg.startsWith('RS')) {
-      throw new OAuthError('invalid_dpop_proof', 'Sign the DPoP proof with PS256, ES256 or EdDSA.');
-    }
-    return { jkt: proof.jkt };
-  } catch (error) {
-    if (error instanceof DpopProofError) throw dpopRefusal(error);
-    throw error;
+  // FAPI 2.0 (cryptography): PS256, ES256 or EdDSA
+  if (fapi2 && proof.alg.startsWith('RS')) {
+    throw new OAuthError('invalid_dpop_proof', 'Sign the DPoP proof with PS256, ES256 or EdDSA.');
   }
+  return { jkt: proof.jkt };
 }
 
 /**
@@ -106,6 +94,7 @@ async function tokenBinding(
  * @see {@link https://www.rfc-editor.org/rfc/rfc6749#section-3.2 | RFC 6749 §3.2}
  */
 export function createTokenEndpoint(ctx: OAuthContext): Middleware {
+  const endpointProof = createEndpointProofs(ctx);
   return async function tokenEndpoint(req, res) {
     let grantType: string | undefined;
     let clientId: string | undefined;
@@ -129,7 +118,7 @@ export function createTokenEndpoint(ctx: OAuthContext): Middleware {
       if (!client.grantTypes.includes(grantType)) {
         throw new OAuthError('unauthorized_client', 'This client may not use this grant type.');
       }
-      const binding = await tokenBinding(ctx, req, client);
+      const binding = await tokenBinding(ctx, await endpointProof(req), client);
       const tokens = await GRANTS[grantType](ctx, client, params, binding);
       sendTokens(res, tokens);
       if (published.tokenIssued.hasSubscribers) {
