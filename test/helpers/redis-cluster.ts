@@ -56,31 +56,33 @@ async function until(what: string, check: () => Promise<boolean>, ms = 20_000): 
   throw new Error(`the Redis Cluster did not ${what} within ${ms} ms`);
 }
 
-/** `CLUSTER INFO` of the node at `port` says the cluster is ok. */
-async function clusterOk(port: number): Promise<boolean> {
+/** Asks the node at `port` with a client of its own, closed after. */
+async function ask<T>(port: number, question: (probe: Redis) => Promise<T>): Promise<T> {
   const probe = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0 });
   probe.on('error', () => {});
   try {
     await probe.connect();
-    const info = String(await probe.call('CLUSTER', 'INFO'));
-    return info.includes('cluster_state:ok');
+    return await question(probe);
   } finally {
     probe.disconnect();
   }
 }
 
+/** The node at `port` answers. */
+const answers = (port: number) => ask(port, async (probe) => (await probe.ping()) === 'PONG');
+
+/** `CLUSTER INFO` of the node at `port` says the cluster is ok. */
+const clusterOk = (port: number) =>
+  ask(port, async (probe) =>
+    String(await probe.call('CLUSTER', 'INFO')).includes('cluster_state:ok'),
+  );
+
 /** The node at `port` is a primary, or a replica whose link to its primary is up. */
-async function linked(port: number): Promise<boolean> {
-  const probe = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0 });
-  probe.on('error', () => {});
-  try {
-    await probe.connect();
+const linked = (port: number) =>
+  ask(port, async (probe) => {
     const info = await probe.info('replication');
     return info.includes('role:master') || info.includes('master_link_status:up');
-  } finally {
-    probe.disconnect();
-  }
-}
+  });
 
 /** Starts a six-node cluster (three primaries, a replica each) and waits until it is ok. */
 export async function startRedisCluster(): Promise<RedisClusterServer> {
@@ -112,25 +114,7 @@ export async function startRedisCluster(): Promise<RedisClusterServer> {
     );
     children.set(port, child);
   }
-  await Promise.all(
-    ports.map((port) =>
-      until('start its nodes', async () => {
-        const probe = new Redis({
-          port,
-          host: '127.0.0.1',
-          lazyConnect: true,
-          maxRetriesPerRequest: 0,
-        });
-        probe.on('error', () => {});
-        try {
-          await probe.connect();
-          return (await probe.ping()) === 'PONG';
-        } finally {
-          probe.disconnect();
-        }
-      }),
-    ),
-  );
+  await Promise.all(ports.map((port) => until('start its nodes', () => answers(port))));
   await run(
     'redis-cli',
     [
