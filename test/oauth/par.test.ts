@@ -10,6 +10,7 @@ import { CLIENT_ASSERTION_TYPE } from '../../src/oauth/client-assertion.js';
 import { MemoryClientStore } from '../../src/oauth/clients.js';
 import { createKeySet, type KeySet } from '../../src/oauth/key-set.js';
 import { createAuthorizationServer } from '../../src/oauth/server.js';
+import { MemoryOAuthStore } from '../../src/oauth/store.js';
 import { hiddenInputs } from '../helpers/browser.js';
 import { closeAll, json, request } from '../helpers/http.js';
 import {
@@ -245,6 +246,23 @@ describe('clients that must push (require_pushed_authorization_requests)', () =>
       pushed_authorization_request_endpoint: `${site.app.url}/par`,
       require_pushed_authorization_requests: false,
     });
+  });
+
+  it('fails closed when its store is full: 503 temporarily_unavailable, nothing forgotten', async () => {
+    const full = await startSite({ store: new MemoryOAuthStore({ maxEntries: 2 }) });
+    const first = requestUriOf(await push(full, 'web'));
+    expect((await push(full, 'web')).status).toBe(201);
+    const refused = await push(full, 'web');
+    expect({ status: refused.status, error: json(refused).error }).toEqual({
+      status: 503,
+      error: 'temporarily_unavailable',
+    });
+    expect(refused.headers['retry-after']).toBeDefined();
+    // the requests already pushed are kept: the first is still taken
+    const consent = await request(full.app, authorizeWith('web', first), {
+      headers: { Cookie: full.cookie },
+    });
+    expect(consent.status).toBe(200);
   });
 
   it('expires a request_uri after pushedRequestTtl', async () => {
