@@ -123,7 +123,14 @@ export async function createApp(
   const users = await createUsers();
   // the service's own pages and the CORS origins: who may use the session cookie and open /ws
   const ownAndCorsOrigins = [...new Set([new URL(baseUrl).origin, ...config.corsOrigins])];
-  const shared = createSharedState(config.redisUrl, logger);
+  const shared = createSharedState(
+    config.redisCluster !== undefined
+      ? { cluster: config.redisCluster }
+      : config.redisUrl !== undefined
+        ? { url: config.redisUrl }
+        : undefined,
+    logger,
+  );
   const { revocations } = shared;
   // refused credentials (wrong passwords, unknown keys, bad tokens, bad client secrets) count
   // per client IP on every surface that checks one, as one budget: /api, /login, /events, the

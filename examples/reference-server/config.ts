@@ -27,6 +27,8 @@ export interface ServerConfig {
   wsHeartbeatMs: number;
   /** `REDIS_URL`: shared state and fan-out in Redis, so that several processes act as one. */
   redisUrl: string | undefined;
+  /** `REDIS_CLUSTER`: the same through a Redis Cluster, from these seed nodes (instead of `REDIS_URL`). */
+  redisCluster: { host: string; port: number }[] | undefined;
   /** `WEBHOOK_ALLOW_PRIVATE=1`: webhook URLs may point at loopback/private addresses (and use http). */
   webhookAllowPrivate: boolean;
   /** `WEBHOOK_RETRY_SCHEDULE` (seconds): between delivery attempts, in milliseconds; unset, the library's schedule. */
@@ -113,6 +115,25 @@ function redisUrl(raw: string | undefined): string | undefined {
   return raw;
 }
 
+/** `REDIS_CLUSTER`: comma-separated `host:port` seed nodes (an IPv6 host in brackets). */
+function redisCluster(
+  raw: string | undefined,
+  url: string | undefined,
+): { host: string; port: number }[] | undefined {
+  if (raw === undefined || raw.trim() === '') return undefined;
+  if (url !== undefined && url !== '') {
+    throw new ConfigError('set REDIS_URL (one Redis) or REDIS_CLUSTER (a cluster), not both');
+  }
+  return raw.split(',').map((seed) => {
+    const match = /^\s*(\[[0-9a-fA-F:.]+\]|[^\s:[\]]+):(\d{1,5})\s*$/.exec(seed);
+    const port = Number(match?.[2]);
+    if (match === null || port < 1 || port > 65_535) {
+      throw new ConfigError(`REDIS_CLUSTER: "${seed.trim()}" is not host:port`);
+    }
+    return { host: match[1]!.replace(/^\[|\]$/g, ''), port };
+  });
+}
+
 /** The environment speaks seconds (the contract's unit); the service, milliseconds. */
 const SECOND = 1000;
 
@@ -177,6 +198,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     sseHeartbeatMs: integer(env, 'SSE_HEARTBEAT', 15, 1) * SECOND,
     wsHeartbeatMs: integer(env, 'WS_HEARTBEAT', 30, 1) * SECOND,
     redisUrl: redisUrl(env.REDIS_URL),
+    redisCluster: redisCluster(env.REDIS_CLUSTER, env.REDIS_URL),
     webhookAllowPrivate: env.WEBHOOK_ALLOW_PRIVATE === '1' || env.WEBHOOK_ALLOW_PRIVATE === 'true',
     webhookRetrySchedule: retrySchedule(env.WEBHOOK_RETRY_SCHEDULE),
     webhookTimeoutMs: integer(env, 'WEBHOOK_TIMEOUT', 15, 1) * SECOND,

@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import {
   type ApiKeyStore,
   type Broker,
@@ -24,6 +24,9 @@ import {
 } from 'portico/redis';
 import { MemoryWebhookStore } from 'portico/webhook';
 import { type MessageRepository, memoryMessages, type Stored } from './messages.js';
+
+/** One Redis (`REDIS_URL`) or the seed nodes of a Redis Cluster (`REDIS_CLUSTER`). */
+export type RedisLocation = { url: string } | { cluster: { host: string; port: number }[] };
 
 /**
  * Where the state that processes must share lives: in this process (no `REDIS_URL`), or in
@@ -64,8 +67,11 @@ export interface SharedState {
   close(): Promise<void>;
 }
 
-export function createSharedState(redisUrl: string | undefined, logger: Logger): SharedState {
-  if (redisUrl === undefined) {
+export function createSharedState(
+  location: RedisLocation | undefined,
+  logger: Logger,
+): SharedState {
+  if (location === undefined) {
     return {
       revocations: createRevocations(),
       rateLimitStore: undefined,
@@ -82,14 +88,22 @@ export function createSharedState(redisUrl: string | undefined, logger: Logger):
       close: async () => {},
     };
   }
-  // Commands fail fast while Redis is away (answered 503); ioredis reconnects on its own.
-  const client = new Redis(redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: true });
+  const client = connect(location);
   client.on('error', () => {
     // reported per request as 503 problems; ioredis logs nothing itself and retries
   });
+  // On a cluster, what must outlive a failover (messages, keys, sessions ended, revocations,
+  // the agreed keys) waits for its replica: Redis replicates asynchronously.
+  const replicated = 'cluster' in location ? { waitForReplicas: 1, waitTimeoutMs: 250 } : {};
   const brokers: RedisBroker[] = [];
   const broker = (name: string, historySize: number) => {
-    const made = new RedisBroker({ client, prefix: `portico:ref:${name}:`, historySize, logger });
+    const made = new RedisBroker({
+      client,
+      prefix: `portico:ref:${name}:`,
+      historySize,
+      logger,
+      ...replicated,
+    });
     brokers.push(made);
     return made;
   };
@@ -99,22 +113,31 @@ export function createSharedState(redisUrl: string | undefined, logger: Logger):
   return {
     revocations,
     rateLimitStore: new RedisRateLimitStore({ client, prefix: 'portico:ref:rl:' }),
-    webhookStore: new RedisWebhookStore({ client, prefix: 'portico:ref:wh:' }),
-    apiKeyStore: new RedisApiKeyStore({ client, prefix: 'portico:ref:apikey:', revocations }),
-    oauthStore: new RedisOAuthStore({ client, prefix: 'portico:ref:oauth:' }),
+    webhookStore: new RedisWebhookStore({
+      client,
+      prefix: 'portico:ref:wh:',
+      shards: 'cluster' in location ? 4 : 1,
+    }),
+    apiKeyStore: new RedisApiKeyStore({
+      client,
+      prefix: 'portico:ref:apikey:',
+      revocations,
+      ...replicated,
+    }),
+    oauthStore: new RedisOAuthStore({ client, prefix: 'portico:ref:oauth:', ...replicated }),
     replayStore: new RedisReplayStore({ client, prefix: 'portico:ref:jti:' }),
     deviceFailureStore: new RedisRateLimitStore({ client, prefix: 'portico:ref:device:' }),
-    messages: redisMessages(client, 'portico:ref:messages'),
+    messages: redisMessages(client, 'portico:ref:messages', 'cluster' in location),
     async agreed(name, make) {
       // The first process sets it; every later one reads that. Redis must be private to the
       // service (ACLs, TLS): the signing key is kept there.
       const key = `portico:ref:agreed:${name}`;
-      await client.set(key, make(), 'NX');
+      await durably(client, 'cluster' in location, ['SET', key, make(), 'NX']);
       const value = await client.get(key);
       if (value === null) throw new Error(`Redis lost ${key}`);
       return value;
     },
-    sessionStore: new RedisSessionStore({ client, prefix: 'portico:ref:sess:' }),
+    sessionStore: new RedisSessionStore({ client, prefix: 'portico:ref:sess:', ...replicated }),
     broker,
     checks: { redis: () => client.ping() },
     async close() {
@@ -126,8 +149,35 @@ export function createSharedState(redisUrl: string | undefined, logger: Logger):
   };
 }
 
+/** A client for one Redis, or for a cluster (commands fail fast while a slot has no primary). */
+function connect(location: RedisLocation): Redis | Cluster {
+  // Commands fail fast while Redis is away (answered 503); ioredis reconnects on its own.
+  if ('url' in location) {
+    return new Redis(location.url, { maxRetriesPerRequest: 1, enableOfflineQueue: true });
+  }
+  return new Cluster(location.cluster, {
+    // a promoted replica's slots are learnt within a second
+    slotsRefreshInterval: 1_000,
+    clusterRetryStrategy: (times) => Math.min(100 * times, 1_000),
+    redisOptions: { maxRetriesPerRequest: 1 },
+  });
+}
+
+/** `command`, then on a cluster `WAIT` for one replica (250 ms at most) on the same connection. */
+async function durably(
+  client: Redis | Cluster,
+  cluster: boolean,
+  command: [string, ...(string | number)[]],
+): Promise<void> {
+  const [name, ...args] = command;
+  const batch = client.pipeline().call(name, ...args);
+  if (cluster) batch.call('WAIT', 1, 250);
+  const [[error] = [null]] = (await batch.exec()) ?? [];
+  if (error) throw error;
+}
+
 /** Messages in one Redis hash (id → JSON), read whole for the list: fine for a demo's size. */
-function redisMessages(client: Redis, key: string): MessageRepository {
+function redisMessages(client: Redis | Cluster, key: string, cluster: boolean): MessageRepository {
   const revive = (json: string): Stored => {
     const raw = JSON.parse(json) as Omit<Stored, 'modified'> & { modified: number };
     return { ...raw, modified: new Date(raw.modified) };
@@ -145,7 +195,7 @@ function redisMessages(client: Redis, key: string): MessageRepository {
     },
     async put(stored) {
       const json = JSON.stringify({ ...stored, modified: stored.modified.getTime() });
-      await client.hset(key, stored.message.id, json).catch(unavailable);
+      await durably(client, cluster, ['HSET', key, stored.message.id, json]).catch(unavailable);
     },
     async list() {
       const all = (await client.hvals(key).catch(unavailable)).map(revive);

@@ -1,4 +1,3 @@
-import type { Redis } from 'ioredis';
 import type { ApiKeyRecord, ApiKeyStore } from '../auth/api-key-store.js';
 import {
   announceRevocation,
@@ -8,7 +7,8 @@ import {
 } from '../auth/revocations.js';
 import { conflict } from '../core/errors.js';
 import { assertKnownOptions, invalidOption } from '../internal/options.js';
-import { guarded, LuaScript } from './script.js';
+import { oneSlotPrefix, type RedisCommands, redisStoreOptions } from './commands.js';
+import { LuaScript, type RedisClient } from './script.js';
 
 /**
  * Options of {@link RedisApiKeyStore}.
@@ -19,16 +19,30 @@ import { guarded, LuaScript } from './script.js';
  * ```
  */
 export interface RedisApiKeyStoreOptions {
-  /** The ioredis client; it stays yours to close. */
-  client: Redis;
+  /** The ioredis client, one node (`Redis`) or a cluster (`Cluster`); it stays yours to close. */
+  client: RedisClient;
   /**
-   * Prefix of every key. Under Redis Cluster, give it a hash tag (`"{apikey}:"`) so that the
-   * keys a save touches live in one slot.
+   * Prefix of every key. The store's keys share one hash slot (one primary of a cluster), so
+   * that a save is one atomic script: the prefix is wrapped in a hash tag
+   * (`{portico:apikey:}id:…`) unless it has one (`app:{keys}:`).
    * @defaultValue `"portico:apikey:"`
    */
   prefix?: string;
   /** How long a command may take, in milliseconds, before the request is answered as if Redis were down. @defaultValue `1000` */
   timeoutMs?: number;
+  /**
+   * How many replicas a created or deleted key waits for (`WAIT`, at most `waitTimeoutMs`)
+   * before the call returns, so that a failover right after neither forgets a key handed out
+   * nor brings back a revoked one (Redis replicates asynchronously). Best effort: a primary
+   * without a live replica takes the write after the whole wait. 0 waits for none.
+   * @defaultValue `0`
+   */
+  waitForReplicas?: number;
+  /**
+   * How long a write waits for `waitForReplicas` replicas, in milliseconds.
+   * @defaultValue `1_000` (1 second)
+   */
+  waitTimeoutMs?: number;
   /**
    * Where a deleted key's revocation is announced, so that the streams opened with it end
    * (give the service's cross-process bus).
@@ -41,10 +55,12 @@ const KNOWN_OPTIONS = [
   'client',
   'prefix',
   'timeoutMs',
+  'waitForReplicas',
+  'waitTimeoutMs',
   'revocations',
 ] as const satisfies readonly (keyof RedisApiKeyStoreOptions)[];
 
-// Keys under the prefix: `id:<id>` the record's JSON, `hash:<hash>` the id holding that hash,
+// Keys under the prefix (one hash slot): `id:<id>` the record's JSON, `hash:<hash>` the id holding that hash,
 // `ids` every id and `owner:<owner>` an owner's ids (sorted sets scored by a sequence, `seq`,
 // so lists come oldest first and a replaced record keeps its place).
 
@@ -167,32 +183,24 @@ function parseRecord(text: string | null): ApiKeyRecord | undefined {
  * ```
  */
 export class RedisApiKeyStore implements ApiKeyStore {
-  readonly #client: Redis;
+  readonly #redis: RedisCommands;
   readonly #prefix: string;
-  readonly #timeout: number;
-
   readonly #revocations: Revocations;
 
   constructor(options: RedisApiKeyStoreOptions) {
-    assertKnownOptions('new RedisApiKeyStore()', options, KNOWN_OPTIONS);
-    const { client, prefix = 'portico:apikey:', timeoutMs = 1000 } = options ?? {};
+    const owner = 'new RedisApiKeyStore()';
+    assertKnownOptions(owner, options, KNOWN_OPTIONS);
+    const { commands, prefix } = redisStoreOptions(owner, options, {
+      prefix: 'portico:apikey:',
+      timeoutMs: 1_000,
+    });
     this.#revocations = options.revocations ?? processRevocations();
-    if (typeof client?.evalsha !== 'function') {
-      throw invalidOption('RedisApiKeyStore: `client` must be an ioredis client');
-    }
-    if (typeof prefix !== 'string') {
-      throw invalidOption('RedisApiKeyStore: `prefix` must be a string');
-    }
-    if (!(timeoutMs > 0)) throw invalidOption('RedisApiKeyStore: `timeoutMs` must be > 0');
-    this.#client = client;
-    this.#prefix = prefix;
-    this.#timeout = timeoutMs;
+    this.#redis = commands;
+    this.#prefix = oneSlotPrefix(prefix);
   }
 
   async findByHash(hash: string): Promise<ApiKeyRecord | undefined> {
-    const text = await guarded(this.#client, this.#timeout, () =>
-      FIND.run(this.#client, [`${this.#prefix}hash:${hash}`], [this.#prefix]),
-    );
+    const text = await this.#redis.script(FIND, [`${this.#prefix}hash:${hash}`], [this.#prefix]);
     const record = parseRecord(typeof text === 'string' ? text : null);
     return record?.hash === hash ? record : undefined;
   }
@@ -205,18 +213,16 @@ export class RedisApiKeyStore implements ApiKeyStore {
       );
     }
     const p = this.#prefix;
-    const saved = await guarded(this.#client, this.#timeout, () =>
-      SAVE.run(
-        this.#client,
-        [
-          `${p}id:${frozen.id}`,
-          `${p}hash:${frozen.hash}`,
-          `${p}ids`,
-          `${p}owner:${frozen.owner}`,
-          `${p}seq`,
-        ],
-        [frozen.id, frozen.hash, JSON.stringify(frozen), frozen.owner, p],
-      ),
+    const saved = await this.#redis.replicated(
+      SAVE,
+      [
+        `${p}id:${frozen.id}`,
+        `${p}hash:${frozen.hash}`,
+        `${p}ids`,
+        `${p}owner:${frozen.owner}`,
+        `${p}seq`,
+      ],
+      [frozen.id, frozen.hash, JSON.stringify(frozen), frozen.owner, p],
     );
     if (saved === 0) {
       throw conflict('This API key already exists.', { code: 'ERR_API_KEY_EXISTS' });
@@ -224,37 +230,37 @@ export class RedisApiKeyStore implements ApiKeyStore {
   }
 
   async delete(id: string): Promise<boolean> {
-    const deleted = await guarded(this.#client, this.#timeout, () =>
-      DELETE.run(
-        this.#client,
-        [`${this.#prefix}id:${id}`, `${this.#prefix}ids`],
-        [id, this.#prefix],
-      ),
+    const deleted = await this.#redis.replicated(
+      DELETE,
+      [`${this.#prefix}id:${id}`, `${this.#prefix}ids`],
+      [id, this.#prefix],
     );
     if (deleted === 1) await announceRevocation(this.#revocations, [apiKeyCredentialId(id)]);
     return deleted === 1;
   }
 
   async get(id: string): Promise<ApiKeyRecord | undefined> {
-    const text = await guarded(this.#client, this.#timeout, () =>
-      this.#client.get(`${this.#prefix}id:${id}`),
-    );
-    const record = parseRecord(text);
+    const text = await this.#redis.send(['GET', `${this.#prefix}id:${id}`]);
+    const record = parseRecord(typeof text === 'string' ? text : null);
     return record?.id === id ? record : undefined;
   }
 
   async list(owner?: string): Promise<ApiKeyRecord[]> {
     const p = this.#prefix;
-    const [ids, texts] = await guarded(this.#client, this.#timeout, async () => {
-      const ids = await this.#client.zrange(
-        owner === undefined ? `${p}ids` : `${p}owner:${owner}`,
-        0,
-        -1,
-      );
-      const texts =
-        ids.length === 0 ? [] : await this.#client.mget(ids.map((id) => `${p}id:${id}`));
-      return [ids, texts] as const;
-    });
+    const ids = (await this.#redis.send([
+      'ZRANGE',
+      owner === undefined ? `${p}ids` : `${p}owner:${owner}`,
+      0,
+      -1,
+    ])) as string[];
+    // one slot: the records come in one MGET
+    const texts =
+      ids.length === 0
+        ? []
+        : ((await this.#redis.send(['MGET', ...ids.map((id) => `${p}id:${id}`)])) as (
+            | string
+            | null
+          )[]);
     const records: ApiKeyRecord[] = [];
     texts.forEach((text, i) => {
       const record = parseRecord(text);

@@ -1,13 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import type { Redis } from 'ioredis';
 import { PorticoError } from '../core/errors.js';
 import { type Logger, loggerOption } from '../core/logger.js';
-import {
-  assertKnownOptions,
-  countOption,
-  durationOption,
-  invalidOption,
-} from '../internal/options.js';
+import { assertKnownOptions, countOption } from '../internal/options.js';
 import type {
   Broker,
   HistoryResult,
@@ -18,9 +12,10 @@ import type {
   Position,
   Unsubscribe,
 } from '../realtime/broker.js';
-import { MAX_TIMER_DELAY } from '../realtime/connection-options.js';
 import { deliverToListeners } from '../realtime/deliver.js';
-import { guarded, LuaScript } from './script.js';
+import { type RedisCommands, redisStoreOptions } from './commands.js';
+import type { RedisSubscriber } from './connection.js';
+import { LuaScript, type RedisClient } from './script.js';
 
 /**
  * Options of {@link RedisBroker}.
@@ -31,8 +26,13 @@ import { guarded, LuaScript } from './script.js';
  * ```
  */
 export interface RedisBrokerOptions {
-  /** The ioredis client for commands; it stays yours to close. The broker makes its own subscriber connection from it. */
-  client: Redis;
+  /**
+   * The ioredis client for commands, one node (`Redis`) or a cluster (`Cluster`: each
+   * channel's keys share a hash slot, and messages go by sharded pub/sub, `SPUBLISH` and
+   * `SSUBSCRIBE`, Redis 7 or later); it stays yours to close. The broker makes its own
+   * subscriber connection from it.
+   */
+  client: RedisClient;
   /** Prefix of every key and pub/sub channel. @defaultValue `"portico:hub:"` */
   prefix?: string;
   /** The most events kept per channel for resuming clients (an integer ≥ 0). @defaultValue `1_000` */
@@ -43,6 +43,19 @@ export interface RedisBrokerOptions {
    */
   timeoutMs?: number;
   /**
+   * How many replicas a published message waits for (`WAIT`, at most `waitTimeoutMs`) before
+   * `publish` resolves, so that a failover right after does not lose it from the history
+   * (Redis replicates asynchronously). Best effort: a primary without a live replica takes
+   * the message after the whole wait. 0 waits for none.
+   * @defaultValue `0`
+   */
+  waitForReplicas?: number;
+  /**
+   * How long a publish waits for `waitForReplicas` replicas, in milliseconds.
+   * @defaultValue `1_000` (1 second)
+   */
+  waitTimeoutMs?: number;
+  /**
    * Where a listener that throws or rejects is logged (`error`, with the channel); delivery
    * to the other listeners goes on. A pino logger is passed as it is.
    * @defaultValue portico's default logger (errors on stderr)
@@ -50,13 +63,14 @@ export interface RedisBrokerOptions {
   logger?: Logger;
 }
 
-// The epoch of the whole deployment: made by the first process that needs it, gone (and made
-// anew) when Redis loses its data, which tells resuming clients that their positions are void.
+// The epoch of a channel: made by the first process that needs it, gone (and made anew) when
+// Redis loses the channel's data, which tells resuming clients that their positions are void.
 const EPOCH = `local e = redis.call('GET', KEYS[1])
 if not e then redis.call('SET', KEYS[1], ARGV[1]); e = ARGV[1] end
 `;
 
-// KEYS: epoch, seq, log; ARGV: new epoch, pub/sub channel, channel JSON, event JSON, data JSON, time, history size
+// KEYS: epoch, seq, log (one slot); ARGV: new epoch, pub/sub channel, channel JSON, event JSON,
+// data JSON, time, history size, publish command (PUBLISH, or SPUBLISH on a cluster)
 const PUBLISH = new LuaScript(`${EPOCH}
 local offset = redis.call('INCR', KEYS[2])
 local message = '{"channel":' .. ARGV[3] .. ',"offset":' .. offset .. ',"epoch":"' .. e ..
@@ -66,7 +80,7 @@ if size > 0 then
   redis.call('RPUSH', KEYS[3], message)
   redis.call('LTRIM', KEYS[3], -size, -1)
 end
-redis.call('PUBLISH', ARGV[2], message)
+redis.call(ARGV[8], ARGV[2], message)
 return message
 `);
 
@@ -116,6 +130,8 @@ const KNOWN_OPTIONS = [
   'prefix',
   'historySize',
   'timeoutMs',
+  'waitForReplicas',
+  'waitTimeoutMs',
   'logger',
 ] as const satisfies readonly (keyof RedisBrokerOptions)[];
 
@@ -137,58 +153,57 @@ const KNOWN_OPTIONS = [
  * ```
  */
 export class RedisBroker implements Broker {
-  readonly #client: Redis;
+  readonly #redis: RedisCommands;
   readonly #prefix: string;
   readonly #size: number;
-  readonly #timeout: number;
   readonly #logger: Logger;
   readonly #listeners = new Map<string, Set<HubListener>>();
-  /** Pending or done `SUBSCRIBE`s, per pub/sub channel. */
+  /** Pending or done subscriptions, per pub/sub channel. */
   readonly #subscribed = new Map<string, Promise<unknown>>();
-  #subscriber: Redis | undefined;
+  #subscriber: RedisSubscriber | undefined;
   #closed = false;
 
   constructor(options: RedisBrokerOptions) {
     assertKnownOptions(OWNER, options, KNOWN_OPTIONS);
-    const { client, prefix = 'portico:hub:' } = options ?? {};
-    if (typeof client?.duplicate !== 'function') {
-      throw invalidOption(`${OWNER}: \`client\` must be an ioredis client`);
-    }
-    this.#client = client;
+    const { commands, prefix } = redisStoreOptions(OWNER, options, {
+      prefix: 'portico:hub:',
+      timeoutMs: 2_000,
+    });
+    this.#redis = commands;
     this.#prefix = prefix;
     this.#size = countOption(OWNER, 'historySize', options.historySize, 1_000, { min: 0 });
-    this.#timeout = durationOption(OWNER, 'timeoutMs', options.timeoutMs, 2_000, {
-      min: 1,
-      max: MAX_TIMER_DELAY,
-    });
     this.#logger = loggerOption(OWNER, options.logger);
   }
 
+  /** The pub/sub channel of `channel`, a hash tag keeping its keys on one slot. */
+  #topic(channel: string): string {
+    return `${this.#prefix}{ch:${channel}}`;
+  }
+
   #keys(channel: string): string[] {
-    const base = `${this.#prefix}ch:${channel}`;
-    return [`${this.#prefix}epoch`, `${base}:seq`, `${base}:log`];
+    const base = this.#topic(channel);
+    return [`${base}:epoch`, `${base}:seq`, `${base}:log`];
   }
 
   async publish(channel: string, draft: HubDraft): Promise<HubMessage> {
     this.#assertOpen();
     const data = JSON.stringify(draft.data) ?? 'null';
-    const reply = await guarded(this.#client, this.#timeout, () =>
-      PUBLISH.run(this.#client, this.#keys(channel), [
-        newEpoch(),
-        `${this.#prefix}ch:${channel}`,
-        JSON.stringify(channel),
-        JSON.stringify(draft.event),
-        data,
-        Date.now(),
-        this.#size,
-      ]),
-    );
+    const reply = await this.#redis.replicated(PUBLISH, this.#keys(channel), [
+      newEpoch(),
+      this.#topic(channel),
+      JSON.stringify(channel),
+      JSON.stringify(draft.event),
+      data,
+      Date.now(),
+      this.#size,
+      this.#redis.connection.cluster ? 'SPUBLISH' : 'PUBLISH',
+    ]);
     return parse(String(reply));
   }
 
   async subscribe(channel: string, listener: HubListener): Promise<Unsubscribe> {
     this.#assertOpen();
-    const topic = `${this.#prefix}ch:${channel}`;
+    const topic = this.#topic(channel);
     let listeners = this.#listeners.get(topic);
     if (listeners === undefined) {
       listeners = new Set();
@@ -219,9 +234,10 @@ export class RedisBroker implements Broker {
 
   async history(channel: string, since: Position): Promise<HistoryResult> {
     this.#assertOpen();
-    const [epoch, seq, log] = (await guarded(this.#client, this.#timeout, () =>
-      READ.run(this.#client, this.#keys(channel), [newEpoch(), '1']),
-    )) as [string, number, string[]];
+    const [epoch, seq, log] = (await this.#redis.script(READ, this.#keys(channel), [
+      newEpoch(),
+      '1',
+    ])) as [string, number, string[]];
     const held = log.map(parse);
     const oldest = seq - held.length + 1;
     const offset = since.offset;
@@ -258,12 +274,10 @@ export class RedisBroker implements Broker {
       if (draft === undefined) return false;
       const start = entryStart(channel, message.offset);
       const done = Number(
-        await guarded(this.#client, this.#timeout, () =>
-          REDACT.run(
-            this.#client,
-            [this.#keys(channel)[2]!],
-            [start, text!, encode(message, draft)],
-          ),
+        await this.#redis.script(
+          REDACT,
+          [this.#keys(channel)[2]!],
+          [start, text, encode(message, draft)],
         ),
       );
       if (done !== 0) return done === 1;
@@ -277,17 +291,20 @@ export class RedisBroker implements Broker {
   }
 
   async #log(channel: string): Promise<string[]> {
-    const [, , log] = (await guarded(this.#client, this.#timeout, () =>
-      READ.run(this.#client, this.#keys(channel), [newEpoch(), '1']),
-    )) as [string, number, string[]];
+    const [, , log] = (await this.#redis.script(READ, this.#keys(channel), [newEpoch(), '1'])) as [
+      string,
+      number,
+      string[],
+    ];
     return log;
   }
 
   async position(channel: string): Promise<Position> {
     this.#assertOpen();
-    const [epoch, offset] = (await guarded(this.#client, this.#timeout, () =>
-      READ.run(this.#client, this.#keys(channel), [newEpoch(), '0']),
-    )) as [string, number];
+    const [epoch, offset] = (await this.#redis.script(READ, this.#keys(channel), [
+      newEpoch(),
+      '0',
+    ])) as [string, number];
     return { epoch, offset };
   }
 
@@ -298,22 +315,13 @@ export class RedisBroker implements Broker {
     this.#subscribed.clear();
     const subscriber = this.#subscriber;
     this.#subscriber = undefined;
-    if (subscriber !== undefined) {
-      await subscriber.quit().catch(() => subscriber.disconnect());
-    }
+    await subscriber?.close();
   }
 
-  #subscriberConnection(): Redis {
-    if (this.#subscriber === undefined) {
-      // no ready check: its INFO would be refused once a SUBSCRIBE queued before the
-      // connection was up has put it in subscriber mode (two subscriptions at start)
-      const subscriber = this.#client.duplicate({ enableReadyCheck: false });
-      subscriber.on('error', () => {
-        // reconnects on its own (and re-subscribes); commands report their own failures
-      });
-      subscriber.on('message', (topic: string, text: string) => this.#deliver(topic, text));
-      this.#subscriber = subscriber;
-    }
+  #subscriberConnection(): RedisSubscriber {
+    this.#subscriber ??= this.#redis.connection.subscriber((topic, text) =>
+      this.#deliver(topic, text),
+    );
     return this.#subscriber;
   }
 

@@ -1,4 +1,3 @@
-import type { Redis } from 'ioredis';
 import { assertKnownOptions, invalidOption } from '../internal/options.js';
 import type {
   AuthorizationCodeRecord,
@@ -8,7 +7,8 @@ import type {
   PushedAuthorizationRecord,
   RefreshTokenRecord,
 } from '../oauth/store.js';
-import { guarded, LuaScript } from './script.js';
+import { type RedisCommands, redisStoreOptions } from './commands.js';
+import { LuaScript, type RedisClient } from './script.js';
 
 /**
  * Options of {@link RedisOAuthStore}.
@@ -19,8 +19,11 @@ import { guarded, LuaScript } from './script.js';
  * ```
  */
 export interface RedisOAuthStoreOptions {
-  /** The ioredis client; it stays yours to close. */
-  client: Redis;
+  /**
+   * The ioredis client, one node (`Redis`) or a cluster (`Cluster`: every command names one
+   * key); it stays yours to close.
+   */
+  client: RedisClient;
   /** Prefix of every key. @defaultValue `"portico:oauth:"` */
   prefix?: string;
   /**
@@ -28,12 +31,28 @@ export interface RedisOAuthStoreOptions {
    * milliseconds. @defaultValue `1_000` (1 second)
    */
   timeoutMs?: number;
+  /**
+   * How many replicas a revocation (a grant, a refresh token), a refresh-token rotation and a
+   * code redemption wait for (`WAIT`, at most `waitTimeoutMs`) before they count as done, so
+   * that a failover right after does not forget them (Redis replicates asynchronously). Best
+   * effort: a primary without a live replica takes the write after the whole wait. 0 waits
+   * for none.
+   * @defaultValue `0`
+   */
+  waitForReplicas?: number;
+  /**
+   * How long a write waits for `waitForReplicas` replicas, in milliseconds.
+   * @defaultValue `1_000` (1 second)
+   */
+  waitTimeoutMs?: number;
 }
 
 const KNOWN = [
   'client',
   'prefix',
   'timeoutMs',
+  'waitForReplicas',
+  'waitTimeoutMs',
 ] as const satisfies readonly (keyof RedisOAuthStoreOptions)[];
 
 // A key of another type (a prefix shared by mistake) reads as absent rather than failing.
@@ -61,12 +80,6 @@ end
 return v
 `);
 
-// KEYS: device, user-code index; ARGV: record JSON, device hash, ttl
-const SAVE_DEVICE = new LuaScript(`
-redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[3])
-redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[3])
-`);
-
 // Replaces a device record that still exists (and reads as one), keeping its time left. A
 // decision is never undone: a poll that read "pending" just before the user approved must not
 // write it back. KEYS: device; ARGV: record JSON, its status
@@ -84,12 +97,11 @@ redis.call('SET', KEYS[1], ARGV[1], 'PX', ttl)
 return 1
 `);
 
-// Exactly one caller deletes the device code; the index goes with it if it still points there.
-// KEYS: device, user-code index; ARGV: device hash
-const CONSUME_DEVICE = new LuaScript(`
-if redis.call('DEL', KEYS[1]) == 0 then return 0 end
-if redis.pcall('GET', KEYS[2]) == ARGV[1] then redis.call('DEL', KEYS[2]) end
-return 1
+// Deletes a key only while it holds ARGV[1] (a user-code index still pointing at its device
+// code). KEYS: the key; ARGV: the value
+const DELETE_IF = new LuaScript(`
+if redis.pcall('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
 `);
 
 // A revocation is never shortened by a later one. KEYS: mark; ARGV: ttl
@@ -123,22 +135,17 @@ return 1
  * ```
  */
 export class RedisOAuthStore implements OAuthStore {
-  readonly #client: Redis;
+  readonly #redis: RedisCommands;
   readonly #prefix: string;
-  readonly #timeout: number;
 
   constructor(options: RedisOAuthStoreOptions) {
     assertKnownOptions('RedisOAuthStore', options, KNOWN);
-    const { client, prefix = 'portico:oauth:', timeoutMs = 1000 } = options ?? {};
-    if (typeof client?.evalsha !== 'function') {
-      throw invalidOption('RedisOAuthStore: `client` must be an ioredis client');
-    }
-    if (typeof prefix !== 'string')
-      throw invalidOption('RedisOAuthStore: `prefix` must be a string');
-    if (!(timeoutMs > 0)) throw invalidOption('RedisOAuthStore: `timeoutMs` must be > 0');
-    this.#client = client;
+    const { commands, prefix } = redisStoreOptions('RedisOAuthStore', options, {
+      prefix: 'portico:oauth:',
+      timeoutMs: 1_000,
+    });
+    this.#redis = commands;
     this.#prefix = prefix;
-    this.#timeout = timeoutMs;
   }
 
   saveCode(hash: string, record: AuthorizationCodeRecord, ttlMs: number): Promise<void> {
@@ -166,17 +173,24 @@ export class RedisOAuthStore implements OAuthStore {
   }
 
   async deleteRefreshToken(hash: string): Promise<void> {
-    await this.#run(() => this.#client.del(`${this.#prefix}rt:${hash}`));
+    await this.#redis.replicatedSend(['DEL', `${this.#prefix}rt:${hash}`]);
   }
 
+  /**
+   * Two keys, one per slot on a cluster: the record, then the index from its user code. An
+   * index without its record (a failure between the two) finds nothing and expires with it.
+   */
   async saveDeviceCode(hash: string, record: DeviceCodeRecord, ttlMs: number): Promise<void> {
-    const keys = [`${this.#prefix}device:${hash}`, `${this.#prefix}user-code:${record.userCode}`];
+    const device = `${this.#prefix}device:${hash}`;
+    const index = `${this.#prefix}user-code:${record.userCode}`;
     const ttl = expiry(ttlMs);
     if (ttl === undefined) {
-      await this.#run(() => this.#client.del(...keys));
+      await this.#redis.send(['DEL', device]);
+      await this.#redis.script(DELETE_IF, [index], [hash]);
       return;
     }
-    await this.#run(() => SAVE_DEVICE.run(this.#client, keys, [JSON.stringify(record), hash, ttl]));
+    await this.#redis.send(['SET', device, JSON.stringify(record), 'PX', ttl]);
+    await this.#redis.send(['SET', index, hash, 'PX', ttl]);
   }
 
   async getDeviceCode(hash: string): Promise<DeviceCodeRecord | undefined> {
@@ -186,31 +200,30 @@ export class RedisOAuthStore implements OAuthStore {
   async findDeviceCode(
     userCode: string,
   ): Promise<{ hash: string; record: DeviceCodeRecord } | undefined> {
-    return this.#run(async () => {
-      const hash = await READ.run(this.#client, [`${this.#prefix}user-code:${userCode}`], []);
-      if (typeof hash !== 'string') return undefined;
-      const text = await READ.run(this.#client, [`${this.#prefix}device:${hash}`], []);
-      const record = deviceRecord(text);
-      // an index left pointing at another authorization is no match
-      return record?.userCode === userCode ? { hash, record } : undefined;
-    });
+    const hash = await this.#read(`user-code:${userCode}`);
+    if (typeof hash !== 'string') return undefined;
+    const record = deviceRecord(await this.#read(`device:${hash}`));
+    // an index left pointing at another authorization is no match
+    return record?.userCode === userCode ? { hash, record } : undefined;
   }
 
   async updateDeviceCode(hash: string, record: DeviceCodeRecord): Promise<void> {
-    await this.#run(() =>
-      UPDATE_DEVICE.run(
-        this.#client,
-        [`${this.#prefix}device:${hash}`],
-        [JSON.stringify(record), record.status],
-      ),
+    await this.#redis.script(
+      UPDATE_DEVICE,
+      [`${this.#prefix}device:${hash}`],
+      [JSON.stringify(record), record.status],
     );
   }
 
   async consumeDeviceCode(hash: string): Promise<boolean> {
     const record = await this.getDeviceCode(hash);
     if (record === undefined) return false;
-    const keys = [`${this.#prefix}device:${hash}`, `${this.#prefix}user-code:${record.userCode}`];
-    return (await this.#run(() => CONSUME_DEVICE.run(this.#client, keys, [hash]))) === 1;
+    // exactly one caller deletes the device code; the index goes after, if still pointing there
+    if ((await this.#redis.replicatedSend(['DEL', `${this.#prefix}device:${hash}`])) !== 1) {
+      return false;
+    }
+    await this.#redis.script(DELETE_IF, [`${this.#prefix}user-code:${record.userCode}`], [hash]);
+    return true;
   }
 
   savePushedRequest(hash: string, record: PushedAuthorizationRecord, ttlMs: number): Promise<void> {
@@ -218,7 +231,7 @@ export class RedisOAuthStore implements OAuthStore {
   }
 
   async consumePushedRequest(hash: string): Promise<PushedAuthorizationRecord | undefined> {
-    const text = await this.#run(() => this.#client.getdel(`${this.#prefix}par:${hash}`));
+    const text = await this.#redis.send(['GETDEL', `${this.#prefix}par:${hash}`]);
     const record = parse(text);
     return isPushedRecord(record) ? record : undefined;
   }
@@ -226,32 +239,27 @@ export class RedisOAuthStore implements OAuthStore {
   async revokeGrant(grantId: string, ttlMs: number): Promise<void> {
     const ttl = expiry(ttlMs);
     if (ttl === undefined) return;
-    await this.#run(() => REVOKE.run(this.#client, [`${this.#prefix}revoked:${grantId}`], [ttl]));
+    await this.#redis.replicated(REVOKE, [`${this.#prefix}revoked:${grantId}`], [ttl]);
   }
 
   async isGrantRevoked(grantId: string): Promise<boolean> {
-    const count = await this.#run(() => this.#client.exists(`${this.#prefix}revoked:${grantId}`));
+    const count = await this.#redis.send(['EXISTS', `${this.#prefix}revoked:${grantId}`]);
     return count === 1;
-  }
-
-  #run<T>(command: () => Promise<T>): Promise<T> {
-    return guarded(this.#client, this.#timeout, command);
   }
 
   async #save(key: string, value: string, ttlMs: number): Promise<void> {
     const ttl = expiry(ttlMs);
     const full = this.#prefix + key;
-    await this.#run<unknown>(() =>
-      ttl === undefined ? this.#client.del(full) : this.#client.set(full, value, 'PX', ttl),
-    );
+    await this.#redis.send(ttl === undefined ? ['DEL', full] : ['SET', full, value, 'PX', ttl]);
   }
 
   #read(key: string): Promise<unknown> {
-    return this.#run(() => READ.run(this.#client, [this.#prefix + key], []));
+    return this.#redis.script(READ, [this.#prefix + key], []);
   }
 
+  /** Codes and refresh tokens: the first use waits for the replicas. */
   #consume(key: string): Promise<unknown> {
-    return this.#run(() => CONSUME.run(this.#client, [this.#prefix + key], [Date.now()]));
+    return this.#redis.replicated(CONSUME, [this.#prefix + key], [Date.now()]);
   }
 }
 

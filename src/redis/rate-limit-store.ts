@@ -1,6 +1,7 @@
-import { assertKnownOptions, durationOption, invalidOption } from '../internal/options.js';
+import { assertKnownOptions } from '../internal/options.js';
 import type { RateLimitHit, RateLimitStore } from '../rate-limit/store.js';
-import { guarded, LuaScript, type RedisClient } from './script.js';
+import { type RedisCommands, redisStoreOptions } from './commands.js';
+import { LuaScript, type RedisClient } from './script.js';
 
 /**
  * Options of {@link RedisRateLimitStore}.
@@ -79,6 +80,13 @@ end
 return 0
 `);
 
+// A fixed window's count and time left, read together; a key of another type reads as none.
+const PEEK = new LuaScript(`
+local count = redis.pcall('GET', KEYS[1])
+if type(count) ~= 'string' then return { false, -2 } end
+return { count, redis.call('PTTL', KEYS[1]) }
+`);
+
 /**
  * A {@link RateLimitStore} in Redis: fixed windows counted by one Lua script per request
  * (atomic, so a limit of 10 lets exactly 10 of 20 simultaneous requests through whichever
@@ -94,26 +102,25 @@ return 0
  * ```
  */
 export class RedisRateLimitStore implements RateLimitStore {
-  readonly #client: RedisClient;
+  readonly #redis: RedisCommands;
   readonly #prefix: string;
-  readonly #timeout: number;
 
   constructor(options: RedisRateLimitStoreOptions) {
     assertKnownOptions(OWNER, options, KNOWN_OPTIONS);
-    const { client, prefix = 'portico:rl:' } = options ?? {};
-    if (typeof client?.evalsha !== 'function') {
-      throw invalidOption(`${OWNER}: \`client\` must be an ioredis client`);
-    }
-    if (typeof prefix !== 'string') throw invalidOption(`${OWNER}: \`prefix\` must be a string`);
-    this.#client = client;
+    const { commands, prefix } = redisStoreOptions(OWNER, options, {
+      prefix: 'portico:rl:',
+      timeoutMs: 1_000,
+    });
+    this.#redis = commands;
     this.#prefix = prefix;
-    this.#timeout = durationOption(OWNER, 'timeoutMs', options.timeoutMs, 1_000, { min: 1 });
   }
 
   async increment(key: string, windowMs: number): Promise<RateLimitHit> {
     const now = Date.now();
-    const reply = await guarded(this.#client, this.#timeout, () =>
-      INCREMENT.run(this.#client, [this.#prefix + key], [Math.max(1, Math.ceil(windowMs))]),
+    const reply = await this.#redis.script(
+      INCREMENT,
+      [this.#prefix + key],
+      [Math.max(1, Math.ceil(windowMs))],
     );
     const [count, ttl] = reply as [number, number];
     return { count, resetAt: now + ttl };
@@ -127,9 +134,7 @@ export class RedisRateLimitStore implements RateLimitStore {
   async incrementSliding(key: string, windowMs: number): Promise<RateLimitHit> {
     const now = Date.now();
     const w = Math.max(1, Math.ceil(windowMs));
-    const reply = await guarded(this.#client, this.#timeout, () =>
-      INCREMENT_SLIDING.run(this.#client, [this.#prefix + key], [w]),
-    );
+    const reply = await this.#redis.script(INCREMENT_SLIDING, [this.#prefix + key], [w]);
     const [current, previous, left] = (reply as [number, number, number]).map(Number) as [
       number,
       number,
@@ -140,27 +145,22 @@ export class RedisRateLimitStore implements RateLimitStore {
 
   /** Gives back one request of `key`; see {@link RateLimitStore.decrement}. */
   async decrement(key: string): Promise<void> {
-    await guarded(this.#client, this.#timeout, () =>
-      DECREMENT.run(this.#client, [this.#prefix + key], []),
-    );
+    await this.#redis.script(DECREMENT, [this.#prefix + key], []);
   }
 
   async peek(key: string): Promise<RateLimitHit | undefined> {
     const now = Date.now();
-    const reply = await guarded(this.#client, this.#timeout, () =>
-      this.#client
-        .multi()
-        .get(this.#prefix + key)
-        .pttl(this.#prefix + key)
-        .exec(),
-    );
-    const count = Number(reply?.[0]?.[1]);
-    const ttl = Number(reply?.[1]?.[1]);
-    if (!Number.isSafeInteger(count) || count < 1 || !(ttl > 0)) return undefined;
-    return { count, resetAt: now + ttl };
+    const [count, ttl] = (await this.#redis.script(PEEK, [this.#prefix + key], [])) as [
+      unknown,
+      unknown,
+    ];
+    const counted = Number(count);
+    const left = Number(ttl);
+    if (!Number.isSafeInteger(counted) || counted < 1 || !(left > 0)) return undefined;
+    return { count: counted, resetAt: now + left };
   }
 
   async reset(key: string): Promise<void> {
-    await guarded(this.#client, this.#timeout, () => this.#client.del(this.#prefix + key));
+    await this.#redis.send(['DEL', this.#prefix + key]);
   }
 }

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { ReplayStore } from '../auth/replay-store.js';
-import { assertKnownOptions, invalidOption } from '../internal/options.js';
-import { guarded, type RedisClient } from './script.js';
+import { assertKnownOptions } from '../internal/options.js';
+import { type RedisCommands, redisStoreOptions } from './commands.js';
+import type { RedisClient } from './script.js';
 
 /**
  * Options of {@link RedisReplayStore}.
@@ -48,30 +49,24 @@ const KNOWN_OPTIONS = [
  * ```
  */
 export class RedisReplayStore implements ReplayStore {
-  readonly #client: RedisClient;
+  readonly #redis: RedisCommands;
   readonly #prefix: string;
-  readonly #timeout: number;
 
   constructor(options: RedisReplayStoreOptions) {
-    assertKnownOptions('new RedisReplayStore()', options, KNOWN_OPTIONS);
-    const { client, prefix = 'portico:jti:', timeoutMs = 1000 } = options ?? {};
-    if (typeof client?.set !== 'function') {
-      throw invalidOption('RedisReplayStore: `client` must be an ioredis client');
-    }
-    if (typeof prefix !== 'string')
-      throw invalidOption('RedisReplayStore: `prefix` must be a string');
-    if (!(timeoutMs > 0)) throw invalidOption('RedisReplayStore: `timeoutMs` must be > 0');
-    this.#client = client;
+    const owner = 'new RedisReplayStore()';
+    assertKnownOptions(owner, options, KNOWN_OPTIONS);
+    const { commands, prefix } = redisStoreOptions(owner, options, {
+      prefix: 'portico:jti:',
+      timeoutMs: 1_000,
+    });
+    this.#redis = commands;
     this.#prefix = prefix;
-    this.#timeout = timeoutMs;
   }
 
   async remember(id: string, ttlMs: number): Promise<boolean> {
     const key = this.#prefix + createHash('sha256').update(id).digest('base64url');
     const ms = Math.max(1, Math.ceil(ttlMs));
-    const set = await guarded(this.#client, this.#timeout, () =>
-      this.#client.set(key, '1', 'PX', ms, 'NX'),
-    );
+    const set = await this.#redis.send(['SET', key, '1', 'PX', ms, 'NX']);
     return set === 'OK';
   }
 }

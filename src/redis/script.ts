@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import { type HttpError, PorticoError, serviceUnavailable } from '../core/errors.js';
+import type { RedisCommand, RedisConnection } from './connection.js';
 
 /**
  * An ioredis client: one node (`Redis`) or a Redis Cluster (`Cluster`, which routes each
@@ -42,17 +43,18 @@ export class RedisUnavailableError extends PorticoError {
 
 /**
  * Runs `command` unless the client is between reconnection attempts, failing after `timeoutMs` rather than
- * waiting in ioredis's offline queue: a request that needs Redis answers fast, up or down.
+ * waiting in the client's offline queue: a request that needs Redis answers fast, up or down.
  * @internal
  */
 export function guarded<T>(
-  client: RedisClient,
+  connection: RedisConnection,
   timeoutMs: number,
   command: () => Promise<T>,
 ): Promise<T> {
   // Between reconnection attempts fail at once; while (re)connecting, wait up to the bound.
-  if (client.status === 'reconnecting' || client.status === 'close' || client.status === 'end') {
-    return Promise.reject(new RedisUnavailableError(`Redis is unavailable (${client.status}).`));
+  const down = connection.down();
+  if (down !== undefined) {
+    return Promise.reject(new RedisUnavailableError(`Redis is unavailable (${down}).`));
   }
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
@@ -71,9 +73,13 @@ export function guarded<T>(
   ]).finally(() => clearTimeout(timer));
 }
 
+const isNoScript = (error: unknown) =>
+  error instanceof Error && error.message.startsWith('NOSCRIPT');
+
 /**
  * A Lua script run with `EVALSHA`, loaded with `EVAL` the first time a server does not know it
- * (`NOSCRIPT`, after a restart). One round trip in the usual case.
+ * (`NOSCRIPT`, after a restart or on a new cluster node). One round trip in the usual case.
+ * On a cluster every key it names must hash to one slot.
  * @internal
  */
 export class LuaScript {
@@ -85,16 +91,56 @@ export class LuaScript {
     this.#sha = createHash('sha1').update(source).digest('hex');
   }
 
+  /** The `EVALSHA` (or, `loaded` false, `EVAL`) command running it. */
+  command(
+    keys: readonly string[],
+    args: readonly (string | number)[],
+    loaded = true,
+  ): RedisCommand {
+    return [
+      loaded ? 'EVALSHA' : 'EVAL',
+      loaded ? this.#sha : this.#source,
+      keys.length,
+      ...keys,
+      ...args,
+    ];
+  }
+
   async run(
-    client: RedisClient,
+    connection: RedisConnection,
     keys: readonly string[],
     args: readonly (string | number)[],
   ): Promise<unknown> {
+    const key = keys[0] ?? '';
     try {
-      return await client.evalsha(this.#sha, keys.length, ...keys, ...args);
+      return await connection.send(key, this.command(keys, args));
     } catch (error) {
-      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
-      return client.eval(this.#source, keys.length, ...keys, ...args);
+      if (!isNoScript(error)) throw error;
+      return connection.send(key, this.command(keys, args, false));
     }
+  }
+
+  /**
+   * Runs it, then `WAIT`s on the same connection for `replicas` replicas to acknowledge the
+   * write, at most `timeoutMs`: the reply and how many replicas acknowledged it.
+   */
+  async runReplicated(
+    connection: RedisConnection,
+    keys: readonly string[],
+    args: readonly (string | number)[],
+    replicas: number,
+    timeoutMs: number,
+  ): Promise<{ reply: unknown; acknowledged: number }> {
+    const key = keys[0] ?? '';
+    const wait: RedisCommand = ['WAIT', replicas, timeoutMs];
+    let [reply, acknowledged] = await connection.pipeline(key, [this.command(keys, args), wait]);
+    if (isNoScript(reply)) {
+      [reply, acknowledged] = await connection.pipeline(key, [
+        this.command(keys, args, false),
+        wait,
+      ]);
+    }
+    if (reply instanceof Error) throw reply;
+    return { reply, acknowledged: Number(acknowledged) || 0 };
   }
 }

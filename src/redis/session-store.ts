@@ -1,6 +1,7 @@
 import type { SessionRecord, SessionStore } from '../auth/session-store.js';
 import { assertKnownOptions, invalidOption } from '../internal/options.js';
-import { guarded, LuaScript, type RedisClient } from './script.js';
+import { type RedisCommands, redisStoreOptions } from './commands.js';
+import { LuaScript, type RedisClient } from './script.js';
 
 /**
  * Options of {@link RedisSessionStore}.
@@ -20,6 +21,19 @@ export interface RedisSessionStoreOptions {
   prefix?: string;
   /** How long a command may take, in milliseconds, before the request is answered as if Redis were down. @defaultValue `1000` */
   timeoutMs?: number;
+  /**
+   * How many replicas an ended session (sign-out, revocation) waits for (`WAIT`, at most
+   * `waitTimeoutMs`) before it counts as ended, so that a failover right after does not bring
+   * it back (Redis replicates asynchronously). Best effort: a primary without a live replica
+   * takes the write after the whole wait. 0 waits for none.
+   * @defaultValue `0`
+   */
+  waitForReplicas?: number;
+  /**
+   * How long an ended session waits for `waitForReplicas` replicas, in milliseconds.
+   * @defaultValue `1_000` (1 second)
+   */
+  waitTimeoutMs?: number;
 }
 
 // Records are written with `lastSeenAt` first, so that activity rewrites that one number in
@@ -70,6 +84,8 @@ const KNOWN_OPTIONS = [
   'client',
   'prefix',
   'timeoutMs',
+  'waitForReplicas',
+  'waitTimeoutMs',
 ] as const satisfies readonly (keyof RedisSessionStoreOptions)[];
 
 /**
@@ -92,43 +108,34 @@ const KNOWN_OPTIONS = [
  * ```
  */
 export class RedisSessionStore implements SessionStore {
-  readonly #client: RedisClient;
+  readonly #redis: RedisCommands;
   readonly #prefix: string;
-  readonly #timeout: number;
 
   constructor(options: RedisSessionStoreOptions) {
-    assertKnownOptions('new RedisSessionStore()', options, KNOWN_OPTIONS);
-    const { client, prefix = 'portico:sess:', timeoutMs = 1000 } = options ?? {};
-    if (typeof client?.evalsha !== 'function') {
-      throw invalidOption('RedisSessionStore: `client` must be an ioredis client');
-    }
-    if (typeof prefix !== 'string') {
-      throw invalidOption('RedisSessionStore: `prefix` must be a string');
-    }
-    if (!(timeoutMs > 0)) throw invalidOption('RedisSessionStore: `timeoutMs` must be > 0');
-    this.#client = client;
+    const owner = 'new RedisSessionStore()';
+    assertKnownOptions(owner, options, KNOWN_OPTIONS);
+    const { commands, prefix } = redisStoreOptions(owner, options, {
+      prefix: 'portico:sess:',
+      timeoutMs: 1_000,
+    });
+    this.#redis = commands;
     this.#prefix = prefix;
-    this.#timeout = timeoutMs;
   }
 
   async get(hash: string): Promise<SessionRecord | undefined> {
-    const text = await guarded(this.#client, this.#timeout, () =>
-      this.#client.get(this.#prefix + hash),
-    );
-    return parseRecord(text);
+    const text = await this.#redis.send(['GET', this.#prefix + hash]);
+    return parseRecord(typeof text === 'string' ? text : null);
   }
 
   async set(hash: string, record: SessionRecord, ttlMs: number): Promise<void> {
     if (!(ttlMs > 0)) return this.delete(hash);
     const { lastSeenAt, ...rest } = record;
     const text = JSON.stringify({ lastSeenAt, ...rest });
-    await guarded(this.#client, this.#timeout, () =>
-      this.#client.set(this.#prefix + hash, text, 'PX', px(ttlMs)),
-    );
+    await this.#redis.send(['SET', this.#prefix + hash, text, 'PX', px(ttlMs)]);
   }
 
   async delete(hash: string): Promise<void> {
-    await guarded(this.#client, this.#timeout, () => this.#client.del(this.#prefix + hash));
+    await this.#redis.replicatedSend(['DEL', this.#prefix + hash]);
   }
 
   async touch(hash: string, lastSeenAt: number, ttlMs: number): Promise<void> {
@@ -136,8 +143,6 @@ export class RedisSessionStore implements SessionStore {
     if (!Number.isFinite(lastSeenAt)) {
       throw invalidOption('RedisSessionStore: `lastSeenAt` must be epoch milliseconds');
     }
-    await guarded(this.#client, this.#timeout, () =>
-      TOUCH.run(this.#client, [this.#prefix + hash], [JSON.stringify(lastSeenAt), px(ttlMs)]),
-    );
+    await this.#redis.script(TOUCH, [this.#prefix + hash], [JSON.stringify(lastSeenAt), px(ttlMs)]);
   }
 }

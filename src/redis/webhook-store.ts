@@ -1,10 +1,4 @@
-import type { Redis } from 'ioredis';
-import {
-  assertKnownOptions,
-  countOption,
-  durationOption,
-  invalidOption,
-} from '../internal/options.js';
+import { assertKnownOptions, countOption, durationOption } from '../internal/options.js';
 import type {
   WebhookClaim,
   WebhookDelivery,
@@ -13,7 +7,8 @@ import type {
   WebhookEndpointFilter,
   WebhookStore,
 } from '../webhook/store.js';
-import { guarded, LuaScript } from './script.js';
+import { oneSlotPrefix, type RedisCommands, redisStoreOptions } from './commands.js';
+import { LuaScript, type RedisClient } from './script.js';
 
 /**
  * Options of {@link RedisWebhookStore}.
@@ -24,10 +19,23 @@ import { guarded, LuaScript } from './script.js';
  * ```
  */
 export interface RedisWebhookStoreOptions {
-  /** The ioredis client; it stays yours to close. */
-  client: Redis;
-  /** Prefix of every key. @defaultValue `"portico:wh:"` */
+  /** The ioredis client, one node (`Redis`) or a cluster (`Cluster`); it stays yours to close. */
+  client: RedisClient;
+  /**
+   * Prefix of every key. The endpoints share one hash slot (`{portico:wh:}ep:…`), each queue
+   * shard another (`{portico:wh:q0:}due`); a prefix with its own hash tag (`app:{wh}:`) puts
+   * them all on that one slot.
+   * @defaultValue `"portico:wh:"`
+   */
   prefix?: string;
+  /**
+   * How many queues the deliveries are spread over, each on its own hash slot (so over the
+   * primaries of a cluster), an endpoint's deliveries always in the same one (its order and
+   * bound hold). Claims visit every shard. Changing it strands the deliveries queued in the
+   * shards it drops: drain the queue first.
+   * @defaultValue `1`
+   */
+  shards?: number;
   /** How many finished deliveries are listed (the oldest are forgotten first). @defaultValue `10_000` */
   maxFinished?: number;
   /**
@@ -46,12 +54,17 @@ const OWNER = 'RedisWebhookStore';
 const KNOWN = [
   'client',
   'prefix',
+  'shards',
   'maxFinished',
   'finishedTtlMs',
   'timeoutMs',
 ] as const satisfies readonly (keyof RedisWebhookStoreOptions)[];
 
-// KEYS: due, seq; ARGV: prefix, then per delivery: id, endpointId, nextAttemptAt, json
+// The queue of one shard (one slot), its keys under the shard's prefix: `due` (ids by due
+// time or lease end), `seq`, `d:<id>` (a delivery), `ep:<endpoint>:pending` and `:leased`,
+// `finished` (ids, newest last).
+
+// KEYS: due, seq; ARGV: shard prefix, then per delivery: id, endpointId, nextAttemptAt, json
 const ENQUEUE = new LuaScript(`
 for i = 2, #ARGV, 4 do
   local id, ep = ARGV[i], ARGV[i + 1]
@@ -62,7 +75,7 @@ end
 return 1
 `);
 
-// KEYS: due; ARGV: prefix, now, limit, leaseMs, perEndpoint, ordered ('1'/'0')
+// KEYS: due; ARGV: shard prefix, now, limit, leaseMs, perEndpoint, ordered ('1'/'0')
 // Leases: a claimed delivery moves to leaseUntil in the due set (taken again if its sender
 // dies) and into its endpoint's leased set (counted against perEndpoint while live).
 const CLAIM = new LuaScript(`
@@ -94,7 +107,7 @@ end
 return out
 `);
 
-// KEYS: due, finished; ARGV: prefix, id, endpointId, state, nextAttemptAt, json, finishedTtl, maxFinished
+// KEYS: due, finished; ARGV: shard prefix, id, endpointId, state, nextAttemptAt, json, finishedTtl, maxFinished
 const UPDATE = new LuaScript(`
 local p, id, ep = ARGV[1], ARGV[2], ARGV[3]
 local key = p .. 'd:' .. id
@@ -113,7 +126,10 @@ end
 return 1
 `);
 
-// KEYS: endpoints; ARGV: prefix, id, json, owned ('1'/'0'), owner, url, maxPerOwner, credentialIds…
+// The endpoints (one slot): `eps` (every id), `ep:<id>`, `owner:<owner>` (URL → id) and
+// `cred:<credential>` (ids).
+
+// KEYS: endpoints; ARGV: registry prefix, id, json, owned ('1'/'0'), owner, url, maxPerOwner, credentialIds…
 // The owner's hash (URL → id) is the cap and the duplicate check, in one step with the write.
 const ADD_ENDPOINT = new LuaScript(`
 local p, id = ARGV[1], ARGV[2]
@@ -136,15 +152,21 @@ redis.call('SET', KEYS[1], ARGV[1])
 return 1
 `);
 
-// KEYS: endpoints, due; ARGV: prefix, endpointId. Idempotent: every process may run it.
-const DELETE_ENDPOINT = new LuaScript(`
+// KEYS: due; ARGV: shard prefix, endpointId. Idempotent: every process may run it.
+const DELETE_QUEUE = new LuaScript(`
 local p, ep = ARGV[1], ARGV[2]
 local pending = p .. 'ep:' .. ep .. ':pending'
 for _, id in ipairs(redis.call('ZRANGE', pending, 0, -1)) do
-  redis.call('ZREM', KEYS[2], id)
+  redis.call('ZREM', KEYS[1], id)
   redis.call('DEL', p .. 'd:' .. id)
 end
 redis.call('DEL', pending, p .. 'ep:' .. ep .. ':leased')
+return 1
+`);
+
+// KEYS: endpoints; ARGV: registry prefix, endpointId. Idempotent: every process may run it.
+const DELETE_ENDPOINT = new LuaScript(`
+local p, ep = ARGV[1], ARGV[2]
 redis.call('SREM', KEYS[1], ep)
 local json = redis.call('GET', p .. 'ep:' .. ep)
 if not json then return 0 end
@@ -163,7 +185,17 @@ end
 return redis.call('DEL', p .. 'ep:' .. ep)
 `);
 
-function parse<T>(json: string | null | undefined): T | undefined {
+/** FNV-1a of `text`: the shard of an endpoint, the same in every process. */
+function fnv1a(text: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    hash ^= text.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash;
+}
+
+function parse<T>(json: unknown): T | undefined {
   if (typeof json !== 'string') return undefined;
   try {
     return JSON.parse(json) as T;
@@ -178,7 +210,8 @@ function parse<T>(json: string | null | undefined): T | undefined {
  * moved to the lease's end), so the deliveries of a sender that crashed are taken up again by
  * another once the lease runs out: at-least-once delivery. Claims respect the per-endpoint
  * bound and order across processes (one Lua script each). Finished deliveries stay readable
- * for `finishedTtlMs`. For a single Redis (not Redis Cluster).
+ * for `finishedTtlMs`. On a Redis Cluster too: the endpoints live on one hash slot, the
+ * queue on `shards` others, an endpoint's deliveries on one.
  *
  * @example
  * ```ts
@@ -187,29 +220,35 @@ function parse<T>(json: string | null | undefined): T | undefined {
  * ```
  */
 export class RedisWebhookStore implements WebhookStore {
-  readonly #client: Redis;
-  readonly #p: string;
+  readonly #redis: RedisCommands;
+  /** The endpoints' prefix (one slot). */
+  readonly #r: string;
+  /** Each shard's prefix (one slot each). */
+  readonly #shards: readonly string[];
   readonly #maxFinished: number;
   readonly #finishedTtl: number;
-  readonly #timeout: number;
+  /** The shard the next claim starts at, so that no shard waits behind the others. */
+  #nextClaim = 0;
 
   constructor(options: RedisWebhookStoreOptions) {
     assertKnownOptions(OWNER, options, KNOWN);
-    const { client, prefix = 'portico:wh:' } = options ?? {};
-    if (typeof client?.evalsha !== 'function') {
-      throw invalidOption(`${OWNER}: \`client\` must be an ioredis client`);
-    }
-    this.#client = client;
-    this.#p = prefix;
+    const { commands, prefix } = redisStoreOptions(OWNER, options, {
+      prefix: 'portico:wh:',
+      timeoutMs: 2_000,
+    });
+    this.#redis = commands;
+    this.#r = oneSlotPrefix(prefix);
+    const shards = countOption(OWNER, 'shards', options.shards, 1, { max: 1_024 });
+    this.#shards = Array.from({ length: shards }, (_, i) => oneSlotPrefix(`${prefix}q${i}:`));
     this.#maxFinished = countOption(OWNER, 'maxFinished', options.maxFinished, 10_000);
     this.#finishedTtl = durationOption(OWNER, 'finishedTtlMs', options.finishedTtlMs, 604_800_000, {
       min: 1,
     });
-    this.#timeout = durationOption(OWNER, 'timeoutMs', options.timeoutMs, 2_000, { min: 1 });
   }
 
-  #run<T>(command: () => Promise<T>): Promise<T> {
-    return guarded(this.#client, this.#timeout, command);
+  /** The prefix of the shard holding `endpointId`'s deliveries. */
+  #shardOf(endpointId: string): string {
+    return this.#shards[fnv1a(endpointId) % this.#shards.length]!;
   }
 
   async addEndpoint(
@@ -218,7 +257,7 @@ export class RedisWebhookStore implements WebhookStore {
   ): Promise<WebhookEndpointAdmission> {
     const { owner } = endpoint;
     const args = [
-      this.#p,
+      this.#r,
       endpoint.id,
       JSON.stringify(endpoint),
       owner === undefined ? '0' : '1',
@@ -227,7 +266,7 @@ export class RedisWebhookStore implements WebhookStore {
       limits.maxPerOwner,
       ...(endpoint.credentialIds ?? []),
     ];
-    const reply = await this.#run(() => ADD_ENDPOINT.run(this.#client, [`${this.#p}eps`], args));
+    const reply = await this.#redis.script(ADD_ENDPOINT, [`${this.#r}eps`], args);
     return reply as WebhookEndpointAdmission;
   }
 
@@ -237,37 +276,41 @@ export class RedisWebhookStore implements WebhookStore {
     // what it is indexed by stays as registered
     const { url, owner, credentialIds } = current;
     const json = JSON.stringify({ ...endpoint, url, owner, credentialIds });
-    const saved = await this.#run(() =>
-      SAVE_ENDPOINT.run(this.#client, [`${this.#p}ep:${endpoint.id}`], [json]),
-    );
+    const saved = await this.#redis.script(SAVE_ENDPOINT, [`${this.#r}ep:${endpoint.id}`], [json]);
     return saved === 1;
   }
 
   async getEndpoint(id: string): Promise<WebhookEndpoint | undefined> {
-    return parse(await this.#run(() => this.#client.get(`${this.#p}ep:${id}`)));
+    return parse(await this.#redis.send(['GET', `${this.#r}ep:${id}`]));
   }
 
   async deleteEndpoint(id: string): Promise<boolean> {
-    const deleted = await this.#run(() =>
-      DELETE_ENDPOINT.run(this.#client, [`${this.#p}eps`, `${this.#p}due`], [this.#p, id]),
-    );
+    const shard = this.#shardOf(id);
+    await this.#redis.script(DELETE_QUEUE, [`${shard}due`], [shard, id]);
+    const deleted = await this.#redis.script(DELETE_ENDPOINT, [`${this.#r}eps`], [this.#r, id]);
     return deleted === 1;
   }
 
   /** The ids of the endpoints `filter` names (through the owner or credential index). */
   #endpointIds(filter: WebhookEndpointFilter): Promise<string[]> {
     const { owner, credentialId } = filter;
-    if (owner !== undefined) return this.#run(() => this.#client.hvals(`${this.#p}owner:${owner}`));
-    if (credentialId !== undefined) {
-      return this.#run(() => this.#client.smembers(`${this.#p}cred:${credentialId}`));
-    }
-    return this.#run(() => this.#client.smembers(`${this.#p}eps`));
+    const index =
+      owner !== undefined
+        ? ['HVALS', `${this.#r}owner:${owner}`]
+        : [
+            'SMEMBERS',
+            credentialId === undefined ? `${this.#r}eps` : `${this.#r}cred:${credentialId}`,
+          ];
+    return this.#redis.send(index) as Promise<string[]>;
   }
 
   async listEndpoints(filter: WebhookEndpointFilter = {}): Promise<WebhookEndpoint[]> {
     const ids = await this.#endpointIds(filter);
     if (ids.length === 0) return [];
-    const values = await this.#run(() => this.#client.mget(ids.map((id) => `${this.#p}ep:${id}`)));
+    const values = (await this.#redis.send(['MGET', ...ids.map((id) => `${this.#r}ep:${id}`)])) as (
+      | string
+      | null
+    )[];
     const { credentialId } = filter;
     return values
       .map((v) => parse<WebhookEndpoint>(v))
@@ -280,78 +323,100 @@ export class RedisWebhookStore implements WebhookStore {
   }
 
   async enqueue(deliveries: readonly WebhookDelivery[]): Promise<void> {
-    if (deliveries.length === 0) return;
-    const args: (string | number)[] = [this.#p];
-    for (const d of deliveries) args.push(d.id, d.endpointId, d.nextAttemptAt, JSON.stringify(d));
-    await this.#run(() => ENQUEUE.run(this.#client, [`${this.#p}due`, `${this.#p}seq`], args));
-  }
-
-  async claim(claim: WebhookClaim): Promise<WebhookDelivery[]> {
-    const { now, limit, leaseMs, perEndpoint, ordered } = claim;
-    const reply = (await this.#run(() =>
-      CLAIM.run(
-        this.#client,
-        [`${this.#p}due`],
-        [this.#p, now, limit, leaseMs, perEndpoint, ordered ? '1' : '0'],
-      ),
-    )) as string[];
-    return reply.flatMap((json) => {
-      const delivery = parse<WebhookDelivery>(json);
-      return delivery === undefined ? [] : [{ ...delivery, leaseUntil: now + leaseMs }];
-    });
-  }
-
-  async update(delivery: WebhookDelivery): Promise<void> {
-    const stored = { ...delivery, leaseUntil: undefined };
-    await this.#run(() =>
-      UPDATE.run(
-        this.#client,
-        [`${this.#p}due`, `${this.#p}finished`],
-        [
-          this.#p,
-          delivery.id,
-          delivery.endpointId,
-          delivery.state,
-          delivery.nextAttemptAt,
-          JSON.stringify(stored),
-          this.#finishedTtl,
-          this.#maxFinished,
-        ],
+    const byShard = new Map<string, (string | number)[]>();
+    for (const d of deliveries) {
+      const shard = this.#shardOf(d.endpointId);
+      const args = byShard.get(shard) ?? [shard];
+      byShard.set(shard, args);
+      args.push(d.id, d.endpointId, d.nextAttemptAt, JSON.stringify(d));
+    }
+    await Promise.all(
+      [...byShard].map(([shard, args]) =>
+        this.#redis.script(ENQUEUE, [`${shard}due`, `${shard}seq`], args),
       ),
     );
   }
 
+  /** Claims shard after shard, starting at the next one each time, until `limit` are leased. */
+  async claim(claim: WebhookClaim): Promise<WebhookDelivery[]> {
+    const { now, limit, leaseMs, perEndpoint, ordered } = claim;
+    const claimed: WebhookDelivery[] = [];
+    const start = this.#nextClaim;
+    this.#nextClaim = (start + 1) % this.#shards.length;
+    for (let i = 0; i < this.#shards.length && claimed.length < limit; i++) {
+      const shard = this.#shards[(start + i) % this.#shards.length]!;
+      const args = [shard, now, limit - claimed.length, leaseMs, perEndpoint, ordered ? '1' : '0'];
+      const reply = (await this.#redis.script(CLAIM, [`${shard}due`], args)) as string[];
+      for (const json of reply) {
+        const delivery = parse<WebhookDelivery>(json);
+        if (delivery !== undefined) claimed.push({ ...delivery, leaseUntil: now + leaseMs });
+      }
+    }
+    return claimed;
+  }
+
+  async update(delivery: WebhookDelivery): Promise<void> {
+    const stored = { ...delivery, leaseUntil: undefined };
+    const shard = this.#shardOf(delivery.endpointId);
+    await this.#redis.script(
+      UPDATE,
+      [`${shard}due`, `${shard}finished`],
+      [
+        shard,
+        delivery.id,
+        delivery.endpointId,
+        delivery.state,
+        delivery.nextAttemptAt,
+        JSON.stringify(stored),
+        this.#finishedTtl,
+        this.#maxFinished,
+      ],
+    );
+  }
+
   async getDelivery(id: string): Promise<WebhookDelivery | undefined> {
-    return parse(await this.#run(() => this.#client.get(`${this.#p}d:${id}`)));
+    const found = await Promise.all(
+      this.#shards.map((shard) => this.#redis.send(['GET', `${shard}d:${id}`])),
+    );
+    return parse(found.find((json) => typeof json === 'string') as string | undefined);
   }
 
   async listDeliveries(
     filter: { endpointId?: string; state?: WebhookDelivery['state'] } = {},
   ): Promise<WebhookDelivery[]> {
-    const [pending, finished] = await this.#run(() =>
-      Promise.all([
-        this.#client.zrange(`${this.#p}due`, 0, -1),
-        this.#client.lrange(`${this.#p}finished`, 0, -1),
-      ]),
-    );
-    const ids = [...new Set([...pending, ...finished])];
-    if (ids.length === 0) return [];
-    const values = await this.#run(() => this.#client.mget(ids.map((id) => `${this.#p}d:${id}`)));
-    return values
-      .map((v) => parse<WebhookDelivery>(v))
+    const shards =
+      filter.endpointId === undefined ? this.#shards : [this.#shardOf(filter.endpointId)];
+    const listed = await Promise.all(shards.map((shard) => this.#deliveriesOf(shard)));
+    return listed
+      .flat()
       .filter(
-        (d): d is WebhookDelivery =>
-          d !== undefined &&
+        (d) =>
           (filter.endpointId === undefined || d.endpointId === filter.endpointId) &&
           (filter.state === undefined || d.state === filter.state),
       )
       .sort((a, b) => a.createdAt - b.createdAt);
   }
 
+  /** The deliveries of one shard, pending and finished. */
+  async #deliveriesOf(shard: string): Promise<WebhookDelivery[]> {
+    const [pending, finished] = (await Promise.all([
+      this.#redis.send(['ZRANGE', `${shard}due`, 0, -1]),
+      this.#redis.send(['LRANGE', `${shard}finished`, 0, -1]),
+    ])) as [string[], string[]];
+    const ids = [...new Set([...pending, ...finished])];
+    if (ids.length === 0) return [];
+    const values = (await this.#redis.send(['MGET', ...ids.map((id) => `${shard}d:${id}`)])) as (
+      | string
+      | null
+    )[];
+    return values.flatMap((v) => parse<WebhookDelivery>(v) ?? []);
+  }
+
   async nextDue(): Promise<number | undefined> {
-    const [, score] = await this.#run(() =>
-      this.#client.zrange(`${this.#p}due`, 0, 0, 'WITHSCORES'),
-    );
-    return score === undefined ? undefined : Number(score);
+    const heads = (await Promise.all(
+      this.#shards.map((shard) => this.#redis.send(['ZRANGE', `${shard}due`, 0, 0, 'WITHSCORES'])),
+    )) as string[][];
+    const due = heads.flatMap(([, score]) => (score === undefined ? [] : [Number(score)]));
+    return due.length === 0 ? undefined : Math.min(...due);
   }
 }

@@ -1,18 +1,47 @@
-// Two reference-server processes on one real Redis (REDIS_URL) act as one service.
+// Two reference-server processes on one real Redis (REDIS_URL), or on a real six-node Redis
+// Cluster (REDIS_CLUSTER), act as one service: the same checks on both.
 import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
 import { Browser } from '../helpers/browser.js';
 import { closeAll, listen } from '../helpers/http.js';
 import { hasRedis, type RedisServer, startRedis } from '../helpers/redis.js';
+import { type RedisClusterServer, startRedisCluster } from '../helpers/redis-cluster.js';
 import { connect, parseEvents } from '../helpers/sse.js';
 import { type RunningServer, startReferenceServer } from './spawn-server.js';
 
 const DEMO_KEY = 'demo-key-of-the-redis-suite-0123456789ab';
 const BOB = `Basic ${Buffer.from('bob:bob-password').toString('base64')}`;
 
-describe.skipIf(!hasRedis)('reference server: two processes on one Redis', () => {
-  let redis: RedisServer;
+/** Where the processes share their state: one Redis, or a cluster. */
+interface Backend {
+  /** The environment naming it. */
+  env: Record<string, string>;
+  /** One Redis only: takes it away and brings it back empty. */
+  single?: RedisServer;
+  stop(): Promise<void>;
+}
+
+const BACKENDS: [string, () => Promise<Backend>][] = [
+  [
+    'one Redis',
+    async () => {
+      const redis = await startRedis();
+      return { env: { REDIS_URL: redis.url }, single: redis, stop: () => redis.stop() };
+    },
+  ],
+  [
+    'a Redis Cluster',
+    async () => {
+      const cluster: RedisClusterServer = await startRedisCluster();
+      const seeds = cluster.ports.map((port) => `127.0.0.1:${port}`).join(',');
+      return { env: { REDIS_CLUSTER: seeds }, stop: () => cluster.stop() };
+    },
+  ],
+];
+
+describe.skipIf(!hasRedis).each(BACKENDS)('reference server: two processes on %s', (_, start) => {
+  let backend: Backend;
   let a: RunningServer;
   let b: RunningServer;
 
@@ -21,7 +50,7 @@ describe.skipIf(!hasRedis)('reference server: two processes on one Redis', () =>
     // one service: one public address (the token issuer and audience) for every process
     BASE_URL: 'http://portico.test',
     DEMO_API_KEY: DEMO_KEY,
-    REDIS_URL: redis.url,
+    ...backend.env,
     // the rate-limit test counts bob's calls; alice's key makes 7 calls in all
     RATE_LIMIT: '10',
     WEBHOOK_ALLOW_PRIVATE: '1',
@@ -30,13 +59,13 @@ describe.skipIf(!hasRedis)('reference server: two processes on one Redis', () =>
   });
 
   beforeAll(async () => {
-    redis = await startRedis();
+    backend = await start();
     [a, b] = await Promise.all([startReferenceServer(ENV()), startReferenceServer(ENV())]);
-  });
+  }, 40_000);
   afterAll(async () => {
     await Promise.all([a?.stop(), b?.stop()]);
     await closeAll();
-    await redis?.stop();
+    await backend?.stop();
   });
 
   const post = (server: RunningServer, text: string) =>
@@ -290,8 +319,11 @@ describe.skipIf(!hasRedis)('reference server: two processes on one Redis', () =>
     expect(statuses.filter((s) => s === 200)).toHaveLength(10);
     expect(statuses.filter((s) => s === 429)).toHaveLength(10);
   });
-  // last: it takes Redis away from every process of the suite
-  it('answers 503 with Retry-After while Redis is down, stays up, and recovers', async () => {
+  // last: it takes Redis away from every process of the suite (the cluster's failover has a
+  // suite of its own: reference-server-cluster.test.ts)
+  it('answers 503 with Retry-After while Redis is down, stays up, and recovers', async (context) => {
+    const redis = backend.single;
+    if (redis === undefined) return context.skip();
     await redis.kill();
     const down = await fetch(`${a.url}/api/me`, { headers: { Authorization: BOB } });
     expect(down.status).toBe(503);

@@ -24,6 +24,15 @@ export interface RedisClusterServer {
   primaryOf(key: string): Promise<number>;
   /** Kills the primary at `port` (SIGKILL); its replica is promoted after the node timeout. */
   killNode(port: number): Promise<void>;
+  /** The ports of the primaries serving slots now. */
+  primaries(): Promise<number[]>;
+  /** How many keys each primary holds now, by port. */
+  keysPerPrimary(): Promise<Map<number, number>>;
+  /**
+   * Kills the primary at `port` and waits (20 s at most) until a replica took its slots and
+   * the cluster is ok again: the time of the promotion, as `Date.now()`.
+   */
+  failover(port: number): Promise<number>;
   /** Quits every client made here, stops the nodes and removes their folder. */
   stop(): Promise<void>;
 }
@@ -157,17 +166,41 @@ export async function startRedisCluster(): Promise<RedisClusterServer> {
     clients.push(made);
     return made;
   };
+  const alive = () => ports.filter((port) => children.get(port)?.exitCode === null && children.get(port)?.signalCode === null);
+  /** The slot ranges and the port of their primary, as a live node sees them. */
+  const slotRanges = () =>
+    ask(alive()[0]!, async (probe) => {
+      const slots = (await probe.call('CLUSTER', 'SLOTS')) as [number, number, [string, number]][];
+      return slots.map(([from, to, [, port]]) => ({ from, to, port }));
+    });
+  const primaries = async () => [...new Set((await slotRanges()).map((range) => range.port))].sort();
   return {
     ports,
     client,
     async primaryOf(key) {
-      const probe = client();
-      const slot = Number(await probe.call('CLUSTER', 'KEYSLOT', key));
-      const slots = (await probe.call('CLUSTER', 'SLOTS')) as [number, number, [string, number]][];
-      const range = slots.find(([from, to]) => slot >= from && slot <= to);
-      return range?.[2][1] ?? -1;
+      const slot = Number(await ask(alive()[0]!, (probe) => probe.call('CLUSTER', 'KEYSLOT', key)));
+      const range = (await slotRanges()).find(({ from, to }) => slot >= from && slot <= to);
+      return range?.port ?? -1;
     },
     killNode: kill,
+    primaries,
+    async keysPerPrimary() {
+      const counts = new Map<number, number>();
+      for (const port of await primaries()) {
+        counts.set(port, await ask(port, (probe) => probe.dbsize()));
+      }
+      return counts;
+    },
+    async failover(port) {
+      await kill(port);
+      await until('promote a replica', async () => {
+        const survivors = alive();
+        const states = await Promise.all(survivors.map(clusterOk));
+        const ranges = await slotRanges();
+        return states.every(Boolean) && ranges.every((range) => range.port !== port);
+      });
+      return Date.now();
+    },
     async stop() {
       for (const client of clients.splice(0)) client.disconnect();
       await Promise.all(ports.map(kill));

@@ -36,7 +36,7 @@ describe.skipIf(!hasRedis)('RedisApiKeyStore (real redis-server)', () => {
 
   /** Every key and value under `p`, as one string. */
   async function dump(p: string): Promise<string> {
-    const keys = (await raw.keys(`${p}*`)).sort();
+    const keys = (await raw.keys(`{${p}}*`)).sort();
     const values = await Promise.all(
       keys.map(async (key) => {
         const type = await raw.type(key);
@@ -78,13 +78,13 @@ describe.skipIf(!hasRedis)('RedisApiKeyStore (real redis-server)', () => {
     expect(everything).toContain(created.hash);
     expect(everything).not.toContain(key);
     expect(everything).not.toContain(key.slice(4, 36));
-    expect((await raw.keys(`${p}*`)).sort()).toEqual(
+    expect((await raw.keys(`{${p}}*`)).sort()).toEqual(
       [
-        `${p}hash:${created.hash}`,
-        `${p}id:${created.id}`,
-        `${p}ids`,
-        `${p}owner:alice`,
-        `${p}seq`,
+        `{${p}}hash:${created.hash}`,
+        `{${p}}id:${created.id}`,
+        `{${p}}ids`,
+        `{${p}}owner:alice`,
+        `{${p}}seq`,
       ].sort(),
     );
     expect(await store.findByHash(hashApiKey('another key'))).toBeUndefined();
@@ -145,7 +145,7 @@ describe.skipIf(!hasRedis)('RedisApiKeyStore (real redis-server)', () => {
     expect(await store.get('key_a')).toEqual(moved);
     expect(await store.findByHash(hashApiKey('rotated'))).toEqual(moved);
     expect(await store.findByHash(hashApiKey('secret-of-key_a'))).toBeUndefined();
-    expect(await raw.exists(`${p}hash:${hashApiKey('secret-of-key_a')}`)).toBe(0);
+    expect(await raw.exists(`{${p}}hash:${hashApiKey('secret-of-key_a')}`)).toBe(0);
     expect((await store.list()).map((r) => r.id)).toEqual(['key_a', 'key_b']);
     expect((await store.list('alice')).map((r) => r.id)).toEqual(['key_b']);
     expect(await store.list('bob')).toEqual([moved]);
@@ -210,9 +210,9 @@ describe.skipIf(!hasRedis)('RedisApiKeyStore (real redis-server)', () => {
       JSON.stringify({ ...record('key_bad'), name: {} }),
     ];
     for (const text of bad) {
-      await raw.set(`${p}id:key_bad`, text);
-      await raw.set(`${p}hash:bad-hash`, 'key_bad');
-      await raw.zadd(`${p}ids`, 99, 'key_bad');
+      await raw.set(`{${p}}id:key_bad`, text);
+      await raw.set(`{${p}}hash:bad-hash`, 'key_bad');
+      await raw.zadd(`{${p}}ids`, 99, 'key_bad');
       expect(await store.get('key_bad')).toBeUndefined();
       expect(await store.findByHash('bad-hash')).toBeUndefined();
       expect(await store.list()).toEqual([good]);
@@ -221,10 +221,10 @@ describe.skipIf(!hasRedis)('RedisApiKeyStore (real redis-server)', () => {
     // deleting a record that held another's hash left that one's index alone
     expect(await store.findByHash(good.hash)).toEqual(good);
     // an index entry pointing to a record with another hash finds nothing
-    await raw.set(`${p}hash:stale`, 'key_good');
+    await raw.set(`{${p}}hash:stale`, 'key_good');
     expect(await store.findByHash('stale')).toBeUndefined();
     // an id in a list whose record is gone is skipped
-    await raw.zadd(`${p}owner:alice`, 100, 'key_gone');
+    await raw.zadd(`{${p}}owner:alice`, 100, 'key_gone');
     expect(await store.list('alice')).toEqual([good]);
   });
 
