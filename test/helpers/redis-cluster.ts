@@ -166,14 +166,18 @@ export async function startRedisCluster(): Promise<RedisClusterServer> {
     clients.push(made);
     return made;
   };
-  const alive = () => ports.filter((port) => children.get(port)?.exitCode === null && children.get(port)?.signalCode === null);
+  const alive = () =>
+    ports.filter(
+      (port) => children.get(port)?.exitCode === null && children.get(port)?.signalCode === null,
+    );
   /** The slot ranges and the port of their primary, as a live node sees them. */
   const slotRanges = () =>
     ask(alive()[0]!, async (probe) => {
       const slots = (await probe.call('CLUSTER', 'SLOTS')) as [number, number, [string, number]][];
       return slots.map(([from, to, [, port]]) => ({ from, to, port }));
     });
-  const primaries = async () => [...new Set((await slotRanges()).map((range) => range.port))].sort();
+  const primaries = async () =>
+    [...new Set((await slotRanges()).map((range) => range.port))].sort();
   return {
     ports,
     client,
