@@ -27,10 +27,10 @@ import { LuaScript, type RedisClient } from './script.js';
  */
 export interface RedisBrokerOptions {
   /**
-   * The ioredis client for commands, one node (`Redis`) or a cluster (`Cluster`: each
-   * channel's keys share a hash slot, and messages go by sharded pub/sub, `SPUBLISH` and
-   * `SSUBSCRIBE`, Redis 7 or later); it stays yours to close. The broker makes its own
-   * subscriber connection from it.
+   * The client for commands, ioredis or node-redis v5, one node or a cluster
+   * ({@link RedisClient}: on a cluster each channel's keys share a hash slot, and messages go
+   * by sharded pub/sub, `SPUBLISH` and `SSUBSCRIBE`, Redis 7 or later); it stays yours to close.
+   * The broker makes its own subscriber connection from it.
    */
   client: RedisClient;
   /** Prefix of every key and pub/sub channel. @defaultValue `"portico:hub:"` */

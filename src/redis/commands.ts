@@ -3,15 +3,53 @@
 // store sends through them: bounded in time, failing fast while the client reconnects.
 import { countOption, durationOption, invalidOption } from '../internal/options.js';
 import { MAX_TIMER_DELAY } from '../realtime/connection-options.js';
-import { connectionOf, type RedisCommand, type RedisConnection } from './connection.js';
+import type { RedisCommand, RedisConnection } from './connection.js';
+import { ioredisConnection, isIoredis } from './ioredis-connection.js';
+import {
+  isNodeRedisClient,
+  isNodeRedisCluster,
+  nodeRedisClientConnection,
+  nodeRedisClusterConnection,
+} from './node-redis-connection.js';
 import { guarded, type LuaScript } from './script.js';
+
+const connections = new WeakMap<object, RedisConnection>();
+
+/** The connection over `client`, whichever library made it. */
+function connect(client: object): RedisConnection | undefined {
+  if (isIoredis(client)) return ioredisConnection(client);
+  if (isNodeRedisCluster(client)) return nodeRedisClusterConnection(client);
+  if (isNodeRedisClient(client)) return nodeRedisClientConnection(client);
+  return undefined;
+}
+
+/**
+ * The connection over `client`, made once per client and shared by the stores built on it.
+ * @internal
+ */
+export function connectionOf(owner: string, client: unknown): RedisConnection {
+  let connection =
+    typeof client === 'object' && client !== null ? connections.get(client) : undefined;
+  if (connection === undefined) {
+    connection = typeof client === 'object' && client !== null ? connect(client) : undefined;
+    if (connection === undefined) {
+      throw invalidOption(
+        `${owner}: \`client\` must be an ioredis client (Redis or Cluster) or a node-redis v5 client (createClient() or createCluster())`,
+      );
+    }
+    connections.set(client as object, connection);
+  }
+  return connection;
+}
 
 /** The options of every Redis store. @internal */
 export interface RedisStoreCommonOptions {
   client: unknown;
   prefix?: string;
+  /** How long a command may take, in milliseconds. */
   timeoutMs?: number;
   waitForReplicas?: number;
+  /** How long a write waits for its replicas, in milliseconds. */
   waitTimeoutMs?: number;
 }
 

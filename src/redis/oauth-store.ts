@@ -19,10 +19,7 @@ import { LuaScript, type RedisClient } from './script.js';
  * ```
  */
 export interface RedisOAuthStoreOptions {
-  /**
-   * The ioredis client, one node (`Redis`) or a cluster (`Cluster`: every command names one
-   * key); it stays yours to close.
-   */
+  /** The client, ioredis or node-redis v5, one node or a cluster ({@link RedisClient}); it stays yours to close. */
   client: RedisClient;
   /** Prefix of every key. @defaultValue `"portico:oauth:"` */
   prefix?: string;

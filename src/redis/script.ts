@@ -2,12 +2,21 @@ import { createHash } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import { type HttpError, PorticoError, serviceUnavailable } from '../core/errors.js';
 import type { RedisCommand, RedisConnection } from './connection.js';
+import type { NodeRedisClient, NodeRedisCluster } from './node-redis-connection.js';
 
 /**
- * An ioredis client: one node (`Redis`) or a Redis Cluster (`Cluster`, which routes each
- * command to the primary of its key's slot and follows MOVED and ASK).
+ * The Redis client a store is given, connected, and yours to close: ioredis (`Redis`, or
+ * `Cluster`) or node-redis v5 (`createClient()`, or `createCluster()`). A cluster client routes
+ * each command to the primary of its key's slot and follows MOVED and ASK; every script of the
+ * stores names keys of one slot.
+ *
+ * @example
+ * ```ts
+ * import { Redis } from 'ioredis';
+ * const client: RedisClient = new Redis(process.env.REDIS_URL);
+ * ```
  */
-export type RedisClient = Redis | Cluster;
+export type RedisClient = Redis | Cluster | NodeRedisClient | NodeRedisCluster;
 
 /**
  * Redis is not answering: not connected, or a command took longer than its bound. Stores turn

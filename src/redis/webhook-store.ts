@@ -19,7 +19,7 @@ import { LuaScript, type RedisClient } from './script.js';
  * ```
  */
 export interface RedisWebhookStoreOptions {
-  /** The ioredis client, one node (`Redis`) or a cluster (`Cluster`); it stays yours to close. */
+  /** The client, ioredis or node-redis v5, one node or a cluster ({@link RedisClient}); it stays yours to close. */
   client: RedisClient;
   /**
    * Prefix of every key. The endpoints share one hash slot (`{portico:wh:}ep:…`), each queue

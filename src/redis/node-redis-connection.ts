@@ -1,0 +1,138 @@
+// portico's Redis connection over node-redis v5: a client (`createClient()`) or a cluster
+// (`createCluster()`), both connected by their owner. Described by shape, so that portico's
+// types never load `redis`.
+import type { RedisCommand, RedisConnection, RedisSubscriber } from './connection.js';
+
+type Listener = (message: string, channel: string) => void;
+
+/**
+ * A node-redis v5 client (`createClient()` of `redis`), connected (`await client.connect()`).
+ *
+ * @example
+ * ```ts
+ * import { createClient } from 'redis';
+ * const client: NodeRedisClient = await createClient({ url: process.env.REDIS_URL }).connect();
+ * ```
+ */
+export interface NodeRedisClient {
+  readonly isOpen: boolean;
+  readonly isReady: boolean;
+  sendCommand(args: string[]): Promise<unknown>;
+  duplicate(): NodeRedisClient & {
+    connect(): Promise<unknown>;
+    close(): Promise<unknown>;
+    on(event: 'error', listener: (error: Error) => void): unknown;
+    subscribe(channel: string, listener: Listener): Promise<unknown>;
+    unsubscribe(channel: string): Promise<unknown>;
+  };
+}
+
+/**
+ * A node-redis v5 cluster (`createCluster()` of `redis`), connected (`await cluster.connect()`).
+ *
+ * @example
+ * ```ts
+ * import { createCluster } from 'redis';
+ * const cluster: NodeRedisCluster = await createCluster({ rootNodes: [{ url: 'redis://10.0.0.1:7000' }] }).connect();
+ * ```
+ */
+export interface NodeRedisCluster {
+  readonly isOpen: boolean;
+  readonly masters: readonly unknown[];
+  sendCommand(
+    firstKey: string | undefined,
+    isReadonly: boolean | undefined,
+    args: string[],
+  ): Promise<unknown>;
+  duplicate(): NodeRedisCluster & {
+    connect(): Promise<unknown>;
+    close(): Promise<unknown>;
+    on(event: 'error', listener: (error: Error) => void): unknown;
+    sSubscribe(channel: string, listener: Listener): Promise<unknown>;
+    sUnsubscribe(channel: string): Promise<unknown>;
+  };
+}
+
+/** Whether `client` looks like a node-redis cluster. @internal */
+export function isNodeRedisCluster(client: object): client is NodeRedisCluster {
+  const c = client as Partial<NodeRedisCluster>;
+  return typeof c.sendCommand === 'function' && 'masters' in c && typeof c.duplicate === 'function';
+}
+
+/** Whether `client` looks like a node-redis client. @internal */
+export function isNodeRedisClient(client: object): client is NodeRedisClient {
+  const c = client as Partial<NodeRedisClient>;
+  return typeof c.sendCommand === 'function' && 'isReady' in c && typeof c.duplicate === 'function';
+}
+
+const strings = (command: RedisCommand) => command.map(String);
+
+/**
+ * Commands sent in one tick go out in order on the node's one connection (node-redis
+ * pipelines them): a `WAIT` after a write is answered by the node that took it.
+ */
+async function inOrder(
+  send: (command: RedisCommand) => Promise<unknown>,
+  commands: readonly RedisCommand[],
+) {
+  const settled = await Promise.allSettled(commands.map(send));
+  return settled.map((result) => (result.status === 'fulfilled' ? result.value : result.reason));
+}
+
+/** @internal */
+export function nodeRedisClientConnection(client: NodeRedisClient): RedisConnection {
+  const send = (command: RedisCommand) => client.sendCommand(strings(command));
+  return {
+    cluster: false,
+    down: () => (!client.isOpen ? 'closed' : client.isReady ? undefined : 'reconnecting'),
+    send: (_key, command) => send(command),
+    pipeline: (_key, commands) => inOrder(send, commands),
+    subscriber(deliver) {
+      const subscriber = client.duplicate();
+      // it reconnects on its own (and subscribes again); commands report their own failures
+      subscriber.on('error', () => {});
+      const connected = subscriber.connect();
+      const listener: Listener = (message, channel) => deliver(channel, message);
+      return {
+        subscribe: async (channel) => {
+          await connected;
+          await subscriber.subscribe(channel, listener);
+        },
+        unsubscribe: async (channel) => void (await subscriber.unsubscribe(channel)),
+        close: async () => {
+          await connected.catch(() => {});
+          await subscriber.close().catch(() => {});
+        },
+      } satisfies RedisSubscriber;
+    },
+  };
+}
+
+/** @internal */
+export function nodeRedisClusterConnection(cluster: NodeRedisCluster): RedisConnection {
+  return {
+    cluster: true,
+    down: () => (cluster.isOpen ? undefined : 'closed'),
+    send: (key, command) => cluster.sendCommand(key, false, strings(command)),
+    pipeline: (key, commands) =>
+      inOrder((command) => cluster.sendCommand(key, false, strings(command)), commands),
+    subscriber(deliver) {
+      // its own connections: one sharded subscriber per primary, following failovers
+      const subscriber = cluster.duplicate();
+      subscriber.on('error', () => {});
+      const connected = subscriber.connect();
+      const listener: Listener = (message, channel) => deliver(channel, message);
+      return {
+        subscribe: async (channel) => {
+          await connected;
+          await subscriber.sSubscribe(channel, listener);
+        },
+        unsubscribe: async (channel) => void (await subscriber.sUnsubscribe(channel)),
+        close: async () => {
+          await connected.catch(() => {});
+          await subscriber.close().catch(() => {});
+        },
+      };
+    },
+  };
+}
