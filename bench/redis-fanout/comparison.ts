@@ -1,8 +1,15 @@
 import { type BenchRedis, REDIS_URL_VARIABLE, startBenchRedis } from '../lib/redis.js';
+import {
+  BENCH_REDIS_CLUSTER,
+  type BenchRedisCluster,
+  startBenchRedisCluster,
+} from '../lib/redis-cluster.js';
 import type { FanoutComparison } from '../realtime/types.js';
 
 /** The one redis-server of a run, from `setup` to `teardown`. */
 let redis: BenchRedis | undefined;
+/** The one Redis Cluster (six nodes) of a run, from `setup` to `teardown`. */
+let cluster: BenchRedisCluster | undefined;
 
 const subscribe = JSON.stringify({ type: 'subscribe', channel: 'bench' });
 
@@ -23,7 +30,13 @@ export const redisFanoutComparison: FanoutComparison = {
     "against one real `redis-server` (started for the run on 127.0.0.1, `--save '' " +
     '--appendonly no`); every broadcast is published through the first process only, so ' +
     'every delivery crosses Redis (the broker’s publish script, then pub/sub to each ' +
-    'process’s subscriber connection), and half of them reach the other process only that way.',
+    'process’s subscriber connection), and half of them reach the other process only that way. ' +
+    'The cluster rows run the same two processes with `new RedisBroker({ client: new ' +
+    'Cluster(seeds) })` against six `redis-server --cluster-enabled yes` (three primaries, a ' +
+    'replica each, same flags): the channel’s keys live on one slot, so every publish runs ' +
+    'on one primary and comes back by sharded pub/sub (`SPUBLISH` / `SSUBSCRIBE`); the last ' +
+    'row adds `waitForReplicas: 1, waitTimeoutMs: 1000`, so every publish also waits for ' +
+    'that primary’s replica to acknowledge it (`WAIT`) before the next one is sent.',
   baseline: 'portico-local',
   clients: { full: 2000, quick: 500 },
   servers: [
@@ -44,24 +57,55 @@ export const redisFanoutComparison: FanoutComparison = {
       subscribe,
       processes: 2,
     },
+    {
+      name: 'portico-redis-cluster',
+      label: 'portico, RedisBroker hub on a Redis Cluster (2 processes)',
+      entry: 'bench/redis-fanout/portico-redis-cluster.ts',
+      client: 'ws',
+      path: '/ws',
+      subscribe,
+      processes: 2,
+    },
+    {
+      name: 'portico-redis-cluster-wait',
+      label: 'portico, RedisBroker hub on a Redis Cluster, waitForReplicas: 1 (2 processes)',
+      entry: 'bench/redis-fanout/portico-redis-cluster-wait.ts',
+      client: 'ws',
+      path: '/ws',
+      subscribe,
+      processes: 2,
+    },
   ],
   async setup() {
     redis = await startBenchRedis();
-    return { [REDIS_URL_VARIABLE]: redis.url };
+    try {
+      cluster = await startBenchRedisCluster();
+    } catch (error) {
+      await redis.stop();
+      redis = undefined;
+      throw error;
+    }
+    return { [REDIS_URL_VARIABLE]: redis.url, [BENCH_REDIS_CLUSTER]: cluster.seeds };
   },
   async teardown() {
-    await redis?.stop();
+    await Promise.all([redis?.stop(), cluster?.stop()]);
     redis = undefined;
+    cluster = undefined;
   },
   notes: [
     'Before measuring, probes are broadcast through the first process until every client has ' +
-      'one: with Redis, that proves both processes’ subscriptions are live in Redis.',
+      'one: with Redis, that proves both processes’ subscriptions are live in Redis (on the ' +
+      'cluster, their sharded subscriptions on the primary of the channel’s slot).',
     'Deliveries/s, latency and server CPU per delivery are over all the server processes (both ' +
       'pinned to CPU 0 with `taskset`, the client process to CPU 1); the redis-server is not ' +
-      'pinned and its CPU is not counted. Memory per connection adds up both processes (so ' +
-      'the Redis row carries a second process’s baseline and its Redis connections).',
+      'pinned and its CPU is not counted, nor are the cluster’s six nodes (three primaries + ' +
+      'three replicas on the same machine, none pinned, replicating every publish). Memory per ' +
+      'connection adds up both processes (so the Redis rows carry a second process’s baseline ' +
+      'and its Redis connections: on the cluster, a connection per node and a sharded ' +
+      'subscriber connection per primary in each process).',
     'A publish through `RedisBroker` is one `EVALSHA` (offset, bounded history of 1,000 ' +
-      'events per channel in a Redis list, `PUBLISH`), awaited by the send loop before the ' +
+      'events per channel in a Redis list, `PUBLISH`, or `SPUBLISH` on the cluster), awaited ' +
+      'by the send loop before the ' +
       'next message; each process parses a message once and hands the same object to all its ' +
       'subscribers, so the push is serialized once per process.',
     'No compression (permessage-deflate off), no heartbeats during the run (`heartbeat: 0`).',

@@ -4,6 +4,12 @@ import {
   REDIS_URL_VARIABLE,
   startBenchRedis,
 } from '../lib/redis.js';
+import {
+  BENCH_REDIS_CLUSTER,
+  type BenchRedisCluster,
+  checkRedisClusterCounter,
+  startBenchRedisCluster,
+} from '../lib/redis-cluster.js';
 import type { Answer, Comparison } from '../lib/types.js';
 
 const WINDOW_MS = 60_000;
@@ -15,10 +21,20 @@ const REDIS_PREFIX: Readonly<Record<string, string>> = {
   'express-rate-limit-redis': 'rl:',
 };
 
+/** Where the server on the Redis Cluster keeps its counters. */
+const CLUSTER_PREFIX: Readonly<Record<string, string>> = {
+  'portico-redis-cluster': 'portico:rl:',
+};
+
 /** The one redis-server of a run, from `setup` to `teardown`. */
 let redis: BenchRedis | undefined;
+/** The one Redis Cluster (six nodes) of a run, from `setup` to `teardown`. */
+let cluster: BenchRedisCluster | undefined;
 
-/** Proves the limiter counted this request: `X-RateLimit-Remaining` below the limit, a key in Redis. */
+/**
+ * Proves the limiter counted this request: `X-RateLimit-Remaining` below the limit, a key in
+ * Redis (on one of the cluster's primaries for the cluster row).
+ */
 async function checkCounted(
   answer: Answer,
   server: { spec: { name: string }; variables: Readonly<Record<string, string>> },
@@ -37,6 +53,12 @@ async function checkCounted(
     if (url === undefined) problems.push(`no ${REDIS_URL_VARIABLE} from setup`);
     else problems.push(...(await checkRedisCounter(url, prefix, WINDOW_MS)));
   }
+  const clusterPrefix = CLUSTER_PREFIX[server.spec.name];
+  const seeds = server.variables[BENCH_REDIS_CLUSTER];
+  if (clusterPrefix !== undefined) {
+    if (seeds === undefined) problems.push(`no ${BENCH_REDIS_CLUSTER} from setup`);
+    else problems.push(...(await checkRedisClusterCounter(seeds, clusterPrefix, WINDOW_MS)));
+  }
   return problems;
 }
 
@@ -50,10 +72,14 @@ export const redisRateLimitComparison: Comparison = {
     '`X-RateLimit-Limit` / `X-RateLimit-Remaining` on every answer. portico runs `rateLimit` + ' +
     'router under `toNodeListener`, counting in its default in-memory store (the baseline) or ' +
     'in Redis with `store: new RedisRateLimitStore({ client: new Redis(url) })` (one ' +
-    '`EVALSHA` of an INCR/PTTL script per request); Express 5 runs `express-rate-limit` with ' +
+    '`EVALSHA` of an INCR/PTTL script per request), or the same store on a Redis Cluster ' +
+    '(`client: new Cluster(seeds)`, the script sent to the primary of the key’s slot); ' +
+    'Express 5 runs `express-rate-limit` with ' +
     'rate-limit-redis’s `RedisStore` (`sendCommand: (...args) => client.call(...args)` on an ' +
     'ioredis client, one `EVALSHA` per request). One real `redis-server` (started for the run ' +
-    "on 127.0.0.1, `--save '' --appendonly no`) serves both Redis servers. Target: portico " +
+    "on 127.0.0.1, `--save '' --appendonly no`) serves both single-Redis servers; the cluster " +
+    'row runs against six `redis-server --cluster-enabled yes` (three primaries, a replica ' +
+    'each, on the same machine, same flags). Target: portico ' +
     'with Redis ahead of express-rate-limit + rate-limit-redis.',
   baseline: 'portico-memory',
   servers: [
@@ -70,6 +96,12 @@ export const redisRateLimitComparison: Comparison = {
       expectHeaders: { 'x-ratelimit-limit': LIMIT },
     },
     {
+      name: 'portico-redis-cluster',
+      label: 'portico, RedisRateLimitStore on a 6-node Redis Cluster',
+      entry: 'bench/redis-rate-limit/portico-redis-cluster.ts',
+      expectHeaders: { 'x-ratelimit-limit': LIMIT },
+    },
+    {
       name: 'express-rate-limit-redis',
       label: 'Express 5 + express-rate-limit + rate-limit-redis',
       entry: 'bench/redis-rate-limit/express.ts',
@@ -80,23 +112,37 @@ export const redisRateLimitComparison: Comparison = {
   expect: { status: 200, body: '{"hello":"world"}', check: checkCounted },
   async setup() {
     redis = await startBenchRedis();
-    return { [REDIS_URL_VARIABLE]: redis.url };
+    try {
+      cluster = await startBenchRedisCluster();
+    } catch (error) {
+      await redis.stop();
+      redis = undefined;
+      throw error;
+    }
+    return { [REDIS_URL_VARIABLE]: redis.url, [BENCH_REDIS_CLUSTER]: cluster.seeds };
   },
   async teardown() {
-    await redis?.stop();
+    await Promise.all([redis?.stop(), cluster?.stop()]);
     redis = undefined;
+    cluster = undefined;
   },
   notes: [
     'Before measuring, each server is checked to answer 200 with `X-RateLimit-Limit: ' +
       '1000000000` and a count in `X-RateLimit-Remaining`, and each Redis-backed server to ' +
       'have left a counter under its key prefix in Redis (`portico:rl:`, `rl:`) with a ' +
-      'positive count expiring within the window.',
+      'positive count expiring within the window (for the cluster row, on one of the ' +
+      'cluster’s primaries, every primary scanned).',
     'Every request of a run comes from 127.0.0.1, so all of them hit the same Redis key: the ' +
-      'worst case for one key, and the same for both stores. Each Redis-backed server keeps ' +
-      'one ioredis connection (its commands pipelined by ioredis), as an app would.',
+      'worst case for one key, and the same for every store: on the cluster, every count goes ' +
+      'to the one primary holding that key’s slot. Each single-Redis server keeps one ioredis ' +
+      'connection (its commands pipelined by ioredis), as an app would; the cluster row keeps ' +
+      'one ioredis `Cluster` client (a connection per node, each command routed by slot).',
     'Server CPU per request is the Node process’s alone; the redis-server’s own CPU is not ' +
       'counted, and on this two-core machine it shares the CPUs with ' +
-      'the server and the load generator.',
+      'the server and the load generator. The cluster’s six nodes (three primaries + three ' +
+      'replicas, replicating every write) run on the same machine, none of them pinned, and ' +
+      'their CPU is not counted either. They run during the whole comparison, the other rows ' +
+      'included (idle then but for their cluster bus).',
     'Most of the Express row is Express’s own cost: in the `http` comparison, Express 5 with ' +
       'helmet, cors and express-rate-limit’s in-memory store answers at a similar rate on the ' +
       'same machine.',

@@ -2,10 +2,13 @@
  * portico: `createUpgradeHandler` + `createChannelProtocol` over a `createHub()`; clients
  * send `{"type":"subscribe","channel":"bench"}` and the server publishes on the hub. With
  * `BENCH_HUB=redis` (bench/redis-fanout/portico-redis.ts) the hub's broker is a `RedisBroker`
- * on `$BENCH_REDIS_URL`. It imports the build in `dist/` (what users run); `npm run bench` builds
- * it first.
+ * on `$BENCH_REDIS_URL`; with `BENCH_HUB=redis-cluster` (bench/redis-fanout/
+ * portico-redis-cluster.ts) on an ioredis `Cluster` of `$BENCH_REDIS_CLUSTER`, and
+ * `redis-cluster-wait` adds `waitForReplicas: 1, waitTimeoutMs: 1000`. It imports the build in
+ * `dist/` (what users run); `npm run bench` builds it first.
  */
 import { REDIS_URL_VARIABLE } from '../lib/redis.js';
+import { BENCH_REDIS_CLUSTER, parseSeeds } from '../lib/redis-cluster.js';
 import { createFanoutServer } from '../realtime/serve.js';
 
 // Types from the sources, code from the build: typechecking needs no build, the run uses it.
@@ -16,19 +19,30 @@ const realtime = (await import(
   new URL('../../dist/realtime.js', import.meta.url).href
 )) as typeof import('../../src/realtime/index.js');
 
-async function redisBroker(url: string) {
-  const { Redis } = await import('ioredis');
+async function redisBroker(hub: string) {
+  const { Cluster, Redis } = await import('ioredis');
   const { RedisBroker } = (await import(
     new URL('../../dist/redis.js', import.meta.url).href
   )) as typeof import('../../src/redis/index.js');
-  return new RedisBroker({ client: new Redis(url) });
+  if (hub === 'redis') {
+    const url = process.env[REDIS_URL_VARIABLE];
+    if (url === undefined) throw new Error(`${REDIS_URL_VARIABLE} is not set`);
+    return new RedisBroker({ client: new Redis(url) });
+  }
+  const seeds = process.env[BENCH_REDIS_CLUSTER];
+  if (seeds === undefined) throw new Error(`${BENCH_REDIS_CLUSTER} is not set`);
+  const client = new Cluster(parseSeeds(seeds));
+  if (hub === 'redis-cluster') return new RedisBroker({ client });
+  return new RedisBroker({ client, waitForReplicas: 1, waitTimeoutMs: 1_000 });
 }
 
 async function hubBroker() {
-  if (process.env.BENCH_HUB !== 'redis') return {};
-  const url = process.env[REDIS_URL_VARIABLE];
-  if (url === undefined) throw new Error(`${REDIS_URL_VARIABLE} is not set`);
-  return { broker: await redisBroker(url) };
+  const hub = process.env.BENCH_HUB;
+  if (hub === undefined || hub === '') return {};
+  if (hub !== 'redis' && hub !== 'redis-cluster' && hub !== 'redis-cluster-wait') {
+    throw new Error(`BENCH_HUB=${hub}: expected redis, redis-cluster or redis-cluster-wait`);
+  }
+  return { broker: await redisBroker(hub) };
 }
 
 const hub = realtime.createHub(await hubBroker());

@@ -25,6 +25,11 @@ export interface RedisConnection {
    * after a write is answered by the node that took the write). Each reply, or its error.
    */
   pipeline(key: string, commands: readonly RedisCommand[]): Promise<unknown[]>;
+  /**
+   * Told that a command got no answer in time: a client that does not notice a dead primary
+   * on its own looks for the cluster's new topology.
+   */
+  unanswered?(): void;
   /** A new connection in subscriber mode, handing every message to `deliver`. */
   subscriber(deliver: (channel: string, text: string) => void): RedisSubscriber;
 }

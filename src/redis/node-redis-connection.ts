@@ -38,7 +38,7 @@ export interface NodeRedisClient {
  */
 export interface NodeRedisCluster {
   readonly isOpen: boolean;
-  readonly masters: readonly unknown[];
+  readonly masters: readonly { client?: { readonly isReady: boolean } | undefined }[];
   sendCommand(
     firstKey: string | undefined,
     isReadonly: boolean | undefined,
@@ -108,14 +108,46 @@ export function nodeRedisClientConnection(client: NodeRedisClient): RedisConnect
   };
 }
 
+/** node-redis's classes of error replies (a reply from Redis, not a lost connection). */
+const REPLY_ERRORS = new Set(['ErrorReply', 'SimpleError', 'BlobError']);
+
+/** At most one topology refresh asked for per this many milliseconds. */
+const REDISCOVER_EVERY_MS = 1_000;
+
+/**
+ * node-redis learns a new topology only from a `MOVED` (redis/node-redis#2806): a primary that
+ * died without answering keeps its slots' commands waiting on a dead connection after its
+ * replica was promoted. Asks the cluster to read its topology again, from a live primary,
+ * through its slot map's `rediscover` (not part of its typed API: skipped if it goes away).
+ */
+function rediscoverer(cluster: NodeRedisCluster): () => void {
+  let last = 0;
+  return () => {
+    const slots = (cluster as { _slots?: { rediscover?: (from: unknown) => Promise<unknown> } })
+      ._slots;
+    const live = cluster.masters.find((node) => node.client?.isReady === true)?.client;
+    if (typeof slots?.rediscover !== 'function' || live === undefined) return;
+    if (Date.now() - last < REDISCOVER_EVERY_MS) return;
+    last = Date.now();
+    slots.rediscover(live).catch(() => {});
+  };
+}
+
 /** @internal */
 export function nodeRedisClusterConnection(cluster: NodeRedisCluster): RedisConnection {
+  const rediscover = rediscoverer(cluster);
+  const send = (key: string, command: RedisCommand) =>
+    cluster.sendCommand(key, false, strings(command)).catch((error: unknown) => {
+      // an error reply is an answer; anything else (a lost connection) is not
+      if (!REPLY_ERRORS.has((error as Error | undefined)?.constructor?.name ?? '')) rediscover();
+      throw error;
+    });
   return {
     cluster: true,
     down: () => (cluster.isOpen ? undefined : 'closed'),
-    send: (key, command) => cluster.sendCommand(key, false, strings(command)),
-    pipeline: (key, commands) =>
-      inOrder((command) => cluster.sendCommand(key, false, strings(command)), commands),
+    unanswered: rediscover,
+    send,
+    pipeline: (key, commands) => inOrder((command) => send(key, command), commands),
     subscriber(deliver) {
       // its own connections: one sharded subscriber per primary, following failovers
       const subscriber = cluster.duplicate();

@@ -67,10 +67,10 @@ export function guarded<T>(
   }
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new RedisUnavailableError(`Redis did not answer within ${timeoutMs} ms.`)),
-      timeoutMs,
-    );
+    timer = setTimeout(() => {
+      connection.unanswered?.();
+      reject(new RedisUnavailableError(`Redis did not answer within ${timeoutMs} ms.`));
+    }, timeoutMs);
   });
   return Promise.race([
     command().catch((error: unknown) => {

@@ -24,6 +24,8 @@ export interface RedisClusterServer {
   primaryOf(key: string): Promise<number>;
   /** Kills the primary at `port` (SIGKILL); its replica is promoted after the node timeout. */
   killNode(port: number): Promise<void>;
+  /** The ports of the nodes not killed. */
+  alive(): number[];
   /** The ports of the primaries serving slots now. */
   primaries(): Promise<number[]>;
   /** How many keys each primary holds now, by port. */
@@ -187,6 +189,7 @@ export async function startRedisCluster(): Promise<RedisClusterServer> {
       return range?.port ?? -1;
     },
     killNode: kill,
+    alive,
     primaries,
     async keysPerPrimary() {
       const counts = new Map<number, number>();
