@@ -74,7 +74,9 @@ describe.skipIf(!hasRedis)('RedisReplayStore (real redis-server)', () => {
   });
 
   it('refuses options it does not know and a client that is not one', () => {
-    expect(() => new RedisReplayStore({ client: {} as Redis })).toThrow(/ioredis client .* or a node-redis v5 client/);
+    expect(() => new RedisReplayStore({ client: {} as Redis })).toThrow(
+      /ioredis client .* or a node-redis v5 client/,
+    );
     expect(
       () => new RedisReplayStore({ client: raw, ttl: 5 } as unknown as { client: Redis }),
     ).toThrow();
