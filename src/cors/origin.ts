@@ -66,9 +66,17 @@ function anchor(pattern: RegExp): RegExp {
   return new RegExp(`^(?:${pattern.source})$`, pattern.flags.replace(/[gy]/g, ''));
 }
 
+/**
+ * Whether `origin` is written as a browser serializes one (`scheme://host[:port]`): anything
+ * else (`*`, `null`, a path) never reaches a predicate or a pattern, so that neither can echo
+ * it back (`Access-Control-Allow-Origin: *` with credentials, from an `Origin: *` any
+ * non-browser client can send).
+ */
+const SERIALIZED_ORIGIN = /^[a-z][a-z0-9+.-]*:\/\/[^/\s?#@*]+$/i;
+
 function fromPredicate(predicate: OriginPredicate): OriginMatcher {
   return function matchOriginBy(origin) {
-    if (origin === undefined || origin === '' || origin === 'null') return false;
+    if (origin === undefined || !SERIALIZED_ORIGIN.test(origin)) return false;
     const result: unknown = predicate(origin);
     if (typeof result === 'boolean') return result;
     if (result !== null && typeof (result as PromiseLike<unknown>)?.then === 'function') {
@@ -110,7 +118,7 @@ export function buildOriginMatcher(owner: string, origins: OriginAllowlist): Ori
   return function matchOriginOrPattern(origin) {
     if (origin === undefined) return false;
     if (exact.has(origin)) return true;
-    if (origin === '' || origin === 'null') return false;
+    if (!SERIALIZED_ORIGIN.test(origin)) return false;
     for (const pattern of patterns) if (pattern.test(origin)) return true;
     return false;
   };

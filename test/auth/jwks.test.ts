@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { authenticate } from '../../src/auth/authenticate.ts';
 import type { RemoteJwksOptions } from '../../src/auth/jwks.ts';
 import { createJwtVerifier } from '../../src/auth/jwt.ts';
@@ -13,7 +13,6 @@ import {
   type KeyServer,
   makeKey,
   mint,
-  sleep,
   startKeyServer,
   type TestKey,
 } from './jwt-fixtures.ts';
@@ -27,9 +26,27 @@ beforeAll(async () => {
   [key, next, attacker] = await Promise.all([makeKey('k1'), makeKey('k2'), makeKey('evil')]);
 });
 afterEach(async () => {
+  vi.restoreAllMocks();
   await Promise.all(servers.splice(0).map((s) => s.close()));
   await closeAll();
 });
+
+/**
+ * `Date.now()` moved forward by `advance(ms)`, as the key cache's age, the cooldowns (jose's
+ * and portico's) and the verified-token cache read it: their windows are passed at once,
+ * without real waits, and are wide enough that the real time a loaded machine spends between
+ * two steps never passes one. Token lifetimes (`exp`) are read from `new Date()`, unmoved.
+ */
+function movableClock() {
+  const realNow = Date.now.bind(Date);
+  let offset = 0;
+  vi.spyOn(Date, 'now').mockImplementation(() => realNow() + offset);
+  return {
+    advance(ms: number) {
+      offset += ms;
+    },
+  };
+}
 
 async function keyServer(keys = [key.jwk]) {
   const server = await startKeyServer(keys);
@@ -75,14 +92,18 @@ describe('remote JWKS', () => {
   });
 
   it('refetches for an unknown kid once the cooldown has passed', async () => {
+    const clock = movableClock();
     const server = await keyServer();
-    const verifier = remote(server.jwksUrl, { cooldownDuration: 400 });
+    const verifier = remote(server.jwksUrl, { cooldownDuration: 30_000 });
     const [rotated, flood] = await Promise.all([mint(next), randomKids(50)]);
     expect(await outcome(verifier.verify(await mint(key)))).toBe('ok');
     server.keys = [key.jwk, next.jwk];
     expect(await outcome(verifier.verify(rotated))).toBe('ERR_JWT_INVALID');
     expect(server.hits).toBe(1);
-    await sleep(450);
+    clock.advance(20_000); // still within the cooldown
+    expect(await outcome(verifier.verify(rotated))).toBe('ERR_JWT_INVALID');
+    expect(server.hits).toBe(1);
+    clock.advance(10_001);
     expect(await outcome(verifier.verify(rotated))).toBe('ok');
     expect(server.hits).toBe(2);
     await Promise.all(flood.map((t) => verifier.verify(t).catch(() => undefined)));
@@ -90,33 +111,37 @@ describe('remote JWKS', () => {
   });
 
   it('keeps the last good keys through an outage, and does not hammer the provider', async () => {
+    const clock = movableClock();
     const server = await keyServer();
-    const verifier = remote(server.jwksUrl, { cacheMaxAge: 100, cooldownDuration: 300 });
+    const verifier = remote(server.jwksUrl, { cacheMaxAge: 10_000, cooldownDuration: 30_000 });
     const [a, b, c, d] = await Promise.all(['a', 'b', 'c', 'd'].map((jti) => mint(key, { jti })));
     const flood = await randomKids(30);
     expect(await outcome(verifier.verify(await mint(key)))).toBe('ok');
     server.down = true;
-    await sleep(150);
+    clock.advance(10_001); // the keys are stale: the next verification fetches them again
     expect(await outcome(verifier.verify(a!))).toBe('ok');
     expect(server.hits).toBe(2);
     await Promise.all(flood.map((t) => verifier.verify(t).catch(() => undefined)));
     expect(await outcome(verifier.verify(b!))).toBe('ok');
     expect(server.hits).toBe(2);
-    await sleep(350);
+    clock.advance(30_001); // past the cooldown after the failed fetch
     expect(await outcome(verifier.verify(c!))).toBe('ok');
     expect(server.hits).toBe(3);
     await server.close();
-    await sleep(350);
+    clock.advance(30_001);
     expect(await outcome(verifier.verify(d!))).toBe('ok');
   });
 
   it('treats a malformed key set as an outage', async () => {
+    const clock = movableClock();
     const server = await keyServer();
-    const verifier = remote(server.jwksUrl, { cacheMaxAge: 50, cooldownDuration: 50 });
+    const verifier = remote(server.jwksUrl, { cacheMaxAge: 10_000, cooldownDuration: 10_000 });
     expect(await outcome(verifier.verify(await mint(key)))).toBe('ok');
     server.keys = 'not keys' as never;
-    await sleep(80);
+    clock.advance(10_001);
     expect(await outcome(verifier.verify(await mint(key, { jti: 'x' })))).toBe('ok');
+    // the malformed set was fetched, and the last good keys answered
+    expect(server.hits).toBe(2);
   });
 
   it('says the keys are unavailable when none were ever fetched, once per cooldown', async () => {
@@ -131,13 +156,17 @@ describe('remote JWKS', () => {
   });
 
   it('stops serving cached tokens of a key that left the set', async () => {
+    const clock = movableClock();
     const server = await keyServer([key.jwk, next.jwk]);
-    const verifier = remote(server.jwksUrl, { cacheMaxAge: 100 });
+    const verifier = remote(server.jwksUrl, { cacheMaxAge: 10_000 });
     const [old, fresh] = await Promise.all([mint(key), mint(next)]);
     expect(await outcome(verifier.verify(old))).toBe('ok');
     expect(await outcome(verifier.verify(fresh))).toBe('ok');
     server.keys = [next.jwk];
-    await sleep(150);
+    // while the keys are fresh, the verified token is still served (the set is not asked)
+    expect(await outcome(verifier.verify(old))).toBe('ok');
+    expect(server.hits).toBe(1);
+    clock.advance(10_001);
     expect(await outcome(verifier.verify(old))).toBe('ERR_JWT_INVALID');
     expect(await outcome(verifier.verify(fresh))).toBe('ok');
     expect(server.hits).toBe(2);

@@ -9,6 +9,7 @@ import {
   DEFAULT_CORS_EXPOSED_HEADERS,
   DEFAULT_CORS_METHODS,
   isPreflightRequest,
+  type OriginAllowlist,
 } from '../../src/cors/index.js';
 import { silentLogger } from '../../src/diagnostics/index.js';
 import { thrownTypeError } from '../helpers/errors.js';
@@ -330,6 +331,163 @@ describe("cors with origins: '*'", () => {
     expect(() => cors({ origins: '*', credentials: true })).toThrow(TypeError);
     expect(() => cors({ origins: '*', credentials: true })).toThrow(/credentials/);
   });
+});
+
+describe('cors never answers Allow-Origin: * with Allow-Credentials: true', () => {
+  const simple = (origin: string) => ({ Origin: origin });
+  const requests: [string, (origin: string) => Record<string, string>][] = [
+    ['GET', simple],
+    ['POST', simple],
+    ['OPTIONS', preflight],
+  ];
+
+  /** The rule itself, on any answer: credentials only with one origin, never `*`. */
+  function expectNoWildcardWithCredentials(headers: IncomingHttpHeaders): void {
+    const allowOrigin = headers['access-control-allow-origin'];
+    if (headers['access-control-allow-credentials'] !== undefined) {
+      expect(headers['access-control-allow-credentials']).toBe('true');
+      expect(allowOrigin).toBeDefined();
+      expect(allowOrigin).not.toBe('*');
+    }
+  }
+
+  /** Sends every kind of request from `origin`; answers the replies, each checked against the rule. */
+  async function fromEverySide(base: string, origin: string) {
+    const replies = [];
+    for (const [method, headers] of requests) {
+      const reply = await call(base, method, headers(origin));
+      expect(reply.status, `${method} from ${origin}`).toBe(method === 'OPTIONS' ? 204 : 200);
+      expectNoWildcardWithCredentials(reply.headers);
+      replies.push({ method, reply });
+    }
+    return replies;
+  }
+
+  it("refuses origins: '*' with credentials: true when the factory runs, whatever else is given", () => {
+    for (const options of [
+      { origins: '*', credentials: true },
+      { origins: '*', credentials: true, methods: ['GET'], allowedHeaders: ['X-Tenant'] },
+      { origins: '*', credentials: true, exposedHeaders: [], maxAge: 0 },
+      Object.freeze({ origins: '*', credentials: true }),
+    ] as const) {
+      const err = thrownTypeError(() => cors(options as never));
+      expect(err.code).toBe('ERR_INVALID_OPTION');
+      expect(err.message).toContain("`origins: '*'`");
+      expect(err.message).toContain('`credentials: true`');
+    }
+    // a credentials flag that is not the boolean true is no way round it
+    for (const credentials of ['true', 1, 'yes']) {
+      expect(thrownTypeError(() => cors({ origins: '*', credentials } as never)).message).toMatch(
+        /credentials/,
+      );
+    }
+  });
+
+  it("refuses '*' in a list of origins, with or without credentials", () => {
+    for (const origins of [['*'], [APP, '*'], ['*', /https:\/\/[a-z]+\.example\.com/]]) {
+      for (const credentials of [true, false]) {
+        const err = thrownTypeError(() => cors({ origins, credentials }));
+        expect(err.code).toBe('ERR_INVALID_OPTION');
+        expect(err.message).toMatch(/^cors\(\): origins\[\d\] is '\*'/);
+      }
+    }
+  });
+
+  it("refuses '*' in the header and method lists with credentials (browsers take it literally)", () => {
+    for (const name of ['methods', 'allowedHeaders', 'exposedHeaders'] as const) {
+      const err = thrownTypeError(() => cors({ origins: [APP], credentials: true, [name]: ['*'] }));
+      expect(err.code).toBe('ERR_INVALID_OPTION');
+      expect(err.message).toContain(`\`${name}\` cannot use '*' with \`credentials: true\``);
+    }
+  });
+
+  it("answers origins: '*' without Allow-Credentials, on simple requests and preflights", async () => {
+    const base = await serve([cors({ origins: '*' }), ok]);
+    for (const { method, reply } of await fromEverySide(base, APP)) {
+      expect(reply.headers['access-control-allow-origin'], method).toBe('*');
+      expect(reply.headers['access-control-allow-credentials'], method).toBeUndefined();
+    }
+  });
+
+  it("never writes what an origin function returns: one returning '*' allows nothing", async () => {
+    const asked: string[] = [];
+    const functions = [
+      (origin: string) => {
+        asked.push(origin);
+        return '*' as never;
+      },
+      async (origin: string) => {
+        asked.push(origin);
+        return '*' as never;
+      },
+    ];
+    for (const origins of functions) {
+      const base = await serve([cors({ origins, credentials: true }), ok]);
+      for (const origin of [APP, 'https://evil.test']) {
+        for (const { method, reply } of await fromEverySide(base, origin)) {
+          expect(corsHeaders(reply.headers), `${method} from ${origin}`).toEqual([]);
+          expect(reply.headers.vary).toMatch(/^Origin\b/);
+        }
+      }
+    }
+    expect(asked).toHaveLength(2 * 2 * requests.length);
+  });
+
+  it('reflects the one origin a function allows, with Vary: Origin, never *', async () => {
+    const base = await serve([cors({ origins: () => true, credentials: true }), ok]);
+    for (const origin of [APP, 'https://anyone.test', 'http://localhost:5173']) {
+      for (const { method, reply } of await fromEverySide(base, origin)) {
+        expect(reply.headers['access-control-allow-origin'], method).toBe(origin);
+        expect(reply.headers['access-control-allow-credentials'], method).toBe('true');
+        expect(reply.headers.vary, method).toBe(
+          method === 'OPTIONS'
+            ? 'Origin, Access-Control-Request-Method, Access-Control-Request-Headers'
+            : 'Origin',
+        );
+      }
+    }
+  });
+
+  it('reflects a listed or matching origin with Vary: Origin, never *', async () => {
+    const base = await serve([
+      cors({ origins: [APP, /https:\/\/[a-z0-9-]+\.tenant\.test/], credentials: true }),
+      ok,
+    ]);
+    for (const origin of [APP, 'https://beta.tenant.test']) {
+      for (const { method, reply } of await fromEverySide(base, origin)) {
+        expect(reply.headers['access-control-allow-origin'], method).toBe(origin);
+        expect(reply.headers['access-control-allow-credentials'], method).toBe('true');
+        expect(reply.headers.vary, method).toMatch(/^Origin(, |$)/);
+      }
+    }
+  });
+
+  it("refuses a request whose Origin is literally '*' when origins are listed", async () => {
+    const base = await serve([cors({ origins: [APP], credentials: true }), ok]);
+    for (const { method, reply } of await fromEverySide(base, '*')) {
+      expect(corsHeaders(reply.headers), method).toEqual([]);
+      expect(reply.headers.vary, method).toMatch(/^Origin\b/);
+    }
+  });
+
+  // Browsers never send `Origin: *`, but any other client may: an allowlist that lets every
+  // origin through (a function answering true, a pattern matching anything) must not echo it
+  // back as the wildcard next to Allow-Credentials.
+  const allowEverything: [string, OriginAllowlist][] = [
+    ['a function allowing every origin', () => true],
+    ['an async function allowing every origin', async () => true],
+    ['a pattern matching any origin', [/.*/]],
+    ['a pattern matching any character run', [/[\s\S]*/]],
+  ];
+  it.each(allowEverything)(
+    "does not echo an Origin of '*' with credentials through %s",
+    async (_, origins) => {
+      const base = await serve([cors({ origins, credentials: true }), ok]);
+      for (const { method, reply } of await fromEverySide(base, '*')) {
+        expect(reply.headers['access-control-allow-origin'], method).not.toBe('*');
+      }
+    },
+  );
 });
 
 describe('cors options', () => {

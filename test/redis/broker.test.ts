@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { HubMessage } from '../../src/realtime/broker.js';
 import { followChannel } from '../../src/realtime/follow.js';
-import { createHub, type Hub } from '../../src/realtime/hub.js';
+import { createHub, type Hub, type Subscription } from '../../src/realtime/hub.js';
 import { formatPosition } from '../../src/realtime/position.js';
 import { RedisBroker } from '../../src/redis/broker.js';
 import { streamChannel } from '../../src/sse/channel.js';
@@ -30,6 +30,7 @@ describe.skipIf(!hasRedis)('RedisBroker (real redis-server)', () => {
     for (const hub of hubs.splice(0)) await hub.close();
     for (const broker of brokers.splice(0)) await broker.close();
     await closeAll();
+    vi.restoreAllMocks();
   });
   afterAll(async () => {
     await redis?.stop();
@@ -81,24 +82,36 @@ describe.skipIf(!hasRedis)('RedisBroker (real redis-server)', () => {
 
   it('carries WebSocket relays between the channel protocols of two processes', async () => {
     const [a, b] = twoProcesses();
+    // the relay subscription of each process is made with its first connection: watch the
+    // hubs' subscriptions to the relay channel, and wait until Redis has taken both
+    const relays: Subscription[] = [];
+    for (const hub of [a, b]) {
+      const subscribe = hub.subscribe.bind(hub);
+      vi.spyOn(hub, 'subscribe').mockImplementation((channel, listener) => {
+        const subscription = subscribe(channel, listener);
+        if (channel === 'portico:relay') relays.push(subscription);
+        return subscription;
+      });
+    }
     const one = await start({ hub: a });
     const two = await start({ hub: b });
     const alice = await connectWs(one, 'alice');
     const bob = await connectWs(two, 'bob');
     await subscribed(bob, 'r');
-    // the relay subscription of each process is made with its first connection
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await vi.waitFor(() => expect(relays).toHaveLength(2), { timeout: 5_000 });
+    await Promise.all(relays.map((subscription) => subscription.ready));
+    // bounded waits wide enough for a loaded machine (a round trip through Redis each)
     alice.send({ type: 'message', text: 'no channel' });
-    expect(await bob.next()).toEqual({ type: 'message', text: 'no channel', from: 'alice' });
+    expect(await bob.next(5_000)).toEqual({ type: 'message', text: 'no channel', from: 'alice' });
     alice.send({ type: 'message', text: 'in r', channel: 'r' });
-    expect(await bob.next()).toEqual({
+    expect(await bob.next(5_000)).toEqual({
       type: 'message',
       text: 'in r',
       from: 'alice',
       channel: 'r',
     });
     bob.send({ type: 'message', text: 'back' });
-    expect(await alice.next()).toEqual({ type: 'message', text: 'back', from: 'bob' });
+    expect(await alice.next(5_000)).toEqual({ type: 'message', text: 'back', from: 'bob' });
     await silent(alice);
   });
 

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { parseSetCookie } from 'cookie';
 import type { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { authenticate } from '../../src/auth/authenticate.js';
 import { createSessions, type SessionOptions } from '../../src/auth/session.js';
 import type { SessionRecord } from '../../src/auth/session-store.js';
@@ -148,21 +148,34 @@ describe.skipIf(!hasRedis)('RedisSessionStore (real redis-server)', () => {
     expect(await raw.exists(`${p}gone`)).toBe(0);
     expect(await store.get('gone')).toBeUndefined();
     await store.set('short', record(), 50);
-    await sleep(120);
+    // until Redis itself has dropped it (however late this process gets to ask)
+    await vi.waitFor(async () => expect(await raw.exists(`${p}short`)).toBe(0), {
+      timeout: 10_000,
+      interval: 20,
+    });
     await store.touch('short', Date.now(), 60_000);
     expect(await raw.exists(`${p}short`)).toBe(0);
   });
 
   it('lets Redis drop a record when its TTL runs out', async () => {
-    const store = new RedisSessionStore({ client: redis.client(), prefix: prefix() });
-    await store.set('h', record(), 80);
+    const p = prefix();
+    const store = new RedisSessionStore({ client: redis.client(), prefix: p });
+    // a TTL wide enough for the next few commands to land before it runs out on a loaded
+    // machine; what is waited for is Redis dropping the record, not a fixed time
+    const TTL = 1_500;
+    await store.set('t', record(), TTL);
+    await store.set('h', record(), TTL);
     expect(await store.get('h')).toBeDefined();
-    await sleep(150);
-    expect(await store.get('h')).toBeUndefined();
-    // and touch extends it
-    await store.set('t', record(), 80);
-    await store.touch('t', Date.now(), 10_000);
-    await sleep(150);
+    const ttl = await raw.pttl(`${p}h`);
+    expect(ttl).toBeGreaterThan(0);
+    expect(ttl).toBeLessThanOrEqual(TTL);
+    // and touch extends it: written before 'h', 't' would run out before 'h' does without it
+    await store.touch('t', Date.now(), 60_000);
+    expect(await raw.pttl(`${p}t`)).toBeGreaterThan(TTL);
+    await vi.waitFor(async () => expect(await store.get('h')).toBeUndefined(), {
+      timeout: 10_000,
+      interval: 50,
+    });
     expect(await store.get('t')).toBeDefined();
   });
 
