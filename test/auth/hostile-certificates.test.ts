@@ -16,6 +16,7 @@ import { sendJson } from '../../src/core/send.js';
 import { tlsServerOptions } from '../../src/http/https.js';
 import { closeAll, json, type Listening, listen, request } from '../helpers/http.js';
 import { captureLogger } from '../helpers/logger.js';
+import { requireTool, runs } from '../helpers/tools.js';
 
 const log = captureLogger();
 const failures = log.errors;
@@ -36,7 +37,11 @@ afterAll(async () => {
 });
 
 describe('client certificates at their edges', () => {
-  const hasOpenssl = spawnSync('openssl', ['version']).status === 0;
+  const hasOpenssl = requireTool(
+    'openssl',
+    runs('openssl', ['version']),
+    'apt-get install openssl',
+  );
   const tls = new URL('../fixtures/tls/', import.meta.url).pathname;
   const fixture = (name: string) => readFileSync(join(tls, name));
   const ca = fixture('ca.pem');

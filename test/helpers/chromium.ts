@@ -1,20 +1,19 @@
 // Debian's Chromium driven by playwright-core (npm packages cannot download browsers here).
-// `.ci/run` installs it; elsewhere the browser suites skip and say how to get it.
+// `.ci/run` installs it; elsewhere the browser suites skip and say how to get it (under CI
+// they fail instead).
 import { existsSync, mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { type Browser, chromium } from 'playwright-core';
+import { requireTool } from './tools.js';
 
 const EXECUTABLE = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 
-/** Whether a Chromium is installed to run the browser suites with. */
-export const hasChromium = existsSync(EXECUTABLE);
-
-if (!hasChromium) {
-  console.warn(
-    `browser tests skipped: no Chromium at ${EXECUTABLE}. Install it (Debian/Ubuntu: ` +
-      '`sudo apt-get install chromium`) or point CHROMIUM_PATH at one; .ci/run installs it.',
-  );
-}
+/** Whether a Chromium is installed to run the browser suites with; under CI it must be. */
+export const hasChromium = requireTool(
+  `Chromium (${EXECUTABLE})`,
+  existsSync(EXECUTABLE),
+  'Debian/Ubuntu: apt-get install chromium, or point CHROMIUM_PATH at one; .ci/run installs it',
+);
 
 /** Where the browser suites save their screenshots (next to vitest's report). */
 export const SCREENSHOTS = fileURLToPath(new URL('../../test-results/browser/', import.meta.url));

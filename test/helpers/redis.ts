@@ -3,6 +3,7 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { Redis } from 'ioredis';
+import { requireTool, runs } from './tools.js';
 
 function findRedisServer(): string | undefined {
   try {
@@ -17,15 +18,12 @@ function findRedisServer(): string | undefined {
 
 const binary = findRedisServer();
 
-/** Whether `redis-server` is installed (Debian: `apt-get install redis-server`). */
-export const hasRedis = binary !== undefined;
-
-if (!hasRedis) {
-  console.warn(
-    '[portico tests] redis-server not found: the Redis suites are skipped ' +
-      '(install it with `apt-get install redis-server`; .ci/run does).',
-  );
-}
+/** Whether `redis-server` is installed (Debian: `apt-get install redis-server`); under CI it must be. */
+export const hasRedis = requireTool(
+  'redis-server',
+  binary !== undefined && runs('redis-cli', ['--version']),
+  'apt-get install redis-server; .ci/run does',
+);
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {

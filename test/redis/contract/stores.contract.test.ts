@@ -32,12 +32,9 @@ describe.skipIf(!hasRedis)('Redis store contract', () => {
 
     for (const group of contract) {
       describe(group.store, () => {
-        for (const check of group.checks) {
-          it.runIf(target.cluster || !check.clusterOnly)(
-            check.name,
-            () => check.run(context()),
-            check.timeoutMs,
-          );
+        // the checks of a cluster's key spread exist only for cluster targets (no skips)
+        for (const check of group.checks.filter((c) => target.cluster || !c.clusterOnly)) {
+          it(check.name, () => check.run(context()), check.timeoutMs);
         }
       });
     }
