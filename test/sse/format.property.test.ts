@@ -3,6 +3,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { formatComment, formatEvent } from '../../src/sse/format.js';
+import { caseTally } from '../helpers/arbitraries.js';
 
 const RUNS = { numRuns: 1000 };
 
@@ -78,42 +79,65 @@ const normaliseBreaks = (s: string) => s.replace(/\r\n|\r/g, '\n');
 
 describe('formatEvent (property)', () => {
   it('json: false: the client reads back the data exactly, line breaks as LF', () => {
+    const tally = caseTally();
     fc.assert(
-      fc.property(richText, (data) => {
-        const { events } = parse(formatEvent({ data }, { json: false }));
-        expect(events).toEqual([{ type: 'message', data: normaliseBreaks(data), lastEventId: '' }]);
-        // and exactly, for data whose only line breaks are LF
-        if (!data.includes('\r')) expect(events[0]!.data).toBe(data);
-      }),
+      fc.property(
+        fc.oneof(
+          richText,
+          richText.map((s) => s.replace(/\r/g, '')),
+        ),
+        (data) => {
+          tally.case();
+          const { events } = parse(formatEvent({ data }, { json: false }));
+          tally.hit('checked');
+          expect(events).toEqual([
+            { type: 'message', data: normaliseBreaks(data), lastEventId: '' },
+          ]);
+          // and exactly, for data whose only line breaks are LF (half the generator strips CR)
+          if (!data.includes('\r')) {
+            tally.hit('LF only');
+            expect(events[0]!.data).toBe(data);
+          }
+        },
+      ),
       RUNS,
     );
+    tally.expectShares({ checked: 1, 'LF only': 0.35 });
   });
 
   it('json (the default): the client reads back the exact value, any string included', () => {
+    const tally = caseTally();
     fc.assert(
       fc.property(fc.oneof(anyText, richText, fc.jsonValue()), (value) => {
+        tally.case();
         const { events } = parse(formatEvent({ data: value }));
+        tally.hit('checked');
         expect(events).toHaveLength(1);
         expect(events[0]!.data).toBe(JSON.stringify(value));
         if (typeof value === 'string') expect(JSON.parse(events[0]!.data)).toBe(value);
       }),
       RUNS,
     );
+    tally.expectShares({ checked: 1 });
   });
 
   it('id and event: refused with ERR_INVALID_SSE_FIELD iff they hold CR, LF or NUL, else read back', () => {
     const field = fc.option(fc.oneof(richText, anyText), { nil: undefined });
+    const tally = caseTally();
     fc.assert(
       fc.property(field, field, richText, (id, event, data) => {
+        tally.case();
         let stream: string;
         try {
           stream = formatEvent({ id, event, data }, { json: false });
         } catch (error) {
+          tally.hit('refused');
           expect(error).toBeInstanceOf(TypeError);
           expect((error as { code?: string }).code).toBe('ERR_INVALID_SSE_FIELD');
           expect(`${id ?? ''}${event ?? ''}`).toMatch(/[\r\n\0]/);
           return;
         }
+        tally.hit('read back');
         expect(`${id ?? ''}${event ?? ''}`).not.toMatch(/[\r\n\0]/);
         const wire = new TextDecoder().decode(new TextEncoder().encode(stream));
         const { events } = parse(stream);
@@ -127,25 +151,38 @@ describe('formatEvent (property)', () => {
       }),
       RUNS,
     );
+    // measured: ~40% refused (rich text is full of line breaks), ~60% read back
+    tally.expectShares({ refused: 0.25, 'read back': 0.4 });
   });
 
   it('numeric ids and retry come through; every output line is one known field', () => {
+    const tally = caseTally();
     fc.assert(
       fc.property(
-        fc.option(fc.oneof(fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true })), {
-          nil: undefined,
-        }),
-        fc.option(fc.nat(), { nil: undefined }),
-        fc.option(richText, { nil: undefined }),
-        (id, retry, data) => {
-          fc.pre(id !== undefined || retry !== undefined || data !== undefined);
+        fc
+          .tuple(
+            fc.option(fc.oneof(fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true })), {
+              nil: undefined,
+            }),
+            fc.option(fc.nat(), { nil: undefined }),
+            fc.option(richText, { nil: undefined }),
+          )
+          // at least one field (a filter, not fc.pre: no case is skipped)
+          .filter((fields) => fields.some((f) => f !== undefined)),
+        ([id, retry, data]) => {
+          tally.case();
           const stream = formatEvent({ id, retry, data }, { json: false });
           const lines = stream.split('\n');
+          tally.hit('checked');
           expect(lines.slice(-2)).toEqual(['', '']);
           for (const line of lines.slice(0, -2)) expect(line).toMatch(/^(event|id|retry|data): /);
           const parsed = parse(stream);
-          if (retry !== undefined) expect(parsed.retry).toBe(retry);
+          if (retry !== undefined) {
+            tally.hit('retry');
+            expect(parsed.retry).toBe(retry);
+          }
           if (data !== undefined) {
+            tally.hit('data');
             expect(parsed.events).toEqual([
               {
                 type: 'message',
@@ -158,6 +195,8 @@ describe('formatEvent (property)', () => {
       ),
       RUNS,
     );
+    // each field is there in 5 cases of 6 (fc.option)
+    tally.expectShares({ checked: 1, retry: 0.7, data: 0.7 });
   });
 
   it('a stream of formatted events reads back as the same events, in order', () => {
@@ -168,8 +207,10 @@ describe('formatEvent (property)', () => {
       }),
       id: fc.option(fc.string({ unit: 'grapheme-ascii', maxLength: 6 }), { nil: undefined }),
     });
+    const tally = caseTally();
     fc.assert(
       fc.property(fc.array(event, { maxLength: 6 }), fc.boolean(), (list, comments) => {
+        tally.case();
         const stream = list
           .map((e) => (comments ? formatComment('hb\nbeat') : '') + formatEvent(e, { json: false }))
           .join('');
@@ -182,18 +223,23 @@ describe('formatEvent (property)', () => {
             lastEventId: lastId,
           };
         });
+        tally.hit(list.length > 0 ? 'events' : 'empty');
         expect(parse(stream).events).toEqual(expected);
       }),
       RUNS,
     );
+    tally.expectShares({ events: 0.6 });
   });
 });
 
 describe('formatComment (property)', () => {
   it('every line of any text is a comment line, and a client sees no event', () => {
+    const tally = caseTally();
     fc.assert(
       fc.property(fc.oneof(richText, anyText), (text) => {
+        tally.case();
         const out = formatComment(text);
+        tally.hit('checked');
         const lines = out.split('\n');
         expect(lines.slice(-2)).toEqual(['', '']);
         for (const line of lines.slice(0, -2)) {
@@ -204,5 +250,6 @@ describe('formatComment (property)', () => {
       }),
       RUNS,
     );
+    tally.expectShares({ checked: 1 });
   });
 });

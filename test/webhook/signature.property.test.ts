@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { WebhookVerificationError } from '../../src/webhook/errors.js';
 import { getWebhook, verifyWebhooks } from '../../src/webhook/receiver.js';
 import { signWebhook, verifyWebhook, webhookHeaders } from '../../src/webhook/signature.js';
+import { caseTally } from '../helpers/arbitraries.js';
 import { fakeRequest, fakeResponse } from '../helpers/fake-http.js';
 
 const RUNS = { numRuns: 300 };
@@ -50,8 +51,11 @@ function failure(run: () => unknown): string | undefined {
 
 describe('webhook signatures (property)', () => {
   it('sign then verify round-trips any JSON body, id and timestamp within tolerance', () => {
+    const tally = caseTally();
     fc.assert(
       fc.property(secret, id, timestamp, body, fc.boolean(), (s, i, t, b, asBuffer) => {
+        tally.case();
+        tally.hit('checked');
         const raw = asBuffer ? Buffer.from(b, 'utf8') : b;
         const headers = webhookHeaders(s, { id: i, timestamp: t, body: raw });
         const verified = verifyWebhook(s, raw, headers, { tolerance: TOLERANCE_MS, now });
@@ -59,9 +63,11 @@ describe('webhook signatures (property)', () => {
       }),
       RUNS,
     );
+    tally.expectShares({ checked: 1 });
   });
 
   it('any single-bit change of the body fails with `signature`', () => {
+    const tally = caseTally();
     fc.assert(
       fc.property(
         secret,
@@ -71,6 +77,8 @@ describe('webhook signatures (property)', () => {
         fc.nat(),
         fc.nat({ max: 7 }),
         (s, i, t, b, at, bit) => {
+          tally.case();
+          tally.hit('checked');
           const raw = Buffer.from(b, 'utf8');
           const headers = webhookHeaders(s, { id: i, timestamp: t, body: raw });
           const changed = Buffer.from(raw);
@@ -80,9 +88,11 @@ describe('webhook signatures (property)', () => {
       ),
       RUNS,
     );
+    tally.expectShares({ checked: 1 });
   });
 
   it('any single-bit change of the id, timestamp or signature header fails verification', () => {
+    const tally = caseTally();
     fc.assert(
       fc.property(
         secret,
@@ -93,6 +103,8 @@ describe('webhook signatures (property)', () => {
         fc.nat(),
         fc.nat({ max: 7 }),
         (s, i, t, b, name, at, bit) => {
+          tally.case();
+          tally.hit('checked');
           const headers: Record<string, string> = webhookHeaders(s, {
             id: i,
             timestamp: t,
@@ -109,9 +121,11 @@ describe('webhook signatures (property)', () => {
       ),
       RUNS,
     );
+    tally.expectShares({ checked: 1 });
   });
 
   it('while rotating, a signature by any one secret verifies against the list', () => {
+    const tally = caseTally();
     fc.assert(
       fc.property(
         fc.uniqueArray(secret, { minLength: 1, maxLength: 4 }),
@@ -120,6 +134,8 @@ describe('webhook signatures (property)', () => {
         timestamp,
         body,
         (secrets, pick, i, t, b) => {
+          tally.case();
+          tally.hit('checked');
           const signer = secrets[pick % secrets.length]!;
           const headers = webhookHeaders(signer, { id: i, timestamp: t, body: b });
           expect(verifyWebhook(secrets, b, headers, { now }).id).toBe(i);
@@ -130,15 +146,19 @@ describe('webhook signatures (property)', () => {
           // and a list without the signer does not
           const others = secrets.filter((x) => x !== signer);
           if (others.length > 0) {
+            tally.hit('without the signer');
             expect(failure(() => verifyWebhook(others, b, headers, { now }))).toBe('signature');
           }
         },
       ),
       { numRuns: 200 },
     );
+    // lists of 2–4 secrets (measured ~75%) also check that a list without the signer fails
+    tally.expectShares({ checked: 1, 'without the signer': 0.5 });
   });
 
   it('a timestamp outside the tolerance fails with `timestamp`', () => {
+    const tally = caseTally();
     fc.assert(
       fc.property(
         secret,
@@ -149,6 +169,8 @@ describe('webhook signatures (property)', () => {
         ),
         body,
         (s, i, t, b) => {
+          tally.case();
+          tally.hit('checked');
           const headers = webhookHeaders(s, { id: i, timestamp: t, body: b });
           expect(
             failure(() => verifyWebhook(s, b, headers, { tolerance: TOLERANCE_MS, now })),
@@ -157,6 +179,7 @@ describe('webhook signatures (property)', () => {
       ),
       RUNS,
     );
+    tally.expectShares({ checked: 1 });
   });
 
   it('any headers and body: only ever a WebhookVerificationError, never another error', () => {
@@ -165,6 +188,7 @@ describe('webhook signatures (property)', () => {
       fc.string({ unit: 'binary', maxLength: 30 }),
       fc.constantFrom('v1,', 'v1,a', ' ', 'v1,a v1,b', '1700000000', '0', '99999999999999999'),
     );
+    const tally = caseTally();
     fc.assert(
       fc.property(
         fc.record(
@@ -178,14 +202,18 @@ describe('webhook signatures (property)', () => {
         ),
         fc.string({ unit: 'binary', maxLength: 30 }),
         (headers, b) => {
+          tally.case();
+          tally.hit('checked');
           expect(failure(() => verifyWebhook(s, b, headers, { now }))).toBeDefined();
         },
       ),
       { numRuns: 500 },
     );
+    tally.expectShares({ checked: 1 });
   });
 
   it('signWebhook refuses an id with `.`, or a bad timestamp, with a TypeError', () => {
+    const tally = caseTally();
     fc.assert(
       fc.property(
         secret,
@@ -195,12 +223,15 @@ describe('webhook signatures (property)', () => {
         ),
         fc.oneof(fc.constant(-1), fc.constant(1.5), fc.constant(Number.NaN)),
         (s, i, t) => {
+          tally.case();
+          tally.hit('checked');
           expect(() => signWebhook(s, { id: i, timestamp: NOW, body: '{}' })).toThrow(TypeError);
           expect(() => signWebhook(s, { id: 'ok', timestamp: t, body: '{}' })).toThrow(TypeError);
         },
       ),
       { numRuns: 100 },
     );
+    tally.expectShares({ checked: 1 });
   });
 });
 
@@ -229,6 +260,7 @@ describe('verifyWebhooks receiver (property)', () => {
   }
 
   it('passes a signed request on with the verified webhook; a flipped bit is a 400/401', async () => {
+    const tally = caseTally();
     await fc.assert(
       fc.asyncProperty(
         fc.uniqueArray(secret, { minLength: 1, maxLength: 3 }),
@@ -239,6 +271,8 @@ describe('verifyWebhooks receiver (property)', () => {
         fc.nat(),
         fc.nat({ max: 7 }),
         async (secrets, i, offset, b, target, at, bit) => {
+          tally.case();
+          tally.hit('checked');
           // the receiver reads the real clock: stay well inside its 300 s tolerance
           const t = Math.floor(Date.now() / 1000) + offset;
           const raw = Buffer.from(b, 'utf8');
@@ -272,5 +306,6 @@ describe('verifyWebhooks receiver (property)', () => {
       ),
       { numRuns: 200 },
     );
+    tally.expectShares({ checked: 1 });
   });
 });
