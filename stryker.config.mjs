@@ -1,0 +1,42 @@
+// StrykerJS over portico's security core, one folder per run (MUTATION_FOLDER, set by
+// scripts/mutation.ts: `npm run test:mutation [-- folder…]`). Incremental: a run re-tests only
+// the mutants whose code or covering tests changed since mutation/<folder>.incremental.json.
+// Not part of `npm test`: a whole run takes hours on 2 cores.
+
+/** The files mutated per folder: the security core (issue 25). */
+export const FOLDERS = {
+  cors: ['src/cors/**/*.ts'],
+  'rate-limit': ['src/rate-limit/**/*.ts'],
+  webhook: [
+    'src/webhook/{signature,secret,address-guard,ip-ranges,guarded-agent,receiver}.ts',
+    'src/webhook/{sender,sender-options,deliverer,delivery-loop,attempt,post,schedule}.ts',
+  ],
+  session: ['src/auth/{session,session-options,session-store,csrf}*.ts'],
+  auth: ['src/auth/**/*.ts', '!src/auth/{session,session-options,session-store,csrf}*.ts'],
+  oauth: ['src/oauth/**/*.ts'],
+};
+
+const folder = process.env.MUTATION_FOLDER ?? 'cors';
+const mutate = FOLDERS[folder];
+if (mutate === undefined)
+  throw new Error(`MUTATION_FOLDER=${folder}: one of ${Object.keys(FOLDERS)}`);
+
+/** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
+export default {
+  testRunner: 'vitest',
+  plugins: ['@stryker-mutator/vitest-runner'],
+  // every suite of vitest.mutation.config.ts runs in the dry run (perTest coverage then
+  // picks, per mutant, the tests that reach it)
+  vitest: { configFile: 'vitest.mutation.config.ts', related: false },
+  mutate: [...mutate, '!src/**/index.ts'],
+  coverageAnalysis: 'perTest',
+  incremental: true,
+  incrementalFile: `mutation/${folder}.incremental.json`,
+  ignoreStatic: true,
+  concurrency: 2,
+  timeoutMS: 10_000,
+  // the incremental file is the full report too (scripts/mutation-summary.ts reads it)
+  reporters: ['progress'],
+  tempDirName: 'node_modules/.stryker-tmp',
+  cleanTempDir: 'always',
+};
