@@ -123,6 +123,51 @@ describe('cors preflight', () => {
     expect(res.status).toBe(200);
     expect(res.headers['access-control-allow-origin']).toBe(APP);
   });
+
+  it('omits Allow-Methods and Allow-Headers when their lists are empty', async () => {
+    const base = await serve([cors({ origins: [APP], methods: [], allowedHeaders: [] }), ok]);
+    const res = await call(base, 'OPTIONS', preflight(APP));
+    expect(res.status).toBe(204);
+    expect(res.headers['access-control-allow-origin']).toBe(APP);
+    expect(res.headers['access-control-allow-methods']).toBeUndefined();
+    expect(res.headers['access-control-allow-headers']).toBeUndefined();
+    expect(res.headers['access-control-max-age']).toBe('86400');
+  });
+
+  it('leaves an OPTIONS request with Access-Control-Request-Method but no Origin to the routes', async () => {
+    let reached = 0;
+    const base = await serve([
+      cors({ origins: [APP], credentials: true }),
+      (req, res, next) => {
+        reached++;
+        return ok(req, res, next);
+      },
+    ]);
+    const res = await call(base, 'OPTIONS', { 'Access-Control-Request-Method': 'PUT' });
+    expect(res.status).toBe(200);
+    expect(JSON.parse(res.body)).toEqual({ ok: true });
+    expect(reached).toBe(1);
+    expect(corsHeaders(res.headers)).toEqual([]);
+    expect(res.headers.vary).toBe('Origin');
+  });
+
+  it('takes only OPTIONS for a preflight, not another method asking Access-Control-Request-Method', async () => {
+    for (const origins of [[APP], () => true] as const) {
+      const base = await serve([cors({ origins, credentials: true }), ok]);
+      for (const method of ['GET', 'POST', 'PUT']) {
+        const res = await call(base, method, preflight(APP));
+        expect(res.status, method).toBe(200);
+        expect(JSON.parse(res.body), method).toEqual({ ok: true });
+        expect(res.headers['access-control-allow-origin'], method).toBe(APP);
+        expect(res.headers['access-control-expose-headers'], method).toBe(
+          DEFAULT_CORS_EXPOSED_HEADERS.join(', '),
+        );
+        expect(res.headers['access-control-allow-methods'], method).toBeUndefined();
+        expect(res.headers['access-control-max-age'], method).toBeUndefined();
+        expect(res.headers.vary, method).toBe('Origin');
+      }
+    }
+  });
 });
 
 describe('cors actual requests', () => {
@@ -327,6 +372,15 @@ describe("cors with origins: '*'", () => {
     expect(res.headers.vary).toBeUndefined();
   });
 
+  it('omits Expose-Headers when the list is empty', async () => {
+    const base = await serve([cors({ origins: '*', exposedHeaders: [] }), ok]);
+    const res = await call(base, 'GET', { Origin: APP });
+    expect(res.status).toBe(200);
+    expect(JSON.parse(res.body)).toEqual({ ok: true });
+    expect(res.headers['access-control-allow-origin']).toBe('*');
+    expect(res.headers['access-control-expose-headers']).toBeUndefined();
+  });
+
   it('refuses credentials when the factory runs', () => {
     expect(() => cors({ origins: '*', credentials: true })).toThrow(TypeError);
     expect(() => cors({ origins: '*', credentials: true })).toThrow(/credentials/);
@@ -510,6 +564,9 @@ describe('cors options', () => {
     expect(thrownTypeError(() => cors(undefined as never)).message).toContain(
       '`origins` is required',
     );
+    const ofNull = thrownTypeError(() => cors(null as never));
+    expect(ofNull.code).toBe('ERR_INVALID_OPTION');
+    expect(ofNull.message).toContain('`origins` is required');
   });
 
   it('validates the other options', () => {
@@ -541,8 +598,39 @@ describe('cors options', () => {
   it('omits a header whose list is empty', async () => {
     const base = await serve([cors({ origins: [APP], exposedHeaders: [] }), ok]);
     const res = await call(base, 'GET', { Origin: APP });
+    expect(res.status).toBe(200);
+    expect(JSON.parse(res.body)).toEqual({ ok: true });
     expect(res.headers['access-control-allow-origin']).toBe(APP);
     expect(res.headers['access-control-expose-headers']).toBeUndefined();
+  });
+
+  it("accepts named lists with credentials, and '*' in them without", async () => {
+    const named = await serve([
+      cors({
+        origins: [APP],
+        credentials: true,
+        methods: ['GET', 'QUERY'],
+        allowedHeaders: ['X-Tenant'],
+        exposedHeaders: ['X-Total-Count'],
+      }),
+      ok,
+    ]);
+    const pre = await call(named, 'OPTIONS', preflight(APP));
+    expect(pre.headers['access-control-allow-credentials']).toBe('true');
+    expect(pre.headers['access-control-allow-methods']).toBe('GET, QUERY');
+    expect(pre.headers['access-control-allow-headers']).toBe('X-Tenant');
+    const get = await call(named, 'GET', { Origin: APP });
+    expect(get.headers['access-control-expose-headers']).toBe('X-Total-Count');
+
+    const starred = await serve([
+      cors({ origins: [APP], methods: ['*'], allowedHeaders: ['*'], exposedHeaders: ['*'] }),
+      ok,
+    ]);
+    const starPre = await call(starred, 'OPTIONS', preflight(APP));
+    expect(starPre.headers['access-control-allow-methods']).toBe('*');
+    expect(starPre.headers['access-control-allow-headers']).toBe('*');
+    const starGet = await call(starred, 'GET', { Origin: APP });
+    expect(starGet.headers['access-control-expose-headers']).toBe('*');
   });
 });
 

@@ -38,6 +38,12 @@ describe('createOriginMatcher', () => {
     expect(createOriginMatcher(['null', /.*/])('null')).toBe(true);
   });
 
+  it('refuses an absent origin when patterns are listed too', () => {
+    expect(createOriginMatcher([/.*/])(undefined)).toBe(false);
+    expect(createOriginMatcher(['null', /[\s\S]*/])(undefined)).toBe(false);
+    expect(createOriginMatcher(['https://example.com', /.*/])(undefined)).toBe(false);
+  });
+
   it('matches patterns against the whole origin', () => {
     const byPattern = createOriginMatcher([/https:\/\/[a-z0-9-]+\.example\.com/]);
     expect(byPattern('https://app.example.com')).toBe(true);
@@ -74,6 +80,24 @@ describe('createOriginMatcher', () => {
     expect(truthy('https://a.test')).toBe(false);
   });
 
+  it('refuses, without throwing, when a function returns neither a boolean nor a thenable', () => {
+    // biome-ignore lint/suspicious/noThenProperty: a `then` that is no function is the case
+    const notThenable = { then: true };
+    for (const returned of [undefined, null, 1, 'true', {}, notThenable]) {
+      const byFn = createOriginMatcher(() => returned as unknown as boolean);
+      expect(byFn('https://a.test'), String(returned)).toBe(false);
+    }
+  });
+
+  it('waits for a thenable that is not a Promise', async () => {
+    const thenable = {
+      // biome-ignore lint/suspicious/noThenProperty: a thenable that is no Promise is the case
+      then: (resolve: (v: boolean) => void) => resolve(true),
+    };
+    const byThenable = createOriginMatcher(() => thenable as unknown as boolean);
+    await expect(byThenable('https://a.test')).resolves.toBe(true);
+  });
+
   it("allows everything with '*', null and absent included", () => {
     const any = createOriginMatcher('*');
     expect(any('https://anything.test')).toBe(true);
@@ -102,6 +126,22 @@ describe('createOriginMatcher', () => {
 
   it('accepts origins of non-special schemes as browsers send them', () => {
     expect(createOriginMatcher(['capacitor://localhost'])('capacitor://localhost')).toBe(true);
+  });
+
+  it('names itself in option errors, with a hint only for a lone string', () => {
+    const generic =
+      "createOriginMatcher: `origins` must be '*', an array of origins and RegExps, or a function.";
+    for (const origins of [42, {}, null, new Set(['https://example.com'])]) {
+      const err = thrownTypeError(() => createOriginMatcher(origins as never));
+      expect(err.code, String(origins)).toBe('ERR_INVALID_OPTION');
+      expect(err.message, String(origins)).toBe(generic);
+    }
+    expect(thrownTypeError(() => createOriginMatcher('null' as never)).message).toBe(
+      `${generic} Did you mean \`["null"]\`?`,
+    );
+    expect(thrownTypeError(() => createOriginMatcher(['https://example.com/'])).message).toMatch(
+      /^createOriginMatcher: origins\[0\] "https:\/\/example\.com\/"/,
+    );
   });
 
   it('rejects entries that are no origin at all', () => {
