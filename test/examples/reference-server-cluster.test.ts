@@ -1,8 +1,11 @@
 // Two reference-server processes on a real six-node Redis Cluster (REDIS_CLUSTER): their keys
 // spread over every primary; each primary in turn is killed, and after each promotion both
 // processes answer again within 15 s, with nothing acknowledged before lost (messages, an API
-// key issued, an API key revoked, the signing key behind a token issued before).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+// key issued, an API key revoked, the signing key behind a token issued before), and their
+// sharded subscriptions follow the promoted primaries (a message posted to one process still
+// reaches a WebSocket client of the other).
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import WebSocket from 'ws';
 import { closeAll } from '../helpers/http.js';
 import { hasRedis } from '../helpers/redis.js';
 import { type RedisClusterServer, startRedisCluster } from '../helpers/redis-cluster.js';
@@ -132,6 +135,26 @@ describe.skipIf(!hasRedis)('reference server on a Redis Cluster: failover', () =
         expect(await status(server, { Authorization: `Bearer ${access_token}` })).toBe(200);
       }
     }
+    // the channel's shard moved during the failovers: the subscriptions followed it
+    const ws = new WebSocket(`${a.url.replace('http', 'ws')}/ws`, {
+      headers: { 'X-API-Key': DEMO_KEY },
+    });
+    const received: Record<string, unknown>[] = [];
+    ws.on('message', (data) => received.push(JSON.parse(String(data))));
+    await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
+    ws.send(JSON.stringify({ type: 'subscribe', channel: 'general', recover: true }));
+    await vi.waitFor(() => expect(received.map((m) => m.type)).toContain('subscribed'), {
+      timeout: 5_000,
+    });
+    expect((await post(b, 'after every failover')).status).toBe(201);
+    await vi.waitFor(
+      () =>
+        expect(received.find((m) => m.type === 'push')).toMatchObject({
+          data: { text: 'after every failover' },
+        }),
+      { timeout: 10_000 },
+    );
+    ws.close();
     expect(a.child.exitCode).toBeNull();
     expect(b.child.exitCode).toBeNull();
   }, 120_000);
