@@ -12,7 +12,12 @@ export const FOLDERS = {
     'src/webhook/{sender,sender-options,deliverer,delivery-loop,attempt,post,schedule}.ts',
   ],
   session: ['src/auth/{session,session-options,session-store,csrf}*.ts'],
-  auth: ['src/auth/**/*.ts', '!src/auth/{session,session-options,session-store,csrf}*.ts'],
+  'auth-tokens': ['src/auth/{jwt,jwks,dpop,oidc,discovery,scopes}*.ts'],
+  auth: [
+    'src/auth/**/*.ts',
+    '!src/auth/{session,session-options,session-store,csrf}*.ts',
+    '!src/auth/{jwt,jwks,dpop,oidc,discovery,scopes}*.ts',
+  ],
   oauth: ['src/oauth/**/*.ts'],
 };
 
