@@ -44,7 +44,8 @@ return { count, ttl }
 `);
 
 // One step: roll the sliding window (aligned on Redis's clock) and count in it; a hash holds
-// the window's index `w`, its count `c` and the count of the window before `p`.
+// the window's index `w`, its count `c`, the count of the window before `p` and the window's
+// length `ms`.
 const INCREMENT_SLIDING = new LuaScript(`
 if redis.replicate_commands then redis.replicate_commands() end
 local t = redis.call('TIME')
@@ -59,20 +60,27 @@ if tonumber(held[1]) ~= idx then
   c = 0
 end
 c = c + 1
-redis.call('HSET', KEYS[1], 'w', string.format('%.0f', idx), 'c', c, 'p', p)
+redis.call('HSET', KEYS[1], 'w', string.format('%.0f', idx), 'c', c, 'p', p, 'ms', w)
 redis.call('PEXPIREAT', KEYS[1], string.format('%.0f', (idx + 2) * w))
 return { c, p, (idx + 1) * w - now }
 `);
 
-// Gives one request back, never below zero, in a fixed (string) or sliding (hash) window.
+// Gives one request back, never below zero, in a fixed (string) or sliding (hash) window: a
+// sliding window that has ended gives nothing back (its count now weighs the next one).
 const DECREMENT = new LuaScript(`
+if redis.replicate_commands then redis.replicate_commands() end
 local kind = redis.call('TYPE', KEYS[1]).ok
 if kind == 'string' then
   if (tonumber(redis.call('GET', KEYS[1])) or 0) > 0 then redis.call('DECR', KEYS[1]) end
 elseif kind == 'hash' then
-  if (tonumber(redis.call('HGET', KEYS[1], 'c')) or 0) > 0 then
-    redis.call('HINCRBY', KEYS[1], 'c', -1)
+  local held = redis.call('HMGET', KEYS[1], 'w', 'c', 'ms')
+  local ms = tonumber(held[3])
+  if ms then
+    local t = redis.call('TIME')
+    local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    if tonumber(held[1]) ~= math.floor(now / ms) then return 0 end
   end
+  if (tonumber(held[2]) or 0) > 0 then redis.call('HINCRBY', KEYS[1], 'c', -1) end
 end
 return 0
 `);

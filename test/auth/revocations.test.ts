@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   bindToCredential,
   createApiKey,
@@ -83,26 +83,46 @@ describe('bindToCredential()', () => {
     expect(revocations.size).toBe(0);
   });
 
-  it('ends at expiresAt, at once when already past, and not after an unbind', async () => {
-    const revocations = createRevocations();
-    const ends: string[] = [];
-    bindToCredential(
-      { expiresAt: Date.now() + 80 },
-      { revocations, onEnd: (r) => ends.push(`soon:${r}`) },
-    );
-    bindToCredential(
-      { expiresAt: Date.now() - 1 },
-      { revocations, onEnd: (r) => ends.push(`past:${r}`) },
-    );
-    const unbind = bindToCredential(
-      { credentialIds: ['x'], expiresAt: Date.now() + 40 },
-      { revocations, onEnd: (r) => ends.push(`unbound:${r}`) },
-    );
-    expect(ends).toEqual(['past:expired']);
-    unbind();
-    await new Promise((resolve) => setTimeout(resolve, 150));
-    expect(ends).toEqual(['past:expired', 'soon:expired']);
-    expect(revocations.size).toBe(0);
+  it('ends at expiresAt, at once when already past, and not after an unbind', () => {
+    // the injected clock (`now`) and fake timers move together: the deadlines are met
+    // exactly, whatever the load on the machine
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      let clock = 1_700_000_000_000;
+      const now = () => clock;
+      const advance = (ms: number) => {
+        clock += ms;
+        vi.advanceTimersByTime(ms);
+      };
+      const revocations = createRevocations();
+      const ends: string[] = [];
+      bindToCredential(
+        { expiresAt: clock + 80 },
+        { revocations, now, onEnd: (r) => ends.push(`soon:${r}`) },
+      );
+      bindToCredential(
+        { expiresAt: clock - 1 },
+        { revocations, now, onEnd: (r) => ends.push(`past:${r}`) },
+      );
+      const unbind = bindToCredential(
+        { credentialIds: ['x'], expiresAt: clock + 40 },
+        { revocations, now, onEnd: (r) => ends.push(`unbound:${r}`) },
+      );
+      expect(ends).toEqual(['past:expired']);
+      unbind();
+      // past the unbound one's deadline (40), just short of the other's (80)
+      advance(79);
+      expect(ends).toEqual(['past:expired']);
+      advance(1);
+      expect(ends).toEqual(['past:expired', 'soon:expired']);
+      // long after: nothing more, and no timer left behind
+      advance(10_000);
+      expect(ends).toEqual(['past:expired', 'soon:expired']);
+      expect(vi.getTimerCount()).toBe(0);
+      expect(revocations.size).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
 

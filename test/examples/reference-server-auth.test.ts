@@ -168,7 +168,13 @@ describe('/api/me with each mechanism', () => {
       }
       // the channel opens (it also relays chat), but a subscription would carry messages
       const socket = await openSocket(server.url, headers);
+      // the control: a reader subscribed to the same channel (live once a ping sent after
+      // the subscribe is answered)
+      const reader = await openSocket(server.url, { 'X-API-Key': DEMO_KEY });
       try {
+        reader.ws.send('{"type":"subscribe","channel":"general"}');
+        reader.ws.send('{"type":"ping"}');
+        await reader.next('pong');
         socket.ws.send('{"type":"subscribe","channel":"general"}');
         expect(await socket.next('error')).toEqual({
           type: 'error',
@@ -176,16 +182,22 @@ describe('/api/me with each mechanism', () => {
           action: 'subscribe',
           channel: 'general',
         });
+        const text = `not for the ${Object.keys(headers)[0]} writer to read back`;
         const made = await call('/api/messages', {
           method: 'POST',
           headers: { ...json, ...headers },
-          body: '{"text":"not for the writer to read back"}',
+          body: JSON.stringify({ text }),
         });
         expect(made.status).toBe(201);
-        await new Promise((resolve) => setTimeout(resolve, 200));
+        // the push reached the reader: one to the writer went out at the same time, so
+        // before the server answered a ping the writer sends now
+        expect(await reader.next('push')).toMatchObject({ data: { text, channel: 'general' } });
+        socket.ws.send('{"type":"ping"}');
+        await socket.next('pong');
         expect(socket.received.filter((m) => m.type === 'push')).toEqual([]);
       } finally {
         socket.ws.close();
+        reader.ws.close();
       }
     }
     // the same token with the scope reads all three ways

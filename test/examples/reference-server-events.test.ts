@@ -144,9 +144,15 @@ describe('GET /events', () => {
     const again = await connect({ ...KEY, 'Last-Event-ID': seen!.id! });
     const live = await post('live after resume');
     const blocks = messagesOf(await again.until((b) => messagesOf(b).length >= 4));
-    await new Promise((r) => setTimeout(r, 200));
+    // a marker posted now comes after anything else the stream would send (a duplicate, a
+    // late replay): once it is here, the stream up to it is complete
+    const marker = await post('marker after the resume');
+    await again.until(
+      (b) => messagesOf(b).some((x) => JSON.parse(x.data!).data.id === marker.id),
+      5_000,
+    );
     const got = messagesOf(again.blocks);
-    expect(got.map((b) => JSON.parse(b.data!).data)).toEqual([...missed, live]);
+    expect(got.map((b) => JSON.parse(b.data!).data)).toEqual([...missed, live, marker]);
     const ids = got.map((b) => Number(b.id));
     expect(ids).toEqual(ids.map((_, i) => Number(seen!.id) + 1 + i));
     expect(again.blocks.some((b) => b.event === 'reset')).toBe(false);

@@ -88,7 +88,16 @@ describe('the reference server’s access log', () => {
     expect((await fetch(`${server.url}/api/me`, { headers: { 'X-API-Key': KEY } })).status).toBe(
       200,
     );
-    await new Promise((r) => setTimeout(r, 200));
+    // all the process will ever write: it is stopped, and its output read to the end (a line
+    // of that request, or of the shutdown, would be in it)
+    const { child } = server;
+    const outputEnded = new Promise<void>((resolve) => {
+      if (child.stdout?.readableEnded && child.stderr?.readableEnded) resolve();
+      else child.once('close', () => resolve());
+    });
+    // a graceful stop (exit code 0): the logger flushed whatever it held on the way out
+    expect(await server.stop()).toBe(0);
+    await outputEnded;
     expect(jsonLines(server.output())).toEqual([]);
     expect(server.output()).toContain('listening on');
   });

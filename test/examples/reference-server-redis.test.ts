@@ -149,23 +149,36 @@ describe.skipIf(!hasRedis).each(BACKENDS)(
     it('streams B’s messages to A’s /events, and resumes on B with A’s Last-Event-ID', async () => {
       const headers = { 'X-API-Key': DEMO_KEY };
       const onA = await connect({ port: Number(new URL(a.url).port) }, '/events', headers);
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      await post(b, 'one');
-      const [first] = parseEvents(await onA.until((t) => parseEvents(t).length > 0, 5000));
-      expect(JSON.parse(first!.data!)).toMatchObject({
+      // A's stream hears Redis once a message posted to B reaches it: post until one does,
+      // each try a new text, waiting for that text (so the one found is the newest message)
+      const textOf = (e: { data?: string }) =>
+        e.data === undefined
+          ? undefined
+          : (JSON.parse(e.data) as { data?: { text?: string } }).data?.text;
+      let first: { id?: string; data?: string } | undefined;
+      for (let tries = 1; first === undefined; tries++) {
+        if (tries > 10) throw new Error(`A never streamed B's messages:\n${onA.text()}`);
+        const text = `one ${tries}`;
+        expect((await post(b, text)).status).toBe(201);
+        const read = await onA
+          .until((t) => parseEvents(t).some((e) => textOf(e) === text), 1_000)
+          .catch(() => undefined);
+        first = read === undefined ? undefined : parseEvents(read).find((e) => textOf(e) === text);
+      }
+      expect(JSON.parse(first.data!)).toMatchObject({
         event: 'message.created',
-        data: { text: 'one' },
+        data: { text: expect.stringMatching(/^one \d+$/) },
       });
       onA.destroy();
       await post(a, 'two');
       await post(b, 'three');
       const onB = await connect({ port: Number(new URL(b.url).port) }, '/events', {
         ...headers,
-        'Last-Event-ID': first!.id!,
+        'Last-Event-ID': first.id!,
       });
       const replayed = parseEvents(await onB.until((t) => parseEvents(t).length >= 2, 5000));
       expect(replayed.map((e) => JSON.parse(e.data!).data.text)).toEqual(['two', 'three']);
-      expect(Number(replayed[1]!.id)).toBe(Number(first!.id) + 2);
+      expect(Number(replayed[1]!.id)).toBe(Number(first.id) + 2);
       onB.destroy();
     });
 

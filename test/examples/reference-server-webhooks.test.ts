@@ -115,8 +115,20 @@ describe('reference server: webhooks', () => {
     expect((await call(open, 'DELETE', `/api/webhooks/${id}`, undefined, asBob)).status).toBe(404);
     expect((await call(open, 'DELETE', `/api/webhooks/${id}`)).status).toBe(204);
     expect((await call(open, 'DELETE', `/api/webhooks/${id}`)).status).toBe(404);
+    // the control: another subscription of alice's, delivered every message the removed one
+    // would have been
+    const control = await receiver();
+    const kept = await call(open, 'POST', '/api/webhooks', { url: control.url });
+    expect(kept.status).toBe(201);
+    const texts = () => control.received.map((r) => JSON.parse(r.body).data.text);
     await call(open, 'POST', '/api/messages', { text: 'after removal' });
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await vi.waitFor(() => expect(texts()).toContain('after removal'), { timeout: 5000 });
+    // and a later message too: by then a delivery of the first to the removed one, queued
+    // with the control's, has long been sent
+    await call(open, 'POST', '/api/messages', { text: 'later still' });
+    await vi.waitFor(() => expect(texts()).toContain('later still'), { timeout: 5000 });
     expect(target.received).toHaveLength(0);
+    const { id: keptId } = (await kept.json()) as { id: string };
+    expect((await call(open, 'DELETE', `/api/webhooks/${keptId}`)).status).toBe(204);
   });
 });

@@ -140,11 +140,16 @@ describe('reference server: /ws', () => {
       from: 'alice',
       user: 'A',
     });
-    await new Promise((r) => setTimeout(r, 100));
+    // a connection's messages are served in order, and the relay went out while the server
+    // served A's message: A's pong comes after anything it would have been sent of its own
+    a.ws.send(JSON.stringify({ type: 'ping' }));
+    expect(await a.next('pong')).toEqual({ type: 'pong' });
     expect(a.received.find((m) => m.type === 'message')).toBeUndefined();
 
+    // B's subscription is recorded once a ping sent after it is answered
     b.ws.send(JSON.stringify({ type: 'subscribe', channel: 'general' }));
-    await new Promise((r) => setTimeout(r, 100));
+    b.ws.send(JSON.stringify({ type: 'ping' }));
+    expect(await b.next('pong')).toEqual({ type: 'pong' });
     const created = await fetch(`${server.url}/api/messages`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json', 'X-API-Key': DEMO_KEY },

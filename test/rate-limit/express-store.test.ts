@@ -1,3 +1,4 @@
+import type { Server, ServerResponse } from 'node:http';
 import { MemoryStore as ExpressMemoryStore } from 'express-rate-limit';
 import { RedisStore } from 'rate-limit-redis';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -21,15 +22,43 @@ afterEach(async () => {
   for (const close of closers.splice(0)) await close();
 });
 
+/**
+ * Counts the responses of `server` whose `close` listeners have all run (the limiter gives a
+ * request back in one, when its response is done), and the microtasks they queued (a store
+ * that gives back after its `init`): `closed(n)` resolves once `n` of them have. The client
+ * can read a whole response before the server gets there: a fixed sleep is no proof.
+ */
+function closedResponses(server: Server): (n: number) => Promise<void> {
+  let closed = 0;
+  const waiting: { n: number; resolve: () => void }[] = [];
+  server.on('request', (_req, res: ServerResponse) => {
+    res.once('close', () =>
+      setImmediate(() => {
+        closed++;
+        for (const waiter of waiting.filter((w) => w.n <= closed)) {
+          waiting.splice(waiting.indexOf(waiter), 1);
+          waiter.resolve();
+        }
+      }),
+    );
+  });
+  return (n) =>
+    n <= closed ? Promise.resolve() : new Promise((resolve) => waiting.push({ n, resolve }));
+}
+
 async function serve(options: RateLimitOptions, log = captureLogger()) {
-  const { url, close } = await listenOn([rateLimit(options), ok], {
+  const { url, close, server } = await listenOn([rateLimit(options), ok], {
     logger: log,
   });
   closers.push(close);
+  const closed = closedResponses(server);
+  let sent = 0;
   return async (path = '/') => {
+    const n = ++sent;
     const res = await fetch(`${url}${path}`);
     await res.arrayBuffer();
-    await new Promise((resolve) => setTimeout(resolve, 10));
+    // the count is given back once the server is done with the response
+    await closed(n);
     return res;
   };
 }
@@ -143,6 +172,76 @@ describe('fromExpressRateLimitStore', () => {
     expect(log.errors).toMatchObject([{ message: 'no connection' }]);
     const open = await serve({ store: fromExpressRateLimitStore(broken), failOpen: true });
     expect((await open()).status).toBe(200);
+  });
+
+  it('answers synchronously for a synchronous store without init, resetting a window on when it tells no time', async () => {
+    const hits = new Map<string, number>();
+    const plain: ExpressRateLimitStore = {
+      increment: (key) => {
+        hits.set(key, (hits.get(key) ?? 0) + 1);
+        return { totalHits: hits.get(key)!, resetTime: undefined };
+      },
+    };
+    const store = fromExpressRateLimitStore(plain, { windowMs: 30_000 });
+    const before = Date.now();
+    const hit = store.increment('k', 30_000);
+    const after = Date.now();
+    // no promise: as synchronous as the store it adapts
+    expect(hit).toEqual({ count: 1, resetAt: expect.any(Number) });
+    const { resetAt } = hit as { resetAt: number };
+    expect(resetAt).toBeGreaterThanOrEqual(before + 30_000);
+    expect(resetAt).toBeLessThanOrEqual(after + 30_000);
+
+    const get = await serve({ limit: 2, windowMs: 30_000, store });
+    const first = await get();
+    expect(first.status).toBe(200);
+    expect(first.headers.get('x-ratelimit-remaining')).toBe('1');
+    expect(first.headers.get('x-ratelimit-reset')).toMatch(/^(29|30)$/);
+    expect((await get()).status).toBe(200);
+    const refused = await get();
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('retry-after')).toMatch(/^(29|30)$/);
+  });
+
+  it('adapts only the methods the store has', () => {
+    const bare = fromExpressRateLimitStore({
+      increment: () => ({ totalHits: 1, resetTime: undefined }),
+    });
+    expect(Object.keys(bare).sort()).toEqual(['increment', 'windowMs']);
+    // so rateLimit() tells what it lacks when it is built, not on the first request
+    expect(() => rateLimit({ store: bare, skipSuccessfulRequests: true })).toThrow(
+      /need a store with `decrement\(key\)`/,
+    );
+    const full = fromExpressRateLimitStore(new FakeStore());
+    expect(Object.keys(full).sort()).toEqual([
+      'close',
+      'decrement',
+      'increment',
+      'peek',
+      'reset',
+      'windowMs',
+    ]);
+  });
+
+  it('peeks nothing for a key whose hits were all given back', async () => {
+    const fake = new FakeStore();
+    const store = fromExpressRateLimitStore(fake, { windowMs: 10_000 });
+    await store.increment('k', 10_000);
+    expect(await store.peek?.('k')).toEqual({ count: 1, resetAt: expect.any(Number) });
+    await store.decrement?.('k');
+    expect(fake.hits.get('k')?.totalHits).toBe(0);
+    expect(await store.peek?.('k')).toBeUndefined();
+  });
+
+  it('refuses what is no store, and a window under 1 ms, naming the fault', () => {
+    for (const store of [undefined, null]) {
+      expect(() => fromExpressRateLimitStore(store as never)).toThrow(
+        'fromExpressRateLimitStore(): the store must have an `increment(key)` method',
+      );
+    }
+    expect(() => fromExpressRateLimitStore(new FakeStore(), { windowMs: 0 })).toThrow(
+      'fromExpressRateLimitStore(): `windowMs` must be milliseconds, at least 1',
+    );
   });
 
   it("works with express-rate-limit's own MemoryStore", async () => {

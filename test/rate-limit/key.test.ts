@@ -1,7 +1,8 @@
 import type { IncomingMessage } from 'node:http';
 import { describe, expect, it } from 'vitest';
+import { setPrincipal } from '../../src/core/principal.js';
 import { createProxyTrust } from '../../src/http/proxy.js';
-import { defaultRateLimitKey, ipKey } from '../../src/rate-limit/key.js';
+import { defaultRateLimitKey, ipKey, principalRateLimitKey } from '../../src/rate-limit/key.js';
 
 describe('ipKey', () => {
   it('keeps IPv4 addresses as they are', () => {
@@ -32,12 +33,27 @@ describe('ipKey', () => {
     expect(ipKey('[2001:db8:1:2::3]')).toBe('2001:db8:1:2::/64');
     expect(ipKey('fe80::1%eth0')).toBe('fe80::/64');
     expect(ipKey('fe80::1:2%25en0')).toBe('fe80::/64');
+    // an IPv4 address too: the key is the address alone, whatever wrapped it
+    expect(ipKey('[203.0.113.7]')).toBe('203.0.113.7');
+    expect(ipKey('192.0.2.1%eth0')).toBe('192.0.2.1');
   });
 
   it('keys IPv4-mapped addresses as their IPv4 address', () => {
     expect(ipKey('::ffff:192.0.2.1')).toBe('192.0.2.1');
     expect(ipKey('::FFFF:c000:201')).toBe('192.0.2.1');
     expect(ipKey('0:0:0:0:0:ffff:203.0.113.255')).toBe('203.0.113.255');
+  });
+
+  it('keys by /64 an address with ffff in its sixth group that is not IPv4-mapped', () => {
+    // only ::ffff:0:0/96 maps IPv4: a non-zero group in the first five makes another network
+    // (else every client of 2001:db8:1:2::ffff:… would share the key of one IPv4 address)
+    expect(ipKey('2001::ffff:c000:201')).toBe('2001::/64');
+    expect(ipKey('0:1::ffff:c000:201')).toBe('0:1::/64');
+    expect(ipKey('0:0:1::ffff:c000:201')).toBe('0:0:1::/64');
+    expect(ipKey('0:0:0:1:0:ffff:c000:201')).toBe('0:0:0:1::/64');
+    // the fifth group is in the low 64 bits: its /64 is ::/64, not 192.0.2.1
+    expect(ipKey('::1:ffff:c000:201')).toBe('::/64');
+    expect(ipKey('::1:ffff:c000:202')).toBe(ipKey('::1:ffff:c000:201'));
   });
 
   it('reads embedded IPv4 tails of other IPv6 addresses as groups', () => {
@@ -78,7 +94,46 @@ describe('defaultRateLimitKey', () => {
     expect(key(request('10.0.0.1', '203.0.113.9'))).toBe('ip:203.0.113.9');
   });
 
+  it('keeps one key per connection when the peer is the client', () => {
+    // a socket's remoteAddress is gone once it has closed: a request still in flight on it
+    // counts under the key its connection was first seen with
+    const socket: { remoteAddress?: string } = { remoteAddress: '203.0.113.5' };
+    const on = (s: object) => ({ headers: {}, socket: s }) as unknown as IncomingMessage;
+    const key = defaultRateLimitKey();
+    expect(key(on(socket))).toBe('ip:203.0.113.5');
+    socket.remoteAddress = undefined;
+    expect(key(on(socket))).toBe('ip:203.0.113.5');
+    // another connection from elsewhere is another key
+    expect(key(on({ remoteAddress: '203.0.113.6' }))).toBe('ip:203.0.113.6');
+  });
+
+  it('reads the client anew on every request of a connection through trusted proxies', () => {
+    const socket = { remoteAddress: '127.0.0.1' };
+    const on = (xff: string) =>
+      ({ headers: { 'x-forwarded-for': xff }, socket }) as unknown as IncomingMessage;
+    const key = defaultRateLimitKey(1);
+    expect(key(on('203.0.113.1'))).toBe('ip:203.0.113.1');
+    expect(key(on('203.0.113.2'))).toBe('ip:203.0.113.2');
+  });
+
   it('validates the trust setting once', () => {
     expect(() => defaultRateLimitKey('not-a-range')).toThrow(TypeError);
+  });
+});
+
+describe('principalRateLimitKey', () => {
+  const request = () => ({ headers: {}, socket: {} }) as unknown as IncomingMessage;
+
+  it('is undefined without a principal, so the request counts by IP', () => {
+    expect(principalRateLimitKey(request())).toBeUndefined();
+  });
+
+  it('keys an API key by its id and anyone else by subject', () => {
+    const withKey = request();
+    setPrincipal(withKey, { sub: 'svc-1', scopes: [], method: 'api_key', keyId: 'k-7' });
+    expect(principalRateLimitKey(withKey)).toBe('key:k-7');
+    const user = request();
+    setPrincipal(user, { sub: 'alice', scopes: [], method: 'session' });
+    expect(principalRateLimitKey(user)).toBe('user:alice');
   });
 });

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   MemoryRateLimitStore,
   type MemoryRateLimitStoreOptions,
@@ -17,6 +17,7 @@ function storeAt(start: number, options: Omit<MemoryRateLimitStoreOptions, 'now'
 
 afterEach(() => {
   for (const store of stores.splice(0)) store.close();
+  vi.useRealTimers();
 });
 
 describe('MemoryRateLimitStore', () => {
@@ -95,6 +96,27 @@ describe('MemoryRateLimitStore', () => {
     expect(store.size).toBe(3);
   });
 
+  it('sweeps expired windows on its own while idle, every sweepIntervalMs', () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    const { store, clock } = storeAt(0, { sweepIntervalMs: 5_000 });
+    store.increment('a', 1_000);
+    store.increment('b', 60_000);
+    clock.now = 2_000; // 'a' has expired; nothing touches the store from now on
+    expect(store.size).toBe(2);
+    vi.advanceTimersByTime(5_000);
+    expect(store.size).toBe(1);
+  });
+
+  it('leaves no timer behind once closed', () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    const { store } = storeAt(0, { sweepIntervalMs: 5_000 });
+    expect(vi.getTimerCount()).toBe(1);
+    store.close();
+    expect(vi.getTimerCount()).toBe(0);
+    store.close(); // twice is harmless
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
   it('forgets a key on reset and everything on close', () => {
     const { store } = storeAt(0);
     store.increment('a', 1_000);
@@ -120,6 +142,9 @@ describe('MemoryRateLimitStore', () => {
       /`maxKeys`/,
     );
     expect(() => new MemoryRateLimitStore({ maxKeys: 0 })).toThrow(TypeError);
+    expect(() => new MemoryRateLimitStore({ maxKeys: 0 })).toThrow(
+      'new MemoryRateLimitStore(): `maxKeys` must be an integer, at least 1',
+    );
     expect(() => new MemoryRateLimitStore({ sweepIntervalMs: 1.5 })).toThrow(/sweepIntervalMs/);
     expect(() => new MemoryRateLimitStore({ now: 5 as unknown as () => number })).toThrow(/now/);
   });

@@ -1,4 +1,6 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import type { Server, ServerResponse } from 'node:http';
+import { connect } from 'node:net';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Middleware } from '../../src/core/compose.js';
 import { badRequest } from '../../src/core/errors.js';
 import type { ProblemDetails } from '../../src/core/problem.js';
@@ -21,14 +23,43 @@ afterEach(async () => {
   for (const close of closers.splice(0)) await close();
 });
 
+/**
+ * Counts the responses of `server` whose `close` listeners have all run (the limiter gives a
+ * request back in one, when its response is done), and the microtasks they queued (a store
+ * that gives back after its `init`): `closed(n)` resolves once `n` of them have. The client
+ * can read a whole response before the server gets there: a fixed sleep is no proof.
+ */
+function closedResponses(server: Server): (n: number) => Promise<void> {
+  let closed = 0;
+  const waiting: { n: number; resolve: () => void }[] = [];
+  server.on('request', (_req, res: ServerResponse) => {
+    res.once('close', () =>
+      setImmediate(() => {
+        closed++;
+        for (const waiter of waiting.filter((w) => w.n <= closed)) {
+          waiting.splice(waiting.indexOf(waiter), 1);
+          waiter.resolve();
+        }
+      }),
+    );
+  });
+  return (n) =>
+    n <= closed ? Promise.resolve() : new Promise((resolve) => waiting.push({ n, resolve }));
+}
+
 async function serve(options: RateLimitOptions) {
-  const { url, close } = await listenOn([rateLimit(options), routes], { logger: silentLogger });
+  const { url, close, server } = await listenOn([rateLimit(options), routes], {
+    logger: silentLogger,
+  });
   closers.push(close);
+  const closed = closedResponses(server);
+  let sent = 0;
   return async (path = '/ok') => {
+    const n = ++sent;
     const res = await fetch(`${url}${path}`);
     await res.arrayBuffer();
     // the count is given back once the server is done with the response
-    await new Promise((resolve) => setTimeout(resolve, 10));
+    await closed(n);
     return res;
   };
 }
@@ -94,6 +125,68 @@ describe('rateLimit: skipFailedRequests', () => {
     expect((await get('/ok')).status).toBe(429);
     expect((await get('/ok')).status).toBe(429);
     expect((await get('/ok')).headers.get('x-ratelimit-remaining')).toBe('0');
+  });
+});
+
+describe('rateLimit: giving back', () => {
+  it('gives back a request whose client left while an asynchronous store was counting it', async () => {
+    const inner = memoryStore();
+    let count!: () => void;
+    const counting = new Promise<void>((resolve) => {
+      count = resolve;
+    });
+    const givenBack: string[] = [];
+    const store: RateLimitStore = {
+      increment: async (key, windowMs) => {
+        await counting;
+        return inner.increment(key, windowMs);
+      },
+      decrement: (key) => {
+        givenBack.push(key);
+        inner.decrement(key);
+      },
+    };
+    const { port, close, server } = await listenOn(
+      [rateLimit({ limit: 5, store, skipFailedRequests: true }), routes],
+      { logger: silentLogger },
+    );
+    closers.push(close);
+    const responseClosed = new Promise<void>((resolve) =>
+      server.once('request', (_req, res: ServerResponse) => res.once('close', resolve)),
+    );
+    const arrived = new Promise<void>((resolve) => server.once('request', () => resolve()));
+    const socket = connect(port, '127.0.0.1', () =>
+      socket.write('GET /ok HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n'),
+    );
+    socket.on('error', () => {});
+    await arrived;
+    socket.destroy(); // the client goes before the store has answered
+    await responseClosed;
+    count();
+    // the response never finished: a failure, given back with skipFailedRequests
+    await vi.waitFor(() => expect(givenBack).toEqual(['ip:127.0.0.1']), { timeout: 5_000 });
+    expect(inner.peek('ip:127.0.0.1')?.count).toBe(0);
+  });
+
+  it('keeps the request counted when the store fails to give it back, leaving no rejection unhandled', async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const inner = memoryStore();
+      const store: RateLimitStore = {
+        increment: (key, windowMs) => inner.increment(key, windowMs),
+        decrement: () => Promise.reject(new Error('decrement failed')),
+      };
+      const get = await serve({ limit: 1, store, skipSuccessfulRequests: true });
+      expect((await get('/ok')).status).toBe(200);
+      // past the turn of the event loop where an unhandled rejection is reported
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(unhandled).toEqual([]);
+      expect((await get('/ok')).status).toBe(429);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
   });
 });
 

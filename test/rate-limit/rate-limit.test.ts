@@ -1,7 +1,10 @@
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Middleware } from '../../src/core/compose.js';
+import { setPrincipal } from '../../src/core/principal.js';
 import type { ProblemDetails } from '../../src/core/problem.js';
 import { sendJson } from '../../src/core/send.js';
+import { channels, type RateLimitedMessage } from '../../src/diagnostics/channels.js';
 import { MemoryRateLimitStore } from '../../src/rate-limit/memory-store.js';
 import { type RateLimitOptions, rateLimit } from '../../src/rate-limit/rate-limit.js';
 import type { RateLimitHit, RateLimitStore } from '../../src/rate-limit/store.js';
@@ -111,7 +114,11 @@ describe('rateLimit', () => {
     expect((await get()).status).toBe(200);
     const limited = await get();
     expect(limited.status).toBe(429);
-    expect(Number(limited.headers.get('retry-after'))).toBeLessThanOrEqual(10);
+    // present, whole seconds, within the window (a missing header is no number ≤ 10)
+    const retryAfter = limited.headers.get('retry-after');
+    expect(retryAfter).toMatch(/^\d+$/);
+    expect(Number(retryAfter)).toBeGreaterThanOrEqual(1);
+    expect(Number(retryAfter)).toBeLessThanOrEqual(10);
     clock.offset = 10_001;
     const fresh = await get();
     expect(fresh.status).toBe(200);
@@ -271,6 +278,111 @@ describe('rateLimit', () => {
     ]);
   });
 
+  it('counts an authenticated request by its API key, else its user, by default', async () => {
+    const { store, keys } = recordingStore();
+    // a stand-in for authenticate(): X-Key names an API key, X-User a signed-in user
+    const authenticate: Middleware = (req, _res, next) => {
+      const keyId = req.headers['x-key'] as string | undefined;
+      const user = req.headers['x-user'] as string | undefined;
+      if (keyId !== undefined)
+        setPrincipal(req, { sub: 'svc', scopes: [], method: 'api_key', keyId });
+      else if (user !== undefined) setPrincipal(req, { sub: user, scopes: [], method: 'session' });
+      return next();
+    };
+    const { url, close } = await listenOn([authenticate, rateLimit({ limit: 1, store }), ok], {
+      logger: captureLogger(),
+    });
+    closers.push(close);
+    const get = (headers: Record<string, string> = {}) => fetch(url, { headers });
+    expect((await get({ 'X-Key': 'k1' })).status).toBe(200);
+    expect((await get({ 'X-Key': 'k1' })).status).toBe(429);
+    // another key of the same service has its own budget, and so do users and the IP
+    expect((await get({ 'X-Key': 'k2' })).status).toBe(200);
+    expect((await get({ 'X-User': 'alice' })).status).toBe(200);
+    expect((await get({ 'X-User': 'alice' })).status).toBe(429);
+    expect((await get()).status).toBe(200);
+    expect(keys).toEqual([
+      'key:k1',
+      'key:k1',
+      'key:k2',
+      'user:alice',
+      'user:alice',
+      'ip:127.0.0.1',
+    ]);
+  });
+
+  it('publishes each refusal on the rate-limit channel', async () => {
+    const messages: RateLimitedMessage[] = [];
+    const listener = (message: unknown) => messages.push(message as RateLimitedMessage);
+    subscribe(channels.rateLimited, listener);
+    try {
+      const store: RateLimitStore = {
+        increment: (_key, windowMs) => ({ count: 3, resetAt: 1_700_000_000_000 + windowMs }),
+      };
+      const get = await serve({ limit: 2, store, windowMs: 5_000 });
+      const res = await get('/refused');
+      expect(res.status).toBe(429);
+      expect(messages).toHaveLength(1);
+      expect(messages[0]).toEqual({
+        req: expect.objectContaining({ url: '/refused' }),
+        key: 'ip:127.0.0.1',
+        limit: 2,
+        resetAt: 1_700_000_005_000,
+      });
+    } finally {
+      unsubscribe(channels.rateLimited, listener);
+    }
+  });
+
+  it('counts with fixed windows when asked by name, with a store that has no sliding windows', async () => {
+    const { store } = recordingStore(); // increment only
+    const get = await serve({ limit: 1, store, algorithm: 'fixed' });
+    expect((await get()).status).toBe(200);
+    expect((await get()).status).toBe(429);
+  });
+
+  it('writes no IETF fields unless asked', async () => {
+    const get = await serve({ limit: 2 });
+    const res = await get();
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-ratelimit-limit')).toBe('2');
+    expect(res.headers.has('ratelimit-policy')).toBe(false);
+    expect(res.headers.has('ratelimit')).toBe(false);
+  });
+
+  it('says "per second" of a one-second window', async () => {
+    const store: RateLimitStore = { increment: () => ({ count: 2, resetAt: Date.now() + 1_000 }) };
+    const res = await (await serve({ limit: 1, windowMs: 1_000, store }))();
+    expect(res.status).toBe(429);
+    expect(((await res.json()) as ProblemDetails).detail).toBe(
+      'Rate limit exceeded: at most 1 request per second.',
+    );
+  });
+
+  it('reports a key not seen yet as a whole window ahead of it', async () => {
+    const get = await serve({
+      limit: 3,
+      windowMs: 30_000,
+      report: () => true,
+      standardHeaders: true,
+    });
+    const res = await get();
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-ratelimit-remaining')).toBe('3');
+    expect(res.headers.get('x-ratelimit-reset')).toMatch(/^(29|30)$/);
+    expect(res.headers.get('ratelimit')).toMatch(/^"default";r=3;t=(29|30)$/);
+  });
+
+  it('reports nothing with a store that cannot peek when the headers are off', async () => {
+    const { store, keys } = recordingStore(); // increment only
+    const get = await serve({ limit: 5, store, report: () => true, headers: false });
+    const res = await get();
+    expect(res.status).toBe(200);
+    expect(res.headers.has('x-ratelimit-limit')).toBe(false);
+    expect(res.headers.has('ratelimit')).toBe(false);
+    expect(keys).toEqual([]);
+  });
+
   it('answers 503 with Retry-After when the store fails', async () => {
     const log = captureLogger();
     const failure = new Error('store down');
@@ -287,6 +399,7 @@ describe('rateLimit', () => {
     expect(res.headers.has('x-ratelimit-limit')).toBe(false);
     const problem = (await res.json()) as ProblemDetails;
     expect(problem.status).toBe(503);
+    expect(problem.detail).toBe('Rate limiting is unavailable for now.');
     expect(JSON.stringify(problem)).not.toContain('store down');
     expect(log.errors).toEqual([failure]);
   });
@@ -392,6 +505,35 @@ describe('rateLimit options', () => {
       expect(caught, JSON.stringify(options)).toBeInstanceOf(TypeError);
       expect((caught as { code?: string }).code).toBe('ERR_INVALID_OPTION');
     }
+  });
+
+  it('names the option at fault, and what it must be', () => {
+    const messages: [unknown, string][] = [
+      [{ limit: 0 }, '`limit` must be an integer, at least 1'],
+      [{ windowMs: 0 }, '`windowMs` must be milliseconds, at least 1'],
+      [{ windowMs: 1.5 }, '`windowMs` must be milliseconds, at least 1'],
+      [{ key: 'ip' }, '`key` must be a function'],
+      [{ skip: true }, '`skip` must be a function'],
+      [{ report: 'preflight' }, '`report` must be a function'],
+      [{ headers: 'yes' }, '`headers` must be a boolean'],
+      [{ standardHeaders: 1 }, '`standardHeaders` must be a boolean'],
+      [{ failOpen: 'no' }, '`failOpen` must be a boolean'],
+      [{ skipSuccessfulRequests: 1 }, '`skipSuccessfulRequests` must be a boolean'],
+      [{ store: {} }, '`store` must have an `increment(key, windowMs)` method'],
+    ];
+    for (const [options, message] of messages) {
+      expect(invalid(options), JSON.stringify(options)).toThrow(`rateLimit(): ${message}`);
+    }
+  });
+
+  it('takes a store that is an object, not a function that happens to count', () => {
+    const counting = Object.assign(() => undefined, {
+      increment: () => ({ count: 1, resetAt: Date.now() + 60_000 }),
+    });
+    expect(invalid({ store: counting })).toThrow(
+      'rateLimit(): `store` must have an `increment(key, windowMs)` method',
+    );
+    expect(invalid({ store: 'redis' })).toThrow(/`store` must have/);
   });
 
   it('does not touch the caller’s options', () => {

@@ -42,6 +42,55 @@ describe('MemoryRateLimitStore sliding windows', () => {
     expect(store.incrementSliding('k', 60_000).count).toBe(1);
   });
 
+  it('starts the next window at the very millisecond the current one ends', () => {
+    const w = 60_000;
+    const start = 1_000_000 * w;
+    const clock = { now: start };
+    const store = memory(() => clock.now);
+    for (let i = 0; i < 3; i++) store.incrementSliding('k', w);
+    clock.now = start + w - 1;
+    expect(store.peek('k')).toEqual({ count: 3, resetAt: start + w });
+    // the window [start, start + w) is over: the 3 weigh whole in the next, which ends a window on
+    clock.now = start + w;
+    expect(store.peek('k')).toEqual({ count: 3, resetAt: start + 2 * w });
+    expect(store.incrementSliding('k', w)).toEqual({ count: 4, resetAt: start + 2 * w });
+  });
+
+  it('gives back nothing once the window the request was counted in has ended', () => {
+    const w = 60_000;
+    const start = 1_000_000 * w;
+    const clock = { now: start + 10_000 };
+    const store = memory(() => clock.now);
+    for (let i = 0; i < 4; i++) store.incrementSliding('k', w);
+    // half-way through the next window: floor(4 × 0.5) of the previous weighs
+    clock.now = start + w + w / 2;
+    expect(store.peek('k')).toEqual({ count: 2, resetAt: start + 2 * w });
+    store.decrement('k'); // the current window holds nothing to give back
+    expect(store.peek('k')).toEqual({ count: 2, resetAt: start + 2 * w });
+    expect(store.incrementSliding('k', w).count).toBe(3);
+    store.decrement('k');
+    expect(store.peek('k')?.count).toBe(2);
+  });
+
+  it('evicts beyond maxKeys the key that began counting first, however much it counts since', () => {
+    const w = 60_000;
+    const start = 1_000_000 * w;
+    const clock = { now: start };
+    const store = new MemoryRateLimitStore({ now: () => clock.now, maxKeys: 2 });
+    stores.push(store);
+    store.incrementSliding('a', w);
+    clock.now = start + 1;
+    store.incrementSliding('b', w);
+    clock.now = start + 2;
+    store.incrementSliding('a', w); // the same window: 'a' keeps its place, first
+    clock.now = start + 3;
+    store.incrementSliding('c', w);
+    expect(store.size).toBe(2);
+    expect(store.peek('a')).toBeUndefined();
+    expect(store.peek('b')?.count).toBe(1);
+    expect(store.peek('c')?.count).toBe(1);
+  });
+
   it('gives back a fixed window’s request, never below zero', () => {
     const store = memory(() => Date.now());
     store.increment('k', 60_000);

@@ -83,6 +83,24 @@ describe.skipIf(!hasRedis)('RedisRateLimitStore (real redis-server)', () => {
       .toBe(200);
   });
 
+  it('gives a request back only in its current sliding window, as the memory store does', async () => {
+    const client = redis.client();
+    const store = new RedisRateLimitStore({ client, prefix: 't3:' });
+    // a fresh window of its own, 400 ms long, started just now
+    await store.incrementSliding('now', 400);
+    await store.decrement('now');
+    expect(await client.hget('t3:now', 'c')).toBe('0');
+    const first = await store.incrementSliding('old', 400);
+    await store.incrementSliding('old', 400);
+    // past the window's end (Redis's clock aligns the windows): nothing is given back, so the
+    // two requests keep weighing on the next window
+    await new Promise((resolve) =>
+      setTimeout(resolve, Math.max(0, first.resetAt - Date.now()) + 50),
+    );
+    await store.decrement('old');
+    expect(await client.hmget('t3:old', 'c', 'p')).toEqual(['2', '0']);
+  });
+
   it('rejects bad options', () => {
     expect(() => new RedisRateLimitStore({} as never)).toThrow(TypeError);
     expect(() => new RedisRateLimitStore({ client: redis.client(), timeoutMs: 0 })).toThrow(

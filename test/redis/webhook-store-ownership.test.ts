@@ -135,10 +135,11 @@ describe.skipIf(!hasRedis)('RedisWebhookStore: owners and credentials (real redi
   it('a revocation in one process removes the endpoint for both; nothing is delivered', async () => {
     const prefix = newPrefix();
     const ids: string[] = [];
+    const controlIds: string[] = [];
     const target = await listen((req, res) => {
       req.resume();
       req.on('end', () => {
-        ids.push(String(req.headers['webhook-id']));
+        (req.url === '/control' ? controlIds : ids).push(String(req.headers['webhook-id']));
         res.writeHead(204).end();
       });
     });
@@ -160,17 +161,28 @@ describe.skipIf(!hasRedis)('RedisWebhookStore: owners and credentials (real redi
       owner: 'alice',
       credentialIds: ['grant:g1'],
     });
+    // the control: an endpoint of no credential on the same receiver, sent every message too
+    const control = await b.addEndpoint({ url: `${target.url}/control` });
+    const sent: string[] = [];
+    /** Sends through `s`: only the control is sent to. */
+    const sendVia = async (s: WebhookSender, text: string) => {
+      const queued = await s.send('message.created', { text });
+      expect(queued.map((d) => d.endpointId)).toEqual([control.id]);
+      sent.push(...queued.map((d) => d.id));
+    };
     // B heard nothing yet, A is the process that revokes
     await busA.revoke(['grant:g1']);
     // process A stops sending to it at once, before the store has it removed
-    expect(await a.send('message.created', { text: 'at once' })).toEqual([]);
+    await sendVia(a, 'at once');
     await vi.waitFor(async () => expect(await a.getEndpoint(registered.id)).toBeUndefined());
     await vi.waitFor(() => expect(heardByB).toContain('grant:g1'));
-    for (const s of [a, b]) {
-      expect(await s.send('message.created', { text: 'after' })).toEqual([]);
-    }
+    for (const s of [a, b]) await sendVia(s, 'after');
     expect(await b.listEndpoints({ owner: 'alice' })).toEqual([]);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // every delivery those sends queued has arrived (the control's): one to the revoked
+    // endpoint, queued by the same sends, would have arrived with them
+    await vi.waitFor(() => expect(new Set(controlIds)).toEqual(new Set(sent)), {
+      timeout: 5_000,
+    });
     expect(ids).toEqual([]);
   });
 

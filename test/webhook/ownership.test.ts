@@ -172,10 +172,12 @@ describe('webhook endpoints: ended with their credential', () => {
 
   it('drops the pending deliveries of a revoked endpoint: never sent, never dead-lettered', async () => {
     let answered = 0;
+    let controlAnswered = 0;
     const failing = await listen((req, res) => {
       req.resume();
       req.on('end', () => {
-        answered++;
+        if (req.url === '/control') controlAnswered++;
+        else answered++;
         res.writeHead(503).end();
       });
     });
@@ -189,12 +191,33 @@ describe('webhook endpoints: ended with their credential', () => {
     await vi.waitFor(() => expect(answered).toBe(1));
     await revocations.revoke(['api_key:k1']);
     const seen = answered;
-    await new Promise((resolve) => setTimeout(resolve, 300)); // past every retry
+    // the control: an endpoint of another credential on the same failing receiver, its
+    // delivery sent after the revocation on the same schedule: once it is dead-lettered,
+    // every retry of the revoked endpoint's delivery (each due earlier) would have been sent
+    const control = await s.addEndpoint({
+      url: `${failing.url}/control`,
+      credentialIds: ['api_key:k2'],
+    });
+    const queued = await s.send('n', {});
+    expect(queued.map((d) => d.endpointId)).toEqual([control.id]);
+    await vi.waitFor(
+      () =>
+        expect(events).toContainEqual(
+          expect.objectContaining({
+            type: 'dead-letter',
+            delivery: expect.objectContaining({ id: queued[0]!.id }),
+          }),
+        ),
+      { timeout: 10_000, interval: 20 },
+    );
+    expect(controlAnswered).toBe(4); // the attempt and its 3 retries
     expect(answered).toBe(seen);
     expect(answered).toBeLessThanOrEqual(2); // at most the attempt in flight at the revocation
     expect(await s.getDelivery(delivery!.id)).toBeUndefined();
     expect(await s.getEndpoint(endpoint.id)).toBeUndefined();
-    expect(events.some((e) => e.type === 'dead-letter')).toBe(false);
+    expect(
+      events.filter((e) => e.type === 'dead-letter').map((e) => e.delivery.endpointId),
+    ).toEqual([control.id]);
   });
 
   it('hears the process-wide bus by default', async () => {
@@ -211,7 +234,7 @@ describe('webhook endpoints: ended with their credential', () => {
 
   it('refuses to register with a credential already revoked, and ignores the ids of others', async () => {
     const revocations = createRevocations();
-    const { sender: s } = sender({ revocations });
+    const { sender: s, events } = sender({ revocations });
     await revocations.revoke(['grant:gone']);
     const refused = await refusal(
       s.addEndpoint({ url: 'http://127.0.0.1:1/a', credentialIds: ['grant:gone'] }),
@@ -221,8 +244,18 @@ describe('webhook endpoints: ended with their credential', () => {
     expect(await s.listEndpoints()).toEqual([]);
     const kept = await s.addEndpoint({ url: 'http://127.0.0.1:1/a', credentialIds: ['grant:g9'] });
     await revocations.revoke(['grant:g8', 'api_key:g9']);
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    // the control: an endpoint whose own credential is revoked next; once it is removed, a
+    // removal of `kept` (heard earlier) would have been done too
+    const control = await s.addEndpoint({
+      url: 'http://127.0.0.1:1/b',
+      credentialIds: ['grant:control'],
+    });
+    await revocations.revoke(['grant:control']);
+    await vi.waitFor(async () => expect(await s.getEndpoint(control.id)).toBeUndefined());
     expect(await s.getEndpoint(kept.id)).toBeDefined();
+    expect(events.filter((e) => e.type === 'endpoint-revoked').map((e) => e.endpoint.id)).toEqual([
+      control.id,
+    ]);
   });
 
   it('removes an endpoint registered while the revocation was under way', async () => {

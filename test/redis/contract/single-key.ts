@@ -1,17 +1,29 @@
 // The stores whose every command names one key: rate-limit counters, sessions, one-time JWT
 // ids.
-import { expect } from 'vitest';
+import { expect, vi } from 'vitest';
 import type { SessionRecord } from '../../../src/auth/session-store.js';
 import { RedisRateLimitStore } from '../../../src/redis/rate-limit-store.js';
 import { RedisReplayStore } from '../../../src/redis/replay-store.js';
 import { RedisSessionStore } from '../../../src/redis/session-store.js';
-import { asClient, type CheckContext, type CheckGroup, sleep } from './check.js';
+import { asClient, type CheckContext, type CheckGroup } from './check.js';
 
 const rateLimitStore = ({ client, prefix }: CheckContext) =>
   new RedisRateLimitStore({ client: asClient(client()), prefix });
 
 /** A sliding window long enough that no check crosses a window's end (one a day, at 00:00 UTC). */
 const DAY = 86_400_000;
+
+/**
+ * A time to live that the checks of expiry see end: wide enough for the few round trips that
+ * must land before it on a loaded machine (each one a Redis call, an event-loop turn), short
+ * enough to wait out. The end itself is polled, never slept: Redis reads a key past its
+ * deadline as gone, so the poll ends at the deadline, however late the test runs.
+ */
+const SHORT_TTL = 1_000;
+
+/** Polls `check` until it passes: past {@link SHORT_TTL}, with room for a loaded machine. */
+const afterTheTtl = (check: () => Promise<void>) =>
+  vi.waitFor(check, { timeout: SHORT_TTL + 5_000, interval: 50 });
 
 export const rateLimitChecks: CheckGroup = {
   store: 'RedisRateLimitStore',
@@ -128,11 +140,12 @@ export const rateLimitChecks: CheckGroup = {
       name: 'starts a new window once one has ended',
       async run(context) {
         const store = rateLimitStore(context);
-        expect((await store.increment('short', 50)).count).toBe(1);
-        expect((await store.increment('short', 50)).count).toBe(2);
-        await sleep(120);
-        expect(await store.peek('short')).toBeUndefined();
-        expect((await store.increment('short', 50)).count).toBe(1);
+        // two requests inside one window (two round trips within SHORT_TTL)
+        expect((await store.increment('short', SHORT_TTL)).count).toBe(1);
+        expect((await store.increment('short', SHORT_TTL)).count).toBe(2);
+        // once it has ended the key is gone, and the next request counts 1 in a new window
+        await afterTheTtl(async () => expect(await store.peek('short')).toBeUndefined());
+        expect((await store.increment('short', SHORT_TTL)).count).toBe(1);
       },
     },
   ],
@@ -193,14 +206,16 @@ export const sessionChecks: CheckGroup = {
       async run(context) {
         const store = sessionStore(context);
         const record = sessionRecord();
-        await store.set('short', record, 100);
-        await store.set('touched', record, 100);
+        // 'touched' is set first: its first deadline comes before 'short''s, so once 'short'
+        // is gone, 'touched' would be too had the touch not extended it (the touch lands
+        // within SHORT_TTL of the first set: three round trips)
+        await store.set('touched', record, SHORT_TTL);
+        await store.set('short', record, SHORT_TTL);
         await store.touch('touched', record.lastSeenAt + 1, 60_000);
         await store.set('zero', record, 60_000);
         await store.set('zero', record, 0);
         expect(await store.get('zero')).toBeUndefined();
-        await sleep(200);
-        expect(await store.get('short')).toBeUndefined();
+        await afterTheTtl(async () => expect(await store.get('short')).toBeUndefined());
         expect(await store.get('touched')).toEqual({
           ...record,
           lastSeenAt: record.lastSeenAt + 1,
@@ -240,10 +255,14 @@ export const replayChecks: CheckGroup = {
       name: 'forgets an id when its time is up',
       async run(context) {
         const store = replayStore(context);
-        expect(await store.remember('jti-short', 50)).toBe(true);
-        expect(await store.remember('jti-short', 50)).toBe(false);
-        await sleep(120);
-        expect(await store.remember('jti-short', 50)).toBe(true);
+        // refused while its time runs (two round trips within SHORT_TTL)
+        expect(await store.remember('jti-short', SHORT_TTL)).toBe(true);
+        expect(await store.remember('jti-short', SHORT_TTL)).toBe(false);
+        // polled: a refused remember changes nothing (SET NX), and once the id's time is up
+        // it is new again
+        await afterTheTtl(async () =>
+          expect(await store.remember('jti-short', SHORT_TTL)).toBe(true),
+        );
       },
     },
   ],
