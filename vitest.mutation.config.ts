@@ -12,7 +12,7 @@ const SUITES: Record<string, string[]> = {
   cors: ['test/cors/**/*.test.ts'],
   'rate-limit': ['test/rate-limit/**/*.test.ts'],
   webhook: ['test/webhook/**/*.test.ts'],
-  session: ['test/auth/{session,csrf}*.test.ts'],
+  session: ['test/auth/**/*.test.ts'],
   'auth-tokens': ['test/auth/**/*.test.ts'],
   auth: ['test/auth/**/*.test.ts'],
   oauth: ['test/oauth/**/*.test.ts'],
