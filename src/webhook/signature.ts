@@ -223,7 +223,9 @@ export function verifyWithKeys<T>(
   let matched = false;
   for (const candidate of candidates) {
     if (!candidate.startsWith('v1,')) continue;
-    const given = Buffer.from(candidate.slice(3), 'latin1');
+    // UTF-8, not latin1: latin1 keeps only the low byte of each character, so a copy of the
+    // signature with every character shifted by 256 (a header from a record) would match
+    const given = Buffer.from(candidate.slice(3), 'utf8');
     for (const want of expected) {
       if (given.length === want.length && timingSafeEqual(given, want)) matched = true;
     }

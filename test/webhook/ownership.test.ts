@@ -182,7 +182,8 @@ describe('webhook endpoints: ended with their credential', () => {
       });
     });
     const revocations = createRevocations();
-    const { sender: s, events } = sender({ revocations, schedule: [50, 50, 50] });
+    // the first retry waits a second: the first attempt is seen alone, even on a loaded machine
+    const { sender: s, events } = sender({ revocations, schedule: [1_000, 50, 50] });
     const endpoint = await s.addEndpoint({
       url: `${failing.url}/hook`,
       credentialIds: ['api_key:k1'],
