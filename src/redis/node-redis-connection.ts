@@ -79,6 +79,37 @@ async function inOrder(
   return settled.map((result) => (result.status === 'fulfilled' ? result.value : result.reason));
 }
 
+/**
+ * A duplicated client (or cluster) as a subscriber: connected at once, each subscription made
+ * once it is, every message handed to `deliver`. It reconnects on its own (and subscribes
+ * again); commands report their own failures, so its `error` events are not.
+ */
+function connectedSubscriber(
+  connection: {
+    connect(): Promise<unknown>;
+    close(): Promise<unknown>;
+    on(event: 'error', listener: (error: Error) => void): unknown;
+  },
+  subscribe: (channel: string, listener: Listener) => Promise<unknown>,
+  unsubscribe: (channel: string) => Promise<unknown>,
+  deliver: (channel: string, text: string) => void,
+): RedisSubscriber {
+  connection.on('error', () => {});
+  const connected = connection.connect();
+  const listener: Listener = (message, channel) => deliver(channel, message);
+  return {
+    subscribe: async (channel) => {
+      await connected;
+      await subscribe(channel, listener);
+    },
+    unsubscribe: async (channel) => void (await unsubscribe(channel)),
+    close: async () => {
+      await connected.catch(() => {});
+      await connection.close().catch(() => {});
+    },
+  };
+}
+
 /** @internal */
 export function nodeRedisClientConnection(client: NodeRedisClient): RedisConnection {
   const send = (command: RedisCommand) => client.sendCommand(strings(command));
@@ -89,21 +120,12 @@ export function nodeRedisClientConnection(client: NodeRedisClient): RedisConnect
     pipeline: (_key, commands) => inOrder(send, commands),
     subscriber(deliver) {
       const subscriber = client.duplicate();
-      // it reconnects on its own (and subscribes again); commands report their own failures
-      subscriber.on('error', () => {});
-      const connected = subscriber.connect();
-      const listener: Listener = (message, channel) => deliver(channel, message);
-      return {
-        subscribe: async (channel) => {
-          await connected;
-          await subscriber.subscribe(channel, listener);
-        },
-        unsubscribe: async (channel) => void (await subscriber.unsubscribe(channel)),
-        close: async () => {
-          await connected.catch(() => {});
-          await subscriber.close().catch(() => {});
-        },
-      } satisfies RedisSubscriber;
+      return connectedSubscriber(
+        subscriber,
+        (channel, listener) => subscriber.subscribe(channel, listener),
+        (channel) => subscriber.unsubscribe(channel),
+        deliver,
+      );
     },
   };
 }
@@ -151,20 +173,12 @@ export function nodeRedisClusterConnection(cluster: NodeRedisCluster): RedisConn
     subscriber(deliver) {
       // its own connections: one sharded subscriber per primary, following failovers
       const subscriber = cluster.duplicate();
-      subscriber.on('error', () => {});
-      const connected = subscriber.connect();
-      const listener: Listener = (message, channel) => deliver(channel, message);
-      return {
-        subscribe: async (channel) => {
-          await connected;
-          await subscriber.sSubscribe(channel, listener);
-        },
-        unsubscribe: async (channel) => void (await subscriber.sUnsubscribe(channel)),
-        close: async () => {
-          await connected.catch(() => {});
-          await subscriber.close().catch(() => {});
-        },
-      };
+      return connectedSubscriber(
+        subscriber,
+        (channel, listener) => subscriber.sSubscribe(channel, listener),
+        (channel) => subscriber.sUnsubscribe(channel),
+        deliver,
+      );
     },
   };
 }

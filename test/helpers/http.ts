@@ -9,6 +9,7 @@ import {
   type OutgoingHttpHeaders,
   type RequestListener,
   type Server,
+  type ServerResponse,
 } from 'node:http';
 import { Server as HttpsServer, request as httpsRequest } from 'node:https';
 import { type AddressInfo, connect } from 'node:net';
@@ -267,4 +268,28 @@ export function requestBytes(
     req.on('error', reject);
     req.end();
   });
+}
+
+/**
+ * Counts the responses of `server` whose `close` listeners have all run (the limiter gives a
+ * request back in one, when its response is done), and the microtasks they queued (a store
+ * that gives back after its `init`): `closed(n)` resolves once `n` of them have. The client
+ * can read a whole response before the server gets there: a fixed sleep is no proof.
+ */
+export function closedResponses(server: Server): (n: number) => Promise<void> {
+  let closed = 0;
+  const waiting: { n: number; resolve: () => void }[] = [];
+  server.on('request', (_req, res: ServerResponse) => {
+    res.once('close', () =>
+      setImmediate(() => {
+        closed++;
+        for (const waiter of waiting.filter((w) => w.n <= closed)) {
+          waiting.splice(waiting.indexOf(waiter), 1);
+          waiter.resolve();
+        }
+      }),
+    );
+  });
+  return (n) =>
+    n <= closed ? Promise.resolve() : new Promise((resolve) => waiting.push({ n, resolve }));
 }

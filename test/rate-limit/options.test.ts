@@ -1,4 +1,4 @@
-import type { Server, ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import { connect } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Middleware } from '../../src/core/compose.js';
@@ -9,7 +9,7 @@ import { silentLogger } from '../../src/diagnostics/index.js';
 import { MemoryRateLimitStore } from '../../src/rate-limit/memory-store.js';
 import { type RateLimitOptions, rateLimit } from '../../src/rate-limit/rate-limit.js';
 import type { RateLimitStore } from '../../src/rate-limit/store.js';
-import { serve as listenOn } from '../helpers/http.js';
+import { closedResponses, serve as listenOn } from '../helpers/http.js';
 
 // `/ok` answers 200, `/bad` a 400 problem, `/boom` a 500: what skip*Requests tell apart.
 const routes: Middleware = (req, res) => {
@@ -22,30 +22,6 @@ const closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const close of closers.splice(0)) await close();
 });
-
-/**
- * Counts the responses of `server` whose `close` listeners have all run (the limiter gives a
- * request back in one, when its response is done), and the microtasks they queued (a store
- * that gives back after its `init`): `closed(n)` resolves once `n` of them have. The client
- * can read a whole response before the server gets there: a fixed sleep is no proof.
- */
-function closedResponses(server: Server): (n: number) => Promise<void> {
-  let closed = 0;
-  const waiting: { n: number; resolve: () => void }[] = [];
-  server.on('request', (_req, res: ServerResponse) => {
-    res.once('close', () =>
-      setImmediate(() => {
-        closed++;
-        for (const waiter of waiting.filter((w) => w.n <= closed)) {
-          waiting.splice(waiting.indexOf(waiter), 1);
-          waiter.resolve();
-        }
-      }),
-    );
-  });
-  return (n) =>
-    n <= closed ? Promise.resolve() : new Promise((resolve) => waiting.push({ n, resolve }));
-}
 
 async function serve(options: RateLimitOptions) {
   const { url, close, server } = await listenOn([rateLimit(options), routes], {
