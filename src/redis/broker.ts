@@ -144,7 +144,9 @@ const KNOWN_OPTIONS = [
  * to. The epoch lives in Redis too: when Redis loses its data, positions from before are
  * recognised as another epoch and clients are told they are too far behind. `redact()` rewrites
  * held entries in place, each in a Lua script that finds it by its offset, so that it is safe
- * against concurrent publishes and trimming (Redis 6.0.6 or later, for `LPOS`).
+ * against concurrent publishes and trimming (Redis 6.0.6 or later, for `LPOS`). Each process
+ * delivers a message once: one arriving again with an offset already delivered in its epoch
+ * (an overlapping subscription while the client library moves it) is dropped.
  *
  * @example
  * ```ts
@@ -160,6 +162,11 @@ export class RedisBroker implements Broker {
   readonly #listeners = new Map<string, Set<HubListener>>();
   /** Pending or done subscriptions, per pub/sub channel. */
   readonly #subscribed = new Map<string, Promise<unknown>>();
+  /**
+   * The last message delivered per pub/sub channel: one arriving again (a subscription that
+   * overlaps another while the client library moves it between nodes) is not delivered twice.
+   */
+  readonly #delivered = new Map<string, Position>();
   #subscriber: RedisSubscriber | undefined;
   #closed = false;
 
@@ -228,6 +235,7 @@ export class RedisBroker implements Broker {
       if (set === undefined || !set.delete(entry) || set.size > 0) return;
       this.#listeners.delete(topic);
       this.#subscribed.delete(topic);
+      this.#delivered.delete(topic);
       this.#subscriber?.unsubscribe(topic).catch(() => {});
     };
   }
@@ -313,6 +321,7 @@ export class RedisBroker implements Broker {
     this.#closed = true;
     this.#listeners.clear();
     this.#subscribed.clear();
+    this.#delivered.clear();
     const subscriber = this.#subscriber;
     this.#subscriber = undefined;
     await subscriber?.close();
@@ -334,6 +343,9 @@ export class RedisBroker implements Broker {
     } catch {
       return; // not one of ours
     }
+    const last = this.#delivered.get(topic);
+    if (last !== undefined && last.epoch === message.epoch && message.offset <= last.offset) return;
+    this.#delivered.set(topic, { epoch: message.epoch, offset: message.offset });
     deliverToListeners(listeners, message, this.#logger, 'redis');
   }
 

@@ -4,6 +4,7 @@
 import { expect, vi } from 'vitest';
 import type { HubMessage } from '../../../src/realtime/broker.js';
 import { RedisBroker } from '../../../src/redis/broker.js';
+import { connectionOf } from '../../../src/redis/commands.js';
 import { asClient, type CheckContext, type CheckGroup, primariesOf } from './check.js';
 
 /** Two brokers, each on a client of its own, sharing `prefix`: two processes. */
@@ -58,6 +59,25 @@ export const brokerChecks: CheckGroup = {
           expect(fourth).toMatchObject({ offset: 4, epoch: sent[0]!.epoch });
           await waitFor(() => expect(onA).toHaveLength(4));
           expect(onA[3]).toEqual(fourth);
+        });
+      },
+    },
+    {
+      name: 'delivers a message that arrives twice once (same epoch and offset), a later one again',
+      async run(context) {
+        await withBrokers(context, async (a, b) => {
+          const got: HubMessage[] = [];
+          await b.subscribe('twice', (m) => void got.push(m));
+          const first = await a.publish('twice', { event: 'n', data: 1 });
+          await waitFor(() => expect(got).toHaveLength(1));
+          // What a second, overlapping subscription would hand over: the same text again.
+          const raw = connectionOf('test', asClient(context.client()));
+          const topic = `${context.prefix}{ch:twice}`;
+          const text = JSON.stringify(first);
+          await raw.send(topic, [context.cluster ? 'SPUBLISH' : 'PUBLISH', topic, text]);
+          const second = await a.publish('twice', { event: 'n', data: 2 });
+          await waitFor(() => expect(got).toHaveLength(2));
+          expect(got).toEqual([first, second]);
         });
       },
     },
