@@ -15,7 +15,9 @@ const SUITES: Record<string, string[]> = {
   session: ['test/auth/**/*.test.ts'],
   'auth-tokens': ['test/auth/**/*.test.ts'],
   auth: ['test/auth/**/*.test.ts'],
-  oauth: ['test/oauth/**/*.test.ts'],
+  'oauth-clients': ['test/oauth/**/*.test.ts'],
+  'oauth-grants': ['test/oauth/**/*.test.ts'],
+  'oauth-tokens': ['test/oauth/**/*.test.ts'],
 };
 
 const folder = process.env.MUTATION_FOLDER ?? 'cors';

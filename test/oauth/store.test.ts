@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryOAuthStore } from '../../src/oauth/store.js';
 import { hashToken, newOpaqueToken } from '../../src/oauth/tokens.js';
+import { OAUTH_STORE_CONTRACT } from './store-contract.js';
 
 const code = {
   clientId: 'c',
@@ -10,6 +11,21 @@ const code = {
   authTime: 1,
   grantId: 'g1',
 };
+
+describe('OAuthStore contract: MemoryOAuthStore', () => {
+  for (const { name, run } of OAUTH_STORE_CONTRACT) {
+    it(name, () => {
+      const clock = { t: 1_000_000 };
+      return run({
+        store: new MemoryOAuthStore({ now: () => clock.t }),
+        now: () => clock.t,
+        elapse: async (ms) => {
+          clock.t += ms;
+        },
+      });
+    });
+  }
+});
 
 describe('MemoryOAuthStore', () => {
   it('consumes a code once and remembers it was used until it would have expired', () => {
