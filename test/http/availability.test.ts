@@ -178,16 +178,15 @@ describe('healthChecks', () => {
     const health = healthChecks({
       checks: {
         redis: () => Promise.reject(new Error('connect ECONNREFUSED redis://:secret@10.0.0.1')),
-        slow: () => new Promise((resolve) => setTimeout(resolve, 1_000)),
+        // never settles: an answer at all shows the 100 ms timeout ended it
+        slow: () => new Promise(() => {}),
         fine: () => undefined,
       },
       timeout: 100,
       maintenance,
     });
     const app = await serve(createRouter({ '/readyz': { GET: health.readiness } }));
-    const started = Date.now();
     const down = await request(app, '/readyz');
-    expect(Date.now() - started).toBeLessThan(800);
     expect(down.status).toBe(503);
     expect(down.headers['retry-after']).toBe('5');
     expect(down.headers['cache-control']).toBe('no-store');
