@@ -82,7 +82,7 @@ function exited(child: ChildProcess, ms: number): Promise<boolean> {
 }
 
 /** Asks the node at `port` with a client of its own, closed after. */
-async function ask<T>(port: number, question: (probe: Redis) => Promise<T>): Promise<T> {
+export async function ask<T>(port: number, question: (probe: Redis) => Promise<T>): Promise<T> {
   const probe = new Redis({
     port,
     host: '127.0.0.1',
@@ -102,122 +102,150 @@ async function ask<T>(port: number, question: (probe: Redis) => Promise<T>): Pro
 }
 
 /** Resolves once `check` holds; throws once `deadline` (a `Date.now()`) has passed. */
-async function until(deadline: number, what: string, check: () => Promise<boolean>) {
+export async function until(deadline: number, what: string, check: () => Promise<boolean>) {
+  const started = Date.now();
   while (Date.now() < deadline) {
     if (await check().catch(() => false)) return;
     await sleep(100);
   }
-  throw new Error(`the Redis Cluster did not ${what} within ${READY_TIMEOUT_MS} ms`);
+  throw new Error(`the Redis Cluster did not ${what} within ${deadline - started} ms`);
+}
+
+/** Six nodes of a Redis Cluster (three primaries, a replica each), joined and in sync. */
+export interface ClusterNodes {
+  /** The nodes' ports, the first three the primaries at the start. */
+  ports: number[];
+  /** Each node's process, by port. */
+  children: Map<number, ChildProcess>;
+  /** Stops every node (SIGTERM, then SIGKILL) and removes their folder; safe to call twice. */
+  stop(): Promise<void>;
+}
+
+/** Ends `child`: SIGTERM, then SIGKILL if it is still there after {@link STOP_TIMEOUT_MS}. */
+async function end(child: ChildProcess): Promise<void> {
+  if (await exited(child, 0)) return;
+  child.kill('SIGTERM');
+  if (!(await exited(child, STOP_TIMEOUT_MS))) {
+    child.kill('SIGKILL');
+    await exited(child, STOP_TIMEOUT_MS);
+  }
+}
+
+/** Spawns one cluster-enabled node on `port`, its files in `dir`. */
+function spawnNode(server: string, port: number, dir: string): ChildProcess {
+  return spawn(
+    server,
+    [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--cluster-enabled',
+      'yes',
+      '--cluster-config-file',
+      join(dir, `nodes-${port}.conf`),
+      '--cluster-node-timeout',
+      '2000',
+      '--dir',
+      dir,
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+    ],
+    { stdio: 'ignore' },
+  );
+}
+
+/** Waits until the nodes answer, joins them, then until the cluster is ok and in sync. */
+async function joinNodes(cli: string, nodes: ClusterNodes): Promise<void> {
+  const { ports, children } = nodes;
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  const running = async () => {
+    const gone = [...children.values()].find((c) => c.exitCode !== null || c.signalCode !== null);
+    if (gone !== undefined) throw new Error(`a redis-server exited (code ${gone.exitCode})`);
+    return true;
+  };
+  await until(deadline, 'start its nodes', async () => {
+    await running();
+    const pongs = await Promise.all(ports.map((port) => ask(port, (probe) => probe.ping())));
+    return pongs.every((pong) => pong === 'PONG');
+  }).catch(async (error) => {
+    await running(); // a node that exited says more than the timeout
+    throw error;
+  });
+  await run(
+    cli,
+    [
+      '--cluster',
+      'create',
+      ...ports.map((port) => `127.0.0.1:${port}`),
+      '--cluster-replicas',
+      '1',
+      '--cluster-yes',
+    ],
+    { timeout: Math.max(1_000, deadline - Date.now()) },
+  );
+  await until(deadline, 'come up (cluster_state:ok on every node)', async () => {
+    const infos = await Promise.all(
+      ports.map((port) => ask(port, (probe) => probe.call('CLUSTER', 'INFO'))),
+    );
+    return infos.every((info) => String(info).includes('cluster_state:ok'));
+  });
+  // a replica serves a failover (and WAIT) only once it has synced with its primary
+  await until(deadline, 'sync its replicas', async () => {
+    const infos = await Promise.all(ports.map((port) => ask(port, (p) => p.info('replication'))));
+    const replicas = infos.filter((info) => info.includes('role:slave'));
+    return (
+      replicas.length === NODES / 2 &&
+      replicas.every((info) => info.includes('master_link_status:up'))
+    );
+  });
 }
 
 /**
  * Starts six `redis-server --cluster-enabled yes --cluster-node-timeout 2000 --save ''
- * --appendonly no` and joins them with `redis-cli --cluster create … --cluster-replicas 1`;
- * resolves once every node says `cluster_state:ok` and every replica's link is up.
+ * --appendonly no` on free ports of 127.0.0.1 and joins them with `redis-cli --cluster create
+ * … --cluster-replicas 1`; resolves within 20 s once every node says `cluster_state:ok` and
+ * every replica's link is up, else stops them and throws. The nodes never outlive the process.
  */
-export async function startBenchRedisCluster(): Promise<BenchRedisCluster> {
+export async function startClusterNodes(): Promise<ClusterNodes> {
   const server = binary('redis-server');
   const cli = binary('redis-cli');
   const ports = await freePorts();
-  const dir = mkdtempSync(join(tmpdir(), 'portico-bench-cluster-'));
-  const children: ChildProcess[] = [];
-  // Never outlive the orchestrator, even when it fails before `teardown`.
+  const dir = mkdtempSync(join(tmpdir(), 'portico-redis-cluster-'));
+  const children = new Map(ports.map((port) => [port, spawnNode(server, port, dir)]));
   const killOnExit = () => {
-    for (const child of children) child.kill('SIGKILL');
+    for (const child of children.values()) child.kill('SIGKILL');
   };
   process.once('exit', killOnExit);
   let stopped = false;
-  const stop = async () => {
-    if (stopped) return;
-    stopped = true;
-    process.removeListener('exit', killOnExit);
-    await Promise.all(
-      children.map(async (child) => {
-        if (await exited(child, 0)) return;
-        child.kill('SIGTERM');
-        if (!(await exited(child, STOP_TIMEOUT_MS))) {
-          child.kill('SIGKILL');
-          await exited(child, STOP_TIMEOUT_MS);
-        }
-      }),
-    );
-    rmSync(dir, { recursive: true, force: true });
+  const nodes: ClusterNodes = {
+    ports,
+    children,
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      process.removeListener('exit', killOnExit);
+      await Promise.all([...children.values()].map(end));
+      rmSync(dir, { recursive: true, force: true });
+    },
   };
   try {
-    for (const port of ports) {
-      children.push(
-        spawn(
-          server,
-          [
-            '--port',
-            String(port),
-            '--bind',
-            '127.0.0.1',
-            '--cluster-enabled',
-            'yes',
-            '--cluster-config-file',
-            join(dir, `nodes-${port}.conf`),
-            '--cluster-node-timeout',
-            '2000',
-            '--dir',
-            dir,
-            '--save',
-            '',
-            '--appendonly',
-            'no',
-          ],
-          { stdio: 'ignore' },
-        ),
-      );
-    }
-    const deadline = Date.now() + READY_TIMEOUT_MS;
-    const running = async () => {
-      const gone = children.find((child) => child.exitCode !== null || child.signalCode !== null);
-      if (gone !== undefined) throw new Error(`a redis-server exited (code ${gone.exitCode})`);
-      return true;
-    };
-    await until(deadline, 'start its nodes', async () => {
-      await running();
-      const pongs = await Promise.all(ports.map((port) => ask(port, (probe) => probe.ping())));
-      return pongs.every((pong) => pong === 'PONG');
-    }).catch(async (error) => {
-      await running(); // a node that exited says more than the timeout
-      throw error;
-    });
-    await run(
-      cli,
-      [
-        '--cluster',
-        'create',
-        ...ports.map((port) => `127.0.0.1:${port}`),
-        '--cluster-replicas',
-        '1',
-        '--cluster-yes',
-      ],
-      { timeout: Math.max(1_000, deadline - Date.now()) },
-    );
-    await until(deadline, 'come up (cluster_state:ok on every node)', async () => {
-      const infos = await Promise.all(
-        ports.map((port) => ask(port, (probe) => probe.call('CLUSTER', 'INFO'))),
-      );
-      return infos.every((info) => String(info).includes('cluster_state:ok'));
-    });
-    // a replica serves a failover (and WAIT) only once it has synced with its primary
-    await until(deadline, 'sync its replicas', async () => {
-      const infos = await Promise.all(ports.map((port) => ask(port, (p) => p.info('replication'))));
-      const replicas = infos.filter((info) => info.includes('role:slave'));
-      return (
-        replicas.length === NODES / 2 &&
-        replicas.every((info) => info.includes('master_link_status:up'))
-      );
-    });
+    await joinNodes(cli, nodes);
   } catch (error) {
-    await stop();
+    await nodes.stop();
     throw error;
   }
+  return nodes;
+}
+
+/** The cluster of a bench run: {@link startClusterNodes}, with its seeds for the servers. */
+export async function startBenchRedisCluster(): Promise<BenchRedisCluster> {
+  const { ports, children, stop } = await startClusterNodes();
   return {
     seeds: ports.map((port) => `127.0.0.1:${port}`).join(','),
-    pids: children.map((child) => child.pid ?? 0),
+    pids: [...children.values()].map((child) => child.pid ?? 0),
     stop,
   };
 }

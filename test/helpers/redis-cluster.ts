@@ -1,16 +1,9 @@
 // A real local Redis Cluster per suite: six redis-server nodes (three primaries, three
 // replicas) on free ports of 127.0.0.1, joined with `redis-cli --cluster create`, no
 // persistence, in a temporary folder. Bounded in time: it starts within 20 s or throws.
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
-import { Cluster, Redis } from 'ioredis';
+import { Cluster } from 'ioredis';
+import { ask, startClusterNodes, until } from '../../bench/lib/redis-cluster.js';
 import { hasRedis } from './redis.js';
-
-const run = promisify(execFile);
 
 export { hasRedis };
 
@@ -39,111 +32,16 @@ export interface RedisClusterServer {
   stop(): Promise<void>;
 }
 
-function isFree(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.once('error', () => resolve(false));
-    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
-  });
-}
-
-/** Six ports whose cluster bus ports (port + 10000) are free too. */
-async function freePorts(): Promise<number[]> {
-  for (let attempt = 0; attempt < 50; attempt++) {
-    const base = 20_000 + Math.floor(Math.random() * 9_000);
-    const ports = [0, 1, 2, 3, 4, 5].map((i) => base + i);
-    const free = await Promise.all(ports.flatMap((p) => [isFree(p), isFree(p + 10_000)]));
-    if (free.every(Boolean)) return ports;
-  }
-  throw new Error('no six free ports for a Redis Cluster');
-}
-
-async function until(what: string, check: () => Promise<boolean>, ms = 20_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    if (await check().catch(() => false)) return;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`the Redis Cluster did not ${what} within ${ms} ms`);
-}
-
-/** Asks the node at `port` with a client of its own, closed after. */
-async function ask<T>(port: number, question: (probe: Redis) => Promise<T>): Promise<T> {
-  const probe = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0 });
-  probe.on('error', () => {});
-  try {
-    await probe.connect();
-    return await question(probe);
-  } finally {
-    probe.disconnect();
-  }
-}
-
-/** The node at `port` answers. */
-const answers = (port: number) => ask(port, async (probe) => (await probe.ping()) === 'PONG');
-
 /** `CLUSTER INFO` of the node at `port` says the cluster is ok. */
 const clusterOk = (port: number) =>
   ask(port, async (probe) =>
     String(await probe.call('CLUSTER', 'INFO')).includes('cluster_state:ok'),
   );
 
-/** The node at `port` is a primary, or a replica whose link to its primary is up. */
-const linked = (port: number) =>
-  ask(port, async (probe) => {
-    const info = await probe.info('replication');
-    return info.includes('role:master') || info.includes('master_link_status:up');
-  });
-
 /** Starts a six-node cluster (three primaries, a replica each) and waits until it is ok. */
 export async function startRedisCluster(): Promise<RedisClusterServer> {
-  const ports = await freePorts();
-  const dir = mkdtempSync(join(tmpdir(), 'portico-redis-cluster-'));
-  const children = new Map<number, ChildProcess>();
-  for (const port of ports) {
-    const child = spawn(
-      'redis-server',
-      [
-        '--port',
-        String(port),
-        '--bind',
-        '127.0.0.1',
-        '--cluster-enabled',
-        'yes',
-        '--cluster-config-file',
-        join(dir, `nodes-${port}.conf`),
-        '--cluster-node-timeout',
-        '2000',
-        '--dir',
-        dir,
-        '--save',
-        '',
-        '--appendonly',
-        'no',
-      ],
-      { stdio: 'ignore' },
-    );
-    children.set(port, child);
-  }
-  await Promise.all(ports.map((port) => until('start its nodes', () => answers(port))));
-  await run(
-    'redis-cli',
-    [
-      '--cluster',
-      'create',
-      ...ports.map((p) => `127.0.0.1:${p}`),
-      '--cluster-replicas',
-      '1',
-      '--cluster-yes',
-    ],
-    { timeout: 20_000 },
-  );
-  await until('come up', async () => (await Promise.all(ports.map(clusterOk))).every(Boolean));
-  // a replica takes over only once it has synced with its primary: wait for every link
-  await until('sync its replicas', async () =>
-    (await Promise.all(ports.map(linked))).every(Boolean),
-  );
-
+  const nodes = await startClusterNodes();
+  const { ports, children } = nodes;
   const clients: Cluster[] = [];
   const kill = (port: number) =>
     new Promise<void>((resolve) => {
@@ -200,7 +98,7 @@ export async function startRedisCluster(): Promise<RedisClusterServer> {
     },
     async failover(port) {
       await kill(port);
-      await until('promote a replica', async () => {
+      await until(Date.now() + 20_000, 'promote a replica', async () => {
         const survivors = alive();
         const states = await Promise.all(survivors.map(clusterOk));
         const ranges = await slotRanges();
@@ -210,8 +108,7 @@ export async function startRedisCluster(): Promise<RedisClusterServer> {
     },
     async stop() {
       for (const client of clients.splice(0)) client.disconnect();
-      await Promise.all(ports.map(kill));
-      rmSync(dir, { recursive: true, force: true });
+      await nodes.stop();
     },
   };
 }
