@@ -29,6 +29,17 @@ const PARAMS = [
   'request_uri',
 ] as const;
 
+/**
+ * The prefix of every `request_uri` this server issues (RFC 9126 §2.2).
+ *
+ * @example
+ * ```ts
+ * const { request_uri } = await pushed.json();
+ * request_uri.startsWith(REQUEST_URI_PREFIX); // true
+ * ```
+ */
+export const REQUEST_URI_PREFIX = 'urn:ietf:params:oauth:request_uri:';
+
 /** A JWK SHA-256 thumbprint (RFC 7638): 43 base64url characters. */
 const JKT = /^[A-Za-z0-9_-]{43}$/;
 
@@ -173,8 +184,11 @@ export async function checkAuthorizationRequest(
   source: AuthorizationSource = 'query',
 ): Promise<CheckedAuthorization> {
   const values: Values = (name) => params.getAll(name).filter((v) => v !== '');
-  // a request_uri is taken from the store by the caller, never trusted from a form or query
-  if (values('request_uri').length > 0 && source !== 'pushed') {
+  // a request_uri of /par is taken from the store by the caller, never trusted from a form or
+  // query; any other is a request object by reference, refused once the client is known
+  const requestUris = values('request_uri');
+  const pushedUri = requestUris.some((uri) => uri.startsWith(REQUEST_URI_PREFIX));
+  if (requestUris.length > 0 && source !== 'pushed' && (source === 'par' || pushedUri)) {
     return {
       kind: 'page',
       message:
@@ -196,6 +210,21 @@ export async function checkAuthorizationRequest(
     state,
   });
   const invalid = (description: string) => fail(new OAuthError('invalid_request', description));
+  // OpenID Connect Core §6: request objects (RFC 9101) are not supported, and a client that
+  // believes its parameters signed must be told so rather than have the outer ones used
+  if (values('request').length > 0) {
+    return fail(
+      new OAuthError('request_not_supported', 'Request objects (request) are not supported.'),
+    );
+  }
+  if (requestUris.length > 0 && source === 'query') {
+    return fail(
+      new OAuthError(
+        'request_uri_not_supported',
+        'Request objects by reference (request_uri) are supported only from the pushed authorization request endpoint.',
+      ),
+    );
+  }
   for (const name of PARAMS) {
     if (values(name).length > 1) return invalid(`The parameter ${name} is repeated.`);
   }

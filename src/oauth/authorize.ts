@@ -14,6 +14,7 @@ import {
   type AuthorizationSource,
   authorizationFields,
   checkAuthorizationRequest,
+  REQUEST_URI_PREFIX,
   usableSession,
 } from './authorize-request.js';
 import type { OAuthContext } from './context.js';
@@ -112,14 +113,32 @@ function sourceOf(form: URLSearchParams): AuthorizationSource {
   return form.has('request_uri') ? 'pushed' : 'query';
 }
 
-/** `GET /authorize`: the request checked, then the sign-in or the consent form. */
-async function authorizeGet(base: FormEndpoint, req: IncomingMessage, res: ServerResponse) {
-  const { ctx } = base;
+/** `GET /authorize`: the request in the query. */
+function authorizeGet(base: FormEndpoint, req: IncomingMessage, res: ServerResponse) {
   const url = req.url ?? '';
   const q = url.indexOf('?');
-  let params = new URLSearchParams(q === -1 ? '' : url.slice(q + 1));
+  return authorizationRequest(
+    base,
+    req,
+    res,
+    new URLSearchParams(q === -1 ? '' : url.slice(q + 1)),
+  );
+}
+
+/**
+ * An authorization request, from the query of a GET or the form of a POST (OpenID Connect
+ * Core §3.1.2.1: both are supported, alike): checked, then the sign-in or the consent form.
+ */
+async function authorizationRequest(
+  base: FormEndpoint,
+  req: IncomingMessage,
+  res: ServerResponse,
+  request: URLSearchParams,
+) {
+  const { ctx } = base;
+  let params = request;
   // a pushed request (RFC 9126): the browser brings its request_uri, the store the request
-  const pushed = params.has('request_uri');
+  const pushed = params.getAll('request_uri').some((uri) => uri.startsWith(REQUEST_URI_PREFIX));
   if (pushed) {
     const taken = await takePushedRequest(ctx, params);
     if (taken.kind === 'page') {
@@ -146,7 +165,10 @@ async function authorizeGet(base: FormEndpoint, req: IncomingMessage, res: Serve
   else showConsent(endpoint, res, pending, session);
 }
 
-/** `POST /authorize`: the sign-in form, or the consent form's decision. */
+/**
+ * `POST /authorize`: the sign-in form, the consent form's decision, or else an authorization
+ * request sent as a form.
+ */
 async function authorizePost(base: FormEndpoint, req: IncomingMessage, res: ServerResponse) {
   const posted = await readPostedPageForm(req);
   const endpoint = inPageLanguage(base, req, 'form' in posted ? posted.form : undefined);
@@ -156,6 +178,7 @@ async function authorizePost(base: FormEndpoint, req: IncomingMessage, res: Serv
   if (posted.kind === 'mixed') {
     return authorizeErrorPage(endpoint, res, 400, 'The form sent is not one of these pages.');
   }
+  if (posted.kind === 'neither') return authorizationRequest(base, req, res, posted.form);
   return posted.kind === 'sign-in'
     ? signInPost(endpoint, req, res, posted.form)
     : consentPost(endpoint, req, res, posted.form);

@@ -149,7 +149,7 @@ async function verifyPost(base: DeviceVerifier, req: IncomingMessage, res: Serve
   if (posted.kind === 'refused') {
     return deviceErrorPage(verifier, res, posted.status, posted.detail, posted.headers);
   }
-  if (posted.kind === 'mixed') {
+  if (posted.kind === 'mixed' || posted.kind === 'neither') {
     return deviceErrorPage(verifier, res, 400, 'The form is not one of ours.');
   }
   return posted.kind === 'sign-in'

@@ -4,10 +4,12 @@ import { PorticoError } from '../core/errors.js';
 import { toHttpError } from '../core/problem.js';
 
 /**
- * The `error` codes of RFC 6749 §5.2, RFC 8628 §3.5 and RFC 6750 §3.1 that portico sends.
+ * The `error` codes of RFC 6749 §5.2, RFC 8628 §3.5, RFC 6750 §3.1 and OpenID Connect Core
+ * §3.1.2.6 that portico sends.
  *
  * @see {@link https://www.rfc-editor.org/rfc/rfc6749#section-5.2 | RFC 6749 §5.2}
  * @see {@link https://www.rfc-editor.org/rfc/rfc8628#section-3.5 | RFC 8628 §3.5}
+ * @see {@link https://openid.net/specs/openid-connect-core-1_0.html#AuthError | OpenID Connect Core §3.1.2.6}
  */
 export type OAuthErrorCode =
   | 'invalid_request'
@@ -26,7 +28,11 @@ export type OAuthErrorCode =
   | 'invalid_token'
   | 'unsupported_token_type'
   | 'invalid_dpop_proof'
-  | 'use_dpop_nonce';
+  | 'use_dpop_nonce'
+  | 'login_required'
+  | 'consent_required'
+  | 'request_not_supported'
+  | 'request_uri_not_supported';
 
 const STATUS: Partial<Record<OAuthErrorCode, number>> = {
   invalid_client: 401,

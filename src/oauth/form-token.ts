@@ -206,11 +206,12 @@ export function bodyErrorHeaders(error: HttpError): Record<string, string> {
 
 /**
  * A form posted to a page with a sign-in form and a decision form: which one it is
- * (`username`/`password`, or `decision`), `mixed` when it is both or neither, or the body's
- * refusal (415, 413, 400) with the headers its page must keep.
+ * (`username`/`password`, or `decision`), `neither` (not one of the page's forms: at
+ * `/authorize`, an authorization request sent by POST), `mixed` when it is both, or the
+ * body's refusal (415, 413, 400) with the headers its page must keep.
  */
 export type PostedPageForm =
-  | { kind: 'sign-in' | 'decision'; form: URLSearchParams }
+  | { kind: 'sign-in' | 'decision' | 'neither'; form: URLSearchParams }
   | { kind: 'mixed' }
   | { kind: 'refused'; status: number; detail: string; headers: Record<string, string> };
 
@@ -226,8 +227,9 @@ export async function readPostedPageForm(req: IncomingMessage): Promise<PostedPa
     };
   }
   const signingIn = form.has('username') || form.has('password');
-  if (signingIn === form.has('decision')) return { kind: 'mixed' };
-  return { kind: signingIn ? 'sign-in' : 'decision', form };
+  const deciding = form.has('decision');
+  if (signingIn && deciding) return { kind: 'mixed' };
+  return { kind: signingIn ? 'sign-in' : deciding ? 'decision' : 'neither', form };
 }
 
 /** The value of `name` when the form carries it exactly once, non-empty. */

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import type { DpopProof } from '../auth/dpop.js';
 import type { Middleware } from '../core/compose.js';
 import { sendJson } from '../core/send.js';
-import { checkAuthorizationRequest } from './authorize-request.js';
+import { checkAuthorizationRequest, REQUEST_URI_PREFIX } from './authorize-request.js';
 import { singleParams } from './client-auth.js';
 import type { OAuthClient } from './clients.js';
 import type { OAuthContext } from './context.js';
@@ -14,16 +14,7 @@ import { readOAuthForm } from './form.js';
 import { oauthEndpoint } from './revoke.js';
 import { hashToken } from './tokens.js';
 
-/**
- * The prefix of every `request_uri` this server issues (RFC 9126 §2.2).
- *
- * @example
- * ```ts
- * const { request_uri } = await pushed.json();
- * request_uri.startsWith(REQUEST_URI_PREFIX); // true
- * ```
- */
-export const REQUEST_URI_PREFIX = 'urn:ietf:params:oauth:request_uri:';
+export { REQUEST_URI_PREFIX };
 
 /**
  * The DPoP key the pushed request binds its code to (RFC 9449 §10.1): a `DPoP` proof at this

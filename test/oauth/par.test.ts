@@ -100,7 +100,6 @@ describe('POST /par (RFC 9126)', () => {
 
   it.each([
     ['an unknown request_uri', `urn:ietf:params:oauth:request_uri:${'A'.repeat(43)}`],
-    ['a request_uri of another kind', 'https://app.example.com/request.jwt'],
     ['an overlong request_uri', `urn:ietf:params:oauth:request_uri:${'A'.repeat(400)}`],
   ])('answers %s with an error page', async (_name, uri) => {
     const reply = await request(site.app, authorizeWith('web', uri), {
