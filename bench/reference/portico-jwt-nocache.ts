@@ -24,6 +24,7 @@ export function createAuthorizationServer(
     paths: server.paths,
     routes: server.routes,
     bearer: ownAccessTokens(server.context, { cache: false }),
+    grants: server.grants,
     metadata: () => server.metadata(),
   });
 }

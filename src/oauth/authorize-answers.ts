@@ -1,12 +1,12 @@
 // The answers of `/authorize`: the redirects to the client, the error page, the sign-in and
 // consent forms, and the code an approval issues.
-import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import type { SessionRecord } from '../auth/session-store.js';
 import { sendRedirect } from '../core/send.js';
 import type { CheckedAuthorization, PendingAuthorization } from './authorize-request.js';
 import type { OAuthContext } from './context.js';
 import { FORM_TOKEN_FIELD, type FormEndpoint, sessionBinding } from './form-token.js';
+import { approveGrant, rememberedGrant } from './grants.js';
 import { localizeMessage } from './page-messages.js';
 import { type FormFields, sendPage } from './pages.js';
 import { signInChallenge } from './sign-in-form.js';
@@ -142,13 +142,44 @@ export function showConsent(
   });
 }
 
-/** An approval: a new code (stored as its hash for `codeTtl`), redirected to the client. */
+/**
+ * A signed-in user's answer to a request: the code at once when the user already consented to
+ * every scope it asks for (unless `prompt=consent` asks again), else the consent form.
+ */
+export async function consentOrApprove(
+  endpoint: FormEndpoint,
+  res: ServerResponse,
+  pending: PendingAuthorization,
+  session: SessionRecord,
+): Promise<void> {
+  if (await isConsented(endpoint.ctx, pending, session)) {
+    return approve(endpoint.ctx, res, pending, session);
+  }
+  showConsent(endpoint, res, pending, session);
+}
+
+/** Whether `session`'s user remembered consent covers `pending` (`prompt=consent` says no). */
+export async function isConsented(
+  ctx: OAuthContext,
+  pending: PendingAuthorization,
+  session: SessionRecord,
+): Promise<boolean> {
+  if (pending.prompt.has('consent')) return false;
+  const clientId = pending.client.clientId;
+  return (await rememberedGrant(ctx, session.sub, clientId, pending.scope)) !== undefined;
+}
+
+/**
+ * An approval: a new code (stored as its hash for `codeTtl`) under the user's grant to the
+ * client (remembered, or widened, from now), redirected to the client.
+ */
 export async function approve(
   ctx: OAuthContext,
   res: ServerResponse,
   pending: PendingAuthorization,
   session: SessionRecord,
 ): Promise<void> {
+  const grantId = await approveGrant(ctx, session.sub, pending.client.clientId, pending.scope);
   const code = newOpaqueToken();
   await ctx.store.saveCode(
     hashToken(code),
@@ -161,7 +192,7 @@ export async function approve(
       codeChallenge: pending.codeChallenge,
       nonce: pending.nonce,
       authTime: Math.floor(session.createdAt / 1000),
-      grantId: randomUUID(),
+      grantId,
       ...(pending.dpopJkt !== undefined && { dpopJkt: pending.dpopJkt }),
     },
     ctx.settings.codeTtl,

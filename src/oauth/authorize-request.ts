@@ -4,6 +4,7 @@ import type { SessionRecord } from '../auth/session-store.js';
 import type { OAuthClient } from './clients.js';
 import type { OAuthContext } from './context.js';
 import { OAuthError } from './errors.js';
+import { readIdTokenHint } from './id-token-hint.js';
 import type { FormFields } from './pages.js';
 import { isCodeChallenge } from './pkce.js';
 import { resolveScopes } from './scope.js';
@@ -21,6 +22,7 @@ const PARAMS = [
   'response_mode',
   'prompt',
   'max_age',
+  'id_token_hint',
   'dpop_jkt',
   // OpenID Connect: the pages' languages (ui_locales), passed through (claims_locales)
   'ui_locales',
@@ -68,6 +70,8 @@ export interface PendingAuthorization {
   maxAge?: number;
   /** The DPoP key the code is bound to (`dpop_jkt`, RFC 9449 §10). */
   dpopJkt?: string;
+  /** The user an `id_token_hint` names (OpenID Connect Core §3.1.2.1), when one was sent. */
+  hintedSub?: string;
   /** The request's parameters, as the forms carry them in hidden inputs. */
   fields: FormFields;
 }
@@ -280,6 +284,11 @@ export async function checkAuthorizationRequest(
   if (maxAgeText !== undefined && !MAX_AGE.test(maxAgeText)) {
     return invalid('max_age must be a number of seconds.');
   }
+  const hintText = one('id_token_hint');
+  const hint = hintText === undefined ? undefined : await readIdTokenHint(ctx, hintText);
+  if (hintText !== undefined && hint === undefined) {
+    return invalid('id_token_hint is not an ID token issued by this server.');
+  }
   return {
     kind: 'ok',
     pending: {
@@ -293,6 +302,7 @@ export async function checkAuthorizationRequest(
       prompt,
       maxAge: maxAgeText === undefined ? undefined : Number(maxAgeText) * 1000,
       ...(dpopJkt !== undefined && { dpopJkt }),
+      ...(hint !== undefined && { hintedSub: hint.sub }),
       fields: authorizationFields(params),
     },
   };
@@ -300,13 +310,15 @@ export async function checkAuthorizationRequest(
 
 /**
  * The session, when it may answer this request without a new sign-in: `prompt=login` asks for
- * one, and `max_age` for one at most that old (OpenID Connect Core §3.1.2.1).
+ * one, `max_age` for one at most that old, and an `id_token_hint` for the user it names
+ * (OpenID Connect Core §3.1.2.1).
  */
 export function usableSession(
   pending: PendingAuthorization,
   session: SessionRecord | undefined,
 ): SessionRecord | undefined {
   if (session === undefined || pending.prompt.has('login')) return undefined;
+  if (pending.hintedSub !== undefined && pending.hintedSub !== session.sub) return undefined;
   if (pending.maxAge !== undefined && Date.now() - session.createdAt > pending.maxAge) {
     return undefined;
   }

@@ -5,9 +5,10 @@ import {
   answeredFailure,
   approve,
   authorizeErrorPage,
+  consentOrApprove,
   EXPIRED_FORM,
+  isConsented,
   redirectToClient,
-  showConsent,
   showSignIn,
 } from './authorize-answers.js';
 import {
@@ -153,7 +154,10 @@ async function authorizationRequest(
   const { pending } = checked;
   const session = usableSession(pending, await ctx.sessions.read(req));
   if (pending.prompt.has('none')) {
-    // no page may be shown: a sign-in is needed, or a consent (none is remembered)
+    // no page may be shown: a code when signed in and consented, else what is missing
+    if (session !== undefined && (await isConsented(ctx, pending, session))) {
+      return approve(ctx, res, pending, session);
+    }
     return redirectToClient(ctx, res, pending.redirectUri, {
       ...(session === undefined
         ? { error: 'login_required', error_description: 'The user must sign in.' }
@@ -162,7 +166,7 @@ async function authorizationRequest(
     });
   }
   if (session === undefined) showSignIn(endpoint, res, pending, 200);
-  else showConsent(endpoint, res, pending, session);
+  else await consentOrApprove(endpoint, res, pending, session);
 }
 
 /**
@@ -206,7 +210,7 @@ async function signInPost(
     const { status, message, username } = outcome;
     return showSignIn(endpoint, res, checked.pending, status, message, username);
   }
-  return showConsent(endpoint, res, checked.pending, outcome.session);
+  return consentOrApprove(endpoint, res, checked.pending, outcome.session);
 }
 
 /** A consent form posted: the session, its token, the request again, then the decision. */

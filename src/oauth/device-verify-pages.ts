@@ -1,8 +1,10 @@
 // The pages of `/device/verify`: the sign-in form, the code form (with the device of a known
 // code), the page after a decision, and the error pages.
+
 import type { ServerResponse } from 'node:http';
 import type { SessionRecord } from '../auth/session-store.js';
 import { FORM_TOKEN_FIELD, type FormEndpoint, sessionBinding } from './form-token.js';
+import { approveGrant } from './grants.js';
 import { localizeMessage } from './page-messages.js';
 import { type FormFields, sendPage } from './pages.js';
 import { signInChallenge } from './sign-in-form.js';
@@ -147,6 +149,8 @@ export async function recordDecision(
           status: 'approved',
           sub: session.sub,
           authTime: Math.floor(session.createdAt / 1000),
+          // the device's tokens belong to the user's grant to the client, listed and revoked as one
+          grantId: await approveGrant(ctx, session.sub, record.clientId, record.scope),
         }
       : { ...record, status: 'denied' },
   );

@@ -112,10 +112,12 @@ export {
   type CreateAuthorizationServerOptions,
   createAuthorizationServer,
 } from './server.js';
+export { type UserGrants, userGrants } from './grants.js';
 export {
   type AuthorizationCodeRecord,
   type Consumed,
   type DeviceCodeRecord,
+  type GrantRecord,
   MemoryOAuthStore,
   type MemoryOAuthStoreOptions,
   type OAuthStore,

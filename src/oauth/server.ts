@@ -10,6 +10,7 @@ import {
 } from './context.js';
 import { createDeviceAuthorizationEndpoint, createDeviceVerificationEndpoint } from './device.js';
 import { createIntrospectionEndpoint } from './introspect.js';
+import { type UserGrants, userGrants } from './grants.js';
 import { createJwksEndpoint } from './jwks-endpoint.js';
 import {
   type AuthorizationServerMetadata,
@@ -86,6 +87,11 @@ export interface AuthorizationServer {
   readonly routes: Readonly<Record<string, MethodTable>>;
   /** Verifies this server's access tokens (resource servers in the same process). */
   readonly bearer: Authenticator;
+  /**
+   * Each user's authorized applications: list them, and revoke one (its tokens stop working,
+   * its streams end, the consent is forgotten), for a "your authorized apps" page or API.
+   */
+  readonly grants: UserGrants;
   /** The RFC 8414 / OpenID Connect Discovery metadata. */
   metadata(): AuthorizationServerMetadata;
 }
@@ -191,6 +197,7 @@ export function createAuthorizationServer(
         ? {}
         : { dpop: { origin: new URL(context.issuer).origin, verifier: context.dpop } },
     ),
+    grants: userGrants(context),
     metadata: () => authorizationServerMetadata(context, paths, metadataOptions),
   });
 }

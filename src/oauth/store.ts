@@ -77,6 +77,29 @@ export interface DeviceCodeRecord {
 }
 
 /**
+ * A user's consent to a client, remembered: the scopes approved and the grant that every token
+ * issued under it belongs to. One per user and client; a later approval adds its scopes.
+ *
+ * @example
+ * ```ts
+ * const grant: GrantRecord | undefined = await store.getGrant('alice', 'demo-web');
+ * if (grant?.scope.includes('read:messages')) console.log('alice let demo-web read messages');
+ * ```
+ */
+export interface GrantRecord {
+  /** The grant id: the `grantId` of its codes, refresh tokens and access tokens. */
+  id: string;
+  /** The user who approved. */
+  sub: string;
+  /** The client approved. */
+  clientId: string;
+  /** Every scope approved so far, in the order first approved. */
+  scope: readonly string[];
+  /** When first approved, epoch ms. */
+  createdAt: number;
+}
+
+/**
  * Whether a device authorization is past its `expiresAt` (a record without one is not).
  *
  * @example
@@ -156,6 +179,22 @@ export interface OAuthStore {
   ): PushedAuthorizationRecord | undefined | Promise<PushedAuthorizationRecord | undefined>;
 
   /**
+   * Remembers a consent for `ttlMs`, replacing the one of the same user and client. Like the
+   * other records, a bounded store refuses a new one (503) rather than forget a live one: a
+   * forgotten consent would hide its tokens from the user's list of authorized apps.
+   */
+  saveGrant(record: GrantRecord, ttlMs: number): void | Promise<void>;
+  /** The live consent of `sub` to `clientId`. */
+  getGrant(
+    sub: string,
+    clientId: string,
+  ): GrantRecord | undefined | Promise<GrantRecord | undefined>;
+  /** Every live consent of `sub`, oldest first. */
+  listGrants(sub: string): readonly GrantRecord[] | Promise<readonly GrantRecord[]>;
+  /** Forgets the consent `id` of `sub`, and returns it (undefined when `sub` has none by that id). */
+  deleteGrant(sub: string, id: string): GrantRecord | undefined | Promise<GrantRecord | undefined>;
+
+  /**
    * Revokes a grant: its refresh tokens fail, its access tokens read as revoked. Never lost:
    * a store with a bound records it past the bound, and never shortens an earlier one.
    */
@@ -170,6 +209,12 @@ export interface OAuthStore {
    * store without a bound (Redis) leaves it out.
    */
   checkCapacity?(): void | Promise<void>;
+}
+
+/** A consent and when it is forgotten, epoch ms. */
+interface TimedGrant {
+  record: GrantRecord;
+  until: number;
 }
 
 interface OneTime<R> {
@@ -190,7 +235,7 @@ function consume<R>(map: ExpiringMap<OneTime<R>>, hash: string, mark: boolean): 
 export interface MemoryOAuthStoreOptions {
   /**
    * Most entries of each kind (codes, refresh tokens, device codes, revoked grants, pushed
-   * authorization requests). Past it
+   * authorization requests, users with remembered consents). Past it
    * the store refuses new ones with a 503 rather than forget a live one; revocations are
    * recorded past it, and while they are over it no new grant is taken.
    * @defaultValue `100_000`
@@ -226,6 +271,8 @@ export class MemoryOAuthStore implements OAuthStore {
   readonly #userCodes: ExpiringMap<string>;
   readonly #revoked: ExpiringMap<true>;
   readonly #pushed: ExpiringMap<PushedAuthorizationRecord>;
+  /** Consents by user, then by client, each with its own deadline. */
+  readonly #grants: ExpiringMap<Map<string, TimedGrant>>;
 
   constructor(options: MemoryOAuthStoreOptions = {}) {
     assertKnownOptions('MemoryOAuthStore', options, MEMORY_STORE_OPTIONS);
@@ -241,6 +288,7 @@ export class MemoryOAuthStore implements OAuthStore {
     this.#userCodes = make();
     this.#revoked = make();
     this.#pushed = make();
+    this.#grants = make();
   }
 
   saveCode(hash: string, record: AuthorizationCodeRecord, ttlMs: number): void {
@@ -314,6 +362,44 @@ export class MemoryOAuthStore implements OAuthStore {
     const record = this.#pushed.get(hash);
     if (record !== undefined) this.#pushed.delete(hash);
     return record;
+  }
+
+  saveGrant(record: GrantRecord, ttlMs: number): void {
+    const now = this.#grants.now();
+    const byClient = this.#liveGrants(record.sub, now);
+    byClient.set(record.clientId, { record: structuredClone(record), until: now + ttlMs });
+    const until = Math.max(...[...byClient.values()].map((grant) => grant.until));
+    this.#grants.set(record.sub, byClient, until, now);
+  }
+
+  getGrant(sub: string, clientId: string): GrantRecord | undefined {
+    const grant = this.#liveGrants(sub, this.#grants.now()).get(clientId);
+    return grant === undefined ? undefined : structuredClone(grant.record);
+  }
+
+  listGrants(sub: string): GrantRecord[] {
+    return [...this.#liveGrants(sub, this.#grants.now()).values()]
+      .map((grant) => structuredClone(grant.record))
+      .sort((a, b) => a.createdAt - b.createdAt);
+  }
+
+  deleteGrant(sub: string, id: string): GrantRecord | undefined {
+    const now = this.#grants.now();
+    const entry = this.#grants.entry(sub, now);
+    if (entry === undefined) return undefined;
+    for (const [clientId, grant] of entry.value) {
+      if (grant.record.id !== id || grant.until <= now) continue;
+      entry.value.delete(clientId);
+      if (entry.value.size === 0) this.#grants.delete(sub);
+      return grant.record;
+    }
+    return undefined;
+  }
+
+  /** The consents of `sub` still live at `now`, by client (a copy). */
+  #liveGrants(sub: string, now: number): Map<string, TimedGrant> {
+    const held = this.#grants.entry(sub, now)?.value;
+    return new Map([...(held ?? [])].filter(([, grant]) => grant.until > now));
   }
 
   revokeGrant(grantId: string, ttlMs: number): void {

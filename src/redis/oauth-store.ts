@@ -3,6 +3,7 @@ import type {
   AuthorizationCodeRecord,
   Consumed,
   DeviceCodeRecord,
+  GrantRecord,
   OAuthStore,
   PushedAuthorizationRecord,
   RefreshTokenRecord,
@@ -107,6 +108,31 @@ local left = redis.call('PTTL', KEYS[1])
 if left == -1 or left >= tonumber(ARGV[1]) then return 0 end
 redis.call('SET', KEYS[1], '1', 'PX', ARGV[1])
 return 1
+`);
+
+// A user's consents: one hash per user, a field per client holding {"record":…,"until":…}.
+// The key lives as long as its longest consent; each read drops the fields past their time.
+// KEYS: the user's hash; ARGV: client id, entry JSON, ttl
+const SAVE_GRANT = new LuaScript(`
+if redis.call('TYPE', KEYS[1]).ok ~= 'hash' then redis.call('DEL', KEYS[1]) end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+local left = redis.call('PTTL', KEYS[1])
+if left < tonumber(ARGV[3]) then redis.call('PEXPIRE', KEYS[1], ARGV[3]) end
+return 1
+`);
+
+// Every field of a user's hash (a key of another type reads as none). KEYS: the hash
+const READ_GRANTS = new LuaScript(`
+local v = redis.pcall('HGETALL', KEYS[1])
+if type(v) ~= 'table' or v.err then return {} end
+return v
+`);
+
+// Forgets the consent whose entry holds ARGV[1] (the text as read), atomically: a consent
+// replaced meanwhile stays. KEYS: the hash; ARGV: entry text, client id
+const DELETE_GRANT = new LuaScript(`
+if redis.pcall('HGET', KEYS[1], ARGV[2]) ~= ARGV[1] then return 0 end
+return redis.call('HDEL', KEYS[1], ARGV[2])
 `);
 
 /**
@@ -233,6 +259,55 @@ export class RedisOAuthStore implements OAuthStore {
     return isPushedRecord(record) ? record : undefined;
   }
 
+  async saveGrant(record: GrantRecord, ttlMs: number): Promise<void> {
+    const ttl = expiry(ttlMs);
+    if (ttl === undefined) return;
+    const entry = JSON.stringify({ record, until: Date.now() + ttl });
+    await this.#redis.script(
+      SAVE_GRANT,
+      [this.#grantsKey(record.sub)],
+      [record.clientId, entry, ttl],
+    );
+  }
+
+  async getGrant(sub: string, clientId: string): Promise<GrantRecord | undefined> {
+    return (await this.#grants(sub)).find((held) => held.record.clientId === clientId)?.record;
+  }
+
+  async listGrants(sub: string): Promise<GrantRecord[]> {
+    return (await this.#grants(sub))
+      .map((held) => held.record)
+      .sort((a, b) => a.createdAt - b.createdAt);
+  }
+
+  async deleteGrant(sub: string, id: string): Promise<GrantRecord | undefined> {
+    const held = (await this.#grants(sub)).find((grant) => grant.record.id === id);
+    if (held === undefined) return undefined;
+    const args = [held.text, held.record.clientId];
+    const deleted = await this.#redis.script(DELETE_GRANT, [this.#grantsKey(sub)], args);
+    return Number(deleted) === 1 ? held.record : undefined;
+  }
+
+  #grantsKey(sub: string): string {
+    return `${this.#prefix}grants:${sub}`;
+  }
+
+  /** The live consents of `sub`, with the text each was read as. */
+  async #grants(sub: string): Promise<{ record: GrantRecord; text: string }[]> {
+    const fields = (await this.#redis.script(READ_GRANTS, [this.#grantsKey(sub)], [])) as unknown[];
+    const now = Date.now();
+    const live: { record: GrantRecord; text: string }[] = [];
+    for (let i = 1; i < fields.length; i += 2) {
+      const text = fields[i];
+      const entry = parse(text);
+      if (entry === undefined || !isGrantRecord(entry.record, sub, fields[i - 1])) continue;
+      if (typeof entry.until === 'number' && entry.until > now) {
+        live.push({ record: entry.record, text: text as string });
+      }
+    }
+    return live;
+  }
+
   async revokeGrant(grantId: string, ttlMs: number): Promise<void> {
     const ttl = expiry(ttlMs);
     if (ttl === undefined) return;
@@ -356,5 +431,18 @@ function isPushedRecord(value: unknown): value is PushedAuthorizationRecord {
         typeof pair[0] === 'string' &&
         typeof pair[1] === 'string',
     )
+  );
+}
+
+/** A consent as saved for `sub` under the field `clientId`: anything else reads as absent. */
+function isGrantRecord(value: unknown, sub: string, clientId: unknown): value is GrantRecord {
+  if (typeof value !== 'object' || value === null) return false;
+  const grant = value as Record<string, unknown>;
+  return (
+    isString(grant.id) &&
+    grant.sub === sub &&
+    grant.clientId === clientId &&
+    isScope(grant.scope) &&
+    Number.isFinite(grant.createdAt)
   );
 }

@@ -18,7 +18,7 @@ import {
 import * as oauth from 'oauth4webapi';
 import * as client from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Browser } from '../helpers/browser.js';
+import { signInAndApprove as approveAt } from '../helpers/browser.js';
 import { type RunningServer, startReferenceServer } from './spawn-server.js';
 
 let server: RunningServer;
@@ -210,29 +210,7 @@ function serviceTokenRequest(dpop: string | string[] | undefined, scope = 'read:
 const tokenProof = (key: ProofKey, spec: Partial<ProofSpec> = {}) =>
   makeProof(key, { htm: 'POST', htu: tokenEndpoint, ...spec });
 
-/** Signs in and approves the consent page of `authorizationUrl` as alice; the redirect's Location. */
-async function signInAndApprove(authorizationUrl: URL): Promise<string> {
-  const browser = new Browser(server.url);
-  const signInPage = await browser.fetch(authorizationUrl);
-  expect(signInPage.status).toBe(200);
-  const afterSignIn = await browser.submit(
-    signInPage,
-    { username: 'alice', password: 'alice-password' },
-    authorizationUrl.href,
-  );
-  const consentPage =
-    afterSignIn.status === 303 || afterSignIn.status === 302
-      ? await browser.fetch(new URL(afterSignIn.headers.get('location')!, authorizationUrl))
-      : afterSignIn;
-  expect(consentPage.status).toBe(200);
-  const decided = await browser.submit(
-    consentPage,
-    { decision: 'approve' },
-    consentPage.url || authorizationUrl.href,
-  );
-  expect([302, 303]).toContain(decided.status);
-  return decided.headers.get('location')!;
-}
+const signInAndApprove = (target: URL, user = 'alice') => approveAt(server.url, target, user);
 
 /** The authorization code flow (PKCE S256) of a user client, up to the callback URL. */
 async function authorize(clientId: 'demo-web' | 'demo-spa', scope: string) {

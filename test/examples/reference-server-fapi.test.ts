@@ -17,7 +17,7 @@ import {
 import * as oauth from 'oauth4webapi';
 import * as client from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Browser } from '../helpers/browser.js';
+import { signInAndApprove as approveAt } from '../helpers/browser.js';
 import { type RunningServer, startReferenceServer } from './spawn-server.js';
 
 const REDIRECT_URI = 'http://127.0.0.1:8080/callback';
@@ -185,30 +185,7 @@ function authorizeUrl(clientId: string, requestUri: string): URL {
   return target;
 }
 
-/** Signs in and approves the consent page of `target` as `user`; returns the redirect's Location. */
-async function signInAndApprove(target: URL, user = 'alice'): Promise<string> {
-  const browser = new Browser(server.url);
-  const signInPage = await browser.fetch(target);
-  expect(signInPage.status).toBe(200);
-  expect(signInPage.headers.get('content-type')).toMatch(/^text\/html/);
-  const afterSignIn = await browser.submit(
-    signInPage,
-    { username: user, password: `${user}-password` },
-    target.href,
-  );
-  const consentPage =
-    afterSignIn.status === 303 || afterSignIn.status === 302
-      ? await browser.fetch(new URL(afterSignIn.headers.get('location')!, target))
-      : afterSignIn;
-  expect(consentPage.status).toBe(200);
-  const decided = await browser.submit(
-    consentPage,
-    { decision: 'approve' },
-    consentPage.url || target.href,
-  );
-  expect([302, 303]).toContain(decided.status);
-  return decided.headers.get('location')!;
-}
+const signInAndApprove = (target: URL, user = 'alice') => approveAt(server.url, target, user);
 
 /** A code of demo-fapi, by hand: pushed (with a DPoP proof of `parKey`, if given), approved. */
 async function handMadeCode(parKey?: ProofKey) {

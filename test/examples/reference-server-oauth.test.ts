@@ -3,7 +3,7 @@ import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import * as client from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { authenticate, getPrincipal, jwtBearer, sendJson } from '../../src/index.js';
-import { Browser } from '../helpers/browser.js';
+import { signInAndApprove as approveAt, Browser } from '../helpers/browser.js';
 import { parseReply, rawRequest, request, serve } from '../helpers/http.js';
 import { type RunningServer, startReferenceServer } from './spawn-server.js';
 
@@ -43,29 +43,7 @@ async function webAuthorization(params: Record<string, string>) {
   return { config, verifier, url };
 }
 
-async function signInAndApprove(url: URL, user = 'alice'): Promise<string> {
-  const browser = new Browser(server.url);
-  const signInPage = await browser.fetch(url);
-  expect(signInPage.status).toBe(200);
-  expect(signInPage.headers.get('content-type')).toMatch(/^text\/html/);
-  const afterSignIn = await browser.submit(
-    signInPage,
-    { username: user, password: `${user}-password` },
-    url.href,
-  );
-  const consentPage =
-    afterSignIn.status === 303 || afterSignIn.status === 302
-      ? await browser.fetch(new URL(afterSignIn.headers.get('location')!, url))
-      : afterSignIn;
-  expect(consentPage.status).toBe(200);
-  const decided = await browser.submit(
-    consentPage,
-    { decision: 'approve' },
-    consentPage.url || url.href,
-  );
-  expect([302, 303]).toContain(decided.status);
-  return decided.headers.get('location')!;
-}
+const signInAndApprove = (target: URL, user = 'alice') => approveAt(server.url, target, user);
 
 async function verifyAccessToken(token: string) {
   const metadata = (await (

@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { parseSetCookie } from 'cookie';
+import { expect } from 'vitest';
 
 const ENTITIES: Record<string, string> = {
   '&amp;': '&',
@@ -77,4 +78,36 @@ export class Browser {
       body,
     });
   }
+}
+
+/**
+ * A user signing in at the authorization endpoint `target` of the server at `origin`, then
+ * approving its consent page (there is none when the user's consent to the client is
+ * remembered): the Location of the redirect back to the client.
+ */
+export async function signInAndApprove(
+  origin: string,
+  target: URL,
+  user = 'alice',
+): Promise<string> {
+  const browser = new Browser(origin);
+  const signInPage = await browser.fetch(target);
+  expect(signInPage.status).toBe(200);
+  expect(signInPage.headers.get('content-type')).toMatch(/^text\/html/);
+  const afterSignIn = await browser.submit(
+    signInPage,
+    { username: user, password: `${user}-password` },
+    target.href,
+  );
+  const next = afterSignIn.headers.get('location');
+  if (next !== null && new URL(next, target).origin !== new URL(origin).origin) return next;
+  const consentPage = next !== null ? await browser.fetch(new URL(next, target)) : afterSignIn;
+  expect(consentPage.status).toBe(200);
+  const decided = await browser.submit(
+    consentPage,
+    { decision: 'approve' },
+    consentPage.url || target.href,
+  );
+  expect([302, 303]).toContain(decided.status);
+  return decided.headers.get('location')!;
 }

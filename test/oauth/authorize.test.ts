@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createSessions } from '../../src/auth/session.js';
 import { silentLogger } from '../../src/diagnostics/index.js';
 import { createRouter } from '../../src/http/router.js';
@@ -95,6 +95,13 @@ beforeAll(async () => {
 });
 
 afterAll(closeAll);
+
+// every test starts with no remembered consent: each asks for the consent page it needs
+beforeEach(async () => {
+  for (const sub of Object.keys(USERS)) {
+    for (const grant of await store.listGrants(sub)) await store.deleteGrant(sub, grant.id);
+  }
+});
 
 // ---- a small browser ------------------------------------------------------------------------
 
@@ -668,9 +675,11 @@ describe('OpenID Connect prompt and max_age (Core §3.1.2.1)', () => {
       const record = store.consumeCode(hashToken(code));
       expect(record?.state).toBe('fresh');
       expect(record!.record.authTime).toBe(Math.floor(Date.now() / 1000));
-      // an unknown prompt value is ignored; consent and select_account change nothing here
-      for (const prompt of ['select_account', 'consent', 'create']) {
-        expect(isConsent(await authorize(webQuery({ prompt }), fresh))).toBe(true);
+      // consent remembered: prompt=consent asks again, unknown values change nothing
+      expect(isConsent(await authorize(webQuery({ prompt: 'consent' }), fresh))).toBe(true);
+      for (const prompt of ['select_account', 'create']) {
+        const again = location(await authorize(webQuery({ prompt }), fresh));
+        expect(again.searchParams.get('code')).toMatch(/^[\w-]{20,}$/);
       }
     } finally {
       vi.useRealTimers();

@@ -105,9 +105,13 @@ export function query(
     ...extra,
   }).toString();
 }
-/** Runs the consent page for `rawQuery` and answers the code the approval redirects with. */
+/**
+ * The code for `rawQuery`: through the consent page, or at once when the user's consent is
+ * remembered (after the first approval of a client).
+ */
 export async function authorizeCode(rawQuery: string): Promise<string> {
   const consent = await request(app, `/authorize?${rawQuery}`, { headers: { Cookie: cookie } });
+  if (consent.status === 303) return new URL(consent.headers.location!).searchParams.get('code')!;
   expect(consent.status, consent.body).toBe(200);
   const approved = await post(
     '/authorize',

@@ -5,6 +5,7 @@
 // grant types, methods and bodies of the token endpoint are in hostile-token-requests.test.ts.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { codeChallengeS256 } from '../../src/oauth/pkce.js';
+import { hiddenInputs } from '../helpers/browser.js';
 import { closeAll, type Reply, request } from '../helpers/http.js';
 import {
   app,
@@ -234,8 +235,9 @@ describe('state, response_type and the other authorization parameters', () => {
     request(app, `/authorize?${query('web', extra)}`, { headers: { Cookie: cookie } });
 
   it('keeps a state of 1024 characters and refuses longer ones without echoing them', async () => {
-    const kept = await authorize({ state: 's'.repeat(1024) });
+    const kept = await authorize({ state: 's'.repeat(1024), prompt: 'consent' });
     expect(kept.status).toBe(200);
+    expect(new Map(hiddenInputs(kept.body)).get('state')).toBe('s'.repeat(1024));
     for (const length of [1025, 8000]) {
       const url = expectRedirectError(
         await authorize({ state: 's'.repeat(length) }),

@@ -1,20 +1,25 @@
 // The OpenID Provider behaviours a certifiable OP needs beyond the authorization code flow
 // (issue 26): authorization requests by POST, request objects refused as OpenID Connect Core
 // §6 says, remembered consent and what `prompt`, `max_age` and `id_token_hint` make of it.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { decodeJwt, SignJWT } from 'jose';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createKeySet, type KeySet } from '../../src/oauth/key-set.js';
 import { hiddenInputs } from '../helpers/browser.js';
 import { closeAll, type Reply, request } from '../helpers/http.js';
 import {
   authorizationQuery,
+  forgetConsents,
   type Key,
   log,
   newKey,
   post,
+  redeem,
+  SECRETS,
   type Site,
   startSite,
   WEB,
 } from './par-fixtures.js';
+import { basic, pkce } from './token-fixtures.js';
 
 let keys: KeySet;
 let clientKey: Key;
@@ -99,18 +104,21 @@ describe('request objects (OIDC Core §6, RFC 9101): not supported, and said so'
     ['POST', 'request', unsigned, 'request_not_supported'],
     ['GET', 'request_uri', 'https://app.example.com/request.jwt', 'request_uri_not_supported'],
     ['POST', 'request_uri', 'https://app.example.com/request.jwt', 'request_uri_not_supported'],
-  ])('%s with %s: redirected %s, no code for the outer parameters', async (method, name, value, error) => {
-    const query = new URLSearchParams(authorizationQuery('web'));
-    query.set(name, value);
-    const reply =
-      method === 'GET'
-        ? await request(site.app, `/authorize?${query}`, { headers: { Cookie: site.cookie } })
-        : await post(site, '/authorize', query, { Cookie: site.cookie });
-    const params = redirectedTo(reply);
-    expect(params.get('error')).toBe(error);
-    expect(params.get('state')).toBe('st-1');
-    expect(params.get('code')).toBeNull();
-  });
+  ])(
+    '%s with %s: redirected %s, no code for the outer parameters',
+    async (method, name, value, error) => {
+      const query = new URLSearchParams(authorizationQuery('web'));
+      query.set(name, value);
+      const reply =
+        method === 'GET'
+          ? await request(site.app, `/authorize?${query}`, { headers: { Cookie: site.cookie } })
+          : await post(site, '/authorize', query, { Cookie: site.cookie });
+      const params = redirectedTo(reply);
+      expect(params.get('error')).toBe(error);
+      expect(params.get('state')).toBe('st-1');
+      expect(params.get('code')).toBeNull();
+    },
+  );
 
   it('answers a request object of an unknown client with a page, never a redirect', async () => {
     const reply = await request(
@@ -127,5 +135,174 @@ describe('request objects (OIDC Core §6, RFC 9101): not supported, and said so'
       request_parameter_supported: false,
       request_uri_parameter_supported: false,
     });
+  });
+});
+
+/** A GET of `/authorize` for `web` with `extra`, in alice's session unless `cookie` says. */
+const authorize = (extra: Record<string, string> = {}, cookie = site.cookie) =>
+  request(site.app, `/authorize?${authorizationQuery('web', extra)}`, {
+    headers: cookie === '' ? {} : { Cookie: cookie },
+  });
+
+/** The consent page of `reply`, approved: the query of the redirect with the code. */
+async function approveConsent(reply: Reply): Promise<URLSearchParams> {
+  expect(reply.status, reply.body).toBe(200);
+  expect(reply.body).toContain('name="decision"');
+  return redirectedTo(
+    await post(
+      site,
+      '/authorize',
+      new URLSearchParams([...hiddenInputs(reply.body), ['decision', 'approve']]),
+      { Cookie: site.cookie },
+    ),
+  );
+}
+
+/** An ID token of the site's issuer (or signed by `key`) for `sub`, expiring at `exp`. */
+async function idToken(sub: string, exp: number, key = keys.signingKey().privateKey) {
+  return new SignJWT({ sub, aud: 'web', iss: site.app.url })
+    .setProtectedHeader({ alg: keys.signingKey().alg, kid: keys.signingKey().kid, typ: 'JWT' })
+    .setIssuedAt(exp - 3600)
+    .setExpirationTime(exp)
+    .sign(key);
+}
+
+describe('remembered consent (OIDC Core §3.1.2.1, §3.1.2.4)', () => {
+  beforeEach(() => forgetConsents(site));
+
+  it('asks once: the same or fewer scopes then need no page, more scopes ask again', async () => {
+    const first = await approveConsent(await authorize({ scope: 'openid' }));
+    expect(first.get('code')).not.toBeNull();
+    // remembered: straight back with a code and the state
+    const again = redirectedTo(await authorize({ scope: 'openid' }));
+    expect(again.get('code')).toMatch(/^[\w-]{20,}$/);
+    expect(again.get('state')).toBe('st-1');
+    // a scope never approved: the page again, listing it
+    const wider = await authorize({ scope: 'openid offline_access' });
+    expect(wider.status).toBe(200);
+    expect(wider.body).toContain('offline_access');
+    await approveConsent(wider);
+    for (const scope of ['openid offline_access', 'openid', 'offline_access']) {
+      expect(redirectedTo(await authorize({ scope })).get('code')).not.toBeNull();
+    }
+    // one consent per user and client, holding every scope approved
+    expect(await site.as.grants.list('alice')).toEqual([
+      {
+        id: expect.any(String),
+        sub: 'alice',
+        clientId: 'web',
+        scope: ['openid', 'offline_access'],
+        createdAt: expect.any(Number),
+      },
+    ]);
+  });
+
+  it('prompt=consent always shows the page, consented or not', async () => {
+    await approveConsent(await authorize({ scope: 'openid' }));
+    const asked = await authorize({ scope: 'openid', prompt: 'consent' });
+    expect(asked.status).toBe(200);
+    expect(asked.body).toContain('name="decision"');
+  });
+
+  it('is the consent of one client only', async () => {
+    await approveConsent(await authorize({ scope: 'openid' }));
+    const other = await request(
+      site.app,
+      `/authorize?${authorizationQuery('other', { scope: 'openid' })}`,
+      {
+        headers: { Cookie: site.cookie },
+      },
+    );
+    expect(other.status).toBe(200);
+    expect(other.body).toContain('name="decision"');
+  });
+
+  it('prompt=none: login_required signed out, consent_required before consent, a code after', async () => {
+    const signedOut = redirectedTo(await authorize({ prompt: 'none' }, ''));
+    expect(signedOut.get('error')).toBe('login_required');
+    expect(signedOut.get('state')).toBe('st-1');
+    const notYet = redirectedTo(await authorize({ prompt: 'none' }));
+    expect(notYet.get('error')).toBe('consent_required');
+    await approveConsent(await authorize());
+    const silent = redirectedTo(await authorize({ prompt: 'none' }));
+    expect(silent.get('error')).toBeNull();
+    expect(silent.get('code')).toMatch(/^[\w-]{20,}$/);
+    expect(silent.get('state')).toBe('st-1');
+    // more scopes than consented: the user must be asked
+    const more = redirectedTo(await authorize({ prompt: 'none', scope: 'openid read:messages' }));
+    expect(more.get('error')).toBe('consent_required');
+  });
+
+  it('id_token_hint: its user (expired hints too) gets a code silently; another user must sign in', async () => {
+    await approveConsent(await authorize());
+    const now = Math.floor(Date.now() / 1000);
+    for (const exp of [now + 600, now - 86_400]) {
+      const hint = await idToken('alice', exp);
+      const silent = redirectedTo(await authorize({ prompt: 'none', id_token_hint: hint }));
+      expect(silent.get('code')).toMatch(/^[\w-]{20,}$/);
+    }
+    const bobs = await idToken('bob', now + 600);
+    const mismatch = redirectedTo(await authorize({ prompt: 'none', id_token_hint: bobs }));
+    expect(mismatch.get('error')).toBe('login_required');
+    // without prompt=none, the sign-in form
+    const page = await authorize({ id_token_hint: bobs });
+    expect(page.status).toBe(200);
+    expect(page.body).toContain('name="password"');
+  });
+
+  it('refuses an id_token_hint this server did not sign, or an access token, as invalid_request', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const stranger = (await newKey('ES256')).privateKey;
+    const forged = await new SignJWT({ sub: 'alice', aud: 'web', iss: site.app.url })
+      .setProtectedHeader({ alg: 'ES256', kid: keys.signingKey().kid, typ: 'JWT' })
+      .setExpirationTime(now + 600)
+      .sign(stranger);
+    const accessLike = await new SignJWT({ sub: 'alice', aud: 'web', iss: site.app.url })
+      .setProtectedHeader({ alg: keys.signingKey().alg, kid: keys.signingKey().kid, typ: 'at+jwt' })
+      .setExpirationTime(now + 600)
+      .sign(keys.signingKey().privateKey);
+    const otherIssuer = await new SignJWT({ sub: 'alice', aud: 'web', iss: 'https://evil.example' })
+      .setProtectedHeader({ alg: keys.signingKey().alg, kid: keys.signingKey().kid, typ: 'JWT' })
+      .setExpirationTime(now + 600)
+      .sign(keys.signingKey().privateKey);
+    for (const hint of [forged, accessLike, otherIssuer, 'not-a-jwt']) {
+      const refused = redirectedTo(await authorize({ prompt: 'none', id_token_hint: hint }));
+      expect(refused.get('error')).toBe('invalid_request');
+      expect(refused.get('code')).toBeNull();
+    }
+  });
+
+  it('issues every code of a consent under one grant; revoking it ends the tokens and forgets it', async () => {
+    const { verifier, challenge } = pkce();
+    const first = await approveConsent(await authorize({}));
+    expect(first.get('code')).not.toBeNull();
+    const code = redirectedTo(
+      await request(site.app, `/authorize?${authorizationQuery('web', {}, challenge)}`, {
+        headers: { Cookie: site.cookie },
+      }),
+    ).get('code')!;
+    const tokens = JSON.parse((await redeem(site, code, verifier)).body) as {
+      access_token: string;
+      refresh_token: string;
+    };
+    const [grant] = await site.as.grants.list('alice');
+    expect(decodeJwt(tokens.access_token).grant_id).toBe(grant!.id);
+    expect(await site.as.grants.revoke('bob', grant!.id)).toBe(false);
+    expect(await site.as.grants.revoke('alice', grant!.id)).toBe(true);
+    expect(await site.as.grants.list('alice')).toEqual([]);
+    // the refresh token is dead, the consent page is back
+    const refreshed = await post(
+      site,
+      '/token',
+      new URLSearchParams({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token }),
+      { Authorization: basic('web', SECRETS.web!) },
+    );
+    expect(refreshed.status).toBe(400);
+    expect(JSON.parse(refreshed.body).error).toBe('invalid_grant');
+    expect((await authorize()).status).toBe(200);
+    // a new consent is a new grant
+    await approveConsent(await authorize());
+    const [next] = await site.as.grants.list('alice');
+    expect(next!.id).not.toBe(grant!.id);
   });
 });

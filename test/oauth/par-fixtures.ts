@@ -150,12 +150,23 @@ export function push(
   return post(site, '/par', form, { ...auth, ...headers });
 }
 
-/** The consent page of a request_uri, approved: the code (or the reply when there is none). */
+/** Forgets alice's remembered consents: the next request of a client shows its consent page. */
+export async function forgetConsents(site: Site): Promise<void> {
+  const { store } = site.as.context;
+  for (const grant of await store.listGrants('alice')) await store.deleteGrant('alice', grant.id);
+}
+
+/**
+ * The consent page of a request_uri, approved (or the code at once when alice's consent is
+ * remembered): the code (or the reply when there is none).
+ */
 export async function approveVia(
   site: Site,
   path: string,
 ): Promise<{ reply: Reply; code?: string }> {
   const consent = await request(site.app, path, { headers: { Cookie: site.cookie } });
+  const at = consent.status === 303 ? new URL(consent.headers.location!) : undefined;
+  if (at?.searchParams.has('code')) return { reply: consent, code: at.searchParams.get('code')! };
   if (consent.status !== 200) return { reply: consent };
   const approved = await post(
     site,

@@ -18,6 +18,7 @@ import {
   authorizationQuery,
   authorizeWith,
   dpopProof,
+  forgetConsents,
   type Key,
   log,
   newKey,
@@ -72,6 +73,7 @@ describe('POST /par (RFC 9126)', () => {
   });
 
   it('uses only the pushed parameters: what the query adds is ignored', async () => {
+    await forgetConsents(site);
     const requestUri = requestUriOf(await push(site, 'web', { scope: 'openid' }));
     const consent = await request(
       site.app,

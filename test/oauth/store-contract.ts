@@ -4,6 +4,7 @@ import { expect } from 'vitest';
 import type {
   AuthorizationCodeRecord,
   DeviceCodeRecord,
+  GrantRecord,
   OAuthStore,
   RefreshTokenRecord,
 } from '../../src/oauth/store.js';
@@ -202,6 +203,64 @@ export const OAUTH_STORE_CONTRACT: readonly { name: string; run(h: Harness): Pro
       await store.updateDeviceCode('dh', { ...device, status: 'approved', sub: 'alice' });
       expect(await store.getDeviceCode('dh')).toBeUndefined();
       expect(await store.consumeDeviceCode('dh')).toBe(false);
+    },
+  },
+  {
+    name: 'remembers a consent per user and client, replaced by the next, listed oldest first',
+    async run({ store }) {
+      const grant = (id: string, clientId: string, createdAt: number): GrantRecord => ({
+        id,
+        sub: 'alice',
+        clientId,
+        scope: ['openid', 'read:messages'],
+        createdAt,
+      });
+      await store.saveGrant(grant('g2', 'web', 2_000), 60_000);
+      await store.saveGrant(grant('g1', 'spa', 1_000), 60_000);
+      await store.saveGrant({ ...grant('g3', 'web', 3_000), sub: 'bob' }, 60_000);
+      expect(await store.getGrant('alice', 'web')).toEqual(grant('g2', 'web', 2_000));
+      expect(await store.getGrant('alice', 'tv')).toBeUndefined();
+      expect(await store.getGrant('carol', 'web')).toBeUndefined();
+      expect(await store.listGrants('alice')).toEqual([
+        grant('g1', 'spa', 1_000),
+        grant('g2', 'web', 2_000),
+      ]);
+      // the same user and client again: one consent, the new one
+      const wider = { ...grant('g2', 'web', 2_000), scope: ['openid', 'read:messages', 'email'] };
+      await store.saveGrant(wider, 60_000);
+      expect(await store.getGrant('alice', 'web')).toEqual(wider);
+      expect(await store.listGrants('alice')).toHaveLength(2);
+      expect(await store.listGrants('bob')).toEqual([{ ...grant('g3', 'web', 3_000), sub: 'bob' }]);
+      expect(await store.listGrants('nobody')).toEqual([]);
+    },
+  },
+  {
+    name: 'forgets a consent by id for its own user only, and each when its time is up',
+    async run({ store, elapse }) {
+      const grant = (id: string, clientId: string): GrantRecord => ({
+        id,
+        sub: 'alice',
+        clientId,
+        scope: ['openid'],
+        createdAt: 1,
+      });
+      await store.saveGrant(grant('g1', 'web'), 60_000);
+      await store.saveGrant(grant('g2', 'spa'), TTL);
+      expect(await store.deleteGrant('bob', 'g1')).toBeUndefined();
+      expect(await store.deleteGrant('alice', 'nope')).toBeUndefined();
+      expect(await store.deleteGrant('alice', 'g1')).toEqual(grant('g1', 'web'));
+      expect(await store.deleteGrant('alice', 'g1')).toBeUndefined();
+      expect(await store.getGrant('alice', 'web')).toBeUndefined();
+      expect(await store.listGrants('alice')).toEqual([grant('g2', 'spa')]);
+      await elapse(TTL);
+      expect(await store.getGrant('alice', 'spa')).toBeUndefined();
+      expect(await store.listGrants('alice')).toEqual([]);
+      expect(await store.deleteGrant('alice', 'g2')).toBeUndefined();
+      // a short consent does not shorten a longer one of the same user
+      await store.saveGrant(grant('g4', 'web'), 60_000);
+      await store.saveGrant(grant('g5', 'spa'), TTL);
+      await elapse(TTL);
+      expect(await store.listGrants('alice')).toEqual([grant('g4', 'web')]);
     },
   },
   {
