@@ -53,7 +53,6 @@ export interface KeySourceOptions {
 
 const HMAC_MIN_BYTES: Readonly<Record<string, number>> = { HS256: 32, HS384: 48, HS512: 64 };
 const rsa = (k: KeyObject) => k.asymmetricKeyType === 'rsa';
-const rsaOrPss = (k: KeyObject) => rsa(k) || k.asymmetricKeyType === 'rsa-pss';
 const ec = (curve: string) => (k: KeyObject) =>
   k.asymmetricKeyType === 'ec' && k.asymmetricKeyDetails?.namedCurve === curve;
 const ed25519 = (k: KeyObject) => k.asymmetricKeyType === 'ed25519';
@@ -62,9 +61,9 @@ const ASYMMETRIC: Readonly<Record<string, (key: KeyObject) => boolean>> = {
   RS256: rsa,
   RS384: rsa,
   RS512: rsa,
-  PS256: rsaOrPss,
-  PS384: rsaOrPss,
-  PS512: rsaOrPss,
+  PS256: rsa,
+  PS384: rsa,
+  PS512: rsa,
   ES256: ec('prime256v1'),
   ES384: ec('secp384r1'),
   ES512: ec('secp521r1'),
@@ -77,7 +76,6 @@ function fixed(key: KeySource['key']): KeySource {
 }
 
 function defaultFor(key: KeyObject): string {
-  if (key.asymmetricKeyType === 'rsa-pss') return 'PS256';
   if (key.asymmetricKeyType === 'ed25519') return 'EdDSA';
   const curve = key.asymmetricKeyDetails?.namedCurve;
   if (key.asymmetricKeyType === 'ec') {
@@ -91,7 +89,7 @@ function toPublicKeyObject(owner: string, input: string | KeyObject | JWK): KeyO
   if (input instanceof KeyObject) {
     if (input.type !== 'public')
       throw invalidOption(`${owner}: \`publicKey\` must be a public key`);
-    return input;
+    return refuseRsaPss(owner, input);
   }
   if (typeof input === 'string') {
     if (!/^-----BEGIN (?:PUBLIC KEY|CERTIFICATE)-----/m.test(input)) {
@@ -104,13 +102,28 @@ function toPublicKeyObject(owner: string, input: string | KeyObject | JWK): KeyO
   } else if ('d' in input || 'priv' in input) {
     throw invalidOption(`${owner}: \`publicKey\` must be a public JWK, not a private one`);
   }
+  let key: KeyObject;
   try {
-    return typeof input === 'string'
-      ? createPublicKey(input)
-      : createPublicKey({ key: input as NodeJwk, format: 'jwk' });
+    key =
+      typeof input === 'string'
+        ? createPublicKey(input)
+        : createPublicKey({ key: input as NodeJwk, format: 'jwk' });
   } catch {
     throw invalidOption(`${owner}: \`publicKey\` is not a readable public key`);
   }
+  return refuseRsaPss(owner, key);
+}
+
+/**
+ * An `rsa-pss` key (RSASSA-PSS SubjectPublicKeyInfo) cannot be used by jose on Node 20 (it
+ * goes through a JWK, which Node refuses for that type): refused when the verifier is built
+ * rather than refusing every token after. The same key as plain RSA verifies PS256.
+ */
+function refuseRsaPss(owner: string, key: KeyObject): KeyObject {
+  if (key.asymmetricKeyType !== 'rsa-pss') return key;
+  throw invalidOption(
+    `${owner}: \`publicKey\` is an RSA-PSS key, which cannot verify here: give it as a plain RSA key (rsaEncryption SPKI, or a JWK), which verifies PS256 too`,
+  );
 }
 
 /** Checks the algorithm allowlist: known, never `none`, HMAC only with a secret and vice versa. */
@@ -122,9 +135,11 @@ export function checkAlgorithms(owner: string, algorithms: unknown, hmac: boolea
     if (typeof alg === 'string' && alg.toLowerCase() === 'none') {
       throw invalidOption(`${owner}: the algorithm \`none\` is never accepted`);
     }
-    const known = typeof alg === 'string' && (alg in HMAC_MIN_BYTES || alg in ASYMMETRIC);
+    const known =
+      typeof alg === 'string' &&
+      (Object.hasOwn(HMAC_MIN_BYTES, alg) || Object.hasOwn(ASYMMETRIC, alg));
     if (!known) throw invalidOption(`${owner}: unknown algorithm \`${String(alg)}\``);
-    if (alg in HMAC_MIN_BYTES !== hmac) {
+    if (Object.hasOwn(HMAC_MIN_BYTES, alg) !== hmac) {
       throw invalidOption(
         hmac
           ? `${owner}: with a \`secret\` only HS256, HS384 and HS512 are accepted`

@@ -45,7 +45,8 @@ export interface JwtVerifierOptions extends KeySourceOptions {
    * algorithms only go with a `secret` and the others only with public keys, so a token can
    * never make a public key act as an HMAC secret.
    * @defaultValue `['RS256']`; `['HS256']` with a `secret`; the key's own algorithm for an
-   * EC, Ed25519 or RSA-PSS `publicKey`
+   * EC or Ed25519 `publicKey` (an RSA-PSS-only key is refused: give it as plain RSA, which
+   * verifies `PS256` once listed here)
    */
   algorithms?: readonly string[];
   /**
