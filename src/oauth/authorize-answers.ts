@@ -27,6 +27,7 @@ export function appendQuery(uri: string, params: Readonly<Record<string, string 
   const query = new URLSearchParams();
   for (const [name, value] of Object.entries(params))
     if (value !== undefined) query.set(name, value);
+  if (query.size === 0) return uri;
   const q = uri.indexOf('?');
   const separator = q === -1 ? '?' : uri.endsWith('?') || uri.endsWith('&') ? '' : '&';
   return `${uri}${separator}${query}`;

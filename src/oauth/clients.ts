@@ -47,6 +47,12 @@ export interface OAuthClient {
   readonly grantTypes: readonly GrantType[];
   /** Redirect URIs, compared exactly (no prefix or pattern matching). */
   readonly redirectUris: readonly string[];
+  /**
+   * Where the client may have the browser sent after a sign-out it asked for (OpenID Connect
+   * RP-Initiated Logout 1.0, `post_logout_redirect_uri`), compared exactly.
+   * @defaultValue none: after such a sign-out the user stays on the server's page
+   */
+  readonly postLogoutRedirectUris?: readonly string[];
   /** Scopes the client may ask for (least privilege). */
   readonly scopes: readonly string[];
   /** Scopes granted when a request names none. @defaultValue the client's `scopes` */
@@ -160,7 +166,7 @@ export async function defineClient(definition: ClientDefinition): Promise<OAuthC
   if (secret !== undefined && (typeof secret !== 'string' || secret.length < 8)) {
     throw invalidOption('defineClient(): a client secret must be a string of 8 characters or more');
   }
-  for (const uri of client.redirectUris ?? []) {
+  for (const uri of [...(client.redirectUris ?? []), ...(client.postLogoutRedirectUris ?? [])]) {
     let parsed: URL;
     try {
       parsed = new URL(uri);
@@ -189,6 +195,9 @@ export async function defineClient(definition: ClientDefinition): Promise<OAuthC
     ...client,
     grantTypes: Object.freeze([...client.grantTypes]),
     redirectUris: Object.freeze([...client.redirectUris]),
+    ...(client.postLogoutRedirectUris !== undefined && {
+      postLogoutRedirectUris: Object.freeze([...client.postLogoutRedirectUris]),
+    }),
     scopes: Object.freeze([...client.scopes]),
     ...(client.jwks !== undefined && { jwks: structuredClone(client.jwks) }),
     ...(secret === undefined ? {} : { secretHash: await hashPassword(secret) }),

@@ -3,7 +3,12 @@
 
 import type { ServerResponse } from 'node:http';
 import type { SessionRecord } from '../auth/session-store.js';
-import { FORM_TOKEN_FIELD, type FormEndpoint, sessionBinding } from './form-token.js';
+import {
+  FORM_TOKEN_FIELD,
+  type FormEndpoint,
+  languageField,
+  sessionBinding,
+} from './form-token.js';
 import { approveGrant } from './grants.js';
 import { localizeMessage } from './page-messages.js';
 import { type FormFields, sendPage } from './pages.js';
@@ -51,12 +56,6 @@ export function deviceErrorPage(
   };
   sendPage(res, status, verifier.pages.error(data), { headers, language });
 }
-
-/** The hidden input that carries the language `ui_locales` chose to the next page. */
-const languageField = (verifier: DeviceVerifier): FormFields =>
-  verifier.fromUiLocales === true && verifier.language !== undefined
-    ? [['ui_locales', verifier.language]]
-    : [];
 
 /** The 429 page of a user past their budget of codes, with `Retry-After` in seconds. */
 export function tooManyCodes(verifier: DeviceVerifier, res: ServerResponse, seconds: number) {

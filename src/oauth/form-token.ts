@@ -145,6 +145,13 @@ export function inPageLanguage<T extends FormEndpoint>(
   return { ...endpoint, ...chosen };
 }
 
+/** The hidden input that carries the language `ui_locales` chose to the next page. */
+export function languageField(endpoint: FormEndpoint): FormFields {
+  return endpoint.fromUiLocales === true && endpoint.language !== undefined
+    ? [['ui_locales', endpoint.language]]
+    : [];
+}
+
 /** The pages and form tokens of an endpoint's {@link FormPageOptions}, checked. */
 export function createFormEndpoint(
   owner: string,

@@ -37,6 +37,7 @@ export {
   type DeviceAuthorizationOptions,
   type DeviceVerificationOptions,
 } from './device.js';
+export { createEndSessionEndpoint, type EndSessionEndpointOptions } from './end-session.js';
 export {
   OAuthError,
   type OAuthErrorCode,
@@ -59,6 +60,7 @@ export {
   deviceCodeGrant,
 } from './grants/device-code.js';
 export { refreshTokenGrant } from './grants/refresh-token.js';
+export { type UserGrants, userGrants } from './grants.js';
 export {
   createIntrospectionEndpoint,
   type IntrospectionResponse,
@@ -100,19 +102,19 @@ export {
   type ErrorPageData,
   escapeHtml,
   hiddenInputs,
+  type LoggedOutPageData,
+  type LogoutPageData,
   type OAuthPages,
   type PageUser,
   type SignInPageData,
 } from './pages.js';
 export { createPushedAuthorizationEndpoint, REQUEST_URI_PREFIX } from './par.js';
 export { createRevocationEndpoint } from './revoke.js';
-
 export {
   type AuthorizationServer,
   type CreateAuthorizationServerOptions,
   createAuthorizationServer,
 } from './server.js';
-export { type UserGrants, userGrants } from './grants.js';
 export {
   type AuthorizationCodeRecord,
   type Consumed,

@@ -17,6 +17,8 @@ export interface OAuthPaths {
   introspect: string;
   userinfo: string;
   jwks: string;
+  /** RP-Initiated Logout 1.0 (`end_session_endpoint`). */
+  endSession: string;
 }
 
 /**
@@ -38,6 +40,7 @@ export const DEFAULT_OAUTH_PATHS: Readonly<OAuthPaths> = Object.freeze({
   introspect: '/introspect',
   userinfo: '/userinfo',
   jwks: '/.well-known/jwks.json',
+  endSession: '/session/end',
 });
 
 /**
@@ -81,6 +84,8 @@ export interface AuthorizationServerMetadata {
   introspection_endpoint: string;
   userinfo_endpoint: string;
   jwks_uri: string;
+  /** OpenID Connect RP-Initiated Logout 1.0. */
+  end_session_endpoint: string;
   response_types_supported: string[];
   response_modes_supported: string[];
   grant_types_supported: string[];
@@ -211,6 +216,7 @@ export function authorizationServerMetadata(
     introspection_endpoint: url(p.introspect),
     userinfo_endpoint: url(p.userinfo),
     jwks_uri: url(p.jwks),
+    end_session_endpoint: url(p.endSession),
     response_types_supported: ['code'],
     response_modes_supported: ['query'],
     grant_types_supported: [

@@ -46,6 +46,15 @@ export interface PageMessages {
   deviceRefused: string;
   deviceRefusedText: string;
   theDevice: string;
+  logoutTitle: string;
+  logoutHeading: string;
+  logoutAsked: string;
+  signOutButton: string;
+  staySignedIn: string;
+  signedOutTitle: string;
+  signedOutText: string;
+  stillSignedInTitle: string;
+  stillSignedInText: string;
   /** portico's sentences in this language, keyed by their English wording (English: `{}`). */
   text: Readonly<Record<string, string>>;
 }
@@ -82,6 +91,15 @@ const en: PageMessages = {
   deviceRefused: 'Device refused',
   deviceRefusedText: '{device} was not given access. You may close this page.',
   theDevice: 'The device',
+  logoutTitle: 'Sign out',
+  logoutHeading: 'Sign out of this service?',
+  logoutAsked: '{client} asks you to sign out.',
+  signOutButton: 'Sign out',
+  staySignedIn: 'Stay signed in',
+  signedOutTitle: 'Signed out',
+  signedOutText: 'You are signed out. You may close this page.',
+  stillSignedInTitle: 'Still signed in',
+  stillSignedInText: 'You are still signed in. You may close this page.',
   text: {},
 };
 
@@ -117,7 +135,27 @@ const fr: PageMessages = {
   deviceRefused: 'Appareil refusé',
   deviceRefusedText: '{device} n’a pas reçu l’accès. Vous pouvez fermer cette page.',
   theDevice: 'L’appareil',
+  logoutTitle: 'Déconnexion',
+  logoutHeading: 'Fermer votre session sur ce service\u00a0?',
+  logoutAsked: '{client} vous demande de vous déconnecter.',
+  signOutButton: 'Se déconnecter',
+  staySignedIn: 'Garder ma session',
+  signedOutTitle: 'Session fermée',
+  signedOutText: 'Votre session est fermée. Vous pouvez fermer cette page.',
+  stillSignedInTitle: 'Session toujours ouverte',
+  stillSignedInText: 'Votre session reste ouverte. Vous pouvez fermer cette page.',
   text: {
+    'The sign-out request names an ID token this server did not issue.':
+      'La demande de déconnexion cite un jeton d’identité que ce service n’a pas émis.',
+    'The ID token was not issued to this application.':
+      'Le jeton d’identité n’a pas été émis pour cette application.',
+    'The sign-out request must say which application it comes from.':
+      'La demande de déconnexion doit indiquer de quelle application elle vient.',
+    'The address to return to is not registered for this application.':
+      'L’adresse de retour n’est pas enregistrée pour cette application.',
+    'A parameter of the sign-out request is repeated.':
+      'Un paramètre de la demande de déconnexion est répété.',
+    'Choose Sign out or Stay signed in.': 'Choisissez Se déconnecter ou Garder ma session.',
     'This request cannot be completed': 'Cette demande ne peut pas aboutir',
     'Something went wrong': 'Un problème est survenu',
     'Too many attempts': 'Trop de tentatives',

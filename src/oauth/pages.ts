@@ -87,6 +87,35 @@ export interface DeviceDonePageData {
 }
 
 /**
+ * What the sign-out page shows (OpenID Connect RP-Initiated Logout 1.0): whether to end the
+ * session at this server. Its form posts `decision` (`logout` or `stay`) and `hidden`.
+ */
+export interface LogoutPageData {
+  user: PageUser;
+  /** The application that asked for the sign-out, when it is known. */
+  clientName?: string;
+  hidden: FormFields;
+  /**
+   * The language to write the page in (`'en'` or `'fr'`, from `ui_locales` or
+   * `Accept-Language`): its text is {@link pageMessages}`(language)`.
+   * @defaultValue `'en'`
+   */
+  language?: string;
+}
+
+/** What the page after a sign-out request shows, when there is nowhere to send the user back. */
+export interface LoggedOutPageData {
+  /** False when the user chose to stay signed in. */
+  signedOut: boolean;
+  /**
+   * The language to write the page in (`'en'` or `'fr'`, from `ui_locales` or
+   * `Accept-Language`): its text is {@link pageMessages}`(language)`.
+   * @defaultValue `'en'`
+   */
+  language?: string;
+}
+
+/**
  * What an error page shows. `title` and `message` are portico's own text (never the
  * request's), already in `language`.
  */
@@ -115,6 +144,8 @@ export interface OAuthPages {
   consent(data: ConsentPageData): string;
   deviceCode(data: DeviceCodePageData): string;
   deviceDone(data: DeviceDonePageData): string;
+  logout(data: LogoutPageData): string;
+  loggedOut(data: LoggedOutPageData): string;
   error(data: ErrorPageData): string;
 }
 
@@ -162,7 +193,7 @@ main{max-width:26rem;margin:4rem auto;padding:2rem;background:#fff;border-radius
 h1{font-size:1.4rem;margin:0 0 1rem}label{display:block;margin:.75rem 0 .25rem;font-weight:600}
 input[type=text],input[type=password]{box-sizing:border-box;width:100%;padding:.5rem;font:inherit;border:1px solid #767676;border-radius:.25rem}
 button{font:inherit;padding:.5rem 1.25rem;margin:1rem .5rem 0 0;border-radius:.25rem;border:1px solid #1a56db;background:#1a56db;color:#fff;cursor:pointer}
-button[value=deny]{background:#fff;color:#1a56db}button:focus-visible,input:focus-visible{outline:3px solid #f59e0b;outline-offset:2px}
+button[value=deny],button[value=stay]{background:#fff;color:#1a56db}button:focus-visible,input:focus-visible{outline:3px solid #f59e0b;outline-offset:2px}
 .error{color:#a40e26;background:#fdecee;padding:.5rem .75rem;border-radius:.25rem}.note{color:#4b5563;font-size:.9rem}
 code{font-size:1rem}`;
 
@@ -302,6 +333,36 @@ ${decisionButtons(t)}
     return layout(
       title,
       `<h1>${escapeHtml(title)}</h1>\n<p role="status">${html(text, { device })}</p>`,
+      data.language,
+    );
+  },
+
+  logout(data: LogoutPageData): string {
+    const t = pageMessages(data.language);
+    const asked =
+      data.clientName === undefined
+        ? ''
+        : `<p>${html(t.logoutAsked, { client: strong(data.clientName) })}</p>\n`;
+    return layout(
+      t.logoutTitle,
+      `<h1>${escapeHtml(t.logoutHeading)}</h1>
+<p>${html(t.signedInAs, { user: strong(displayName(data.user)) })}</p>
+${asked}<form method="post">
+${hiddenInputs(data.hidden)}
+<button type="submit" name="decision" value="logout">${escapeHtml(t.signOutButton)}</button>
+<button type="submit" name="decision" value="stay">${escapeHtml(t.staySignedIn)}</button>
+</form>`,
+      data.language,
+    );
+  },
+
+  loggedOut(data: LoggedOutPageData): string {
+    const t = pageMessages(data.language);
+    const title = data.signedOut ? t.signedOutTitle : t.stillSignedInTitle;
+    const text = data.signedOut ? t.signedOutText : t.stillSignedInText;
+    return layout(
+      title,
+      `<h1>${escapeHtml(title)}</h1>\n<p role="status">${escapeHtml(text)}</p>`,
       data.language,
     );
   },

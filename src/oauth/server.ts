@@ -9,8 +9,9 @@ import {
   type OAuthContext,
 } from './context.js';
 import { createDeviceAuthorizationEndpoint, createDeviceVerificationEndpoint } from './device.js';
-import { createIntrospectionEndpoint } from './introspect.js';
+import { createEndSessionEndpoint } from './end-session.js';
 import { type UserGrants, userGrants } from './grants.js';
+import { createIntrospectionEndpoint } from './introspect.js';
 import { createJwksEndpoint } from './jwks-endpoint.js';
 import {
   type AuthorizationServerMetadata,
@@ -152,7 +153,7 @@ export function createAuthorizationServer(
   // an issuer with a path (https://host/auth) serves its endpoints under that path
   const prefix = new URL(context.issuer).pathname.replace(/\/$/, '');
   const metadataOptions: MetadataOptions = scopesSupported === undefined ? {} : { scopesSupported };
-  // one key for both form endpoints, so a form rendered by one is accepted by the other
+  // one key for every form endpoint, so a form rendered by one is accepted by another
   const forms = {
     pages,
     formKey: formKey ?? randomBytes(32),
@@ -163,6 +164,7 @@ export function createAuthorizationServer(
   const at = (path: string) => `${prefix}${path}`;
   const routes: Record<string, MethodTable> = {
     [at(paths.authorize)]: createAuthorizeEndpoint(context, forms),
+    [at(paths.endSession)]: createEndSessionEndpoint(context, forms),
     [at(paths.par)]: { POST: createPushedAuthorizationEndpoint(context) },
     [at(paths.token)]: { POST: token },
     [at(paths.device)]: {

@@ -4,10 +4,11 @@
 import { decodeJwt, SignJWT } from 'jose';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createKeySet, type KeySet } from '../../src/oauth/key-set.js';
-import { hiddenInputs } from '../helpers/browser.js';
+import { hiddenInputs, sessionCookie } from '../helpers/browser.js';
 import { closeAll, type Reply, request } from '../helpers/http.js';
 import {
   authorizationQuery,
+  BYE,
   forgetConsents,
   type Key,
   log,
@@ -304,5 +305,143 @@ describe('remembered consent (OIDC Core §3.1.2.1, §3.1.2.4)', () => {
     await approveConsent(await authorize());
     const [next] = await site.as.grants.list('alice');
     expect(next!.id).not.toBe(grant!.id);
+  });
+});
+
+describe('RP-Initiated Logout 1.0 (end_session_endpoint)', () => {
+  /** A session of alice of its own, so that ending it leaves the suite's one alone. */
+  async function ownSession(): Promise<string> {
+    const page = await request(site.app, `/authorize?${authorizationQuery('web')}`);
+    const signedIn = await post(
+      site,
+      '/authorize',
+      new URLSearchParams([
+        ...hiddenInputs(page.body),
+        ['username', 'alice'],
+        ['password', 'alice-password'],
+      ]),
+    );
+    return sessionCookie(signedIn.headers)!;
+  }
+  const logout = (params: Record<string, string>, cookie?: string) =>
+    request(site.app, `/session/end?${new URLSearchParams(params)}`, {
+      headers: cookie === undefined ? {} : { Cookie: cookie },
+    });
+  const isSignedIn = async (cookie: string) =>
+    (
+      await request(site.app, `/authorize?${authorizationQuery('web')}`, {
+        headers: { Cookie: cookie },
+      })
+    ).body.includes('name="password"') === false;
+
+  it('is in discovery', async () => {
+    const metadata = JSON.parse(
+      (await request(site.app, '/.well-known/openid-configuration')).body,
+    );
+    expect(metadata.end_session_endpoint).toBe(`${site.app.url}/session/end`);
+  });
+
+  it('asks, ends the session, and sends the browser to the registered URI with state', async () => {
+    const cookie = await ownSession();
+    const hint = await idToken('alice', Math.floor(Date.now() / 1000) - 86_400); // expired: fine
+    const page = await logout(
+      { id_token_hint: hint, post_logout_redirect_uri: BYE, state: 'bye-1' },
+      cookie,
+    );
+    expect(page.status).toBe(200);
+    expect(page.headers['cache-control']).toBe('no-store');
+    expect(page.body).toContain('name="decision" value="logout"');
+    // the page's form may be redirected to the client: its CSP allows that origin
+    expect(page.headers['content-security-policy']).toContain('https://app.example.com');
+    expect(await isSignedIn(cookie)).toBe(true);
+    const done = await post(
+      site,
+      '/session/end',
+      new URLSearchParams([...hiddenInputs(page.body), ['decision', 'logout']]),
+      { Cookie: cookie },
+    );
+    expect(done.status).toBe(303);
+    expect(done.headers.location).toBe(`${BYE}&state=bye-1`);
+    expect(done.headers['set-cookie']?.join()).toMatch(/session=;/);
+    expect(await isSignedIn(cookie)).toBe(false);
+  });
+
+  it('keeps the session when the user stays, still sending the browser back', async () => {
+    const cookie = await ownSession();
+    const page = await logout({ client_id: 'web', post_logout_redirect_uri: BYE }, cookie);
+    const stayed = await post(
+      site,
+      '/session/end',
+      new URLSearchParams([...hiddenInputs(page.body), ['decision', 'stay']]),
+      { Cookie: cookie },
+    );
+    expect(stayed.status).toBe(303);
+    expect(stayed.headers.location).toBe(BYE);
+    expect(await isSignedIn(cookie)).toBe(true);
+  });
+
+  it('ends nothing for a form it did not render (another site, another session, a changed field)', async () => {
+    const cookie = await ownSession();
+    const other = await ownSession();
+    const page = await logout({ client_id: 'web', post_logout_redirect_uri: BYE }, cookie);
+    const fields = hiddenInputs(page.body);
+    const forged = [
+      fields.filter(([name]) => name !== 'csrf_token'),
+      fields
+        .map(([n, v]): [string, string] => (n === 'state' ? [n, 'x'] : [n, v]))
+        .concat([['state', 'x']]),
+    ];
+    for (const form of forged) {
+      const refused = await post(
+        site,
+        '/session/end',
+        new URLSearchParams([...form, ['decision', 'logout']]),
+        {
+          Cookie: cookie,
+        },
+      );
+      expect(refused.status).toBe(400);
+      expect(refused.headers.location).toBeUndefined();
+    }
+    // the form of one session does not end another
+    const crossed = await post(
+      site,
+      '/session/end',
+      new URLSearchParams([...fields, ['decision', 'logout']]),
+      { Cookie: other },
+    );
+    expect(crossed.status).toBe(400);
+    expect(await isSignedIn(cookie)).toBe(true);
+    expect(await isSignedIn(other)).toBe(true);
+  });
+
+  it('never redirects to a URI not registered for the client, nor without a known client', async () => {
+    const hint = await idToken('alice', Math.floor(Date.now() / 1000) + 600);
+    for (const params of [
+      { client_id: 'web', post_logout_redirect_uri: 'https://evil.example/' },
+      { client_id: 'web', post_logout_redirect_uri: `${BYE}&x=1` },
+      { post_logout_redirect_uri: BYE }, // no client named
+      { client_id: 'nobody', post_logout_redirect_uri: BYE },
+      { client_id: 'other', id_token_hint: hint, post_logout_redirect_uri: BYE }, // not its token
+      { id_token_hint: 'not-a-jwt', post_logout_redirect_uri: BYE },
+    ] as Record<string, string>[]) {
+      const refused = await logout(params, site.cookie);
+      expect(refused.status, JSON.stringify(params)).toBe(400);
+      expect(refused.headers.location).toBeUndefined();
+    }
+    const twice = await request(
+      site.app,
+      `/session/end?client_id=web&state=a&state=b&post_logout_redirect_uri=${encodeURIComponent(BYE)}`,
+    );
+    expect(twice.status).toBe(400);
+  });
+
+  it('sends a browser with no session back at once; without a URI, says it is signed out', async () => {
+    const back = await logout({ client_id: 'web', post_logout_redirect_uri: BYE, state: 's' });
+    expect(back.status).toBe(303);
+    expect(back.headers.location).toBe(`${BYE}&state=s`);
+    const page = await logout({});
+    expect(page.status).toBe(200);
+    expect(page.body).toContain('Signed out');
   });
 });

@@ -19,6 +19,8 @@ import { basic, pkce } from './token-fixtures.js';
 
 export const WEB = 'https://app.example.com/cb';
 export const SPA = 'http://127.0.0.1:5173/callback';
+/** Where `web` (and the clients like it) may send the browser after a sign-out. */
+export const BYE = 'https://app.example.com/signed-out?from=op';
 export const FORM = { 'Content-Type': 'application/x-www-form-urlencoded' };
 export const SECRETS: Record<string, string> = {
   web: 'web-secret-123',
@@ -54,7 +56,12 @@ export async function startSite(
 ): Promise<Site> {
   const scopes = ['openid', 'offline_access', 'read:messages'];
   const grantTypes = ['authorization_code', 'refresh_token'] as const;
-  const web = { grantTypes: [...grantTypes], redirectUris: [WEB], scopes };
+  const web = {
+    grantTypes: [...grantTypes],
+    redirectUris: [WEB],
+    postLogoutRedirectUris: [BYE],
+    scopes,
+  };
   const clients = new MemoryClientStore([
     await defineClient({ clientId: 'web', secret: SECRETS.web, ...web }),
     await defineClient({ clientId: 'other', secret: SECRETS.other, ...web }),
