@@ -3,6 +3,7 @@ import {
   badRequest,
   type CredentialGuard,
   type MethodTable,
+  type Middleware,
   readForm,
   readJson,
   requirePrincipal,
@@ -58,7 +59,7 @@ async function readCredentials(
   return { username: username as string, password: password as string };
 }
 
-/** `/api/me`, `/login` and `/logout`. */
+/** `/api/me` and `/login`. */
 export function accountRoutes(
   users: Users,
   auth: AuthSetup,
@@ -91,11 +92,17 @@ export function accountRoutes(
         sendNoContent(res);
       },
     },
-    '/logout': {
-      async POST(req, res) {
-        await auth.sessions.signOut(req, res);
-        sendNoContent(res);
-      },
-    },
+  };
+}
+
+/**
+ * The API's sign-out: `POST /logout` without RP-Initiated Logout parameters ends the session
+ * (an `Origin` of this service only) and answers 204. The rest of `/logout` is the OpenID
+ * Provider's end-session endpoint (oauth.ts).
+ */
+export function apiSignOut(auth: AuthSetup): Middleware {
+  return async (req, res) => {
+    await auth.sessions.signOut(req, res);
+    sendNoContent(res);
   };
 }

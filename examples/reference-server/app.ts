@@ -23,11 +23,12 @@ import {
 import type { Logger } from 'portico/diagnostics';
 import { compression, healthChecks, maintenanceMode, shedLoad } from 'portico/http';
 import { MemoryRateLimitStore } from 'portico/rate-limit';
-import { accountRoutes } from './account.js';
+import { accountRoutes, apiSignOut } from './account.js';
 import { createAuth } from './auth.js';
 import type { ServerConfig } from './config.js';
 import { consoleRoutes } from './console.js';
 import { createEvents } from './events.js';
+import { grantRoutes } from './grants.js';
 import { publishChange } from './history.js';
 import { createInFlight } from './in-flight.js';
 import { keyRoutes } from './keys.js';
@@ -160,6 +161,7 @@ export async function createApp(
     guard,
     logger,
     fapiJwks: config.demoFapiJwks,
+    apiSignOut: apiSignOut(auth),
   });
   // bearer tokens first: the authorization server's own, verified with its keys
   const authenticators = [oauth.bearer, ...auth.authenticators];
@@ -267,6 +269,7 @@ export async function createApp(
     ...keyRoutes(auth.apiKeys),
     ...webhooks.routes,
     ...accountRoutes(users, auth, guard),
+    ...grantRoutes(oauth),
     ...oauth.routes,
     ...consoleRoutes(),
     ...avatarRoutes(),

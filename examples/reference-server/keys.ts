@@ -23,19 +23,21 @@ import { USER_SCOPES } from './users.js';
 const MAX_NAME = 100;
 
 /**
- * API keys are managed with the user's own credentials (session, Basic, client certificate,
- * or an API key with the user's full rights), never with a token issued to a client: a
- * delegated token must not mint a key that outlives its grant.
+ * What only the user's own credentials (session, Basic, client certificate, or an API key)
+ * may manage, never a token issued to a client: a delegated token must not mint a key that
+ * outlives its grant, nor list or revoke the user's grants.
  */
-const userOwnCredential: Middleware = (req, _res, next) => {
-  const { clientId } = requirePrincipal(req);
-  if (clientId !== undefined) {
-    throw forbidden('API keys are managed with your own credentials, not a client’s token.', {
-      code: 'ERR_DELEGATED_TOKEN',
-    });
-  }
-  return next();
-};
+export function ownCredentialOnly(what: string): Middleware {
+  return (req, _res, next) => {
+    const { clientId } = requirePrincipal(req);
+    if (clientId !== undefined) {
+      throw forbidden(`${what} are managed with your own credentials, not a client’s token.`, {
+        code: 'ERR_DELEGATED_TOKEN',
+      });
+    }
+    return next();
+  };
+}
 
 function view(record: ApiKeyRecord) {
   return {
@@ -65,7 +67,11 @@ function validScopes(scopes: unknown[]): string[] {
  * (a token granted `openid` alone, a read-only key) must not mint itself a wider key.
  */
 export function keyRoutes(store: ApiKeyStore): Record<string, MethodTable> {
-  const admin = compose([userOwnCredential, requireRole(['admin']), requireScopes(USER_SCOPES)]);
+  const admin = compose([
+    ownCredentialOnly('API keys'),
+    requireRole(['admin']),
+    requireScopes(USER_SCOPES),
+  ]);
   return {
     '/api/keys': {
       POST: compose([

@@ -8,10 +8,12 @@ import {
   defineClient,
   type JwkSet,
   MemoryClientStore,
+  type Middleware,
   type Sessions,
   type UserClaims,
 } from 'portico';
 import type { Logger } from 'portico/diagnostics';
+import { createEndSessionEndpoint } from 'portico/oauth';
 import type { SharedState } from './shared-state.js';
 import type { User, Users } from './users.js';
 
@@ -57,12 +59,14 @@ async function demoClients(fapiJwks: JwkSet | undefined): Promise<MemoryClientSt
         secret: 'demo-web-secret',
         grantTypes: ['authorization_code', 'refresh_token'],
         redirectUris: ['http://127.0.0.1:8080/callback'],
+        postLogoutRedirectUris: ['http://127.0.0.1:8080/'],
         scopes: USER_CLIENT_SCOPES,
       }),
       defineClient({
         clientId: 'demo-spa',
         grantTypes: ['authorization_code', 'refresh_token'],
         redirectUris: ['http://localhost:5173/callback', 'http://127.0.0.1:5173/callback'],
+        postLogoutRedirectUris: ['http://127.0.0.1:5173/', 'http://localhost:5173/'],
         scopes: USER_CLIENT_SCOPES,
       }),
       defineClient({
@@ -107,6 +111,8 @@ export async function createOAuth(options: {
   logger: Logger;
   /** `DEMO_FAPI_JWKS`: the public keys of client `demo-fapi`, when it is registered. */
   fapiJwks?: JwkSet | undefined;
+  /** What `POST /logout` without RP-Initiated Logout parameters does: the API's sign-out. */
+  apiSignOut: Middleware;
 }): Promise<AuthorizationServer> {
   const { shared } = options;
   // SIGNING_KEY, else one key for the whole service (made by the first process with Redis)
@@ -117,8 +123,10 @@ export async function createOAuth(options: {
   const keys = await createKeySet({ keys: [pem] });
   // sign-in and consent forms are bound by an HMAC: every process must use the same key
   const formKey = await shared.agreed('form-key', () => randomBytes(32).toString('base64url'));
-  return createAuthorizationServer({
+  const server = createAuthorizationServer({
     issuer: options.issuer,
+    // RP-Initiated Logout at /logout, whose bare POST stays the API's sign-out (below)
+    paths: { endSession: '/logout' },
     formKey,
     guard: options.guard,
     logger: options.logger,
@@ -151,4 +159,9 @@ export async function createOAuth(options: {
     tokenPathAliases: ['/oauth/token'],
     scopesSupported: USER_CLIENT_SCOPES,
   });
+  const logout = createEndSessionEndpoint(server.context, {
+    formKey,
+    withoutParameters: options.apiSignOut,
+  });
+  return { ...server, routes: { ...server.routes, '/logout': logout } };
 }
