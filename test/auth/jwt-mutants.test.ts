@@ -206,6 +206,14 @@ describe('verifyCompactJwt: refused before jose', () => {
     expectInvalid(await rejectionOf(verifyCompactJwt(token, publicKey(), core(token.length - 1))));
   });
 
+  it('refuses anything before or after the three parts before jose reads it (no cause)', async () => {
+    const token = await mint(key);
+    // a fourth canonical part (4 base64url characters) before or after, and stray characters
+    for (const shaped of [`AAAA.${token}`, `${token}.AAAA`, `!.${token}`, `${token}\n`]) {
+      expectInvalid(await rejectionOf(verifyCompactJwt(shaped, publicKey(), core(8192))));
+    }
+  });
+
   it('refuses a String object holding a good token', async () => {
     const token = await mint(key);
     const boxed = new String(token);
