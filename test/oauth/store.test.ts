@@ -166,3 +166,30 @@ describe('MemoryOAuthStore', () => {
     expect(new Set(Array.from({ length: 100 }, newOpaqueToken)).size).toBe(100);
   });
 });
+
+describe('MemoryOAuthStore grants at the bound', () => {
+  it('refuses a consent of one more user (503) rather than forget one; known users still update', () => {
+    const store = new MemoryOAuthStore({ maxEntries: 2 });
+    const grant = (sub: string, clientId = 'web') => ({
+      id: `g-${sub}-${clientId}`,
+      sub,
+      clientId,
+      scope: ['openid'],
+      createdAt: 1,
+    });
+    store.saveGrant(grant('alice'), 60_000);
+    store.saveGrant(grant('bob'), 60_000);
+    let refused: unknown;
+    try {
+      store.saveGrant(grant('carol'), 60_000);
+    } catch (error) {
+      refused = error;
+    }
+    expect(refused).toMatchObject({ status: 503, code: 'ERR_STORE_FULL' });
+    expect(store.listGrants('carol')).toEqual([]);
+    // nothing was forgotten to make room, and alice may still consent to another client
+    store.saveGrant(grant('alice', 'spa'), 60_000);
+    expect(store.listGrants('alice').map((g) => g.clientId)).toEqual(['web', 'spa']);
+    expect(store.getGrant('bob', 'web')).toEqual(grant('bob'));
+  });
+});
