@@ -4,6 +4,7 @@ import type { ServerResponse } from 'node:http';
 import type { SessionRecord } from '../auth/session-store.js';
 import { sendRedirect } from '../core/send.js';
 import type { CheckedAuthorization, PendingAuthorization } from './authorize-request.js';
+import { isConfidential } from './clients.js';
 import type { OAuthContext } from './context.js';
 import { FORM_TOKEN_FIELD, type FormEndpoint, sessionBinding } from './form-token.js';
 import { approveGrant, rememberedGrant } from './grants.js';
@@ -159,13 +160,27 @@ export async function consentOrApprove(
   showConsent(endpoint, res, pending, session);
 }
 
-/** Whether `session`'s user remembered consent covers `pending` (`prompt=consent` says no). */
+/**
+ * Whether the code of `pending` can only reach its client: a confidential client proves who
+ * it is at the token endpoint, and a web redirect (http, https) is delivered by the browser to
+ * that origin alone; a private-use scheme (`com.example.app:/cb`) can be claimed by any app on
+ * the device, so a remembered consent never answers it silently (RFC 8252 §8.6).
+ */
+function clientIsAssured(pending: PendingAuthorization): boolean {
+  if (isConfidential(pending.client)) return true;
+  return /^https?:\/\//i.test(pending.redirectUri);
+}
+
+/**
+ * Whether `session`'s user remembered consent covers `pending`: never for `prompt=consent`,
+ * nor for a public client whose identity the redirect cannot assure.
+ */
 export async function isConsented(
   ctx: OAuthContext,
   pending: PendingAuthorization,
   session: SessionRecord,
 ): Promise<boolean> {
-  if (pending.prompt.has('consent')) return false;
+  if (pending.prompt.has('consent') || !clientIsAssured(pending)) return false;
   const clientId = pending.client.clientId;
   return (await rememberedGrant(ctx, session.sub, clientId, pending.scope)) !== undefined;
 }

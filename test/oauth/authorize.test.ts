@@ -632,6 +632,31 @@ describe('OpenID Connect prompt and max_age (Core §3.1.2.1)', () => {
     return reply.body.includes('value="approve"') && !reply.body.includes('name="password"');
   };
 
+  it('remembers consent for clients whose redirect assures them, never for a private-use scheme (RFC 8252 §8.6)', async () => {
+    const { cookie } = await signIn(webQuery());
+    const nativeQuery = {
+      response_type: 'code',
+      client_id: 'native',
+      scope: 'openid',
+      state: 'st-n',
+      code_challenge: CHALLENGE,
+      code_challenge_method: 'S256',
+    };
+    const spaQuery = { ...nativeQuery, client_id: 'spa', redirect_uri: SPA_CB };
+    for (const query of [nativeQuery, spaQuery]) {
+      const page = await authorize(query, cookie);
+      expect(isConsent(page)).toBe(true);
+      const approved = await post([...hiddenInputs(page.body), ['decision', 'approve']], cookie);
+      expect(location(approved).searchParams.get('code')).toMatch(/^[\w-]{20,}$/);
+    }
+    // a public web app (its origin gets the code): remembered
+    expect(location(await authorize(spaQuery, cookie)).searchParams.get('code')).not.toBeNull();
+    // any app on the device may claim com.example.app: asked every time, never silent
+    expect(isConsent(await authorize(nativeQuery, cookie))).toBe(true);
+    const silent = location(await authorize({ ...nativeQuery, prompt: 'none' }, cookie));
+    expect(silent.searchParams.get('error')).toBe('consent_required');
+  });
+
   it('prompt=none shows no page: login_required when signed out, consent_required when signed in', async () => {
     expect(error(await authorize(webQuery({ prompt: 'none' })))).toBe('login_required');
     const { cookie } = await signIn(webQuery());
