@@ -37,3 +37,8 @@ export function targetPath(target: string): string {
   const q = target.indexOf('?');
   return q === -1 ? target : target.slice(0, q);
 }
+
+/** The query parameters of a request target (`req.url`), none for an absent one. */
+export function targetQuery(target: string | undefined): URLSearchParams {
+  return new URLSearchParams(splitTarget(target ?? '').search.slice(1));
+}

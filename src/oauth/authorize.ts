@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { MethodTable } from '../http/router.js';
 import { assertKnownOptions } from '../internal/options.js';
+import { targetQuery } from '../internal/target.js';
 import {
   answeredFailure,
   approve,
@@ -116,14 +117,7 @@ function sourceOf(form: URLSearchParams): AuthorizationSource {
 
 /** `GET /authorize`: the request in the query. */
 function authorizeGet(base: FormEndpoint, req: IncomingMessage, res: ServerResponse) {
-  const url = req.url ?? '';
-  const q = url.indexOf('?');
-  return authorizationRequest(
-    base,
-    req,
-    res,
-    new URLSearchParams(q === -1 ? '' : url.slice(q + 1)),
-  );
+  return authorizationRequest(base, req, res, targetQuery(req.url));
 }
 
 /**

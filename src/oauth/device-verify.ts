@@ -7,6 +7,7 @@ import {
   durationOption,
   invalidOption,
 } from '../internal/options.js';
+import { targetQuery } from '../internal/target.js';
 import { MemoryRateLimitStore } from '../rate-limit/memory-store.js';
 import type { RateLimitStore } from '../rate-limit/store.js';
 import type { OAuthContext } from './context.js';
@@ -132,9 +133,7 @@ export function createDeviceVerificationEndpoint(
 
 /** `GET /device/verify`: the sign-in form, else the code form (with the URL's code looked up). */
 async function verifyGet(base: DeviceVerifier, req: IncomingMessage, res: ServerResponse) {
-  const url = req.url ?? '';
-  const q = url.indexOf('?');
-  const query = new URLSearchParams(q === -1 ? '' : url.slice(q + 1));
+  const query = targetQuery(req.url);
   const verifier = inPageLanguage(base, req, query);
   const typed = keepTyped(singleValue(query, 'user_code'));
   const session = await verifier.ctx.sessions.read(req);

@@ -9,6 +9,7 @@ import type { Middleware } from '../core/compose.js';
 import { sendRedirect } from '../core/send.js';
 import type { MethodTable } from '../http/router.js';
 import { assertKnownOptions, functionOption } from '../internal/options.js';
+import { targetQuery } from '../internal/target.js';
 import { appendQuery, authorizeErrorPage } from './authorize-answers.js';
 import type { OAuthClient } from './clients.js';
 import type { OAuthContext } from './context.js';
@@ -97,14 +98,7 @@ export function createEndSessionEndpoint(
   const withoutParameters = functionOption(owner, 'withoutParameters', options.withoutParameters);
   return {
     GET(req, res) {
-      const url = req.url ?? '';
-      const q = url.indexOf('?');
-      return logoutRequest(
-        endpoint,
-        req,
-        res,
-        new URLSearchParams(q === -1 ? '' : url.slice(q + 1)),
-      );
+      return logoutRequest(endpoint, req, res, targetQuery(req.url));
     },
     async POST(req, res, next) {
       if (withoutParameters !== undefined && !hasBody(req))
