@@ -8,11 +8,11 @@ import { Agent } from 'undici';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createRevocations } from '../../src/auth/revocations.js';
 import { MemoryWebhookStore } from '../../src/webhook/memory-store.js';
-import { createWebhookSender, type WebhookSender } from '../../src/webhook/sender.js';
-import type { WebhookSenderEvent, WebhookSenderOptions } from '../../src/webhook/sender-options.js';
+import { createWebhookSender } from '../../src/webhook/sender.js';
 import type { WebhookClaim, WebhookDelivery } from '../../src/webhook/store.js';
 import { closeAll, listen } from '../helpers/http.js';
 import { captureLogger } from '../helpers/logger.js';
+import { closeSenders, keep, sender, settled } from './sender-fixtures.js';
 
 interface Seen {
   url: string;
@@ -41,37 +41,12 @@ async function receiver(
   return { url: `${listening.url}/hook`, port: listening.port, seen, sockets };
 }
 
-const senders: WebhookSender[] = [];
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
-  await Promise.all(senders.splice(0).map((s) => s.close()));
+  await closeSenders();
   for (const cleanup of cleanups.splice(0)) await cleanup();
   await closeAll();
 });
-
-function sender(options: WebhookSenderOptions = {}) {
-  const events: WebhookSenderEvent[] = [];
-  const s = createWebhookSender({
-    allowHttp: true,
-    allowPrivate: true,
-    schedule: [20, 20],
-    jitter: 0,
-    onEvent: (e) => events.push(e),
-    ...options,
-  });
-  senders.push(s);
-  return { sender: s, events };
-}
-
-const settled = (s: WebhookSender, id: string) =>
-  vi.waitFor(
-    async () => {
-      const delivery = await s.getDelivery(id);
-      expect(delivery?.state).not.toBe('pending');
-      return delivery!;
-    },
-    { timeout: 5000, interval: 10 },
-  );
 
 /** A store that records what the loop asks of it. */
 function recordingStore() {
@@ -88,7 +63,7 @@ function recordingStore() {
 describe('createWebhookSender: option messages', () => {
   const message = (options: object) => {
     try {
-      senders.push(createWebhookSender(options as never));
+      keep(createWebhookSender(options as never));
     } catch (err) {
       return (err as Error).message;
     }

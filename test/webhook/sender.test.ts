@@ -2,10 +2,10 @@ import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:
 import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { WebhookAddressError } from '../../src/webhook/errors.js';
-import { createWebhookSender, type WebhookSender } from '../../src/webhook/sender.js';
-import type { WebhookSenderEvent, WebhookSenderOptions } from '../../src/webhook/sender-options.js';
+import { createWebhookSender } from '../../src/webhook/sender.js';
 import { verifyWebhook } from '../../src/webhook/signature.js';
 import { closeAll, listen } from '../helpers/http.js';
+import { closeSenders, keep, sender, settled } from './sender-fixtures.js';
 
 interface Received {
   headers: IncomingHttpHeaders;
@@ -33,36 +33,10 @@ async function receiver(
   return { url: `${listening.url}/hook`, received, listening };
 }
 
-const senders: WebhookSender[] = [];
 afterEach(async () => {
-  await Promise.all(senders.splice(0).map((s) => s.close()));
+  await closeSenders();
   await closeAll();
 });
-
-/** A sender allowed to reach local receivers, retrying fast. */
-function sender(options: WebhookSenderOptions = {}) {
-  const events: WebhookSenderEvent[] = [];
-  const s = createWebhookSender({
-    allowHttp: true,
-    allowPrivate: true,
-    schedule: [20, 20],
-    jitter: 0,
-    onEvent: (e) => events.push(e),
-    ...options,
-  });
-  senders.push(s);
-  return { sender: s, events };
-}
-
-const settled = (s: WebhookSender, id: string) =>
-  vi.waitFor(
-    async () => {
-      const delivery = await s.getDelivery(id);
-      expect(delivery?.state).not.toBe('pending');
-      return delivery!;
-    },
-    { timeout: 5000, interval: 10 },
-  );
 
 describe('createWebhookSender', () => {
   it('POSTs a signed Standard Webhooks message that both verifiers accept', async () => {
@@ -227,11 +201,11 @@ describe('createWebhookSender', () => {
 
   it('refuses private and insecure addresses unless allowed', async () => {
     const strict = createWebhookSender();
-    senders.push(strict);
+    keep(strict);
     const refusal = await strict.addEndpoint({ url: 'http://127.0.0.1/hook' }).catch((e) => e);
     expect(refusal).toBeInstanceOf(WebhookAddressError);
     const httpOnly = createWebhookSender({ allowHttp: true });
-    senders.push(httpOnly);
+    keep(httpOnly);
     const private_ = await httpOnly.addEndpoint({ url: 'http://10.0.0.1/hook' }).catch((e) => e);
     expect(private_).toMatchObject({ code: 'ERR_WEBHOOK_ADDRESS', reason: 'private' });
   });
