@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
+import { type BenchRedis, REDIS_URL_VARIABLE, startBenchRedis } from './redis.js';
 
 const run = promisify(execFile);
 
@@ -312,4 +313,36 @@ export async function checkRedisClusterCounter(
   } catch (error) {
     return [`Redis Cluster at ${seeds}: ${error instanceof Error ? error.message : String(error)}`];
   }
+}
+
+/**
+ * The `setup` and `teardown` of a comparison that needs one redis-server and one six-node
+ * cluster: both started in `setup` (the first stopped again if the second fails), their
+ * addresses handed to the servers as {@link REDIS_URL_VARIABLE} and {@link BENCH_REDIS_CLUSTER},
+ * both stopped in `teardown`.
+ */
+export function redisAndCluster(): {
+  setup(): Promise<Readonly<Record<string, string>>>;
+  teardown(): Promise<void>;
+} {
+  let redis: BenchRedis | undefined;
+  let cluster: BenchRedisCluster | undefined;
+  return {
+    async setup() {
+      redis = await startBenchRedis();
+      try {
+        cluster = await startBenchRedisCluster();
+      } catch (error) {
+        await redis.stop();
+        redis = undefined;
+        throw error;
+      }
+      return { [REDIS_URL_VARIABLE]: redis.url, [BENCH_REDIS_CLUSTER]: cluster.seeds };
+    },
+    async teardown() {
+      await Promise.all([redis?.stop(), cluster?.stop()]);
+      redis = undefined;
+      cluster = undefined;
+    },
+  };
 }

@@ -1,15 +1,5 @@
-import { type BenchRedis, REDIS_URL_VARIABLE, startBenchRedis } from '../lib/redis.js';
-import {
-  BENCH_REDIS_CLUSTER,
-  type BenchRedisCluster,
-  startBenchRedisCluster,
-} from '../lib/redis-cluster.js';
+import { redisAndCluster } from '../lib/redis-cluster.js';
 import type { FanoutComparison } from '../realtime/types.js';
-
-/** The one redis-server of a run, from `setup` to `teardown`. */
-let redis: BenchRedis | undefined;
-/** The one Redis Cluster (six nodes) of a run, from `setup` to `teardown`. */
-let cluster: BenchRedisCluster | undefined;
 
 const subscribe = JSON.stringify({ type: 'subscribe', channel: 'bench' });
 
@@ -76,22 +66,7 @@ export const redisFanoutComparison: FanoutComparison = {
       processes: 2,
     },
   ],
-  async setup() {
-    redis = await startBenchRedis();
-    try {
-      cluster = await startBenchRedisCluster();
-    } catch (error) {
-      await redis.stop();
-      redis = undefined;
-      throw error;
-    }
-    return { [REDIS_URL_VARIABLE]: redis.url, [BENCH_REDIS_CLUSTER]: cluster.seeds };
-  },
-  async teardown() {
-    await Promise.all([redis?.stop(), cluster?.stop()]);
-    redis = undefined;
-    cluster = undefined;
-  },
+  ...redisAndCluster(),
   notes: [
     'Before measuring, probes are broadcast through the first process until every client has ' +
       'one: with Redis, that proves both processes’ subscriptions are live in Redis (on the ' +

@@ -1,14 +1,8 @@
-import {
-  type BenchRedis,
-  checkRedisCounter,
-  REDIS_URL_VARIABLE,
-  startBenchRedis,
-} from '../lib/redis.js';
+import { checkRedisCounter, REDIS_URL_VARIABLE } from '../lib/redis.js';
 import {
   BENCH_REDIS_CLUSTER,
-  type BenchRedisCluster,
   checkRedisClusterCounter,
-  startBenchRedisCluster,
+  redisAndCluster,
 } from '../lib/redis-cluster.js';
 import type { Answer, Comparison } from '../lib/types.js';
 
@@ -25,11 +19,6 @@ const REDIS_PREFIX: Readonly<Record<string, string>> = {
 const CLUSTER_PREFIX: Readonly<Record<string, string>> = {
   'portico-redis-cluster': 'portico:rl:',
 };
-
-/** The one redis-server of a run, from `setup` to `teardown`. */
-let redis: BenchRedis | undefined;
-/** The one Redis Cluster (six nodes) of a run, from `setup` to `teardown`. */
-let cluster: BenchRedisCluster | undefined;
 
 /**
  * Proves the limiter counted this request: `X-RateLimit-Remaining` below the limit, a key in
@@ -110,22 +99,7 @@ export const redisRateLimitComparison: Comparison = {
   ],
   request: { method: 'GET', path: '/api/hello', headers: {} },
   expect: { status: 200, body: '{"hello":"world"}', check: checkCounted },
-  async setup() {
-    redis = await startBenchRedis();
-    try {
-      cluster = await startBenchRedisCluster();
-    } catch (error) {
-      await redis.stop();
-      redis = undefined;
-      throw error;
-    }
-    return { [REDIS_URL_VARIABLE]: redis.url, [BENCH_REDIS_CLUSTER]: cluster.seeds };
-  },
-  async teardown() {
-    await Promise.all([redis?.stop(), cluster?.stop()]);
-    redis = undefined;
-    cluster = undefined;
-  },
+  ...redisAndCluster(),
   notes: [
     'Before measuring, each server is checked to answer 200 with `X-RateLimit-Limit: ' +
       '1000000000` and a count in `X-RateLimit-Remaining`, and each Redis-backed server to ' +
