@@ -87,8 +87,8 @@ function queryValues(req: IncomingMessage, name: string): string[] {
 /**
  * Authenticates requests by API key: the `X-API-Key` header (and, only when enabled, the
  * `api_key` query parameter). The presented key is hashed (SHA-256) and looked up by its
- * hash, then the stored and computed hashes are compared with `timingSafeEqual`: the lookup
- * works on a digest, so its timing tells nothing usable about the key. No key: the
+ * hash, and the record found must hold that very hash (a plain comparison: the lookup and
+ * the comparison work on a SHA-256 digest, so their timing tells nothing usable about the key). No key: the
  * authenticator passes (`authenticate()` answers 401 if nothing else matches). An empty,
  * malformed or unknown key: 401 `invalid-credentials`, which never quotes the key. A key in
  * two places (two header lines, or header and query): 400.

@@ -86,7 +86,12 @@ function freezeRecord(record: ApiKeyRecord): ApiKeyRecord {
     createdAt: record.createdAt,
   };
   if (record.name !== undefined) copy.name = record.name;
-  if (record.scopes !== undefined) copy.scopes = Object.freeze([...record.scopes]);
+  if (record.scopes !== undefined) {
+    if (!Array.isArray(record.scopes) || !record.scopes.every((s) => typeof s === 'string')) {
+      throw invalidOption("ApiKeyStore: a record's `scopes` must be an array of strings");
+    }
+    copy.scopes = Object.freeze([...record.scopes]);
+  }
   return Object.freeze(copy);
 }
 
@@ -135,6 +140,11 @@ export class MemoryApiKeyStore implements ApiKeyStore {
     if (previous !== undefined) this.#byHash.delete(previous.hash);
     this.#byId.set(frozen.id, frozen);
     this.#byHash.set(frozen.hash, frozen);
+    // a record changed under its id (a new hash, owner or scopes): the streams opened with
+    // the old one end, as after a deletion
+    if (previous !== undefined && JSON.stringify(previous) !== JSON.stringify(frozen)) {
+      void announceRevocation(this.#revocations, [apiKeyCredentialId(frozen.id)]);
+    }
   }
 
   delete(id: string): boolean {

@@ -91,6 +91,7 @@ end
 redis.call('ZADD', KEYS[4], score, ARGV[1])
 redis.call('SET', KEYS[1], ARGV[3])
 redis.call('SET', KEYS[2], ARGV[1])
+if previous and previous ~= ARGV[3] then return 2 end
 return 1
 `);
 
@@ -227,6 +228,9 @@ export class RedisApiKeyStore implements ApiKeyStore {
     if (saved === 0) {
       throw conflict('This API key already exists.', { code: 'ERR_API_KEY_EXISTS' });
     }
+    // a record changed under its id: the streams opened with the old one end
+    if (Number(saved) === 2)
+      await announceRevocation(this.#revocations, [apiKeyCredentialId(frozen.id)]);
   }
 
   async delete(id: string): Promise<boolean> {

@@ -3,6 +3,7 @@
 import { expect } from 'vitest';
 import { hashApiKey } from '../../../src/auth/api-key.js';
 import type { ApiKeyRecord } from '../../../src/auth/api-key-store.js';
+import { apiKeyCredentialId, createRevocations } from '../../../src/auth/revocations.js';
 import { RedisApiKeyStore } from '../../../src/redis/api-key-store.js';
 import { asClient, type CheckContext, type CheckGroup } from './check.js';
 
@@ -61,6 +62,37 @@ export const apiKeyChecks: CheckGroup = {
         expect(ids(await b.list())).toEqual(['key_1', 'key_3']);
         expect(ids(await b.list('bob'))).toEqual(['key_1']);
         expect(await a.delete('never')).toBe(false);
+      },
+    },
+    {
+      name: 'announces the revocation of a key replaced under its id (new hash, owner or scopes), not of one saved again as it was',
+      async run(context) {
+        const revocations = createRevocations();
+        const store = new RedisApiKeyStore({
+          client: asClient(context.client()),
+          prefix: context.prefix,
+          revocations,
+        });
+        const heard: string[] = [];
+        const stop = revocations.watch([apiKeyCredentialId('key_r')], (id) => heard.push(id));
+        const original = record('key_r', { scopes: ['read:messages'] });
+        await store.save(original);
+        await store.save({ ...original });
+        expect(heard).toEqual([]);
+        stop();
+        for (const change of [
+          { hash: hashApiKey('rotated') },
+          { owner: 'bob' },
+          { scopes: ['read:messages', 'write:messages'] },
+        ]) {
+          heard.length = 0;
+          // a watcher ends with the first revocation it hears: a new one for each change
+          const stopThis = revocations.watch([apiKeyCredentialId('key_r')], (id) => heard.push(id));
+          await store.save({ ...(await store.get('key_r'))!, ...change });
+          stopThis();
+          expect(heard, JSON.stringify(change)).toEqual([apiKeyCredentialId('key_r')]);
+        }
+        revocations.close();
       },
     },
     {
