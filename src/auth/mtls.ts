@@ -78,7 +78,8 @@ const SAN_TYPES: Readonly<Record<string, string>> = {
 function normalizeSan(entry: string): string | undefined {
   const colon = entry.indexOf(':');
   if (colon < 1) return undefined;
-  const type = SAN_TYPES[entry.slice(0, colon).trim().toLowerCase()];
+  const name = entry.slice(0, colon).trim().toLowerCase();
+  const type = Object.hasOwn(SAN_TYPES, name) ? SAN_TYPES[name] : undefined;
   const value = entry.slice(colon + 1);
   if (type === undefined || value === '') return undefined;
   return `${type}:${type === 'DNS' ? value.toLowerCase() : value}`;

@@ -49,6 +49,8 @@ const FORMAT =
 function withinLimits({ ln, r, p }: Params): boolean {
   if (!Number.isInteger(ln) || !Number.isInteger(r) || !Number.isInteger(p)) return false;
   if (ln < 10 || ln > 20 || r < 1 || r > 32 || p < 1 || p > 16) return false;
+  // scrypt itself needs N < 2^(16·r) (RFC 7914 §2): ln 16 or more with r = 1 cannot run
+  if (ln >= 16 * r) return false;
   const n = 2 ** ln;
   return n * r * p <= MAX_WORK;
 }
