@@ -264,6 +264,8 @@ describe.skipIf(!hasRedis)('RedisOAuthStore (real redis-server)', () => {
         state: 's',
         code_challenge: CHALLENGE,
         code_challenge_method: 'S256',
+        // the consent page every time, remembered consent or not
+        prompt: 'consent',
       });
       const page = await request(on, `/authorize?${query}`);
       expect(page.status).toBe(200);
