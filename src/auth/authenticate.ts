@@ -114,12 +114,23 @@ export function authenticate(
     }
     return next();
   };
+  /** Rethrows a failure of the guard; its 503 (its store down) is a refusal observers hear of. */
+  const guardDown = (req: IncomingMessage, error: unknown): never => {
+    if (
+      error instanceof HttpError &&
+      error.status === 503 &&
+      published.authRefused.hasSubscribers
+    ) {
+      publishRefusal(req, error, 'http');
+    }
+    throw error;
+  };
   const middleware: Middleware = async function authenticateMiddleware(req, res, next) {
     if (vary !== '') appendVary(res, vary);
     let refusal: HttpError | undefined;
     let presented = false;
     try {
-      await guard?.check(req);
+      await guard?.check(req).catch((error: unknown) => guardDown(req, error));
       const principal = await identify(req);
       presented = principal !== undefined;
       if (principal !== undefined) {
@@ -135,7 +146,9 @@ export function authenticate(
         try {
           await guard.refused(req);
         } catch (throttled) {
-          if (!(throttled instanceof HttpError) || throttled.status >= 500) throw throttled;
+          if (!(throttled instanceof HttpError) || throttled.status >= 500) {
+            return guardDown(req, throttled);
+          }
           refusal = throttled;
         }
       }
