@@ -52,7 +52,9 @@ export interface Revocations {
   /**
    * Calls `listener` with every id revoked from now on, here or (through the transport) in
    * another process: for what is found by id rather than held (webhook subscriptions of a
-   * grant). The returned function stops listening.
+   * grant). With a transport, a revocation of this process is heard twice (at once, then as
+   * it comes back through the hub): make the listener idempotent. The returned function stops
+   * listening.
    */
   listen(listener: (id: string) => void): () => void;
   /** Watchers held now (tests, metrics). */
