@@ -260,7 +260,7 @@ describe('MemoryApiKeyStore: a record replaced under its id', () => {
   it('refuses scopes that are not an array of strings', () => {
     const store = new MemoryApiKeyStore();
     const record = { id: 'k', hash: 'h', owner: 'o', createdAt: 'now' };
-    for (const scopes of ['read:messages', [1], null]) {
+    for (const scopes of ['read:messages', [1], ['read:messages', 1], null]) {
       expect(() => store.save({ ...record, scopes } as never)).toThrow(
         "ApiKeyStore: a record's `scopes` must be an array of strings",
       );

@@ -393,6 +393,25 @@ describe('diagnostics channels', () => {
       { req: ran.req, status: 503, code: 'ERR_UNAVAILABLE', mechanism: undefined, surface: 'http' },
     ]);
   });
+
+  it('publishes nothing for another failure of the guard: a 500, or an error that is no HttpError', async () => {
+    const failing = (error: unknown) => ({
+      check: () => Promise.reject(error),
+      refused: () => Promise.resolve(),
+      attempt: <T>(_req: unknown, run: () => T) => run(),
+    });
+    const crash = Object.assign(new TypeError('a bug in the guard'), { status: 503 });
+    const internal = new HttpError(500, 'The guard broke.');
+    for (const error of [crash, internal]) {
+      const refusals = published(channels.authRefused);
+      const ran = await run(
+        authenticate([aliceBasic().authenticator], { guard: failing(error) as never }),
+        withAuthorization(GOOD),
+      );
+      expect(ran.error).toBe(error);
+      expect(refusals).toEqual([]);
+    }
+  });
 });
 
 describe('the challenges of a 401 from a mechanism', () => {
