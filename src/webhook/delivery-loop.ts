@@ -109,9 +109,11 @@ export class DeliveryLoop {
           if (this.#idle) break;
           for (const delivery of batch) this.#start(delivery);
         }
+        // With every slot taken, the end of an attempt wakes the sender: no timer to set. A
+        // wake while the store is asked when the next delivery falls due (an attempt ended
+        // and filed its retry meanwhile) makes the answer stale: look again.
+        if (!this.#again && this.#inFlight.size < concurrency) await this.#arm();
       } while (this.#again && !this.#closed);
-      // With every slot taken, the end of an attempt wakes the sender: no timer to set.
-      if (this.#inFlight.size < concurrency) await this.#arm();
     } catch (error) {
       log(
         this.#options.logger,

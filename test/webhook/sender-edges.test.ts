@@ -573,6 +573,39 @@ describe('the delivery loop', () => {
     expect((await settled(s, queued!.id)).attempts.map((a) => a.status)).toEqual([500, 204]);
   });
 
+  it('does not lose a wake-up that comes while it asks the store when the next delivery is due', async () => {
+    // The first attempt (a 500) ends, and its retry is filed, while the loop is still waiting
+    // for the store's nextDue answer, read before that: the answer is stale (no retry yet), so
+    // the loop must look again for the wake-up that came meanwhile rather than sleep for the
+    // poll interval.
+    const { store } = recordingStore();
+    const nextDue = store.nextDue.bind(store);
+    const target = await receiver((n, _r, res) => res.writeHead(n === 0 ? 500 : 204).end());
+    let stale = true;
+    store.nextDue = async () => {
+      const due = await nextDue();
+      // the question asked while the first attempt is in flight (leased, no retry filed yet)
+      const [inFlight] = await store.listDeliveries({ state: 'pending' });
+      if (stale && inFlight?.attempts.length === 0) {
+        stale = false;
+        // hold the stale answer until the retry is filed and the attempt's end woke the loop
+        await vi.waitFor(
+          async () => {
+            const [pending] = await store.listDeliveries({ state: 'pending' });
+            expect(pending?.attempts).toHaveLength(1);
+          },
+          { timeout: 4_000, interval: 10 },
+        );
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      return due;
+    };
+    const { sender: s } = sender({ store, schedule: [50], pollInterval: 600_000 });
+    await s.addEndpoint({ url: target.url });
+    const [queued] = await s.send('ping', {});
+    expect((await settled(s, queued!.id)).attempts.map((a) => a.status)).toEqual([500, 204]);
+  });
+
   it('does not spin on an idle store: one look per poll interval', async () => {
     const { store, claims } = recordingStore();
     const { sender: s } = sender({ store, pollInterval: 100 });
