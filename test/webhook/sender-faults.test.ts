@@ -4,9 +4,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MemoryWebhookStore } from '../../src/webhook/memory-store.js';
-import { createWebhookSender, type WebhookSender } from '../../src/webhook/sender.js';
-import type { WebhookSenderEvent, WebhookSenderOptions } from '../../src/webhook/sender-options.js';
+import type { WebhookSenderOptions } from '../../src/webhook/sender-options.js';
 import { closeAll, listen } from '../helpers/http.js';
+import { closeSenders, sender as fastSender, settled } from './sender-fixtures.js';
 
 /** A receiver whose n-th request (from 0) `answer` handles; it counts requests per webhook-id. */
 async function receiver(answer: (n: number, req: IncomingMessage, res: ServerResponse) => void) {
@@ -21,38 +21,15 @@ async function receiver(answer: (n: number, req: IncomingMessage, res: ServerRes
   return { url: `${listening.url}/hook`, ids };
 }
 
-const senders: WebhookSender[] = [];
 afterEach(async () => {
-  await Promise.all(senders.splice(0).map((s) => s.close()));
+  await closeSenders();
   await closeAll();
 });
 
 const TIMEOUT = 300;
 
-function sender(options: WebhookSenderOptions = {}) {
-  const events: WebhookSenderEvent[] = [];
-  const s = createWebhookSender({
-    allowHttp: true,
-    allowPrivate: true,
-    timeout: TIMEOUT,
-    schedule: [20, 20],
-    jitter: 0,
-    onEvent: (e) => events.push(e),
-    ...options,
-  });
-  senders.push(s);
-  return { sender: s, events };
-}
-
-const settled = (s: WebhookSender, id: string, timeout = 5000) =>
-  vi.waitFor(
-    async () => {
-      const delivery = await s.getDelivery(id);
-      expect(delivery?.state).not.toBe('pending');
-      return delivery!;
-    },
-    { timeout, interval: 10 },
-  );
+/** The suites' sender with a short attempt timeout. */
+const sender = (options: WebhookSenderOptions = {}) => fastSender({ timeout: TIMEOUT, ...options });
 
 describe('webhook sender: receivers that misbehave', () => {
   it('dead-letters a receiver that never answers: every attempt a timeout, listed as failed', async () => {

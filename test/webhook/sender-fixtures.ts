@@ -32,13 +32,13 @@ export function sender(options: WebhookSenderOptions = {}) {
   return { sender: s, events };
 }
 
-/** The delivery `id` of `s` once it is no longer pending. */
-export const settled = (s: WebhookSender, id: string) =>
+/** The delivery `id` of `s` once it is no longer pending (within `timeout` milliseconds). */
+export const settled = (s: WebhookSender, id: string, timeout = 5000) =>
   vi.waitFor(
     async () => {
       const delivery = await s.getDelivery(id);
       expect(delivery?.state).not.toBe('pending');
       return delivery!;
     },
-    { timeout: 5000, interval: 10 },
+    { timeout, interval: 10 },
   );
