@@ -11,6 +11,7 @@ import { approveGrant, rememberedGrant } from './grants.js';
 import { localizeMessage } from './page-messages.js';
 import { type FormFields, sendPage } from './pages.js';
 import { signInChallenge } from './sign-in-form.js';
+import type { GrantRecord } from './store.js';
 import { hashToken, newOpaqueToken } from './tokens.js';
 
 /**
@@ -45,9 +46,21 @@ export function redirectToClient(
   uri: string,
   params: Record<string, string | undefined>,
 ): void {
+  redirectBack(res, uri, { ...params, iss: ctx.issuer });
+}
+
+/**
+ * A 303 to a URI of a client with `params` added: never cached, and no `Referer` carrying
+ * this server's URL (and its query) to the client.
+ */
+export function redirectBack(
+  res: ServerResponse,
+  uri: string,
+  params: Readonly<Record<string, string | undefined>>,
+): void {
   res.setHeader('Cache-Control', 'no-store');
   res.setHeader('Referrer-Policy', 'no-referrer');
-  sendRedirect(res, 303, appendQuery(uri, { ...params, iss: ctx.issuer }));
+  sendRedirect(res, 303, appendQuery(uri, params));
 }
 
 /** An error page of the endpoint's `pages.error`, in the endpoint's language. */
@@ -154,9 +167,8 @@ export async function consentOrApprove(
   pending: PendingAuthorization,
   session: SessionRecord,
 ): Promise<void> {
-  if (await isConsented(endpoint.ctx, pending, session)) {
-    return approve(endpoint.ctx, res, pending, session);
-  }
+  const grant = await consentedGrant(endpoint.ctx, pending, session);
+  if (grant !== undefined) return approve(endpoint.ctx, res, pending, session, grant);
   showConsent(endpoint, res, pending, session);
 }
 
@@ -172,30 +184,33 @@ function clientIsAssured(pending: PendingAuthorization): boolean {
 }
 
 /**
- * Whether `session`'s user remembered consent covers `pending`: never for `prompt=consent`,
- * nor for a public client whose identity the redirect cannot assure.
+ * The remembered grant of `session`'s user that covers `pending`, if it may answer without
+ * asking: never for `prompt=consent`, nor for a public client whose identity the redirect
+ * cannot assure.
  */
-export async function isConsented(
+export async function consentedGrant(
   ctx: OAuthContext,
   pending: PendingAuthorization,
   session: SessionRecord,
-): Promise<boolean> {
-  if (pending.prompt.has('consent') || !clientIsAssured(pending)) return false;
-  const clientId = pending.client.clientId;
-  return (await rememberedGrant(ctx, session.sub, clientId, pending.scope)) !== undefined;
+): Promise<GrantRecord | undefined> {
+  if (pending.prompt.has('consent') || !clientIsAssured(pending)) return undefined;
+  return rememberedGrant(ctx, session.sub, pending.client.clientId, pending.scope);
 }
 
 /**
  * An approval: a new code (stored as its hash for `codeTtl`) under the user's grant to the
- * client (remembered, or widened, from now), redirected to the client.
+ * client (remembered, or widened, from now; `grant` when it was just read), redirected to the
+ * client.
  */
 export async function approve(
   ctx: OAuthContext,
   res: ServerResponse,
   pending: PendingAuthorization,
   session: SessionRecord,
+  grant?: GrantRecord,
 ): Promise<void> {
-  const grantId = await approveGrant(ctx, session.sub, pending.client.clientId, pending.scope);
+  const { client, scope } = pending;
+  const grantId = await approveGrant(ctx, session.sub, client.clientId, scope, grant);
   const code = newOpaqueToken();
   await ctx.store.saveCode(
     hashToken(code),

@@ -6,9 +6,9 @@ import {
   answeredFailure,
   approve,
   authorizeErrorPage,
+  consentedGrant,
   consentOrApprove,
   EXPIRED_FORM,
-  isConsented,
   redirectToClient,
   showSignIn,
 } from './authorize-answers.js';
@@ -149,8 +149,9 @@ async function authorizationRequest(
   const session = usableSession(pending, await ctx.sessions.read(req));
   if (pending.prompt.has('none')) {
     // no page may be shown: a code when signed in and consented, else what is missing
-    if (session !== undefined && (await isConsented(ctx, pending, session))) {
-      return approve(ctx, res, pending, session);
+    const grant = session === undefined ? undefined : await consentedGrant(ctx, pending, session);
+    if (session !== undefined && grant !== undefined) {
+      return approve(ctx, res, pending, session, grant);
     }
     return redirectToClient(ctx, res, pending.redirectUri, {
       ...(session === undefined

@@ -1,6 +1,5 @@
 // The pages of `/device/verify`: the sign-in form, the code form (with the device of a known
 // code), the page after a decision, and the error pages.
-
 import type { ServerResponse } from 'node:http';
 import type { SessionRecord } from '../auth/session-store.js';
 import {

@@ -6,11 +6,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { SessionRecord } from '../auth/session-store.js';
 import type { Middleware } from '../core/compose.js';
-import { sendRedirect } from '../core/send.js';
 import type { MethodTable } from '../http/router.js';
 import { assertKnownOptions, functionOption } from '../internal/options.js';
 import { targetQuery } from '../internal/target.js';
-import { appendQuery, authorizeErrorPage } from './authorize-answers.js';
+import { authorizeErrorPage, redirectBack } from './authorize-answers.js';
 import type { OAuthClient } from './clients.js';
 import type { OAuthContext } from './context.js';
 import {
@@ -240,10 +239,8 @@ function finish(
   request: LogoutRequest,
   signedOut: boolean,
 ): void {
-  res.setHeader('Cache-Control', 'no-store');
   if (request.redirectUri !== undefined) {
-    res.setHeader('Referrer-Policy', 'no-referrer');
-    sendRedirect(res, 303, appendQuery(request.redirectUri, { state: request.state }));
+    redirectBack(res, request.redirectUri, { state: request.state });
     return;
   }
   const { pages, language = 'en' } = endpoint;

@@ -24,15 +24,17 @@ async function liveGrant(
 
 /**
  * The grant under which `sub` approves `scope` for `clientId` now: the remembered one, widened
- * by the new scopes and remembered again from now, or a new one.
+ * by the new scopes and remembered again from now, or a new one. `known` is that remembered
+ * grant when the caller has just read it (no second look at the store).
  */
 export async function approveGrant(
   ctx: OAuthContext,
   sub: string,
   clientId: string,
   scope: readonly string[],
+  known?: GrantRecord,
 ): Promise<string> {
-  const held = await liveGrant(ctx, sub, clientId);
+  const held = known ?? (await liveGrant(ctx, sub, clientId));
   const grant: GrantRecord = {
     id: held?.id ?? randomUUID(),
     sub,

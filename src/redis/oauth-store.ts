@@ -111,7 +111,8 @@ return 1
 `);
 
 // A user's consents: one hash per user, a field per client holding {"record":…,"until":…}.
-// The key lives as long as its longest consent; each read drops the fields past their time.
+// The key lives as long as its longest consent; reads skip the fields past their time (they
+// go with the key, or when their client's consent is saved again).
 // KEYS: the user's hash; ARGV: client id, entry JSON, ttl
 const SAVE_GRANT = new LuaScript(`
 if redis.call('TYPE', KEYS[1]).ok ~= 'hash' then redis.call('DEL', KEYS[1]) end
