@@ -167,13 +167,14 @@ export async function defineClient(definition: ClientDefinition): Promise<OAuthC
     throw invalidOption('defineClient(): a client secret must be a string of 8 characters or more');
   }
   for (const uri of [...(client.redirectUris ?? []), ...(client.postLogoutRedirectUris ?? [])]) {
-    let parsed: URL;
-    try {
-      parsed = new URL(uri);
-    } catch {
+    if (typeof uri !== 'string') {
+      throw invalidOption('defineClient(): each redirect URI must be a string');
+    }
+    if (!URL.canParse(uri)) {
       throw invalidOption(`defineClient(): \`${uri}\` is not an absolute redirect URI`);
     }
-    if (parsed.hash !== '')
+    // any `#` starts a fragment, an empty one (`…/cb#`) too, where URL's `hash` reads ''
+    if (uri.includes('#'))
       throw invalidOption('defineClient(): a redirect URI must not have a fragment');
   }
   if (client.introspection !== undefined && !['own', 'any'].includes(client.introspection)) {
