@@ -50,20 +50,14 @@ async function checkedPush(
   if (named !== undefined && named !== client.clientId) {
     throw new OAuthError('invalid_request', 'client_id is not the authenticated client.');
   }
-  const request = new URLSearchParams([...params].filter(([name]) => !isCredential(name)));
+  // what is kept is authorizationFields' projection: the client's credentials never are
+  const request = new URLSearchParams([...params]);
   request.set('client_id', client.clientId);
   if (dpopJkt !== undefined) request.set('dpop_jkt', dpopJkt);
   const checked = await checkAuthorizationRequest(ctx, request, 'par');
   if (checked.kind === 'page') throw new OAuthError('invalid_request', checked.message);
   if (checked.kind === 'redirect') throw checked.error;
   return checked.pending.fields.map(([name, value]) => [name, value]);
-}
-
-/** The client authentication parameters: never part of the request that is kept. */
-function isCredential(name: string): boolean {
-  return (
-    name === 'client_secret' || name === 'client_assertion' || name === 'client_assertion_type'
-  );
 }
 
 /**
