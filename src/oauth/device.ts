@@ -6,7 +6,7 @@ import { methods } from '../http/router.js';
 import { assertKnownOptions, invalidOption } from '../internal/options.js';
 import { singleParams } from './client-auth.js';
 import type { OAuthContext } from './context.js';
-import { NO_STORE, OAuthError, sendOAuthError } from './errors.js';
+import { asOAuthError, NO_STORE, OAuthError, sendOAuthError } from './errors.js';
 import { readOAuthForm } from './form.js';
 import { DEVICE_CODE_GRANT } from './grants/device-code.js';
 import { resolveScopes } from './scope.js';
@@ -120,8 +120,10 @@ export function createDeviceAuthorizationEndpoint(
         NO_STORE,
       );
     } catch (err) {
-      if (err instanceof OAuthError) return sendOAuthError(res, err);
-      throw err;
+      // a full store or Redis down is `temporarily_unavailable`, in the RFC 6749 §5.2 format
+      const answer = asOAuthError(err);
+      if (answer === undefined) throw err;
+      sendOAuthError(res, answer);
     }
   }
 
