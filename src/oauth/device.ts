@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Middleware } from '../core/compose.js';
 import { sendJson } from '../core/send.js';
 import { methods } from '../http/router.js';
 import { assertKnownOptions, invalidOption } from '../internal/options.js';
 import { singleParams } from './client-auth.js';
 import type { OAuthContext } from './context.js';
-import { asOAuthError, NO_STORE, OAuthError, sendOAuthError } from './errors.js';
+import { NO_STORE, OAuthError } from './errors.js';
 import { readOAuthForm } from './form.js';
 import { DEVICE_CODE_GRANT } from './grants/device-code.js';
+import { oauthEndpoint } from './revoke.js';
 import { resolveScopes } from './scope.js';
 import type { DeviceCodeRecord } from './store.js';
 import { hashToken, newOpaqueToken } from './tokens.js';
@@ -75,57 +75,51 @@ export function createDeviceAuthorizationEndpoint(
   }
   const { deviceCodeTtl, devicePollInterval } = ctx.settings;
 
-  async function deviceAuthorization(req: IncomingMessage, res: ServerResponse) {
-    try {
-      const params = singleParams(await readOAuthForm(req));
-      const client = await ctx.authenticateClient(req, params);
-      if (!client.grantTypes.includes(DEVICE_CODE_GRANT)) {
-        throw new OAuthError('unauthorized_client', 'This client may not use the device grant.');
-      }
-      const scope = resolveScopes(client, params.get('scope'));
-      let userCode = generateUserCode();
-      for (let tries = 1; (await ctx.store.findDeviceCode(userCode)) !== undefined; tries++) {
-        if (tries === 5) throw new OAuthError('temporarily_unavailable', 'Try again.');
-        userCode = generateUserCode();
-      }
-      const deviceCode = newOpaqueToken();
-      const record: DeviceCodeRecord = {
-        clientId: client.clientId,
-        scope,
-        userCode,
-        status: 'pending',
-        interval: devicePollInterval,
-        grantId: randomUUID(),
-        expiresAt: Date.now() + deviceCodeTtl,
-      };
-      // kept for as long again once expired: a late poll is `expired_token`, not an unknown code
-      await ctx.store.saveDeviceCode(hashToken(deviceCode), record, 2 * deviceCodeTtl);
-      const shown = formatUserCode(userCode);
-      const withCode = new URL(complete);
-      withCode.searchParams.set('user_code', shown);
-      res.setHeader('Content-Type', 'application/json');
-      sendJson(
-        res,
-        200,
-        {
-          device_code: deviceCode,
-          user_code: shown,
-          verification_uri: verificationUri,
-          verification_uri_complete: withCode.href,
-          // RFC 8628 counts seconds: the code is announced to end no later than it does, and
-          // the interval no shorter than the one enforced
-          expires_in: Math.floor(deviceCodeTtl / 1000),
-          interval: Math.ceil(devicePollInterval / 1000),
-        },
-        NO_STORE,
-      );
-    } catch (err) {
-      // a full store or Redis down is `temporarily_unavailable`, in the RFC 6749 §5.2 format
-      const answer = asOAuthError(err);
-      if (answer === undefined) throw err;
-      sendOAuthError(res, answer);
+  // a full store or Redis down is `temporarily_unavailable`, in the RFC 6749 §5.2 format
+  const deviceAuthorization = oauthEndpoint(async (req, res) => {
+    const params = singleParams(await readOAuthForm(req));
+    const client = await ctx.authenticateClient(req, params);
+    if (!client.grantTypes.includes(DEVICE_CODE_GRANT)) {
+      throw new OAuthError('unauthorized_client', 'This client may not use the device grant.');
     }
-  }
+    const scope = resolveScopes(client, params.get('scope'));
+    let userCode = generateUserCode();
+    for (let tries = 1; (await ctx.store.findDeviceCode(userCode)) !== undefined; tries++) {
+      if (tries === 5) throw new OAuthError('temporarily_unavailable', 'Try again.');
+      userCode = generateUserCode();
+    }
+    const deviceCode = newOpaqueToken();
+    const record: DeviceCodeRecord = {
+      clientId: client.clientId,
+      scope,
+      userCode,
+      status: 'pending',
+      interval: devicePollInterval,
+      grantId: randomUUID(),
+      expiresAt: Date.now() + deviceCodeTtl,
+    };
+    // kept for as long again once expired: a late poll is `expired_token`, not an unknown code
+    await ctx.store.saveDeviceCode(hashToken(deviceCode), record, 2 * deviceCodeTtl);
+    const shown = formatUserCode(userCode);
+    const withCode = new URL(complete);
+    withCode.searchParams.set('user_code', shown);
+    res.setHeader('Content-Type', 'application/json');
+    sendJson(
+      res,
+      200,
+      {
+        device_code: deviceCode,
+        user_code: shown,
+        verification_uri: verificationUri,
+        verification_uri_complete: withCode.href,
+        // RFC 8628 counts seconds: the code is announced to end no later than it does, and
+        // the interval no shorter than the one enforced
+        expires_in: Math.floor(deviceCodeTtl / 1000),
+        interval: Math.ceil(devicePollInterval / 1000),
+      },
+      NO_STORE,
+    );
+  });
 
   return methods({ POST: deviceAuthorization });
 }
