@@ -70,7 +70,7 @@ export function createDeviceAuthorizationEndpoint(
   } catch {
     throw invalidOption(`${owner}: \`verificationUri\` must be an absolute URL`);
   }
-  if (!/^https?:$/.test(complete.protocol) || complete.hash !== '') {
+  if (!/^https?:$/.test(complete.protocol) || verificationUri.includes('#')) {
     throw invalidOption(`${owner}: \`verificationUri\` must be an http(s) URL without a fragment`);
   }
   const { deviceCodeTtl, devicePollInterval } = ctx.settings;

@@ -202,13 +202,15 @@ describe('device.ts', () => {
       'ftp://auth.example.test/device',
       'xhttp://auth.example.test/device',
       'https://auth.example.test/device#code',
+      // an empty fragment (`URL#hash` is '' for it) is a fragment all the same
+      'https://auth.example.test/device#',
     ]) {
       expectOptionError(
         refusal(build(wrong)),
         `${owner}: \`verificationUri\` must be an http(s) URL without a fragment`,
       );
     }
-    expect(refusal(build('https://auth.example.test/device#'))).toBeUndefined();
+    expect(refusal(build('https://auth.example.test/device?x=1'))).toBeUndefined();
   });
 
   it('names the device grant when a client without it asks for a code', async () => {
