@@ -1,4 +1,5 @@
 import type { Authenticator } from '../auth/authenticator.js';
+import { createDpopVerifier } from '../auth/dpop.js';
 import {
   createJwtVerifier,
   type JwtVerifier,
@@ -175,7 +176,7 @@ export function ownAccessTokens(
   options: OwnAccessTokenOptions = {},
 ): Authenticator {
   assertKnownOptions('ownAccessTokens()', options, OPTIONS);
-  const { toPrincipal: given, ...rest } = options;
+  const { toPrincipal: given, ...rest } = withOneDpopVerifier(options);
   const toPrincipal = functionOption('ownAccessTokens()', 'toPrincipal', given);
   const principalOf = async (
     payload: JWTPayload,
@@ -196,4 +197,16 @@ export function ownAccessTokens(
       return current().authenticate(req);
     },
   };
+}
+
+/**
+ * The options with their DPoP verifier made once: the authenticator is rebuilt when the keys
+ * rotate, and a verifier made at each build would start with an empty replay store, taking a
+ * proof used before the rotation once more (RFC 9449 §11.1).
+ */
+function withOneDpopVerifier(options: OwnAccessTokenOptions): OwnAccessTokenOptions {
+  const { dpop } = options;
+  if (typeof dpop !== 'object' || dpop === null || dpop.verifier !== undefined) return options;
+  const { origin: _origin, required: _required, verifier: _verifier, ...proofs } = dpop;
+  return { ...options, dpop: { ...dpop, verifier: createDpopVerifier(proofs) } };
 }
