@@ -11,7 +11,7 @@ import { generateKeyPairSync, randomUUID, type webcrypto } from 'node:crypto';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { authenticate } from '../../src/auth/authenticate.js';
-import { accessTokenHash } from '../../src/auth/dpop.js';
+import { accessTokenHash, createDpopVerifier } from '../../src/auth/dpop.js';
 import { createSessions } from '../../src/auth/session.js';
 import type { Middleware } from '../../src/core/compose.js';
 import type { JwtClaims } from '../../src/core/jwt-types.js';
@@ -411,6 +411,28 @@ describe('following the key set', () => {
     expect((await call()).status).toBe(200);
     await keys.rotate(); // a new kid is published
     expect((await call()).status).toBe(401);
+  });
+
+  it('uses the DPoP verifier it is given, and refuses a dpop option that is null', async () => {
+    const ctx = await context();
+    const verifier = createDpopVerifier();
+    const verify = vi.spyOn(verifier, 'verify');
+    const server = await api(ctx, { dpop: { origin: ORIGIN, verifier } });
+    const client = await dpopKey();
+    const token = await issue(ctx, { jkt: client.jkt });
+    const proof = await proofFor(client, token);
+    const reply = await request(server, '/api/me', {
+      headers: { authorization: `DPoP ${token}`, dpop: proof },
+    });
+    expect(reply.status).toBe(200);
+    expect(verify).toHaveBeenCalledOnce();
+    // a proof the shared verifier has seen elsewhere is a replay here too
+    await expect(
+      verifier.verify(proof, { method: 'GET', url: `${ORIGIN}/api/me`, accessToken: token }),
+    ).rejects.toThrow('The DPoP proof was used already.');
+    expect(() =>
+      ownAccessTokens(ctx, { dpop: null as unknown as OwnAccessTokenOptions['dpop'] }),
+    ).toThrow("jwtBearer(): `dpop` must be an object with the API's `origin`");
   });
 });
 
