@@ -12,11 +12,16 @@
  *   node --import tsx bench/reference/in-process.ts bare     the same harness, a bare handler
  *   node --import tsx bench/reference/in-process.ts alloc    bytes allocated per request, by function
  *   node --cpu-prof --import tsx bench/reference/in-process.ts   a CPU profile of the rounds
+ *
+ * With `CREDENTIAL=bearer`, each request carries an access token the app's own `POST /token`
+ * issued to `demo-service` (client_credentials) instead of the API key: the verified-token
+ * cache's path.
  */
 
 import { generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Session } from 'node:inspector/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -58,8 +63,32 @@ const bare = (_req: IncomingMessage, res: ServerResponse) => {
   res.end(body);
 };
 const listener = mode === 'bare' ? bare : app.listener;
+
+/** An access token from the app's own `POST /token` (client_credentials, demo-service). */
+async function bearerToken(): Promise<string> {
+  const server = createServer(app.listener).listen(0, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  const { port } = server.address() as AddressInfo;
+  const res = await fetch(`http://127.0.0.1:${port}/token`, {
+    method: 'POST',
+    headers: {
+      host: 'api.example.com',
+      'x-forwarded-proto': 'https',
+      authorization: `Basic ${Buffer.from('demo-service:demo-service-secret').toString('base64')}`,
+      'content-type': 'application/x-www-form-urlencoded',
+    },
+    body: 'grant_type=client_credentials&scope=read%3Amessages',
+  });
+  const { access_token: token } = (await res.json()) as { access_token: string };
+  server.close();
+  return token;
+}
+const credential =
+  process.env.CREDENTIAL === 'bearer'
+    ? ['Authorization', `Bearer ${await bearerToken()}`]
+    : ['X-API-Key', KEY];
 const lines = [
-  ...['Host', 'api.example.com', 'X-API-Key', KEY, 'X-Forwarded-Proto', 'https'],
+  ...['Host', 'api.example.com', ...credential, 'X-Forwarded-Proto', 'https'],
   ...['X-Forwarded-For', '203.0.113.7', 'User-Agent', 'bench', 'Accept', '*/*'],
 ];
 

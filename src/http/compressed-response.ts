@@ -189,9 +189,18 @@ export class CompressedResponse {
       self.onEnd(chunk, encoding, cb)) as ServerResponse['end'];
     res.flushHeaders = () => self.onFlush(true);
     res.flush = () => self.onFlush(false);
+  }
+
+  /**
+   * The head is held (the body's size, or its compressed form, is not known yet): from now
+   * on `headersSent` reads `true`, as the app has committed it. Defined only then: an own
+   * accessor on every response would cost each one a slower shape.
+   */
+  private holdHead(): void {
+    const { res } = this;
     Object.defineProperty(res, 'headersSent', {
       configurable: true,
-      get: () => self.committed || nodeHeadersSent.call(res),
+      get: () => this.committed || nodeHeadersSent.call(res),
     });
   }
 
@@ -219,6 +228,7 @@ export class CompressedResponse {
     const length = declaredLength(this.res);
     if (!compress || this.coding === undefined) this.choose(false);
     else if (length !== undefined) this.choose(length >= this.settings.threshold);
+    if (!this.is('identity')) this.holdHead();
   }
 
   private choose(compress: boolean): void {
@@ -335,4 +345,26 @@ export class CompressedResponse {
     }
     if (headersOnly || !nodeHeadersSent.call(this.res)) this.flushHeaders.call(this.res);
   }
+}
+
+/**
+ * A response under `compression()` whose client takes none of the codings offered: its body
+ * is sent as it is, and only `writeHead` (which node calls for an implicit head too) is
+ * wrapped, to add `Vary: Accept-Encoding` to a response that another client would have got
+ * compressed, so that caches keep the two apart.
+ */
+export function varyOnAcceptEncoding(
+  req: IncomingMessage,
+  res: ServerResponse,
+  settings: Settings,
+): void {
+  const writeHead = res.writeHead as (...args: unknown[]) => ServerResponse;
+  res.writeHead = function varyingWriteHead(status: number, ...args: unknown[]) {
+    if (nodeHeadersSent.call(res) || !Number.isInteger(status) || status < 200 || status > 999) {
+      return writeHead.call(res, status, ...args);
+    }
+    applyHead(res, status, args);
+    if (assess(req, res, settings).vary) appendVary(res, 'Accept-Encoding');
+    return writeHead.call(res, res.statusCode);
+  } as ServerResponse['writeHead'];
 }

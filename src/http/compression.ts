@@ -54,7 +54,12 @@ const KNOWN = [
   'filter',
 ] as const satisfies readonly (keyof CompressionOptions)[];
 
-import { CompressedResponse, DEFAULT_ENCODINGS, type Settings } from './compressed-response.js';
+import {
+  CompressedResponse,
+  DEFAULT_ENCODINGS,
+  type Settings,
+  varyOnAcceptEncoding,
+} from './compressed-response.js';
 
 function encodingsOption(value: unknown): readonly ContentCoding[] {
   if (value === undefined) return DEFAULT_ENCODINGS;
@@ -120,8 +125,9 @@ export function settingsOf(options: CompressionOptions): Settings {
 export function compression(options: CompressionOptions = {}): Middleware {
   const settings = settingsOf(options);
   return function compress(req, res, next) {
-    const accepted = req.headers['accept-encoding'];
-    new CompressedResponse(req, res, negotiateEncoding(accepted, settings.encodings), settings);
+    const coding = negotiateEncoding(req.headers['accept-encoding'], settings.encodings);
+    if (coding === undefined) varyOnAcceptEncoding(req, res, settings);
+    else new CompressedResponse(req, res, coding, settings);
     return next();
   };
 }

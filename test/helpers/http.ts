@@ -238,6 +238,8 @@ export function parseReply(text: string): RawReply {
 /** A reply with its body as the bytes sent. */
 export interface BinaryReply {
   status: number;
+  /** The reason phrase of the status line. */
+  statusMessage: string;
   headers: IncomingHttpHeaders;
   body: Buffer;
 }
@@ -258,6 +260,7 @@ export function requestBytes(
         res.on('end', () =>
           resolve({
             status: res.statusCode ?? 0,
+            statusMessage: res.statusMessage ?? '',
             headers: res.headers,
             body: Buffer.concat(chunks),
           }),

@@ -1,6 +1,6 @@
 // compression() over real sockets: the bytes are decoded with node:zlib and compared with
 // what the handler wrote.
-import { request as httpRequest } from 'node:http';
+import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { brotliDecompressSync, gunzipSync, gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Middleware } from '../../src/core/compose.js';
@@ -239,6 +239,123 @@ describe('compression: when not to compress', () => {
       (await fetchBytes(server, '/login', AE('br'))).headers['content-encoding'],
     ).toBeUndefined();
     expect((await fetchBytes(server, '/other', AE('br'))).headers['content-encoding']).toBe('br');
+  });
+});
+
+describe('compression: a client that takes no coding', () => {
+  // without a coding to use, only writeHead is wrapped: every head must come out as it does
+  // for a client whose coding is used, Vary included, and every body as the handler wrote it
+  const handlers: Record<string, Middleware> = {
+    '/json': answer(SMALL),
+    '/big': answer(BIG),
+    '/png': answer(BIG, { 'Content-Type': 'image/png' }),
+    '/events': answer(BIG, { 'Content-Type': 'text/event-stream' }),
+    '/kept': answer(BIG, { 'Cache-Control': 'no-transform' }),
+    '/coded': answer(BIG, { 'Content-Encoding': 'gzip' }),
+    '/206': answer(BIG, { 'Content-Range': `bytes 0-${BIG.length - 1}/99999` }, 206),
+    '/implicit': (_req, res) => {
+      res.setHeader('Content-Type', 'text/plain');
+      res.setHeader('Vary', 'Origin');
+      res.end(BIG);
+    },
+    '/reason': (_req, res) => {
+      res.writeHead(201, 'Made', { 'Content-Type': 'application/json' });
+      res.end(SMALL);
+    },
+    '/raw': (_req, res) => {
+      res.writeHead(200, ['Content-Type', 'text/html', 'X-Twice', 'a', 'X-Twice', 'b']);
+      res.end('<p>hi</p>');
+    },
+    '/204': (_req, res) => {
+      res.writeHead(204);
+      res.end();
+    },
+  };
+  const dispatch: Middleware = (req, res, next) => handlers[req.url ?? '']!(req, res, next);
+  const framingAside = ({
+    'content-length': _length,
+    'transfer-encoding': _chunked,
+    ...rest
+  }: IncomingHttpHeaders) => rest;
+
+  it('sends every head as for a client whose coding is used, Vary included, and the body as written', async () => {
+    const server = await serve([compression({ threshold: 1e9 }), dispatch]);
+    const expected: Record<string, string | undefined> = {
+      '/json': 'Accept-Encoding',
+      '/big': 'Accept-Encoding',
+      '/png': undefined,
+      '/events': undefined,
+      '/kept': undefined,
+      '/coded': undefined,
+      '/206': 'Accept-Encoding',
+      '/implicit': 'Origin, Accept-Encoding',
+      '/reason': 'Accept-Encoding',
+      '/raw': 'Accept-Encoding',
+      '/204': undefined,
+    };
+    for (const [path, vary] of Object.entries(expected)) {
+      // a threshold no body reaches: the coding is chosen but never used, the same heads
+      const chosen = await fetchBytes(server, path, AE('gzip'));
+      for (const headers of [{}, AE('deflate'), AE('identity')]) {
+        const reply = await fetchBytes(server, path, headers);
+        expect(reply.headers.vary, path).toBe(vary);
+        expect(reply.status, path).toBe(chosen.status);
+        expect(reply.statusMessage, path).toBe(chosen.statusMessage);
+        // framing aside: a body held to learn its size goes with a Content-Length, one whose
+        // head went out at once (writeHead without one) is chunked, as node frames it
+        expect(framingAside(reply.headers), path).toStrictEqual(
+          framingAside({ ...chosen.headers, date: reply.headers.date }),
+        );
+        expect(reply.body.equals(chosen.body), path).toBe(true);
+      }
+    }
+    const raw = await fetchBytes(server, '/raw');
+    expect(raw.headers['x-twice']).toBe('a, b');
+    expect(raw.body.toString()).toBe('<p>hi</p>');
+    const reason = await fetchBytes(server, '/reason');
+    expect([reason.status, reason.statusMessage]).toEqual([201, 'Made']);
+  });
+
+  it('reads headersSent true once the head is committed, held or sent, and false before', async () => {
+    const seen: Record<string, boolean[]> = {};
+    const server = await serve([
+      compression(),
+      (req, res) => {
+        const marks = [res.headersSent];
+        res.writeHead(200, { 'Content-Type': 'application/json' }); // no length: held if coded
+        marks.push(res.headersSent);
+        res.write(BIG.slice(0, 10));
+        marks.push(res.headersSent);
+        seen[req.headers['accept-encoding'] ?? 'none'] = marks;
+        res.end(BIG.slice(10));
+      },
+    ]);
+    const coded = await fetchBytes(server, '/', AE('gzip'));
+    expect(coded.headers['content-encoding']).toBe('gzip');
+    expect(decoded(coded)).toBe(BIG);
+    const plain = await fetchBytes(server, '/');
+    expect(plain.body.toString()).toBe(BIG);
+    expect(seen).toStrictEqual({ gzip: [false, true, true], none: [false, true, true] });
+  });
+
+  it('leaves a second writeHead to node, which refuses it', async () => {
+    let second: unknown;
+    const server = await serve([
+      compression(),
+      (_req, res) => {
+        res.writeHead(200, { 'Content-Type': 'application/json' });
+        try {
+          res.writeHead(500);
+        } catch (error) {
+          second = error;
+        }
+        res.end(SMALL);
+      },
+    ]);
+    const reply = await fetchBytes(server, '/');
+    expect(reply.status).toBe(200);
+    expect(reply.headers.vary).toBe('Accept-Encoding');
+    expect((second as { code?: string }).code).toBe('ERR_HTTP_HEADERS_SENT');
   });
 });
 
