@@ -70,7 +70,7 @@ function busyBound(result: AnyResult): string {
     `answer already falls to ${formatSpread(busy)} of bare node:http (server CPU per request ` +
     `${rowCpu(result, 'bare-busy')}): on this machine, 0.60 leaves any stack about ` +
     `${BUSY_MICROSECONDS} µs per request for all its work beyond bare node:http, where the ` +
-    'reference server’s chain takes about 25 µs in-process (bench/reference/in-process.ts).'
+    'reference server’s chain takes about 28 µs in-process (bench/reference/in-process.ts).'
   );
 }
 
