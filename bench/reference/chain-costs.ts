@@ -13,6 +13,7 @@ import type { RequestListener } from 'node:http';
 import {
   apiKeyAuth,
   authenticate,
+  compose,
   cors,
   createApiKey,
   createCredentialGuard,
@@ -27,6 +28,7 @@ import {
   sendJson,
   toNodeListener,
 } from 'portico';
+import { compression, maintenanceMode, shedLoad } from 'portico/http';
 import { MemoryRateLimitStore } from 'portico/rate-limit';
 import { API_KEY_OWNER } from './shared.js';
 import { requestWithoutSocket } from './socketless.js';
@@ -46,11 +48,15 @@ const limits = { limit: 1e9, windowMs: 60_000, trustProxy: 1, store: new MemoryR
 const guard = createCredentialGuard({ ...limits, store: new MemoryRateLimitStore() });
 const identity = authenticate([apiKeyAuth({ store: keys })], { optional: true, guard });
 const router = createRouter({ '/api/me': { GET: answer } });
+const shed = shedLoad({ maxEventLoopDelay: 1_000 });
+const unavailable = [maintenanceMode({ enabled: false }), shed];
 
 /** Each piece, in the reference server's order; the chain of a row is every piece up to it. */
 const pieces: [string, Middleware[]][] = [
   ['requestId', [requestId()]],
   ['securityHeaders', [securityHeaders({ trustProxy: 1 })]],
+  ['compression (no Accept-Encoding)', [compression()]],
+  ["mount('/api', maintenance + shed)", [mount('/api', compose(unavailable))]],
   [
     "mount('/api', rateLimit report)",
     [mount('/api', rateLimit({ ...limits, report: () => true }))],
@@ -105,3 +111,4 @@ for (const [name] of rows) {
   );
   previous = us;
 }
+shed.close();
