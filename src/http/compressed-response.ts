@@ -141,10 +141,11 @@ function toBuffer(chunk: unknown, encoding: unknown): Buffer {
 }
 
 /**
- * One response under {@link compression}: its `writeHead`, `write`, `end` and `flushHeaders`
- * are wrapped so that the choice (compress or not) is made once the headers are final and
- * the body's size is known or has passed the threshold; until then the head is held (and
- * `headersSent` reads `true`, as the app has committed it).
+ * One response under {@link compression} whose client takes `coding` (a client that takes
+ * none gets {@link varyOnAcceptEncoding} instead): its `writeHead`, `write`, `end` and
+ * `flushHeaders` are wrapped so that the choice (compress or not) is made once the headers
+ * are final and the body's size is known or has passed the threshold; until then the head is
+ * held (and `headersSent` reads `true`, as the app has committed it).
  */
 export class CompressedResponse {
   private mode: Mode = 'pending';
@@ -163,7 +164,7 @@ export class CompressedResponse {
   constructor(
     private readonly req: IncomingMessage,
     private readonly res: ServerResponse,
-    private readonly coding: ContentCoding | undefined,
+    private readonly coding: ContentCoding,
     private readonly settings: Settings,
   ) {
     this.writeHead = res.writeHead;
@@ -226,7 +227,7 @@ export class CompressedResponse {
     const { vary, compress } = assess(this.req, this.res, this.settings);
     if (vary) appendVary(this.res, 'Accept-Encoding');
     const length = declaredLength(this.res);
-    if (!compress || this.coding === undefined) this.choose(false);
+    if (!compress) this.choose(false);
     else if (length !== undefined) this.choose(length >= this.settings.threshold);
     if (!this.is('identity')) this.holdHead();
   }
@@ -235,7 +236,7 @@ export class CompressedResponse {
     this.mode = compress ? 'compress' : 'identity';
     if (!compress) return;
     const res = this.res;
-    res.setHeader('Content-Encoding', this.coding!);
+    res.setHeader('Content-Encoding', this.coding);
     res.removeHeader('Content-Length');
     const etag = res.getHeader('ETag');
     if (typeof etag === 'string' && etag.startsWith('"')) res.setHeader('ETag', `W/${etag}`);
@@ -276,7 +277,7 @@ export class CompressedResponse {
   }
 
   private open(): Compressor {
-    const stream = createStream(this.coding!, this.settings);
+    const stream = createStream(this.coding, this.settings);
     this.stream = stream;
     const res = this.res;
     stream.on('data', (out: Buffer) => {
@@ -323,7 +324,7 @@ export class CompressedResponse {
 
   /** The whole body is known: compressed in one piece, with its exact `Content-Length`. */
   private finishWhole(body: Buffer, cb: Callback | undefined): void {
-    compressWhole(this.coding!, this.settings, body, (err, out) => {
+    compressWhole(this.coding, this.settings, body, (err, out) => {
       if (this.res.destroyed) return;
       if (err) this.res.removeHeader('Content-Encoding'); // sent as it is rather than lost
       const sent = err ? body : out;
