@@ -265,7 +265,7 @@ export function createOAuthContext(options: AuthorizationServerOptions): OAuthCo
   } catch {
     throw invalidOption('createAuthorizationServer(): `issuer` must be an absolute URL');
   }
-  if (issuerUrl.search !== '' || issuerUrl.hash !== '') {
+  if (/[?#]/.test(issuerUrl.href)) {
     throw invalidOption(
       'createAuthorizationServer(): `issuer` must have no query or fragment (RFC 8414 §2)',
     );

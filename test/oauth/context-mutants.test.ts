@@ -71,7 +71,15 @@ describe('createOAuthContext(): the issuer', () => {
   it('refuses an issuer with a query, and one with a fragment (RFC 8414 §2)', async () => {
     const message =
       'createAuthorizationServer(): `issuer` must have no query or fragment (RFC 8414 §2)';
-    for (const issuer of [`${ISSUER}?tenant=a`, `${ISSUER}#top`, `${ISSUER}/?a=1#b`]) {
+    // an empty query or fragment (`search` and `hash` read '' for them) is one all the same
+    for (const issuer of [
+      `${ISSUER}?tenant=a`,
+      `${ISSUER}#top`,
+      `${ISSUER}/?a=1#b`,
+      `${ISSUER}?`,
+      `${ISSUER}#`,
+      `${ISSUER}/tenant-a?#`,
+    ]) {
       const opts = await options({ issuer });
       expectInvalid(
         refusal(() => createOAuthContext(opts)),
