@@ -3,7 +3,7 @@
  * request as expected, warms each up, then measures them round-robin (the order rotating
  * every round) with one load-generator process per measurement.
  */
-import { processCpuSeconds } from './cpu.js';
+import { processCpuTimes } from './cpu.js';
 import { mergeHeaders } from './headers.js';
 import { nodeCommand, type RunningServer, runLoad, startServer } from './processes.js';
 import { spread } from './stats.js';
@@ -75,6 +75,12 @@ function ratiosTo(
   return spread(own.map((m) => m.reqPerSec / (byRound.get(m.round) ?? Number.NaN)));
 }
 
+/** The median of `values`, or null when one of them is (a round measured without procfs). */
+function medianOrNull(values: readonly (number | null | undefined)[]): number | null {
+  if (values.some((v) => typeof v !== 'number')) return null;
+  return spread(values as number[]).median;
+}
+
 export function summarize(
   comparison: Comparison,
   measurements: readonly Measurement[],
@@ -88,9 +94,8 @@ export function summarize(
       reqPerSec: spread(own.map((m) => m.reqPerSec)),
       latencyP50Ms: spread(own.map((m) => m.latencyP50Ms)).median,
       latencyP99Ms: spread(own.map((m) => m.latencyP99Ms)).median,
-      serverCpuUsPerRequest: own.every((m) => m.serverCpuUsPerRequest !== null)
-        ? spread(own.map((m) => m.serverCpuUsPerRequest ?? 0)).median
-        : null,
+      serverCpuUsPerRequest: medianOrNull(own.map((m) => m.serverCpuUsPerRequest)),
+      serverSystemCpuUsPerRequest: medianOrNull(own.map((m) => m.serverSystemCpuUsPerRequest)),
       ratio: ratiosTo(comparison.baseline, own, measurements),
       ...(secondary !== undefined && { secondaryRatio: ratiosTo(secondary, own, measurements) }),
       ...(comparison.allowStatuses !== undefined && {
@@ -159,15 +164,25 @@ async function measureWith(
       for (let i = 0; i < running.length; i++) {
         const server = running[(i + round) % running.length]!;
         const opts = optionsFor(server, settings.durationSeconds);
-        const cpuBefore = processCpuSeconds(server.pid);
+        const cpuBefore = processCpuTimes(server.pid);
         const result = await runLoad(opts);
-        const cpuAfter = processCpuSeconds(server.pid);
+        const cpuAfter = processCpuTimes(server.pid);
         assertClean(server.spec.name, result, comparison.allowStatuses);
-        const serverCpuUsPerRequest =
-          cpuBefore === undefined || cpuAfter === undefined
-            ? null
-            : ((cpuAfter - cpuBefore) * 1e6) / result.requests;
-        measurements.push({ server: server.spec.name, round, ...result, serverCpuUsPerRequest });
+        const perRequest = (seconds: number) => (seconds * 1e6) / result.requests;
+        const measured = cpuBefore !== undefined && cpuAfter !== undefined;
+        const serverSystemCpuUsPerRequest = measured
+          ? perRequest(cpuAfter.system - cpuBefore.system)
+          : null;
+        const serverCpuUsPerRequest = measured
+          ? perRequest(cpuAfter.user - cpuBefore.user) + (serverSystemCpuUsPerRequest ?? 0)
+          : null;
+        measurements.push({
+          server: server.spec.name,
+          round,
+          ...result,
+          serverCpuUsPerRequest,
+          serverSystemCpuUsPerRequest,
+        });
         log(
           `  round ${round + 1}/${settings.rounds} ${server.spec.name}: ` +
             `${Math.round(result.reqPerSec)} req/s, p50 ${result.latencyP50Ms} ms, p99 ${result.latencyP99Ms} ms` +

@@ -60,7 +60,10 @@ function rowImportMs(row: string) {
 
 /**
  * What bounds the reference server's ratio: bare node:http doing a fixed amount of busy work
- * per request (the `bare-busy` row) in the same run.
+ * per request (the `bare-busy` row) in the same run, and the kernel's share of each row's
+ * CPU (on loopback, the server's send also runs the load generator's side of TCP and wakes
+ * it when it sleeps, which it does more the slower the server: a cost of the measurement
+ * that a server on a real network does not pay).
  */
 function busyBound(result: AnyResult): string {
   const busy = rowRatio('bare-busy', 'ratio')(result);
@@ -70,8 +73,22 @@ function busyBound(result: AnyResult): string {
     `answer already falls to ${formatSpread(busy)} of bare node:http (server CPU per request ` +
     `${rowCpu(result, 'bare-busy')}): on this machine, 0.60 leaves any stack about ` +
     `${BUSY_MICROSECONDS} µs per request for all its work beyond bare node:http, where the ` +
-    'reference server’s chain takes about 28 µs in-process (bench/reference/in-process.ts).'
+    'reference server’s chain takes about 25 µs in-process (bench/reference/in-process.ts). ' +
+    `In the kernel: ${rowKernelCpu(result, 'bare')} per request for bare node:http, ` +
+    `${rowKernelCpu(result, 'bare-busy')} for the bound, ` +
+    `${rowKernelCpu(result, 'reference-api-key')} for the reference server: its slower ` +
+    'answers find the load generator asleep, and on loopback the send pays for waking it ' +
+    '(`perf` puts half of that share in the wake-up).'
   );
+}
+
+/** A row's server CPU per request in the kernel (median over rounds), as `N µs`. */
+function rowKernelCpu(result: AnyResult, row: string): string {
+  const server = (result.servers as readonly { name: string }[]).find((s) => s.name === row) as
+    | { serverSystemCpuUsPerRequest?: number | null }
+    | undefined;
+  const us = server?.serverSystemCpuUsPerRequest;
+  return typeof us === 'number' ? `${Math.round(us)} µs` : 'not measured';
 }
 
 /** A row's server CPU per request, delivery or token (median over rounds), as `N µs`. */

@@ -136,6 +136,8 @@ export interface Measurement extends LoadResult {
   round: number;
   /** The server process's CPU time (user + system) per completed request; null without procfs. */
   serverCpuUsPerRequest: number | null;
+  /** Its system (kernel) part; null without procfs, absent from results made before it was. */
+  serverSystemCpuUsPerRequest?: number | null;
 }
 
 export interface Spread {
@@ -152,6 +154,8 @@ export interface ServerSummary {
   latencyP99Ms: number;
   /** Median over rounds of the server's CPU time per request; null without procfs. */
   serverCpuUsPerRequest: number | null;
+  /** Median over rounds of its system (kernel) part; null or absent where not measured. */
+  serverSystemCpuUsPerRequest?: number | null;
   /** Per round, this server's req/s over the baseline's in the same round. */
   ratio: Spread;
   /** The same against the comparison's secondary baseline, when it has one. */

@@ -129,10 +129,19 @@ export const referenceComparison: Comparison = {
       'polled) before its answer: it allocates nothing and sends the floor’s two headers, so ' +
       'it reads as the best case for any server doing that much more work per request than ' +
       'bare node:http. In the same harness without sockets ([`bench/reference/in-process.ts`]' +
-      '(bench/reference/in-process.ts)), the reference server’s chain takes about 28 µs per ' +
+      '(bench/reference/in-process.ts)), the reference server’s chain takes about 25 µs per ' +
       'request more than a bare handler, and allocates about 21 KB per request (node’s own ' +
-      'header bookkeeping, one `setHeader` per header, the promises of the middleware chain): ' +
-      'about a third of that time is garbage collection.',
+      'header bookkeeping, one `setHeader` per header, the promises of the middleware chain).',
+    'Where the rest goes, from `perf record` of the API-key row under the same load (80 µs ' +
+      'of server CPU per request then): the kernel’s share is about 24 µs against 7 µs for ' +
+      'bare node:http, and half of it is the send waking the load generator ' +
+      '(`sock_def_readable`): on loopback the sender runs the receiver’s side of TCP, and a ' +
+      'server slower than its load generator finds it asleep at every answer, where bare ' +
+      'node:http rarely does. In user space no function stands out: V8’s property and string ' +
+      'lookups, node’s header validation and the chain’s own steps, each a few percent; ' +
+      'garbage collection is a few percent too (about 2 % of what is allocated survives a ' +
+      'scavenge). The `server CPU` column counts both; the missed targets above give each ' +
+      'row’s kernel part.',
     'The reference server has no setting for its bearer token cache (its `oauth.bearer` is ' +
       '`createAuthorizationServer`’s own, always cached), so the `cache: false` row resolves ' +
       '`portico`, for the reference server’s modules only, to a module that re-exports the ' +

@@ -27,7 +27,10 @@ export function requestWithoutSocket(
     const end = res.end.bind(res) as (...args: unknown[]) => ServerResponse;
     res.end = ((...args: unknown[]) => {
       const ended = end(...args);
-      resolve(res.statusCode);
+      // settled from the tick queue, after the ticks this request queued (its end of
+      // stream, node's own): a loop of awaits alone never lets that queue run, and would
+      // keep every request alive until the loop ends (all of them promoted, GC inflated)
+      process.nextTick(resolve, res.statusCode);
       return ended;
     }) as ServerResponse['end'];
     listener(req, res);
