@@ -6,7 +6,7 @@
  * an algorithm is sent the same inputs over IPC.
  */
 import { randomBytes } from 'node:crypto';
-import { exportSPKI, generateKeyPair, type JWTPayload, SignJWT } from 'jose';
+import { exportSPKI, generateKeyPair, importSPKI, type JWTPayload, SignJWT } from 'jose';
 
 export const ISSUER = 'https://id.bench.example/';
 export const AUDIENCE = 'https://api.bench.example';
@@ -37,6 +37,22 @@ export interface AlgorithmInputs {
 }
 
 type SigningKey = Parameters<SignJWT['sign']>[0];
+
+/**
+ * The algorithm's verification key imported once as a `CryptoKey`: `jwtVerify` then imports
+ * nothing per call (given a secret's bytes, it imports them into WebCrypto every time).
+ */
+export function importedVerificationKey({ alg, publicKeyPem, secret }: AlgorithmInputs) {
+  return secret === undefined
+    ? importSPKI(publicKeyPem!, alg)
+    : crypto.subtle.importKey(
+        'raw',
+        new TextEncoder().encode(secret),
+        { name: 'HMAC', hash: 'SHA-256' },
+        false,
+        ['verify'],
+      );
+}
 
 async function keysOf(
   alg: Algorithm,

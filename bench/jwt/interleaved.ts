@@ -10,8 +10,15 @@
  * verifications each way, alternating; prints the median CPU time per verification (user +
  * system, every thread: WebCrypto verifies in the threadpool) and jose's ÷ portico's.
  */
-import { importSPKI, jwtVerify } from 'jose';
-import { ALGORITHMS, type AlgorithmInputs, AUDIENCE, ISSUER, jwtFixture } from './fixture.js';
+import { jwtVerify } from 'jose';
+import {
+  ALGORITHMS,
+  type AlgorithmInputs,
+  AUDIENCE,
+  ISSUER,
+  importedVerificationKey,
+  jwtFixture,
+} from './fixture.js';
 
 type Verify = (token: string) => Promise<unknown>;
 
@@ -22,18 +29,9 @@ const WARMUP = 2000;
 const dist = new URL('../../dist/auth.js', import.meta.url).href;
 const { createJwtVerifier } = (await import(dist)) as typeof import('../../src/auth/index.js');
 
-async function joseImported({ alg, publicKeyPem, secret }: AlgorithmInputs): Promise<Verify> {
-  const key =
-    secret === undefined
-      ? await importSPKI(publicKeyPem!, alg)
-      : await crypto.subtle.importKey(
-          'raw',
-          new TextEncoder().encode(secret),
-          { name: 'HMAC', hash: 'SHA-256' },
-          false,
-          ['verify'],
-        );
-  const options = { algorithms: [alg], issuer: ISSUER, audience: AUDIENCE };
+async function joseImported(inputs: AlgorithmInputs): Promise<Verify> {
+  const key = await importedVerificationKey(inputs);
+  const options = { algorithms: [inputs.alg], issuer: ISSUER, audience: AUDIENCE };
   return (token) => jwtVerify(token, key, options);
 }
 

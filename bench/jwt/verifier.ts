@@ -10,13 +10,14 @@
 import { createPublicKey } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { createVerifier } from 'fast-jwt';
-import { importSPKI, jwtVerify } from 'jose';
+import { jwtVerify } from 'jose';
 import {
   ALGORITHMS,
   type Algorithm,
   type AlgorithmInputs,
   AUDIENCE,
   ISSUER,
+  importedVerificationKey,
   subjectOf,
 } from './fixture.js';
 import type { OpsCommand, OpsReport } from './types.js';
@@ -38,20 +39,9 @@ const VARIANTS: Record<
     claims: (answer) => (answer as { payload: unknown }).payload,
   },
   'jose-imported': {
-    async make({ alg, publicKeyPem, secret }) {
-      // Imported once, as a CryptoKey: `jwtVerify` then imports nothing per call (given a
-      // secret's bytes it imports them into WebCrypto every time).
-      const key =
-        secret === undefined
-          ? await importSPKI(publicKeyPem!, alg)
-          : await crypto.subtle.importKey(
-              'raw',
-              new TextEncoder().encode(secret),
-              { name: 'HMAC', hash: 'SHA-256' },
-              false,
-              ['verify'],
-            );
-      const options = { algorithms: [alg], issuer: ISSUER, audience: AUDIENCE };
+    async make(inputs) {
+      const key = await importedVerificationKey(inputs);
+      const options = { algorithms: [inputs.alg], issuer: ISSUER, audience: AUDIENCE };
       return (token) => jwtVerify(token, key, options);
     },
     claims: (answer) => (answer as { payload: unknown }).payload,
