@@ -36,8 +36,20 @@ function rowRatio(
   return (result) => {
     const server = (result.servers as readonly { name: string }[]).find((s) => s.name === row);
     const value = (server as Record<string, unknown> | undefined)?.[which];
-    if (typeof value === 'number') return { median: value, min: value, max: value };
+    if (typeof value === 'number') return single(value);
     return value as Spread | undefined;
+  };
+}
+
+/** One value as a spread (a quotient of medians has no rounds of its own). */
+const single = (value: number): Spread => ({ median: value, min: value, max: value });
+
+/** Row `over`'s median ratio to the baseline ÷ row `under`'s (one run, same baseline). */
+function rowQuotient(over: string, under: string) {
+  return (result: AnyResult): Spread | undefined => {
+    const a = rowRatio(over, 'ratio')(result);
+    const b = rowRatio(under, 'ratio')(result);
+    return a === undefined || b === undefined ? undefined : single(a.median / b.median);
   };
 }
 
@@ -107,7 +119,6 @@ function rowCpu(result: AnyResult, row: string): string {
   return typeof us === 'number' ? `${Math.round(us)} µs` : 'not measured';
 }
 
-/** The ratio of `portico` (cached) to the second reference, per algorithm and workload. */
 /** Server CPU per delivery (or request) of `over` ÷ that of `under`, one run's medians. */
 function cpuQuotient(over: string, under: string) {
   return (result: AnyResult): Spread | undefined => {
@@ -120,8 +131,7 @@ function cpuQuotient(over: string, under: string) {
     const a = cpu(over);
     const b = cpu(under);
     if (typeof a !== 'number' || typeof b !== 'number' || b === 0) return undefined;
-    const median = a / b;
-    return { median, min: median, max: median };
+    return single(a / b);
   };
 }
 
@@ -176,8 +186,6 @@ function worstOpsQuotient(over: string, under: string) {
     return worst === undefined ? undefined : single(worst.quotient);
   };
 }
-
-const single = (value: number): Spread => ({ median: value, min: value, max: value });
 
 /**
  * Why `portico cache: false` against jose with an imported key reads below 0.95: the case,
@@ -242,13 +250,7 @@ const TARGETS: readonly Target[] = [
   {
     comparison: 'http',
     claim: 'portico ≥ 0.95 × bare node:http writing the same headers (the reference row)',
-    measure: (result) => {
-      const portico = rowRatio('portico', 'ratio')(result);
-      const floor = rowRatio('bare-portico-headers', 'ratio')(result);
-      if (portico === undefined || floor === undefined) return undefined;
-      const median = portico.median / floor.median;
-      return { median, min: median, max: median };
-    },
+    measure: rowQuotient('portico', 'bare-portico-headers'),
     atLeast: 0.95,
     whenMissed: (result) =>
       'bare node:http setting the same headers with one `setHeader` each, as middleware ' +
@@ -265,13 +267,7 @@ const TARGETS: readonly Target[] = [
     claim:
       'portico with a no-op subscriber on every diagnostics channel ≥ 0.95 × portico with none ' +
       '(with none, a channel costs one `hasSubscribers` read)',
-    measure: (result) => {
-      const observed = rowRatio('portico-observed', 'ratio')(result);
-      const portico = rowRatio('portico', 'ratio')(result);
-      if (observed === undefined || portico === undefined) return undefined;
-      const median = observed.median / portico.median;
-      return { median, min: median, max: median };
-    },
+    measure: rowQuotient('portico-observed', 'portico'),
     atLeast: 0.95,
     whenMissed: (result) =>
       `server CPU per request ${rowCpu(result, 'portico')} portico, ` +
@@ -287,37 +283,19 @@ const TARGETS: readonly Target[] = [
   {
     comparison: 'http',
     claim: 'portico ≥ 1.8 × Express 5’s stack',
-    measure: (result) => {
-      const portico = rowRatio('portico', 'ratio')(result);
-      const express = rowRatio('express', 'ratio')(result);
-      if (portico === undefined || express === undefined) return undefined;
-      const median = portico.median / express.median;
-      return { median, min: median, max: median };
-    },
+    measure: rowQuotient('portico', 'express'),
     atLeast: 1.8,
   },
   {
     comparison: 'auth',
     claim: 'bearer RS256 (cached) ≥ 2 × Express + express-oauth2-jwt-bearer',
-    measure: (result) => {
-      const portico = rowRatio('portico-bearer', 'ratio')(result);
-      const express = rowRatio('express-jwt-bearer', 'ratio')(result);
-      if (portico === undefined || express === undefined) return undefined;
-      const median = portico.median / express.median;
-      return { median, min: median, max: median };
-    },
+    measure: rowQuotient('portico-bearer', 'express-jwt-bearer'),
     atLeast: 2,
   },
   {
     comparison: 'auth',
     claim: 'bearer RS256 (cached) ahead of Fastify + @fastify/jwt',
-    measure: (result) => {
-      const portico = rowRatio('portico-bearer', 'ratio')(result);
-      const fastify = rowRatio('fastify-jwt', 'ratio')(result);
-      if (portico === undefined || fastify === undefined) return undefined;
-      const median = portico.median / fastify.median;
-      return { median, min: median, max: median };
-    },
+    measure: rowQuotient('portico-bearer', 'fastify-jwt'),
     atLeast: 1,
   },
   {
@@ -360,13 +338,7 @@ const TARGETS: readonly Target[] = [
   {
     comparison: 'oauth',
     claim: 'client_credentials ≥ 0.95 × bare node:http + jose SignJWT',
-    measure: (result) => {
-      const portico = rowRatio('portico', 'ratio')(result);
-      const floor = rowRatio('bare-jose', 'ratio')(result);
-      if (portico === undefined || floor === undefined) return undefined;
-      const median = portico.median / floor.median;
-      return { median, min: median, max: median };
-    },
+    measure: rowQuotient('portico', 'bare-jose'),
     atLeast: 0.95,
     whenMissed: (result) =>
       `server CPU per token ${rowCpu(result, 'bare-jose')} for the jose floor, ` +
@@ -428,13 +400,7 @@ const TARGETS: readonly Target[] = [
   {
     comparison: 'redis-rate-limit',
     claim: 'Redis store ahead of express-rate-limit + rate-limit-redis',
-    measure: (result) => {
-      const portico = rowRatio('portico-redis', 'ratio')(result);
-      const express = rowRatio('express-rate-limit-redis', 'ratio')(result);
-      if (portico === undefined || express === undefined) return undefined;
-      const median = portico.median / express.median;
-      return { median, min: median, max: median };
-    },
+    measure: rowQuotient('portico-redis', 'express-rate-limit-redis'),
     atLeast: 1,
   },
   {
