@@ -24,16 +24,20 @@ async function redisBroker(hub: string) {
   const { RedisBroker } = (await import(
     new URL('../../dist/redis.js', import.meta.url).href
   )) as typeof import('../../src/redis/index.js');
+  // A prefix per row: the cluster rows share one Redis Cluster, and with one channel name the
+  // ticks of one row's rounds also reached the other row's clients, late ones counted as
+  // duplicates of the next round there (the round ids are the same in every row).
+  const prefix = `portico:hub:${hub}:`;
   if (hub === 'redis') {
     const url = process.env[REDIS_URL_VARIABLE];
     if (url === undefined) throw new Error(`${REDIS_URL_VARIABLE} is not set`);
-    return new RedisBroker({ client: new Redis(url) });
+    return new RedisBroker({ client: new Redis(url), prefix });
   }
   const seeds = process.env[BENCH_REDIS_CLUSTER];
   if (seeds === undefined) throw new Error(`${BENCH_REDIS_CLUSTER} is not set`);
   const client = new Cluster(parseSeeds(seeds));
-  if (hub === 'redis-cluster') return new RedisBroker({ client });
-  return new RedisBroker({ client, waitForReplicas: 1, waitTimeoutMs: 1_000 });
+  if (hub === 'redis-cluster') return new RedisBroker({ client, prefix });
+  return new RedisBroker({ client, prefix, waitForReplicas: 1, waitTimeoutMs: 1_000 });
 }
 
 async function hubBroker() {
