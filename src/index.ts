@@ -140,6 +140,7 @@ export {
   type ETagComparison,
   getParams,
   type MethodTable,
+  type MountOptions,
   mount,
   type PreconditionOutcome,
   type ProxyTrust,

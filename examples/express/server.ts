@@ -13,7 +13,6 @@ import {
   createUpgradeHandler,
   jwtBearer,
   MemoryApiKeyStore,
-  mount,
   requirePrincipal,
   securityHeaders,
   streamChannel,
@@ -43,17 +42,14 @@ export async function createApp({ apiKey = DEMO_API_KEY, jwtSecret = DEMO_JWT_SE
   const channels = createChannelProtocol({ hub });
 
   const app = express();
-  app.use(
-    toExpress([
-      securityHeaders(),
-      cors({ origins: [ORIGIN] }),
-      mount('/api', authenticate(authenticators, { guard })),
-    ]),
-  );
+  app.use(toExpress([securityHeaders(), cors({ origins: [ORIGIN] })]));
+  // Express's own mount decides what is under /api exactly as its routes match (any case)
+  app.use('/api', toExpress(authenticate(authenticators, { guard })));
   app.get('/api/hello', (req, res) => {
     res.json({ hello: requirePrincipal(req).sub });
   });
   app.get('/api/events', (req, res) => {
+    requirePrincipal(req); // a stream of a principal's data asks for one itself
     streamChannel(req, res, { hub, channel: 'messages' });
   });
   app.post('/api/messages', express.json(), async (req, res) => {

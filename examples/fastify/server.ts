@@ -12,14 +12,13 @@ import {
   createUpgradeHandler,
   jwtBearer,
   MemoryApiKeyStore,
-  mount,
   requirePrincipal,
   securityHeaders,
   streamChannel,
   unprocessable,
 } from 'portico';
 import { importApiKey } from 'portico/auth';
-import { fastifyErrorHandler, fastifyNotFound, toFastify } from 'portico/fastify';
+import { fastifyErrorHandler, fastifyNotFound, fastifyPortico, toFastify } from 'portico/fastify';
 import {
   AUDIENCE,
   DEMO_API_KEY,
@@ -42,29 +41,31 @@ export async function createApp({ apiKey = DEMO_API_KEY, jwtSecret = DEMO_JWT_SE
   const channels = createChannelProtocol({ hub });
 
   const app = Fastify();
-  // before routing: a preflight, a 401 or a 429 is answered here, other headers are kept
-  app.addHook(
-    'onRequest',
-    toFastify([
-      securityHeaders(),
-      cors({ origins: [ORIGIN] }),
-      mount('/api', authenticate(authenticators, { guard })),
-    ]),
+  // before routing: a preflight is answered here, other headers are kept
+  app.addHook('onRequest', toFastify([securityHeaders(), cors({ origins: [ORIGIN] })]));
+  // the guard lives in the /api context: it runs for exactly what Fastify routes there
+  // (`/%61pi/events` included), a 401 or a 429 answered before the route runs
+  await app.register(
+    async (api) => {
+      await api.register(fastifyPortico, { use: authenticate(authenticators, { guard }) });
+      api.get('/hello', async (request) => ({ hello: requirePrincipal(request.raw).sub }));
+      api.get('/events', (request, reply) => {
+        requirePrincipal(request.raw); // a stream of a principal's data asks for one itself
+        reply.hijack(); // the stream answers, not Fastify
+        streamChannel(request.raw, reply.raw, { hub, channel: 'messages' });
+      });
+      api.post('/messages', async (request, reply) => {
+        const text = (request.body as { text?: unknown } | null)?.text;
+        if (typeof text !== 'string' || text === '') {
+          throw unprocessable([{ field: '/text', message: 'must be a non-empty string' }]);
+        }
+        const message = { from: requirePrincipal(request.raw).sub, text };
+        await hub.publish('messages', 'message', message);
+        return reply.code(201).send(message);
+      });
+    },
+    { prefix: '/api' },
   );
-  app.get('/api/hello', async (request) => ({ hello: requirePrincipal(request.raw).sub }));
-  app.get('/api/events', (request, reply) => {
-    reply.hijack(); // the stream answers, not Fastify
-    streamChannel(request.raw, reply.raw, { hub, channel: 'messages' });
-  });
-  app.post('/api/messages', async (request, reply) => {
-    const text = (request.body as { text?: unknown } | null)?.text;
-    if (typeof text !== 'string' || text === '') {
-      throw unprocessable([{ field: '/text', message: 'must be a non-empty string' }]);
-    }
-    const message = { from: requirePrincipal(request.raw).sub, text };
-    await hub.publish('messages', 'message', message);
-    return reply.code(201).send(message);
-  });
   app.setNotFoundHandler(fastifyNotFound()); // anything else: a 404 problem
   app.setErrorHandler(fastifyErrorHandler()); // every error as application/problem+json
   await app.ready();

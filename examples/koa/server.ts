@@ -60,6 +60,7 @@ export async function createApp({ apiKey = DEMO_API_KEY, jwtSecret = DEMO_JWT_SE
     ctx.body = { hello: requirePrincipal(ctx.req).sub };
   });
   on('GET /api/events', (ctx) => {
+    requirePrincipal(ctx.req); // a stream of a principal's data asks for one itself
     streamChannel(ctx.req, ctx.res, { hub, channel: 'messages' });
     ctx.respond = false; // the stream answers, not Koa
   });

@@ -54,6 +54,7 @@ export async function createApp({ apiKey = DEMO_API_KEY, jwtSecret = DEMO_JWT_SE
       },
       '/api/events': {
         GET: (req, res) => {
+          requirePrincipal(req); // a stream of a principal's data asks for one itself
           streamChannel(req, res, { hub, channel: 'messages' });
         },
       },

@@ -11,6 +11,7 @@
  * ```
  */
 export type PorticoErrorCode =
+  | 'ERR_AMBIGUOUS_PATH'
   | 'ERR_API_KEY_EXISTS'
   | 'ERR_ASTERISK_FORM'
   | 'ERR_AUTH_EXPIRED'

@@ -92,11 +92,13 @@ export {
   requestId,
 } from './request-id.js';
 export {
+  canonicalPath,
   createRouter,
   getParams,
   getPathname,
   getRoute,
   type MethodTable,
+  type MountOptions,
   methods,
   mount,
   notFoundHandler,

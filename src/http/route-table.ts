@@ -2,6 +2,7 @@ import type { Middleware } from '../core/compose.js';
 import { badRequest } from '../core/errors.js';
 import { invalidOption } from '../internal/options.js';
 import { type CompiledMethods, compileMethods, type MethodTable } from './methods.js';
+import { canonicalPath } from './request-path.js';
 
 /**
  * The route a router matched for a request, as `getRoute(req)` reads it once
@@ -68,10 +69,9 @@ export class RouteTable {
     if (typeof routes !== 'object' || routes === null) {
       throw invalidOption(`${OWNER}: give the routes as an object of paths`);
     }
-    for (const [pattern, value] of Object.entries(routes)) {
-      if (!pattern.startsWith('/'))
-        throw invalidOption(`${OWNER}: \`${pattern}\` must start with /`);
-      const route = compileRoute(pattern, value);
+    for (const [written, value] of Object.entries(routes)) {
+      const pattern = patternOf(written);
+      const route = compileRoute(written, value);
       if (!pattern.includes('/:')) {
         this.#exact.set(pattern, route);
         continue;
@@ -103,6 +103,18 @@ export class RouteTable {
       return { route, params, match: { ...route.exact, params } };
     }
     return undefined;
+  }
+}
+
+/** A route's path in the normal form requests are matched in (`/caf%c3%a9` → `/caf%C3%A9`). */
+function patternOf(written: string): string {
+  if (!written.startsWith('/')) throw invalidOption(`${OWNER}: \`${written}\` must start with /`);
+  try {
+    return canonicalPath(written);
+  } catch {
+    throw invalidOption(
+      `${OWNER}: \`${written}\` is not a path requests can have (an encoded / or \\, a dot or empty segment, an invalid escape)`,
+    );
   }
 }
 

@@ -2,12 +2,13 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Middleware, Next } from '../core/compose.js';
 import { createContextKey, getContextValue, setContextValue } from '../core/context.js';
 import { notFound } from '../core/errors.js';
-import { invalidOption } from '../internal/options.js';
-import { targetPath } from '../internal/target.js';
+import { assertKnownOptions, booleanOption, invalidOption } from '../internal/options.js';
 import { answerOtherMethod, type MethodTable } from './methods.js';
+import { getPathname } from './request-path.js';
 import { type PathMatch, type RouteMatch, RouteTable } from './route-table.js';
 
 export { type MethodTable, methods } from './methods.js';
+export { canonicalPath, getPathname } from './request-path.js';
 export type { RouteMatch } from './route-table.js';
 
 const paramsKey = createContextKey<Readonly<Record<string, string>>>('params');
@@ -23,22 +24,6 @@ const EMPTY: Readonly<Record<string, string>> = Object.freeze({});
  */
 export function getParams(req: IncomingMessage): Readonly<Record<string, string>> {
   return getContextValue(req, paramsKey) ?? EMPTY;
-}
-
-/**
- * The request path without its query string. A request target in absolute form
- * (`GET http://host/api/messages`, RFC 9112 §3.2.2) gives its path (`/` when it has none);
- * `req.url` itself is left as it is.
- *
- * @example
- * ```ts
- * // GET /api/messages?limit=10, or GET http://api.example.com/api/messages?limit=10
- * getPathname(req); // '/api/messages'
- * ```
- * @see {@link https://www.rfc-editor.org/rfc/rfc9112#section-3.2.2 | RFC 9112 §3.2.2}
- */
-export function getPathname(req: IncomingMessage): string {
-  return targetPath(req.url ?? '/');
 }
 
 const routeKey = createContextKey<RouteMatch>('route');
@@ -94,11 +79,14 @@ interface Matched {
  * {@link MethodTable}.
  *
  * - **Matching.** The path (without the query; an absolute-form target gives its path) is
- *   compared as sent: case-sensitive, no trailing-slash folding, literal segments not
- *   decoded. An exact path wins over a `:name` pattern; patterns are tried in the order
- *   given.
+ *   compared in the normal form of {@link getPathname}: percent-encoded unreserved characters
+ *   decoded (`/%61pi/messages` is `/api/messages`), and a path readers could take differently
+ *   (an encoded `/` or `\`, a dot or empty segment, an invalid escape) a `400` problem; then
+ *   case-sensitive, no trailing-slash folding. An exact path wins over a `:name` pattern;
+ *   patterns are tried in the order given.
  * - **Parameters.** A `:name` stands for one whole, non-empty segment, percent-decoded
- *   (`%2F` becomes a `/` inside it; a bad encoding is a 400 problem); names are distinct
+ *   (`%2F`, which would make it two segments to another reader, is a 400 problem, as is a bad
+ *   encoding); names are distinct
  *   within a pattern. Read them with {@link getParams}.
  * - **Methods.** A known path with a method its table does not serve is a 405 with `Allow`;
  *   `OPTIONS` is a 204 with `Allow` unless the table has its own; `HEAD` is served by `GET`.
@@ -165,25 +153,63 @@ function remember(req: IncomingMessage, found: PathMatch): void {
   setContextValue(req, paramsKey, found.params);
 }
 
+/** Options of {@link mount}. */
+export interface MountOptions {
+  /**
+   * Compare the prefix with the path's case as it is. By default `/api` also covers `/API` and
+   * `/Api/…` (ASCII letters): Express routes case-insensitively unless told otherwise, and a
+   * guard mounted on `/api` must cover every path the host router serves under it. Turn it
+   * on only where the host router is case-sensitive too (node:http with portico's router,
+   * Fastify, Koa routers), and the prefix is meant to cover one spelling alone.
+   * @defaultValue false
+   */
+  caseSensitive?: boolean;
+}
+
+const MOUNT_OPTIONS = ['caseSensitive'] as const satisfies readonly (keyof MountOptions)[];
+
 /**
- * Runs `middleware` only for paths under `prefix` (`/api` covers `/api` and `/api/…`, not
- * `/apiary`); other requests go straight on. The prefix is kept: `req.url` is left as it
- * is, so what runs under the mount (a router included) sees, and matches, the full path.
+ * Runs `middleware` only for paths under `prefix`; other requests go straight on. A path is
+ * under `/api` when, in the normal form of {@link getPathname} (`/%61pi` is `/api`; a path
+ * readers could take differently, such as `/x/../api` or `/api%2Fx`, is a `400` problem), it
+ * is `/api`, or goes on with `/` (`/api/…`) or `;` (`/api;jsessionid=…`, which some routers
+ * cut off), compared case-insensitively unless `caseSensitive` (`/API/…` too). Not
+ * `/apiary`. The prefix is kept: `req.url` is left as it is, so what runs under the mount (a
+ * router included) sees, and matches, the full path.
+ *
+ * Inside a framework, prefer the framework's own mount for a guard (`app.use('/api',
+ * toExpress(authenticate(…)))`, a Fastify plugin under a `prefix`): the framework then decides
+ * what is under `/api` exactly as it routes.
  *
  * @example
  * ```ts
  * mount('/api', rateLimit({ limit: 100 }))
+ * mount('/Admin', adminOnly, { caseSensitive: true }) // node:http and portico's router
  * ```
  */
-export function mount(prefix: string, middleware: Middleware): Middleware {
-  if (!prefix.startsWith('/')) throw invalidOption('mount(): the prefix must start with /');
+export function mount(
+  prefix: string,
+  middleware: Middleware,
+  options: MountOptions = {},
+): Middleware {
+  if (typeof prefix !== 'string' || !prefix.startsWith('/')) {
+    throw invalidOption('mount(): the prefix must start with /');
+  }
+  if (typeof middleware !== 'function') throw invalidOption('mount(): give a middleware');
+  assertKnownOptions('mount()', options, MOUNT_OPTIONS);
+  const caseSensitive = booleanOption('mount()', 'caseSensitive', options.caseSensitive, false);
   if (prefix === '/') return middleware;
   const base = prefix.endsWith('/') ? prefix.slice(0, -1) : prefix;
-  const withSlash = `${base}/`;
+  const lower = base.toLowerCase();
   return function mounted(req, res, next) {
-    const pathname = getPathname(req);
-    if (pathname === base || pathname.startsWith(withSlash)) return middleware(req, res, next);
-    return next();
+    const path = getPathname(req);
+    const boundary =
+      path.length === base.length || path[base.length] === '/' || path[base.length] === ';';
+    const under =
+      boundary &&
+      (path.startsWith(base) ||
+        (!caseSensitive && path.slice(0, base.length).toLowerCase() === lower));
+    return under ? middleware(req, res, next) : next();
   };
 }
 

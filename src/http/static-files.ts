@@ -10,6 +10,7 @@ import { assertKnownOptions, booleanOption, invalidOption } from '../internal/op
 import { splitTarget } from '../internal/target.js';
 import type { ParseRangeOptions } from './range.js';
 import { sendRepresentation } from './representation.js';
+import { getPathname } from './request-path.js';
 
 /**
  * Options of {@link serveStatic}.
@@ -228,7 +229,8 @@ export function serveStatic(root: string | URL, options: ServeStaticOptions = {}
   const settings = settingsOf(root, options);
   return async function staticFiles(req, res, next) {
     if (req.method !== 'GET' && req.method !== 'HEAD') return next();
-    const { path, search } = splitTarget(req.url ?? '/');
+    const path = getPathname(req); // a path readers could take differently is a 400 here
+    const { search } = splitTarget(req.url ?? '/');
     const rest = path.slice(settings.prefix.length);
     if (!path.startsWith(settings.prefix) || (rest !== '' && !rest.startsWith('/'))) {
       return next();

@@ -32,6 +32,7 @@ import {
   type WebSocketOpenedMessage,
 } from '../diagnostics/channels.js';
 import { ignoreUpgrade } from '../http/ignore-upgrade.js';
+import { getPathname } from '../http/request-path.js';
 import { asksForWebSocket } from '../internal/headers.js';
 import { loadedWs, loadWs } from '../internal/lazy.js';
 import {
@@ -57,7 +58,11 @@ export interface UpgradeContext {
 
 /** Options of {@link createUpgradeHandler}. */
 export interface UpgradeHandlerOptions {
-  /** The only path (query ignored) that accepts upgrades; any other is refused with 404. */
+  /**
+   * The only path (query ignored, compared in the normal form of `getPathname`: `/%77s` is
+   * `/ws`) that accepts upgrades; any other is refused with 404, and a path readers could take
+   * differently (`/x/../ws`, `/ws%2F`) with 400.
+   */
   path: string;
   /**
    * Origins allowed to connect; a present `Origin` outside it is refused with 403.
@@ -259,7 +264,9 @@ export function createUpgradeHandler(options: UpgradeHandlerOptions): UpgradeHan
   };
 
   async function check(req: IncomingMessage): Promise<Principal | undefined> {
-    if (requestPath(req) !== path) throw notFound('No WebSocket endpoint at this path.');
+    // the normal form, as mount() and the router read it (a path readers could take apart
+    // differently, `/x/../ws`, is a 400)
+    if (getPathname(req) !== path) throw notFound('No WebSocket endpoint at this path.');
     const valid = validateUpgradeRequest(req);
     if (!valid.ok) throw new HttpError(valid.status, valid.reason, { headers: valid.headers });
     const origin = req.headers.origin;

@@ -68,7 +68,7 @@ describe('serveStatic through every adapter', () => {
     }
   });
 
-  it.each(NAMES)('%s: 416, 304, HEAD and a missing file', async (name) => {
+  it.each(NAMES)('%s: 416, 304, HEAD, a missing file and a traversal', async (name) => {
     const host = hosts[name]!;
     const unsatisfiable = await get(host, '/data.bin', { Range: `bytes=${FILE.length}-` });
     expect(unsatisfiable.status).toBe(416);
@@ -82,7 +82,10 @@ describe('serveStatic through every adapter', () => {
     expect(head.status).toBe(200);
     expect(head.headers['content-length']).toBe(String(FILE.length));
     expect(head.body.length).toBe(0);
-    const missing = await get(host, '/../etc/passwd');
+    const missing = await get(host, '/missing.txt');
     expect(missing.status).toBe(404);
+    const traversal = await get(host, '/../etc/passwd');
+    expect(traversal.status).toBe(400);
+    expect(traversal.headers['content-type']).toBe('application/problem+json');
   });
 });

@@ -15,6 +15,7 @@ import {
 import * as koaExample from '../../examples/koa/server.js';
 import * as nodeExample from '../../examples/node-http/server.js';
 import { expectProblem, json, type Listening, listen, request } from '../helpers/http.js';
+import { sendRaw, variantsOf } from '../helpers/path-variants.js';
 import { connect as connectStream, parseEvents } from '../helpers/sse.js';
 
 const WAIT_MS = 2000;
@@ -87,6 +88,20 @@ describe.each([
     const closed = new Promise<number>((resolve) => ws.once('close', (code) => resolve(code)));
     return { ws, messages, opened, closed };
   }
+
+  it.each([...variantsOf('/api/events'), ...variantsOf('/api/hello')])(
+    'never serves %s to an anonymous caller (a path another reader routes to /api)',
+    async (variant) => {
+      const reply = await within(sendRaw(listening.port, variant), `GET ${variant}`);
+      expect([400, 401, 404], reply.statusLine).toContain(reply.status);
+      // Fastify answers a URL it cannot decode (`%` alone) itself, before any hook: a 400 too
+      if (!(reply.status === 400 && reply.body.includes('FST_ERR_BAD_URL'))) {
+        expect(reply.headers['content-type']).toBe('application/problem+json');
+      }
+      expect(reply.body).not.toContain('"hello":');
+      expect(reply.body).not.toContain('event:');
+    },
+  );
 
   it('answers 401 with a challenge per mechanism when no credential is sent', async () => {
     const reply = await get('/api/hello');

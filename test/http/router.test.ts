@@ -100,8 +100,12 @@ describe('createRouter', () => {
   });
 
   it('percent-decodes parameters', async () => {
-    const answer = await request(port, '/files/caf%C3%A9%20menu%2Fv2.txt');
-    expect(json(answer).params).toEqual({ name: 'café menu/v2.txt' });
+    const answer = await request(port, '/files/caf%c3%a9%20menu%2Bv2.txt');
+    expect(json(answer).params).toEqual({ name: 'café menu+v2.txt' });
+    // an encoded slash is one segment to this router, two to another reader: refused
+    const slash = await request(port, '/files/menu%2Fv2.txt');
+    expect(slash.status).toBe(400);
+    expect(json(slash).type).toBe('urn:portico:problem:ambiguous-path');
     const plus = await request(port, '/files/a+b');
     expect(json(plus).params).toEqual({ name: 'a+b' });
   });
@@ -122,13 +126,18 @@ describe('createRouter', () => {
       '/api/messages/',
       '/files/',
       '/API/messages',
-      '/api/channels//messages/1',
     ]) {
       const answer = await request(port, path);
       expect(answer.status, path).toBe(404);
       expect(answer.headers['content-type']).toBe(PROBLEM_TYPE);
       expect(json(answer).instance).toBe(path);
     }
+  });
+
+  it('refuses an empty segment instead of guessing whether it merges', async () => {
+    const answer = await request(port, '/api/channels//messages/1');
+    expect(answer.status).toBe(400);
+    expect(json(answer).type).toBe('urn:portico:problem:ambiguous-path');
   });
 
   it('calls the chain next for unmatched paths', async () => {

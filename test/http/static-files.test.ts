@@ -75,24 +75,26 @@ afterAll(async () => {
 });
 
 describe('serveStatic: the traversal corpus', () => {
+  // 400: a path readers could take apart differently (dot segments, encoded / or \\, `//`),
+  // refused by getPathname() before any file is looked for; 404: a path that reads one way only
   const corpus: [string, 400 | 404][] = [
-    ['/../secret.txt', 404],
-    ['/%2e%2e/secret.txt', 404],
-    ['/%2E%2E/secret.txt', 404],
-    ['/..%2fsecret.txt', 404],
-    ['/..%2Fsecret.txt', 404],
-    ['/%2e%2e%2fsecret.txt', 404],
-    ['/sub/../../secret.txt', 404],
-    ['/sub/%2e%2e/%2e%2e/secret.txt', 404],
-    ['/..\\secret.txt', 404],
-    ['/..%5csecret.txt', 404],
-    ['/%5c..%5csecret.txt', 404],
+    ['/../secret.txt', 400],
+    ['/%2e%2e/secret.txt', 400],
+    ['/%2E%2E/secret.txt', 400],
+    ['/..%2fsecret.txt', 400],
+    ['/..%2Fsecret.txt', 400],
+    ['/%2e%2e%2fsecret.txt', 400],
+    ['/sub/../../secret.txt', 400],
+    ['/sub/%2e%2e/%2e%2e/secret.txt', 400],
+    ['/..\\secret.txt', 400],
+    ['/..%5csecret.txt', 400],
+    ['/%5c..%5csecret.txt', 400],
     ['/hello.txt%00.html', 400],
     ['/%00', 400],
-    ['//etc/passwd', 404],
-    ['/%2fetc%2fpasswd', 404],
-    [`/${encodeURIComponent(join(dir, 'secret.txt'))}`, 404],
-    ['/C:%5cWindows%5cwin.ini', 404],
+    ['//etc/passwd', 400],
+    ['/%2fetc%2fpasswd', 400],
+    [`/${encodeURIComponent(join(dir, 'secret.txt'))}`, 400],
+    ['/C:%5cWindows%5cwin.ini', 400],
     ['/escape', 404],
     ['/outdir/secret.txt', 404],
     ['/outdir', 404],
@@ -101,11 +103,11 @@ describe('serveStatic: the traversal corpus', () => {
     ['/%2eenv', 404],
     ['/.hidden/secret.txt', 404],
     ['/dotlink', 404],
-    ['/./hello.txt', 404],
+    ['/./hello.txt', 400],
     ['/%ff%fe', 400],
     ['/%%32%65%%32%65/secret.txt', 400],
     ['/%252e%252e/secret.txt', 404],
-    ['http://evil.example/../secret.txt', 404],
+    ['http://evil.example/../secret.txt', 400],
   ];
 
   it('has at least 15 attempts', () => expect(corpus.length).toBeGreaterThanOrEqual(15));
@@ -160,8 +162,8 @@ describe('serveStatic', () => {
     const redirect = await get(plain, '/sub?x=1');
     expect(redirect.status).toBe(308);
     expect(redirect.headers.location).toBe('/sub/?x=1');
-    const twice = await get(plain, '//sub');
-    expect(twice.headers.location).toBe('/sub/');
+    const twice = await get(plain, '//sub'); // an empty segment: refused, not guessed
+    expect(twice.status).toBe(400);
   });
 
   it('answers 304 to a matching If-None-Match, and HEAD like GET', async () => {

@@ -1,0 +1,212 @@
+// Issue 37, hole 1: a guard on `/api` and the host's router must agree on what is under `/api`.
+// Every composition the README and the examples use, on every adapter, is sent the path
+// variants a framework's router may take for `/api/events` (Express matches case-insensitively,
+// Fastify decodes %61 before it routes and, when told, merges slashes and cuts at `;`). An
+// anonymous caller must never reach the handler, which on purpose does not ask for a principal.
+import { createServer, type ServerResponse } from 'node:http';
+import express from 'express';
+import express4 from 'express4';
+import Fastify from 'fastify';
+import Koa from 'koa';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expressErrorHandler, expressNotFound, toExpress } from '../../src/adapters/express.js';
+import {
+  fastifyErrorHandler,
+  fastifyNotFound,
+  fastifyPortico,
+  toFastify,
+} from '../../src/adapters/fastify.js';
+import { toKoa } from '../../src/adapters/koa.js';
+import { toNodeListener } from '../../src/adapters/node.js';
+import { apiKeyAuth } from '../../src/auth/api-key-auth.js';
+import { importApiKey, MemoryApiKeyStore } from '../../src/auth/api-key-store.js';
+import { authenticate } from '../../src/auth/authenticate.js';
+import type { Middleware } from '../../src/core/compose.js';
+import { silentLogger } from '../../src/diagnostics/index.js';
+import { createRouter, mount, notFoundHandler } from '../../src/http/router.js';
+import { closeAll, type Listening, listen } from '../helpers/http.js';
+import { sendRaw as send, variantsOf } from '../helpers/path-variants.js';
+
+const VARIANTS = variantsOf('/api/events');
+
+const KEY = 'path-variants-key-0123456789abcdef';
+const SECRET = 'every message of the channel';
+const logger = silentLogger;
+
+let store: MemoryApiKeyStore;
+const guard = () => authenticate([apiKeyAuth({ store })]);
+
+/** The handler an app forgot to guard: it serves whoever reaches it. */
+const leak = (res: ServerResponse) => {
+  res.statusCode = 200;
+  res.setHeader('Content-Type', 'text/plain');
+  res.end(SECRET);
+};
+
+type Host = Record<string, () => Promise<Listening>>;
+
+const hosts: Host = {
+  'node:http, mount + router': () =>
+    listen(
+      toNodeListener(
+        [mount('/api', guard()), createRouter({ '/api/events': { GET: (_q, r) => leak(r) } })],
+        { logger },
+      ),
+    ),
+  'express 5, app.use("/api", toExpress(...))': () => expressHost(express, 'use'),
+  'express 5, toExpress(mount("/api", ...))': () => expressHost(express, 'mount'),
+  'express 4, app.use("/api", toExpress(...))': () => expressHost(express4, 'use'),
+  'express 4, toExpress(mount("/api", ...))': () => expressHost(express4, 'mount'),
+  'express 5 case sensitive, toExpress(mount(..., { caseSensitive: true }))': async () => {
+    const app = express();
+    app.set('case sensitive routing', true);
+    app.use(toExpress(mount('/api', guard(), { caseSensitive: true })));
+    app.get('/api/events', (_req, res) => leak(res));
+    app.use(expressNotFound());
+    app.use(expressErrorHandler({ logger }));
+    return listen(createServer(app));
+  },
+  'koa 3, toKoa(mount("/api", ...))': async () => {
+    const app = new Koa();
+    app.silent = true;
+    app.use(toKoa(mount('/api', guard()), { logger }));
+    app.use(async (ctx, next) => {
+      if (ctx.path === '/api/events') return leak(ctx.res);
+      await next();
+    });
+    app.use(toKoa(notFoundHandler()));
+    return listen(createServer(app.callback()));
+  },
+  'fastify 5, fastifyPortico under a prefix': () => fastifyHost({}, 'prefix'),
+  'fastify 5, toFastify(mount("/api", ...)) hook': () => fastifyHost({}, 'mount'),
+  'fastify 5 lax router, fastifyPortico under a prefix': () => fastifyHost(LAX, 'prefix'),
+  'fastify 5 lax router, toFastify(mount("/api", ...)) hook': () => fastifyHost(LAX, 'mount'),
+};
+
+/** Every Fastify router option that widens what is routed to `/api/events`. */
+const LAX = {
+  routerOptions: {
+    caseSensitive: false,
+    ignoreDuplicateSlashes: true,
+    useSemicolonDelimiter: true,
+  },
+};
+
+async function expressHost(factory: typeof express, shape: 'use' | 'mount') {
+  const app = factory();
+  if (shape === 'use') app.use('/api', toExpress(guard()));
+  else app.use(toExpress(mount('/api', guard())));
+  app.get('/api/events', (_req, res) => leak(res));
+  app.use(expressNotFound());
+  app.use(expressErrorHandler({ logger }));
+  return listen(createServer(app));
+}
+
+async function fastifyHost(options: object, shape: 'prefix' | 'mount') {
+  // Fastify answers a URL it cannot decode before any hook: `frameworkErrors` makes it a problem
+  const frameworkErrors = fastifyErrorHandler({ logger });
+  const app = Fastify({ ...options, frameworkErrors } as object);
+  app.setNotFoundHandler(fastifyNotFound());
+  app.setErrorHandler(fastifyErrorHandler({ logger }));
+  const events = (_request: unknown, reply: { hijack(): unknown; raw: ServerResponse }) => {
+    reply.hijack();
+    leak(reply.raw);
+  };
+  if (shape === 'prefix') {
+    await app.register(
+      async (api) => {
+        await api.register(fastifyPortico, { use: guard(), logger });
+        api.get('/events', events);
+      },
+      { prefix: '/api' },
+    );
+  } else {
+    app.addHook('onRequest', toFastify(mount('/api', guard()) as Middleware, { logger }));
+    app.get('/api/events', events);
+  }
+  await app.ready();
+  return listen(app.server);
+}
+
+const running: Record<string, Listening> = {};
+
+beforeAll(async () => {
+  store = new MemoryApiKeyStore();
+  await importApiKey(store, KEY, { owner: 'demo' });
+  for (const [name, start] of Object.entries(hosts)) running[name] = await start();
+});
+
+afterAll(async () => {
+  await closeAll();
+});
+
+describe.each(Object.keys(hosts))('%s', (name) => {
+  it('serves /api/events to a caller with a key, and refuses an anonymous one with 401', async () => {
+    const { port } = running[name]!;
+    const good = await send(port, '/api/events', [`X-API-Key: ${KEY}`]);
+    expect(good.status).toBe(200);
+    expect(good.body).toBe(SECRET);
+    const anonymous = await send(port, '/api/events');
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.body).not.toContain(SECRET);
+  });
+
+  it.each(VARIANTS)('never serves %s to an anonymous caller', async (variant) => {
+    const reply = await send(running[name]!.port, variant);
+    expect(reply.body).not.toContain(SECRET);
+    expect([400, 401, 404]).toContain(reply.status);
+    expect(reply.headers['content-type']).toBe('application/problem+json');
+  });
+});
+
+describe('what each composition answers', () => {
+  const status = async (host: string, target: string) =>
+    (await send(running[host]!.port, target)).status;
+
+  it('guards every spelling Express routes to /api/events (its matching is case-insensitive)', async () => {
+    for (const host of [
+      'express 5, app.use("/api", toExpress(...))',
+      'express 5, toExpress(mount("/api", ...))',
+      'express 4, toExpress(mount("/api", ...))',
+    ]) {
+      expect(await status(host, '/API/events'), host).toBe(401);
+      expect(await status(host, '/Api/Events'), host).toBe(401);
+    }
+  });
+
+  it('guards every path Fastify decodes to /api/events', async () => {
+    for (const host of [
+      'fastify 5, fastifyPortico under a prefix',
+      'fastify 5, toFastify(mount("/api", ...)) hook',
+    ]) {
+      expect(await status(host, '/%61pi/events'), host).toBe(401);
+      expect(await status(host, '/api/ev%65nts'), host).toBe(401);
+    }
+  });
+
+  it('refuses what readers take apart differently with a 400 problem, on every adapter', async () => {
+    for (const host of [
+      'node:http, mount + router',
+      'express 5, toExpress(mount("/api", ...))',
+      'koa 3, toKoa(mount("/api", ...))',
+      'fastify 5 lax router, toFastify(mount("/api", ...)) hook',
+    ]) {
+      for (const target of ['/api%2Fevents', '/x/../api/events', '//api/events', '/api%5Cevents']) {
+        expect(await status(host, target), `${host} ${target}`).toBe(400);
+      }
+    }
+  });
+
+  it('covers a `;` parameter on the prefix, which a router may cut off', async () => {
+    expect(
+      await status('fastify 5 lax router, toFastify(mount("/api", ...)) hook', '/api;x=1'),
+    ).toBe(401);
+    expect(await status('node:http, mount + router', '/api;jsessionid=1/events')).toBe(401);
+  });
+
+  it('lets caseSensitive: true keep to one spelling where the host router does too', async () => {
+    const host = 'express 5 case sensitive, toExpress(mount(..., { caseSensitive: true }))';
+    expect(await status(host, '/API/events')).toBe(404);
+    expect(await status(host, '/api/events')).toBe(401);
+  });
+});
