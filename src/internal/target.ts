@@ -1,5 +1,12 @@
-/** `http://` or `https://` (any case) at the start of an absolute-form request target. */
-const ABSOLUTE = /^https?:\/\//i;
+/**
+ * A scheme and `//` at the start of an absolute-form request target (RFC 3986 §3.1): `http://`
+ * and `https://` in any case, and any other (`ftp://`), which node accepts and Express routes
+ * by its path just the same.
+ */
+const ABSOLUTE = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//;
+
+/** Where a path ends: its query, or a fragment (never sent by a client, yet accepted by node). */
+const PATH_END = /[?#]/;
 
 /** The authority of an absolute-form target: everything up to its path, query or fragment. */
 const AUTHORITY = /^[^/?#]*/;
@@ -12,9 +19,10 @@ export interface SplitTarget {
 
 /**
  * Splits a request target (`req.url`) into path and query. The origin form (`/a?b`) is split
- * as it is; the absolute form (`http://host/a?b`, which a server must accept, RFC 9112
- * §3.2.2) loses its scheme and authority first, and an empty path is `/`. Any other form
- * (`*`, `host:port`, another scheme) is returned whole as the path.
+ * as it is; the absolute form (`http://user:pw@host/a?b`, which a server must accept, RFC 9112
+ * §3.2.2, with any scheme) loses its scheme and authority (userinfo included) first, and an
+ * empty path is `/`. A fragment (`#…`) is cut off with the query, as Express's parser does. Any
+ * other form (`*`, `host:port`) is returned whole as the path.
  */
 export function splitTarget(target: string): SplitTarget {
   let rest = target;
@@ -24,8 +32,11 @@ export function splitTarget(target: string): SplitTarget {
     rest = after.slice(AUTHORITY.exec(after)![0].length);
     if (!rest.startsWith('/')) rest = `/${rest}`;
   }
-  const q = rest.indexOf('?');
-  return q === -1 ? { path: rest, search: '' } : { path: rest.slice(0, q), search: rest.slice(q) };
+  const end = rest.search(PATH_END);
+  if (end === -1) return { path: rest, search: '' };
+  const hash = rest.indexOf('#', end);
+  const search = rest[end] === '?' ? rest.slice(end, hash === -1 ? undefined : hash) : '';
+  return { path: rest.slice(0, end), search };
 }
 
 /**
@@ -34,8 +45,8 @@ export function splitTarget(target: string): SplitTarget {
  */
 export function targetPath(target: string): string {
   if (target.charCodeAt(0) !== 0x2f /* / */) return splitTarget(target).path;
-  const q = target.indexOf('?');
-  return q === -1 ? target : target.slice(0, q);
+  const end = target.search(PATH_END);
+  return end === -1 ? target : target.slice(0, end);
 }
 
 /** The query parameters of a request target (`req.url`), none for an absent one. */

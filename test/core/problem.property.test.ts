@@ -56,7 +56,7 @@ describe('problem details (property)', () => {
             title: error.title,
             status: s,
             detail: error.detail,
-            instance: url.split('?')[0],
+            instance: url.split(/[?#]/)[0],
           });
           // exactly what toProblem() builds, through JSON
           expect(problem).toEqual(JSON.parse(JSON.stringify(toProblem(error, req))));

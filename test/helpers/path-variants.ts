@@ -6,7 +6,8 @@ import { parseReply, type RawReply, rawRequest } from './http.js';
  * The variants of `path` (an absolute path of at least two segments, such as `/api/events`):
  * case, encoded unreserved characters, encoded `/` and `\\`, dot and empty segments, a
  * trailing `/`, `.` or `;`, a `;` parameter on the first segment, NUL, a bad escape, the
- * absolute form. Sent with {@link sendRaw}: no client rewrites them.
+ * absolute form (with userinfo, with another scheme, which Express routes by its path), a
+ * fragment (which Express cuts off). Sent with {@link sendRaw}: no client rewrites them.
  */
 export function variantsOf(path: string): string[] {
   const [first = '', ...rest] = path.slice(1).split('/');
@@ -40,6 +41,10 @@ export function variantsOf(path: string): string[] {
     `/${first}/${tail}%`,
     `http://127.0.0.1/${first}/${tail}`,
     `http://127.0.0.1/${first.toUpperCase()}/${tail}`,
+    `http://alice:alice-password@127.0.0.1/${first}/${tail}`,
+    `ftp://127.0.0.1/${first}/${tail}`,
+    `/${first}/${tail}#fragment`,
+    `/${first}#/${tail}`,
   ];
 }
 

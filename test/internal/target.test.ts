@@ -11,10 +11,14 @@ describe('splitTarget', () => {
     ['HTTPS://Host:8443/a', '/a', ''],
     ['http://host', '/', ''],
     ['http://host?x=1', '/', '?x=1'],
-    ['http://user@host:1/p#f', '/p#f', ''],
+    ['http://user@host:1/p#f', '/p', ''],
+    ['http://alice:alice-password@host/api/me?x=1#f', '/api/me', '?x=1'],
+    ['/a#f?x', '/a', ''],
+    ['/a?x#f', '/a', '?x'],
     ['*', '*', ''],
     ['example.com:443', 'example.com:443', ''],
-    ['ftp://host/a', 'ftp://host/a', ''],
+    ['ftp://alice:pw@host/a', '/a', ''],
+    ['foo+bar.baz-1://host', '/', ''],
   ])('splits %s', (target, path, search) => {
     expect(splitTarget(target)).toEqual({ path, search });
     expect(targetPath(target)).toBe(path);

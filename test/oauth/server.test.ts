@@ -37,6 +37,20 @@ async function start(issuerPath: string, paths: Record<string, string> = {}) {
 }
 
 describe('createAuthorizationServer', () => {
+  it('routes its endpoints by the normal form of the path, and refuses what readers split differently', async () => {
+    const { listening } = await start('/auth');
+    const encoded = await request(listening, '/auth/%2Ewell-known/openid-%63onfiguration');
+    expect(encoded.status).toBe(200);
+    expect((await request(listening, '/%61uth/jwks')).status).toBe(
+      (await request(listening, '/auth/jwks')).status,
+    );
+    for (const path of ['/auth/x/../token', '/auth%2Ftoken', '/auth//token', '/x/../auth/jwks']) {
+      const refused = await request(listening, path, { method: 'POST' });
+      expect(refused.status, path).toBe(400);
+      expect(refused.headers['content-type']).toBe('application/problem+json');
+    }
+  });
+
   it('serves every advertised endpoint under an issuer with a path', async () => {
     const { listening, issuer } = await start('/auth');
     const oidc = await request(listening, '/auth/.well-known/openid-configuration');

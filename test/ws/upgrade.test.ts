@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import type { Authenticator } from '../../src/auth/authenticator.js';
@@ -138,6 +138,34 @@ describe('createUpgradeHandler', () => {
     const r = await refused(`${url}/other`, { headers: { 'x-token': 'good' } });
     expect(r.status).toBe(404);
     expect(r.headers['content-length']).toBe(String(Buffer.byteLength(r.body)));
+  });
+
+  it.each([
+    ['/%77s', 101],
+    ['/WS', 404],
+    ['/x/../ws', 400],
+    ['/ws%2F', 400],
+    ['//ws', 400],
+    ['/ws?token=1', 101],
+  ])('reads %s in the normal form mount() and the router read: %i', async (target, status) => {
+    const { url } = await start();
+    const port = Number(new URL(url).port);
+    const head =
+      `GET ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
+      'Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nX-Token: good\r\n\r\n';
+    // the status line is all this needs: a 101 keeps the connection open
+    const answer = parseReply(
+      await new Promise<string>((resolve, reject) => {
+        const socket = connect(port, '127.0.0.1', () => socket.write(head));
+        socket.setEncoding('latin1');
+        socket.once('data', (text: string) => {
+          socket.destroy();
+          resolve(text);
+        });
+        socket.once('error', reject);
+      }),
+    );
+    expect(answer.status).toBe(status);
   });
 
   it.each([
