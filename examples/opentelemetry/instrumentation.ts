@@ -20,22 +20,17 @@ import {
   channels,
   type RateLimitedMessage,
   type RequestMessage,
+  requestPath,
   type TokenIssuedMessage,
   type TokenRefusedMessage,
   type WebhookAttemptMessage,
 } from 'portico/diagnostics';
 
-/** The path without its query (which may hold a credential such as `api_key`). */
-function pathOf(req: IncomingMessage): string {
-  const url = req.url ?? '/';
-  const query = url.indexOf('?');
-  return query === -1 ? url : url.slice(0, query);
-}
-
 /**
  * Subscribes to portico's channels and reports to `tracer` and `meter`; returns the function
- * that stops it. Spans never carry a header value, a query or a body: methods, paths, status
- * codes, grant types, client ids, endpoint ids.
+ * that stops it. Spans never carry a header value, a query or a body: methods, paths (the
+ * path alone, `requestPath(req)`: a target in absolute form, `GET http://user:password@host/p`,
+ * gives `/p`), status codes, grant types, client ids, endpoint ids.
  */
 export function instrumentPortico({ tracer, meter }: { tracer: Tracer; meter: Meter }) {
   const requests = new WeakMap<IncomingMessage, { span: Span; start: number }>();
@@ -51,10 +46,10 @@ export function instrumentPortico({ tracer, meter }: { tracer: Tracer; meter: Me
       const { req, res } = message as RequestMessage;
       const parent = propagation.extract(ROOT_CONTEXT, req.headers);
       const span = tracer.startSpan(
-        `${req.method ?? 'GET'} ${pathOf(req)}`,
+        `${req.method ?? 'GET'} ${requestPath(req)}`,
         {
           kind: SpanKind.SERVER,
-          attributes: { 'http.request.method': req.method ?? 'GET', 'url.path': pathOf(req) },
+          attributes: { 'http.request.method': req.method ?? 'GET', 'url.path': requestPath(req) },
         },
         parent,
       );

@@ -1,8 +1,7 @@
-import type { IncomingMessage } from 'node:http';
 import pino from 'pino';
 import { getPrincipal, type Middleware } from 'portico';
 import { getRequestId } from 'portico/core';
-import { getTraceContext, type Logger } from 'portico/diagnostics';
+import { getTraceContext, type Logger, requestPath } from 'portico/diagnostics';
 
 /** `LOG_LEVEL`: pino's levels, and `silent` for none. */
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -10,9 +9,9 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 
 /**
  * The service's logger: pino, JSON lines on stdout. Its lines never hold a credential: the
- * access log writes the path without its query, no header; portico's components write ids
- * and reason codes. As a second line of defence, fields that could only be secrets are
- * removed wherever they would appear.
+ * access log writes the request's path (no query, no scheme or authority), no header;
+ * portico's components write ids and reason codes. As a second line of defence, fields that
+ * could only be secrets are removed wherever they would appear.
  */
 export function createLogger(level: LogLevel): Logger & pino.Logger {
   return pino({
@@ -38,18 +37,14 @@ export function createLogger(level: LogLevel): Logger & pino.Logger {
   });
 }
 
-/** The request target's path, without the query (which may hold an `api_key`, a token). */
-function pathOf(req: IncomingMessage): string {
-  const url = req.url ?? '/';
-  const query = url.indexOf('?');
-  return query === -1 ? url : url.slice(0, query);
-}
-
 /**
  * One access-log line per finished request, as pino-http writes them: `req` (`id`, `method`,
- * `url` without its query), `res` (`statusCode`), `responseTime` in ms, the principal's `sub`
- * once authenticated, and the W3C trace context's `traceId` and `spanId` when the request
- * carried one. `requestId()` runs before it.
+ * `url`: the request's path, without its query, which may hold an `api_key` or a token, and
+ * without the scheme and authority of a target in absolute form, whose userinfo may hold a
+ * password: `GET http://alice:secret@host/api/me?api_key=…` is logged as `/api/me`), `res`
+ * (`statusCode`), `responseTime` in ms, the principal's `sub` once authenticated, and the W3C
+ * trace context's `traceId` and `spanId` when the request carried one. `requestId()` runs
+ * before it.
  */
 export function accessLog(
   logger: Logger & { isLevelEnabled?(level: string): boolean },
@@ -63,7 +58,7 @@ export function accessLog(
       const sub = getPrincipal(req)?.sub;
       logger.info(
         {
-          req: { id: getRequestId(req), method: req.method, url: pathOf(req) },
+          req: { id: getRequestId(req), method: req.method, url: requestPath(req) },
           res: { statusCode: res.statusCode },
           responseTime: Math.round((performance.now() - started) * 10) / 10,
           ...(sub !== undefined && { sub }),

@@ -6,7 +6,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
  * logs: subscribe with `diagnostics_channel.subscribe(channels.authRefused, onMessage)`.
  * Publishing costs nothing while a channel has no subscriber. No message holds a credential:
  * no header value, token, key, password or secret (a message may hold the request itself,
- * whose headers do: read from it only what you need).
+ * whose headers do, and whose `url` may hold a query with an `api_key` or, in absolute form
+ * (`GET http://user:password@host/path`), a password: read from it only what you need, and
+ * write its target as `requestPath(req)`, the path alone).
  *
  * `request` is a `TracingChannel` (its `start`, `end`, `asyncStart`, `asyncEnd` and `error`
  * channels are `tracing:portico:request:start` and so on): every request that

@@ -68,8 +68,9 @@ async function checkedPush(
  * in the RFC 6749 §5.2 JSON form. The answer is 201 `{ request_uri, expires_in }`
  * (`Cache-Control: no-store`); the browser then goes to
  * `/authorize?client_id=…&request_uri=…`, where the request is taken once, by its own client
- * only, within `pushedRequestTtl`. A `DPoP` proof sent here binds the code to its key
- * (`dpop_jkt`, RFC 9449 §10.1). A `request_uri` or `request` in the push is refused.
+ * only (another `client_id` is refused without spending it), within `pushedRequestTtl`. A
+ * `DPoP` proof sent here binds the code to its key (`dpop_jkt`, RFC 9449 §10.1). A
+ * `request_uri` or `request` in the push is refused.
  *
  * @example
  * ```ts
@@ -103,9 +104,11 @@ export type TakenPushedRequest =
 
 /**
  * The authorization request behind `/authorize?client_id=…&request_uri=…`: taken from the
- * store once, for the client that pushed it. Every other parameter of the query is ignored
- * (RFC 9126 §4). The request keeps its `request_uri`, so that the forms carry (and seal) where
- * it came from.
+ * store once, for the client that pushed it. It is read first and taken only when `client_id`
+ * names the client that pushed it: another client presenting it gets an error page and the
+ * request stays for its own client (as a code presented by another client is not consumed at
+ * the token endpoint). Every other parameter of the query is ignored (RFC 9126 §4). The
+ * request keeps its `request_uri`, so that the forms carry (and seal) where it came from.
  */
 export async function takePushedRequest(
   ctx: OAuthContext,
@@ -125,11 +128,15 @@ export async function takePushedRequest(
     message: 'This request has expired or was used already. Go back to the application.',
   } as const;
   if (!requestUri.startsWith(REQUEST_URI_PREFIX) || requestUri.length > 256) return unknown;
-  const record = await ctx.store.consumePushedRequest(hashToken(requestUri));
-  if (record === undefined) return unknown;
-  if (record.clientId !== ids[0]) {
+  const hash = hashToken(requestUri);
+  const seen = await ctx.store.getPushedRequest(hash);
+  if (seen === undefined) return unknown;
+  // read first: another client presenting it is refused without spending it for its own
+  if (seen.clientId !== ids[0]) {
     return { kind: 'page', message: 'This request was pushed by another application.' };
   }
+  const record = await ctx.store.consumePushedRequest(hash);
+  if (record === undefined) return unknown;
   const params = new URLSearchParams(record.params);
   params.set('request_uri', requestUri);
   return { kind: 'ok', params };

@@ -173,6 +173,13 @@ export interface OAuthStore {
     record: PushedAuthorizationRecord,
     ttlMs: number,
   ): void | Promise<void>;
+  /**
+   * Reads a pushed request without taking it, so that `/authorize` checks the client that
+   * presents its `request_uri` before it spends it: another client cannot burn it.
+   */
+  getPushedRequest(
+    hash: string,
+  ): PushedAuthorizationRecord | undefined | Promise<PushedAuthorizationRecord | undefined>;
   /** Takes a pushed request, atomically: of two concurrent uses only one gets it. */
   consumePushedRequest(
     hash: string,
@@ -356,6 +363,11 @@ export class MemoryOAuthStore implements OAuthStore {
 
   savePushedRequest(hash: string, record: PushedAuthorizationRecord, ttlMs: number): void {
     this.#pushed.set(hash, structuredClone(record), this.#pushed.now() + ttlMs);
+  }
+
+  getPushedRequest(hash: string): PushedAuthorizationRecord | undefined {
+    const record = this.#pushed.get(hash);
+    return record === undefined ? undefined : structuredClone(record);
   }
 
   consumePushedRequest(hash: string): PushedAuthorizationRecord | undefined {

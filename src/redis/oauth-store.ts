@@ -254,6 +254,11 @@ export class RedisOAuthStore implements OAuthStore {
     return this.#save(`par:${hash}`, JSON.stringify(record), ttlMs);
   }
 
+  async getPushedRequest(hash: string): Promise<PushedAuthorizationRecord | undefined> {
+    const record = parse(await this.#read(`par:${hash}`));
+    return isPushedRecord(record) ? record : undefined;
+  }
+
   async consumePushedRequest(hash: string): Promise<PushedAuthorizationRecord | undefined> {
     const text = await this.#redis.send(['GETDEL', `${this.#prefix}par:${hash}`]);
     const record = parse(text);

@@ -18,6 +18,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { instrumentPortico } from '../../examples/opentelemetry/instrumentation.js';
 import { createService, SERVICE } from '../../examples/opentelemetry/server.js';
+import { absoluteFormGet } from '../helpers/absolute-form.js';
 import { request } from '../helpers/http.js';
 
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
@@ -80,6 +81,20 @@ describe('examples/opentelemetry', () => {
       'url.path': '/api/me',
       'http.response.status_code': 200,
     });
+  });
+
+  it('names a request in absolute form by its path alone: no userinfo, no query', async () => {
+    const reply = await absoluteFormGet(port, `/api/me?api_key=${service.apiKey}`, {
+      userinfo: 'alice:alice-password',
+      headers: { 'X-API-Key': service.apiKey, traceparent: `00-${TRACE}-${'1'.repeat(16)}-01` },
+    });
+    expect(reply.status).toBe(200);
+    const span = await spanWhere((s) => s.parentSpanContext?.spanId === '1'.repeat(16));
+    expect(span.name).toBe('GET /api/me');
+    expect(span.attributes['url.path']).toBe('/api/me');
+    const text = JSON.stringify([span.name, span.attributes, span.events]);
+    expect(text).not.toContain('alice-password');
+    expect(text).not.toContain(service.apiKey);
   });
 
   it('a token issued is a span under its request’s span', async () => {

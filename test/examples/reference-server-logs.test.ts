@@ -1,6 +1,7 @@
 // The reference server's "Observability" contract: a pino access log on stdout, LOG_LEVEL,
 // the W3C trace context, never a secret (the full-run secrets check is secrets-not-logged).
 import { afterEach, describe, expect, it } from 'vitest';
+import { absoluteFormGet } from '../helpers/absolute-form.js';
 import { type RunningServer, startReferenceServer } from './spawn-server.js';
 
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
@@ -81,6 +82,33 @@ describe('the reference server’s access log', () => {
     expect(refused.sub).toBeUndefined();
     expect(refused.traceId).toBeUndefined();
     expect(server.output()).not.toContain(KEY.slice(10));
+  });
+
+  it('logs a target in absolute form by its path alone: no scheme, no userinfo, no query', async () => {
+    server = await startReferenceServer({ DEMO_API_KEY: KEY });
+    const port = Number(new URL(server.url).port);
+    const userinfo = 'alice:alice-password';
+    const proxied = await absoluteFormGet(port, `/api/me?api_key=${KEY}&x=1`, {
+      userinfo,
+      headers: { 'X-API-Key': KEY, 'X-Request-ID': 'req-absolute' },
+    });
+    expect(proxied.status).toBe(200);
+    const missing = await absoluteFormGet(port, '/no/such/page?password=alice-password', {
+      userinfo,
+      headers: { 'X-Request-ID': 'req-absolute-404' },
+    });
+    expect(missing.status).toBe(404);
+    expect(await lineOf(server, 'req-absolute')).toMatchObject({
+      msg: 'request completed',
+      req: { id: 'req-absolute', method: 'GET', url: '/api/me' },
+      res: { statusCode: 200 },
+      sub: 'alice',
+    });
+    expect((await lineOf(server, 'req-absolute-404')).req.url).toBe('/no/such/page');
+    const output = server.output();
+    for (const leaked of ['alice-password', KEY.slice(10), 'api_key', `127.0.0.1:${port}/`]) {
+      expect(output).not.toContain(leaked);
+    }
   });
 
   it('LOG_LEVEL=silent writes no log line; the ready line stays', async () => {

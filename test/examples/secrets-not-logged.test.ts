@@ -11,6 +11,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
+import { absoluteFormGet } from '../helpers/absolute-form.js';
 import { Browser, hiddenInputs } from '../helpers/browser.js';
 import { closeAll, listen } from '../helpers/http.js';
 import { hasRedis, type RedisServer, startRedis } from '../helpers/redis.js';
@@ -247,6 +248,17 @@ async function fullRun(server: RunningServer, apiKey: string, secrets: Secrets):
   // RFC 6750 §2.3 query tokens are refused outright
   expect((await call(`/api/me?access_token=${serviceToken}`)).status).toBe(400);
   expect((await call(`/no/such/page?password=${wrongPassword}`)).status).toBe(404);
+  // a target in absolute form (RFC 9112 §3.2.2) with userinfo: logged by its path alone
+  const port = Number(new URL(url).port);
+  const proxied = await absoluteFormGet(port, `/api/me?api_key=${apiKey}`, {
+    userinfo: 'alice:alice-password',
+    headers: { 'X-API-Key': apiKey, 'X-Request-ID': 'absolute-form' },
+  });
+  expect(proxied.status).toBe(200);
+  const lost = await absoluteFormGet(port, `/no/such/page?password=${wrongPassword}`, {
+    userinfo: `bob:${wrongPassword}`,
+  });
+  expect(lost.status).toBe(404);
 
   // every authentication method on /api/me, and refused ones
   const me = (headers: Record<string, string>) => call('/api/me', { headers });
@@ -305,7 +317,6 @@ async function fullRun(server: RunningServer, apiKey: string, secrets: Secrets):
   secrets.add((await json(hook)).secret);
 
   // live channels with credentials: an event stream and a WebSocket
-  const port = Number(new URL(url).port);
   const events = await connectEvents({ port }, '/events', { 'X-API-Key': apiKey });
   expect(events.status).toBe(200);
   const ws = new WebSocket(`${url.replace('http', 'ws')}/ws`, {
@@ -370,6 +381,11 @@ describe('secrets never reach the reference server’s output', () => {
     const requests = logged.filter((line) => line.msg === 'request completed');
     expect(requests.length).toBeGreaterThan(30);
     expect(requests.filter((line) => line.req!.url.includes('?'))).toEqual([]);
+    // only paths: no scheme, authority or userinfo of a target in absolute form
+    expect(requests.filter((line) => !line.req!.url.startsWith('/'))).toEqual([]);
+    expect(requests.filter((line) => line.req!.url.includes('@'))).toEqual([]);
+    const absolute = requests.find((line) => (line.req as { id?: string }).id === 'absolute-form');
+    expect(absolute?.req).toMatchObject({ url: '/api/me' });
     expect(logged.some((line) => line.msg === 'a webhook delivery attempt failed')).toBe(true);
   }, 30_000);
 

@@ -174,25 +174,47 @@ describe('par.ts: the pushed request taken at /authorize', () => {
     expect(taken.status).not.toBe(400);
   });
 
-  it('tells another client that the request is not its own', async () => {
+  it('tells another client that the request is not its own, without taking it', async () => {
     const requestUri = requestUriOf(await push(site, 'web'));
-    const stolen = await get(authorizeWith('other', requestUri), site.cookie);
-    expectPage(stolen, 400, 'This request was pushed by another application.');
+    const consume = vi.spyOn(site.as.context.store, 'consumePushedRequest');
+    try {
+      const stolen = await get(authorizeWith('other', requestUri), site.cookie);
+      expectPage(stolen, 400, 'This request was pushed by another application.');
+      expect(consume).not.toHaveBeenCalled();
+    } finally {
+      consume.mockRestore();
+    }
+    const taken = await get(authorizeWith('web', requestUri), site.cookie);
+    expect(taken.status).not.toBe(400);
+  });
+
+  it('answers a request taken meanwhile (a concurrent use won) as used already', async () => {
+    const requestUri = requestUriOf(await push(site, 'web'));
+    const { store } = site.as.context;
+    const consume = vi.spyOn(store, 'consumePushedRequest').mockResolvedValueOnce(undefined);
+    try {
+      const lost = await get(authorizeWith('web', requestUri), site.cookie);
+      const used = 'This request has expired or was used already. Go back to the application.';
+      expectPage(lost, 400, used);
+      expect(consume).toHaveBeenCalledTimes(1);
+    } finally {
+      consume.mockRestore();
+    }
   });
 
   it('asks the store for a request_uri of at most 256 characters only', async () => {
     const { store } = site.as.context;
-    const consume = vi.spyOn(store, 'consumePushedRequest');
+    const read = vi.spyOn(store, 'getPushedRequest');
     try {
       const prefix = 'urn:ietf:params:oauth:request_uri:';
       const longest = `${prefix}${'A'.repeat(256 - prefix.length)}`;
       const unknown = 'This request has expired or was used already. Go back to the application.';
       expectPage(await get(authorizeWith('web', longest), site.cookie), 400, unknown);
-      expect(consume).toHaveBeenCalledTimes(1);
+      expect(read).toHaveBeenCalledTimes(1);
       expectPage(await get(authorizeWith('web', `${longest}A`), site.cookie), 400, unknown);
-      expect(consume).toHaveBeenCalledTimes(1);
+      expect(read).toHaveBeenCalledTimes(1);
     } finally {
-      consume.mockRestore();
+      read.mockRestore();
     }
   });
 

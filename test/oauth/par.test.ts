@@ -91,13 +91,23 @@ describe('POST /par (RFC 9126)', () => {
     expect(fields.get('state')).toBe('st-1');
   });
 
-  it('gives a request_uri to its own client only', async () => {
-    const requestUri = requestUriOf(await push(site, 'web'));
-    const stolen = await request(site.app, authorizeWith('other', requestUri), {
+  it('gives a request_uri to its own client only, another client’s use not spending it', async () => {
+    const { verifier, challenge } = pkce();
+    const requestUri = requestUriOf(await push(site, 'web', {}, {}, challenge));
+    for (const thief of ['other', 'nobody']) {
+      const stolen = await request(site.app, authorizeWith(thief, requestUri), {
+        headers: { Cookie: site.cookie },
+      });
+      expect(stolen.status).toBe(400);
+      expect(stolen.headers.location).toBeUndefined();
+    }
+    // its own client still takes it (once), and the code is redeemed
+    const { code } = await approveVia(site, authorizeWith('web', requestUri));
+    expect((await redeem(site, code!, verifier)).status).toBe(200);
+    const again = await request(site.app, authorizeWith('web', requestUri), {
       headers: { Cookie: site.cookie },
     });
-    expect(stolen.status).toBe(400);
-    expect(stolen.headers.location).toBeUndefined();
+    expect(again.status).toBe(400);
   });
 
   it.each([

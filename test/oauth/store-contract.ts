@@ -63,9 +63,26 @@ export const OAUTH_STORE_CONTRACT: readonly { name: string; run(h: Harness): Pro
       await store.savePushedRequest('p2', pushed, TTL);
       expect(await store.consumePushedRequest('p1')).toEqual(pushed);
       expect(await store.consumePushedRequest('p1')).toBeUndefined();
+      expect(await store.getPushedRequest('p1')).toBeUndefined();
       await elapse(TTL);
+      expect(await store.getPushedRequest('p2')).toBeUndefined();
       expect(await store.consumePushedRequest('p2')).toBeUndefined();
       expect(await store.consumePushedRequest('never')).toBeUndefined();
+    },
+  },
+  {
+    name: 'reads a pushed request without taking it, as many times as asked, until it is taken',
+    async run({ store }) {
+      const pushed = { clientId: 'c', params: [['scope', 'openid']] as [string, string][] };
+      await store.savePushedRequest('p', pushed, TTL);
+      expect(await store.getPushedRequest('p')).toEqual(pushed);
+      const read = await store.getPushedRequest('p');
+      expect(read).toEqual(pushed);
+      // what a caller does with the record it read is not the store's
+      read!.clientId = 'someone else';
+      read!.params.push(['scope', 'admin']);
+      expect(await store.consumePushedRequest('p')).toEqual(pushed);
+      expect(await store.getPushedRequest('p')).toBeUndefined();
     },
   },
   {
@@ -283,6 +300,7 @@ export const OAUTH_STORE_CONTRACT: readonly { name: string; run(h: Harness): Pro
       expect(await store.getDeviceCode('nope')).toBeUndefined();
       expect(await store.findDeviceCode('NOPENOPE')).toBeUndefined();
       expect(await store.consumeDeviceCode('nope')).toBe(false);
+      expect(await store.getPushedRequest('nope')).toBeUndefined();
       expect(await store.consumePushedRequest('nope')).toBeUndefined();
       expect(await store.isGrantRevoked('nope')).toBe(false);
     },

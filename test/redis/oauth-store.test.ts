@@ -85,6 +85,9 @@ describe.skipIf(!hasRedis)('RedisOAuthStore (real redis-server)', () => {
       ['device:expiry', JSON.stringify({ ...device, expiresAt: 'soon' })],
       ['user-code:AAAAAAAA', 'device:text'],
       ['user-code:BBBBBBBB', 'elsewhere'],
+      ['par:text', 'not json'],
+      ['par:partial', JSON.stringify({ clientId: 'c' })],
+      ['par:params', JSON.stringify({ clientId: 'c', params: [['scope']] })],
     ];
     for (const [key, value] of garbage) await client.set(p + key, value, 'PX', 60_000);
     await client.hset(`${p}code:hash`, 'a', '1');
@@ -105,6 +108,12 @@ describe.skipIf(!hasRedis)('RedisOAuthStore (real redis-server)', () => {
       await store.updateDeviceCode(hash, device); // does not bring a record to life
       expect(await store.getDeviceCode(hash)).toBeUndefined();
     }
+    for (const hash of ['text', 'partial', 'params']) {
+      expect(await store.getPushedRequest(hash), hash).toBeUndefined();
+      expect(await store.consumePushedRequest(hash), hash).toBeUndefined();
+    }
+    await client.hset(`${p}par:hash`, 'a', '1');
+    expect(await store.getPushedRequest('hash')).toBeUndefined();
     // an expiry that is not a number: no record (and so never exchanged)
     expect(await store.getDeviceCode('expiry')).toBeUndefined();
     expect(await store.consumeDeviceCode('expiry')).toBe(false);
@@ -209,6 +218,13 @@ describe.skipIf(!hasRedis)('RedisOAuthStore (real redis-server)', () => {
           grantTypes: ['authorization_code', 'refresh_token'],
           redirectUris: [WEB_CB],
           scopes: ['openid', 'profile', 'offline_access'],
+        }),
+        await defineClient({
+          clientId: 'other',
+          secret: 'other-secret-123',
+          grantTypes: ['authorization_code'],
+          redirectUris: [WEB_CB],
+          scopes: ['openid'],
         }),
         await defineClient({
           clientId: 'tv',
@@ -331,6 +347,45 @@ describe.skipIf(!hasRedis)('RedisOAuthStore (real redis-server)', () => {
       expect([replay.status, json(replay).error]).toEqual([400, 'invalid_grant']);
       expect(await b.store.isGrantRevoked(grantId)).toBe(true);
       expect(json(await refresh(b.http, issued.refresh_token)).error).toBe('invalid_grant');
+    });
+
+    it('keeps a request_uri pushed at A that another client presents at B for its own client', async () => {
+      const [a, b] = await twoServers(redis);
+      const pushed = await post(
+        a.http,
+        '/par',
+        [
+          ['response_type', 'code'],
+          ['redirect_uri', WEB_CB],
+          ['scope', 'openid'],
+          ['state', 's'],
+          ['code_challenge', CHALLENGE],
+          ['code_challenge_method', 'S256'],
+          ['prompt', 'consent'],
+        ],
+        { Authorization: WEB },
+      );
+      expect(pushed.status, pushed.body).toBe(201);
+      const uri = encodeURIComponent(json<{ request_uri: string }>(pushed).request_uri);
+      const stolen = await request(b.http, `/authorize?client_id=other&request_uri=${uri}`);
+      expect([stolen.status, stolen.headers.location]).toEqual([400, undefined]);
+      expect(stolen.body).toContain('pushed by another application');
+      // its own client takes it at A: sign-in, consent, a code redeemed at B
+      const own = `/authorize?client_id=web&request_uri=${uri}`;
+      const page = await request(a.http, own);
+      expect(page.status).toBe(200);
+      const consent = await post(a.http, '/authorize', [
+        ...hiddenInputs(page.body),
+        ['username', 'alice'],
+        ['password', 'alice-password'],
+      ]);
+      expect(consent.status, consent.body).toBe(200);
+      const done = await approve(a.http, { consent, cookie: sessionCookie(consent.headers)! });
+      expect(done.status).toBe(303);
+      const authCode = new URL(done.headers.location!).searchParams.get('code')!;
+      tokens(await redeem(b.http, authCode));
+      // taken once
+      expect((await request(b.http, own)).status).toBe(400);
     });
 
     it('rotates at B a refresh token issued at A; reuse at A revokes the family', async () => {

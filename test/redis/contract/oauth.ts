@@ -58,10 +58,15 @@ export const oauthChecks: CheckGroup = {
         expect(await b.findDeviceCode('ABCDEFGH')).toBeUndefined();
 
         await a.savePushedRequest('p', { clientId: 'c', params: [['scope', 'openid']] }, 60_000);
+        expect(await b.getPushedRequest('p')).toEqual({
+          clientId: 'c',
+          params: [['scope', 'openid']],
+        });
         expect(await b.consumePushedRequest('p')).toEqual({
           clientId: 'c',
           params: [['scope', 'openid']],
         });
+        expect(await a.getPushedRequest('p')).toBeUndefined();
         expect(await a.consumePushedRequest('p')).toBeUndefined();
 
         await b.revokeGrant('g', 60_000);

@@ -1,0 +1,33 @@
+// A request whose target is in absolute form with userinfo (RFC 9112 §3.2.2), written raw on
+// a socket: node's client never sends one (it writes the origin form, userinfo as Basic).
+import { parseReply, type RawReply, rawRequest } from './http.js';
+
+/** What {@link absoluteFormGet} sends: who the userinfo names, and headers to add. */
+export interface AbsoluteFormOptions {
+  /** `user:password` put before the authority. */
+  userinfo: string;
+  /** Sent as they are, after `Host` and `Connection: close`. */
+  headers?: Record<string, string>;
+  /** `GET` unless given. */
+  method?: string;
+}
+
+/** The target `http://<userinfo>@127.0.0.1:<port><pathAndQuery>`. */
+export function absoluteTarget(port: number, pathAndQuery: string, userinfo: string): string {
+  return `http://${userinfo}@127.0.0.1:${port}${pathAndQuery}`;
+}
+
+/** Sends one request with an absolute-form target on a new connection; the reply, parsed. */
+export async function absoluteFormGet(
+  port: number,
+  pathAndQuery: string,
+  { userinfo, headers = {}, method = 'GET' }: AbsoluteFormOptions,
+): Promise<RawReply> {
+  const lines = [
+    `${method} ${absoluteTarget(port, pathAndQuery, userinfo)} HTTP/1.1`,
+    `Host: 127.0.0.1:${port}`,
+    'Connection: close',
+    ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
+  ];
+  return parseReply(await rawRequest(port, `${lines.join('\r\n')}\r\n\r\n`));
+}
