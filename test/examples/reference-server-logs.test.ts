@@ -98,6 +98,15 @@ describe('the reference server’s access log', () => {
       headers: { 'X-Request-ID': 'req-absolute-404' },
     });
     expect(missing.status).toBe(404);
+    // another scheme, and a fragment: node takes both, and so would a password in them
+    const ftp = await absoluteFormGet(port, '/no/such/file#alice-password', {
+      userinfo,
+      scheme: 'ftp',
+      headers: { 'X-Request-ID': 'req-absolute-ftp' },
+    });
+    expect(ftp.status).toBe(404);
+    expect(ftp.body).not.toContain('alice-password');
+    expect((await lineOf(server, 'req-absolute-ftp')).req.url).toBe('/no/such/file');
     expect(await lineOf(server, 'req-absolute')).toMatchObject({
       msg: 'request completed',
       req: { id: 'req-absolute', method: 'GET', url: '/api/me' },

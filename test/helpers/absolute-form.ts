@@ -10,21 +10,28 @@ export interface AbsoluteFormOptions {
   headers?: Record<string, string>;
   /** `GET` unless given. */
   method?: string;
+  /** `http` unless given: node accepts any scheme, and Express routes it by its path. */
+  scheme?: string;
 }
 
-/** The target `http://<userinfo>@127.0.0.1:<port><pathAndQuery>`. */
-export function absoluteTarget(port: number, pathAndQuery: string, userinfo: string): string {
-  return `http://${userinfo}@127.0.0.1:${port}${pathAndQuery}`;
+/** The target `<scheme>://<userinfo>@127.0.0.1:<port><pathAndQuery>`. */
+export function absoluteTarget(
+  port: number,
+  pathAndQuery: string,
+  userinfo: string,
+  scheme = 'http',
+): string {
+  return `${scheme}://${userinfo}@127.0.0.1:${port}${pathAndQuery}`;
 }
 
 /** Sends one request with an absolute-form target on a new connection; the reply, parsed. */
 export async function absoluteFormGet(
   port: number,
   pathAndQuery: string,
-  { userinfo, headers = {}, method = 'GET' }: AbsoluteFormOptions,
+  { userinfo, headers = {}, method = 'GET', scheme }: AbsoluteFormOptions,
 ): Promise<RawReply> {
   const lines = [
-    `${method} ${absoluteTarget(port, pathAndQuery, userinfo)} HTTP/1.1`,
+    `${method} ${absoluteTarget(port, pathAndQuery, userinfo, scheme)} HTTP/1.1`,
     `Host: 127.0.0.1:${port}`,
     'Connection: close',
     ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
