@@ -38,6 +38,22 @@ function expectClean(log: ReturnType<typeof captureLogger>, secrets: string[]): 
   for (const value of secrets) expect(text, value).not.toContain(value);
 }
 
+/** A server whose WebSocket handler fails after the handshake, logging to `log`. */
+function failingUpgrades(log: ReturnType<typeof captureLogger>) {
+  const server = createServer((_req, res) => res.end());
+  server.on(
+    'upgrade',
+    createUpgradeHandler({
+      path: '/ws',
+      onConnection: () => {
+        throw new Error('the chat backend is down');
+      },
+      logger: log,
+    }),
+  );
+  return server;
+}
+
 describe('no log line holds a secret', () => {
   it('http request.failed: headers, cookie and query of the failed request', async () => {
     const log = captureLogger();
@@ -74,18 +90,7 @@ describe('no log line holds a secret', () => {
   it('ws upgrade.failed: the handshake’s credential and query', async () => {
     const log = captureLogger();
     const secrets = [secret('bearer'), secret('query')];
-    const server = createServer((_req, res) => res.end());
-    server.on(
-      'upgrade',
-      createUpgradeHandler({
-        path: '/ws',
-        onConnection: () => {
-          throw new Error('the chat backend is down');
-        },
-        logger: log,
-      }),
-    );
-    const { port } = await listen(server);
+    const { port } = await listen(failingUpgrades(log));
     const ws = new WebSocket(`ws://127.0.0.1:${port}/ws?token=${secrets[1]}`, {
       headers: { authorization: `Bearer ${secrets[0]}` },
     });
@@ -224,18 +229,7 @@ describe('a request target in absolute form with userinfo (RFC 9112 §3.2.2)', (
 
   it('is logged by its path alone by a WebSocket upgrade that fails', async () => {
     const log = captureLogger();
-    const server = createServer((_req, res) => res.end());
-    server.on(
-      'upgrade',
-      createUpgradeHandler({
-        path: '/ws',
-        onConnection: () => {
-          throw new Error('the chat backend is down');
-        },
-        logger: log,
-      }),
-    );
-    const { port } = await listen(server);
+    const { port } = await listen(failingUpgrades(log));
     const token = secret('query');
     const socket = connect(port, '127.0.0.1', () =>
       socket.write(
