@@ -130,10 +130,13 @@ export async function createOAuth(options: {
     formKey,
     guard: options.guard,
     logger: options.logger,
-    // DPoP proofs (RFC 9449) at /token and on the API: made within the last 60 seconds
-    dpop: { maxAge: 60_000 },
-    // the jti of DPoP proofs and client assertions: each accepted once, by every process
-    ...(shared.replayStore !== undefined && { replay: shared.replayStore }),
+    // DPoP proofs (RFC 9449) at /token and on the API: made within the last 60 seconds; their
+    // jti accepted once, by every process, in a store apart from the client assertions'
+    dpop: {
+      maxAge: 60_000,
+      ...(shared.replayStores !== undefined && { replay: shared.replayStores.dpop }),
+    },
+    ...(shared.replayStores !== undefined && { replay: shared.replayStores.assertions }),
     // a revoked grant (at /revoke, by refresh-token reuse) ends its streams and webhooks
     revocations: shared.revocations,
     ...(shared.oauthStore !== undefined && { store: shared.oauthStore }),

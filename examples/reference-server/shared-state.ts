@@ -39,8 +39,11 @@ export interface SharedState {
   deviceFailureStore: RateLimitStore | undefined;
   /** Authorization codes, refresh tokens, device codes; `undefined`: in memory. */
   oauthStore: OAuthStore | undefined;
-  /** The ids of accepted DPoP proofs and client assertions; `undefined`: in memory. */
-  replayStore: ReplayStore | undefined;
+  /**
+   * The ids of accepted client assertions and of accepted DPoP proofs, a store each (neither
+   * can fill the other's); `undefined`: in memory, a store each too.
+   */
+  replayStores: { assertions: ReplayStore; dpop: ReplayStore } | undefined;
   /**
    * A value every process must agree on (the token signing key, the form key): made by
    * `make` in this process, or by the first process and read from Redis by the others.
@@ -76,7 +79,7 @@ export function createSharedState(
       revocations: createRevocations(),
       rateLimitStore: undefined,
       oauthStore: undefined,
-      replayStore: undefined,
+      replayStores: undefined,
       deviceFailureStore: undefined,
       messages: memoryMessages(),
       agreed: async (_name, make) => make(),
@@ -125,7 +128,10 @@ export function createSharedState(
       ...replicated,
     }),
     oauthStore: new RedisOAuthStore({ client, prefix: 'portico:ref:oauth:', ...replicated }),
-    replayStore: new RedisReplayStore({ client, prefix: 'portico:ref:jti:' }),
+    replayStores: {
+      assertions: new RedisReplayStore({ client, prefix: 'portico:ref:jti:assertion:' }),
+      dpop: new RedisReplayStore({ client, prefix: 'portico:ref:jti:dpop:' }),
+    },
     deviceFailureStore: new RedisRateLimitStore({ client, prefix: 'portico:ref:device:' }),
     messages: redisMessages(client, 'portico:ref:messages', 'cluster' in location),
     async agreed(name, make) {

@@ -73,7 +73,16 @@ export interface DpopVerifierOptions {
   maxAge?: number;
   /** How far in the future a proof's `iat` may be (clock skew), in milliseconds. @defaultValue `5_000` */
   clockTolerance?: number;
-  /** Where accepted `jti` are remembered. @defaultValue a new `MemoryReplayStore` */
+  /**
+   * Where accepted `jti` are remembered, each charged to its proof key's thumbprint (the
+   * store's partition). A store of its own: one that client assertions share could be
+   * filled by either for both.
+   * @defaultValue a new `MemoryReplayStore`
+   * @example
+   * ```ts
+   * const dpop = createDpopVerifier({ replay: new RedisReplayStore({ client, prefix: 'app:dpop:' }) });
+   * ```
+   */
   replay?: ReplayStore;
   /**
    * Server nonces (`createDpopNonces`): every proof must carry the current one (RFC 9449
@@ -101,15 +110,45 @@ export interface DpopRequest {
   nonce?: string;
 }
 
+/**
+ * A proof that holds but whose `jti` is not recorded yet: {@link DpopVerifier.check}'s answer.
+ * Record it with `remember()` once everything else about the request is verified (the access
+ * token and its binding, the grant), so that a request refused for anything else writes
+ * nothing to the replay store.
+ */
+export interface CheckedDpopProof extends DpopProof {
+  /**
+   * Records the proof's `jti` (set-if-absent, so that of two uses racing, one wins): rejects
+   * with a {@link DpopProofError} (`invalid_dpop_proof`) when it was used already, or with the
+   * store's error (a full or unreachable store: 503; a key past its share: 429). Calling it
+   * again returns the first call's outcome.
+   */
+  remember(): Promise<void>;
+}
+
 /** Verifies DPoP proofs. */
 export interface DpopVerifier {
   /** The accepted algorithms, for `algs="…"` and discovery. */
   readonly algorithms: readonly string[];
   /**
    * Checks `proof` (the `DPoP` header's value: exactly one) against `request`, as RFC 9449
-   * §4.3 lists, and records its `jti`. Rejects with a {@link DpopProofError}.
+   * §4.3 lists, and records its `jti` at once. Rejects with a {@link DpopProofError}. Prefer
+   * {@link DpopVerifier.check} when the request has more to verify.
    */
   verify(proof: unknown, request: DpopRequest): Promise<DpopProof>;
+  /**
+   * Checks `proof` against `request` as `verify` does, without recording its `jti`: the
+   * answer's `remember()` does, once the caller has verified the rest of the request.
+   * Rejects with a {@link DpopProofError}.
+   *
+   * @example
+   * ```ts
+   * const proof = await dpop.check(req.headers.dpop, { method: 'GET', url, accessToken });
+   * if (proof.jkt !== claims.cnf?.jkt) throw new Error('the token is bound to another key');
+   * await proof.remember(); // only now: a refused request records nothing
+   * ```
+   */
+  check(proof: unknown, request: DpopRequest): Promise<CheckedDpopProof>;
 }
 
 const ASYMMETRIC = new Set([
@@ -182,7 +221,9 @@ export function accessTokenHash(token: string): string {
  * `htm` equal to the method, `htu` equal to the request URL (without query and fragment),
  * `iat` within `maxAge` (and not past `clockTolerance` in the future), `ath` equal to the
  * hash of the access token when one comes with it, `nonce` equal to the server's when it
- * requires one, and a `jti` not seen before (remembered for `maxAge`).
+ * requires one, and a `jti` not seen before (remembered for `maxAge`, charged to the proof
+ * key's share of the `replay` store). `verify` records the `jti` at once; `check` leaves it to
+ * the answer's `remember()`, for the caller to record once the rest of the request holds.
  *
  * @example
  * ```ts
@@ -213,13 +254,13 @@ export function createDpopVerifier(options: DpopVerifierOptions = {}): DpopVerif
     throw invalidOption(`${OWNER}: \`nonces\` must come from createDpopNonces()`);
   }
 
-  async function verify(proof: unknown, request: DpopRequest): Promise<DpopProof> {
+  /** The signature, key and header of a proof: its verified payload and header. */
+  async function signed(proof: unknown, key: ReturnType<typeof proofKey>) {
     if (typeof proof !== 'string' || proof === '') throw invalid('A DPoP proof is required.');
     if (proof.length > MAX_PROOF_LENGTH || !COMPACT_JWS.test(proof)) {
       throw invalid('The DPoP proof is not a compact JWS.');
     }
     const jose = await loadJose();
-    const key = proofKey();
     let verified: Awaited<ReturnType<typeof jose.jwtVerify>>;
     try {
       verified = await jose.jwtVerify(proof, key.resolve, {
@@ -229,11 +270,15 @@ export function createDpopVerifier(options: DpopVerifierOptions = {}): DpopVerif
     } catch (error) {
       throw invalid('The signature, key or header of the DPoP proof is not valid.', error);
     }
-    const { payload, protectedHeader } = verified;
     // jose accepts `application/dpop+jwt` too; RFC 9449 §4.2 says `dpop+jwt`
-    if (protectedHeader.typ !== 'dpop+jwt')
+    if (verified.protectedHeader.typ !== 'dpop+jwt')
       throw invalid('The typ of the DPoP proof must be dpop+jwt.');
-    const { jti, htm, htu, iat } = payload as Record<string, unknown>;
+    return verified;
+  }
+
+  /** The claims of a signed proof against the request (§4.3 steps 9–12): its `jti`, `iat` in ms. */
+  function claimsHold(payload: Record<string, unknown>, request: DpopRequest) {
+    const { jti, htm, htu, iat } = payload;
     if (typeof jti !== 'string' || jti === '' || jti.length > MAX_JTI_LENGTH) {
       throw invalid('The DPoP proof has no valid jti.');
     }
@@ -257,29 +302,61 @@ export function createDpopVerifier(options: DpopVerifierOptions = {}): DpopVerif
         throw invalid('The ath of the DPoP proof is not the hash of the access token.');
       }
     }
-    if (request.nonce !== undefined && payload.nonce !== request.nonce) {
+    nonceHolds(payload.nonce, request);
+    return { jti, issuedAt };
+  }
+
+  function nonceHolds(nonce: unknown, request: DpopRequest): void {
+    if (request.nonce !== undefined && nonce !== request.nonce) {
       throw new DpopProofError(
         'use_dpop_nonce',
         'The DPoP proof must carry the nonce of the server.',
         { nonce: request.nonce },
       );
     }
-    if (nonces !== undefined && !nonces.accepts(payload.nonce)) {
+    if (nonces !== undefined && !nonces.accepts(nonce)) {
       throw new DpopProofError(
         'use_dpop_nonce',
         'The DPoP proof must carry the current nonce of the server (DPoP-Nonce).',
         { nonce: nonces.current() },
       );
     }
-    const jwk = protectedHeader.jwk as Record<string, unknown>;
-    const jkt = key.thumbprint() as string;
-    // the proof is single-use: its key and jti, for as long as it could be accepted
-    // (a store that cannot record throws, a 503 for a full memory store: refused either way)
-    const fresh = await replay.remember(`${jkt}:${jti}`, maxAge + tolerance);
-    if (!fresh) throw invalid('The DPoP proof was used already.');
-    const { alg } = protectedHeader as { alg: string };
-    return Object.freeze({ jkt, jwk: Object.freeze({ ...jwk }), jti, alg, issuedAt });
   }
 
-  return { algorithms, verify };
+  /**
+   * The proof is single-use: its key and jti, for as long as it could be accepted, charged to
+   * its key's share (a store that cannot record throws, refused either way).
+   */
+  async function record(jkt: string, jti: string): Promise<void> {
+    const fresh = await replay.remember(`${jkt}:${jti}`, maxAge + tolerance, jkt);
+    if (!fresh) throw invalid('The DPoP proof was used already.');
+  }
+
+  async function checked(proof: unknown, request: DpopRequest): Promise<DpopProof> {
+    const key = proofKey();
+    const { payload, protectedHeader } = await signed(proof, key);
+    const { jti, issuedAt } = claimsHold(payload as Record<string, unknown>, request);
+    const jwk = protectedHeader.jwk as Record<string, unknown>;
+    const jkt = key.thumbprint() as string;
+    const { alg } = protectedHeader as { alg: string };
+    return { jkt, jwk: Object.freeze({ ...jwk }), jti, alg, issuedAt };
+  }
+
+  async function check(proof: unknown, request: DpopRequest): Promise<CheckedDpopProof> {
+    const held = await checked(proof, request);
+    let recorded: Promise<void> | undefined;
+    const remember = () => {
+      recorded ??= record(held.jkt, held.jti);
+      return recorded;
+    };
+    return Object.freeze({ ...held, remember });
+  }
+
+  async function verify(proof: unknown, request: DpopRequest): Promise<DpopProof> {
+    const held = await checked(proof, request);
+    await record(held.jkt, held.jti);
+    return Object.freeze(held);
+  }
+
+  return { algorithms, verify, check };
 }

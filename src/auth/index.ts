@@ -62,6 +62,7 @@ export {
 } from './credential-guard.js';
 export {
   accessTokenHash,
+  type CheckedDpopProof,
   createDpopVerifier,
   type DpopProof,
   DpopProofError,
@@ -117,7 +118,11 @@ export {
   type PasswordHashOptions,
   verifyPassword,
 } from './password.js';
-export { MemoryReplayStore, type ReplayStore } from './replay-store.js';
+export {
+  MemoryReplayStore,
+  type MemoryReplayStoreOptions,
+  type ReplayStore,
+} from './replay-store.js';
 export {
   announceRevocation,
   apiKeyCredentialId,

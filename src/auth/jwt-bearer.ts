@@ -5,10 +5,10 @@ import type {
   JwtClaims as JWTPayload,
 } from '../core/jwt-types.js';
 import type { Principal } from '../core/principal.js';
+import { requestPath } from '../core/problem.js';
 import { fieldLines } from '../internal/headers.js';
 import { peekConfirmation } from '../internal/jwt-peek.js';
 import { assertKnownOptions, functionOption, invalidOption } from '../internal/options.js';
-import { targetPath } from '../internal/target.js';
 import { type Authenticator, challenge } from './authenticator.js';
 import { certificateThumbprint, getClientCertificate } from './certificate.js';
 import {
@@ -293,7 +293,7 @@ function dpopSettings(options: JwtBearerDpopOptions | undefined) {
   if (typeof required !== 'boolean') {
     throw invalidOption(`${OWNER}: \`dpop.required\` must be a boolean`);
   }
-  if (given !== undefined && typeof given?.verify !== 'function') {
+  if (given !== undefined && typeof given?.check !== 'function') {
     throw invalidOption(`${OWNER}: \`dpop.verifier\` must be a DPoP verifier (createDpopVerifier)`);
   }
   const verifier: DpopVerifier = given ?? createDpopVerifier(proofs);
@@ -376,6 +376,22 @@ export function jwtBearer(options: JwtBearerOptions): Authenticator {
       error.nonce === undefined ? undefined : { 'DPoP-Nonce': error.nonce },
     );
 
+  /** Runs a step of the proof's check, its refusal answered as RFC 9449 §7.1 says. */
+  const refusingProof = async <T>(step: () => Promise<T>): Promise<T> => {
+    try {
+      return await step();
+    } catch (error) {
+      if (error instanceof DpopProofError) throw refusedProof(error);
+      throw error;
+    }
+  };
+  /** What the proof of `req` is checked against: its method, this API's URL, the token. */
+  const proofRequest = (req: IncomingMessage, accessToken: string) => ({
+    method: req.method ?? 'GET',
+    url: `${dpop?.origin}${requestPath(req)}`,
+    accessToken,
+  });
+
   return {
     scheme: 'Bearer',
     challenge: offered,
@@ -390,23 +406,16 @@ export function jwtBearer(options: JwtBearerOptions): Authenticator {
       if (scheme === 'Bearer' && dpop?.required) {
         throw invalidCredentials(answers.DPoP.invalidChallenge, 'Send a DPoP-bound token.');
       }
-      let proofKey: string | undefined;
-      if (scheme === 'DPoP' && dpop !== undefined) {
-        try {
-          const proof = await dpop.verifier.verify(dpopHeader(req), {
-            method: req.method ?? 'GET',
-            url: `${dpop.origin}${targetPath(req.url ?? '/')}`,
-            accessToken: token,
-          });
-          proofKey = proof.jkt;
-        } catch (error) {
-          if (error instanceof DpopProofError) throw refusedProof(error);
-          throw error;
-        }
-      }
+      // the proof is checked first, its jti recorded last: a refused token records nothing
+      const proof =
+        scheme === 'DPoP' && dpop !== undefined
+          ? await refusingProof(() =>
+              dpop.verifier.check(dpopHeader(req), proofRequest(req, token)),
+            )
+          : undefined;
       let verified: Awaited<ReturnType<typeof verifier.verify>>;
       try {
-        verified = await verifier.verify(token, new PresentedCertificate(req, proofKey));
+        verified = await verifier.verify(token, new PresentedCertificate(req, proof?.jkt));
       } catch (error) {
         if (isJwtError(error, 'expired')) {
           throw expiredCredentials(answer.expired, answer.expiredDetail, 'ERR_JWT_EXPIRED');
@@ -432,8 +441,11 @@ export function jwtBearer(options: JwtBearerOptions): Authenticator {
         throw answer.invalid();
       }
       const bound = withTokenCredential(principal, verified.payload);
-      // a DPoP-bound token with its proof: the principal says so (unless mapped otherwise)
-      if (scheme === 'DPoP' && bound.method === 'bearer') bound.method = 'dpop';
+      if (proof !== undefined) {
+        await refusingProof(() => proof.remember());
+        // a DPoP-bound token with its proof: the principal says so (unless mapped otherwise)
+        if (bound.method === 'bearer') bound.method = 'dpop';
+      }
       return bound;
     },
   };

@@ -2,7 +2,6 @@
 // JWT signed by one of its keys, given inline (`jwks`) or published at its `jwksUri`.
 import type { JWTVerifyGetKey } from 'jose';
 import { type KeySource, remoteSource } from '../auth/jwks-remote.js';
-import type { ReplayStore } from '../auth/replay-store.js';
 import { loadJose } from '../internal/lazy.js';
 import { MapEvictor } from '../internal/map-evictor.js';
 import type { OAuthClient } from './clients.js';
@@ -70,8 +69,6 @@ export async function assertionClientId(assertion: string): Promise<string> {
 export interface ClientAssertionCheckOptions {
   /** The issuer identifier: the `aud` every client may use. */
   issuer: string;
-  /** Where the `jti` of accepted assertions are remembered. */
-  replay: ReplayStore;
   /** Leeway for `exp`, `nbf` and `iat`, in milliseconds. */
   clockTolerance: number;
 }
@@ -99,15 +96,24 @@ function audienceHolds(aud: unknown, issuer: string, target: AssertionTarget): b
   return Array.isArray(aud) && aud.length > 0 && aud.some(accepted);
 }
 
+/** An assertion that holds, its `jti` not recorded yet: the id to record, and for how long. */
+export interface HeldAssertion {
+  /** The id its replay store records (the client id and the `jti`). */
+  readonly id: string;
+  /** How long it must be remembered: until the assertion could no longer be accepted, ms. */
+  readonly ttlMs: number;
+}
+
 /**
  * Checks client assertions (RFC 7523 §3): signed with an asymmetric algorithm by a key of the
  * client (inline `jwks`, or its `jwksUri` fetched and kept as remote JWKS are), `iss` = `sub` =
  * the client id, `aud` the issuer or the endpoint's URL, `exp` present and at most 5 minutes
- * ahead, a `jti` never seen before (remembered until `exp`). Resolves `false` for any
- * assertion that does not hold; rejects only when the replay store cannot record (503).
+ * ahead, a `jti` present. Resolves `undefined` for any assertion that does not hold, else the
+ * {@link HeldAssertion} whose id the caller records (`remember`, charged to the client) once
+ * the rest of the request holds: the check itself writes nothing.
  */
 export function createClientAssertionCheck(options: ClientAssertionCheckOptions) {
-  const { issuer, replay, clockTolerance } = options;
+  const { issuer, clockTolerance } = options;
   const inline = new WeakMap<OAuthClient, JWTVerifyGetKey>();
   const remote = new Map<string, KeySource>();
   const evictor = new MapEvictor(remote);
@@ -131,13 +137,13 @@ export function createClientAssertionCheck(options: ClientAssertionCheckOptions)
     return local;
   }
 
-  return async function assertionHolds(
+  /** The verified payload of `assertion`, or `undefined` when its signature or header fails. */
+  async function signedBy(
     client: OAuthClient,
     assertion: string,
     target: AssertionTarget,
-  ): Promise<boolean> {
+  ): Promise<Record<string, unknown> | undefined> {
     const jose = await loadJose();
-    let payload: Record<string, unknown>;
     try {
       const verified = await jose.jwtVerify(assertion, (await keysOf(client)) as JWTVerifyGetKey, {
         algorithms: target.fapi2 ? FAPI2_ALGORITHMS : [...CLIENT_ASSERTION_ALGORITHMS],
@@ -147,22 +153,30 @@ export function createClientAssertionCheck(options: ClientAssertionCheckOptions)
         clockTolerance: clockTolerance / 1000,
       });
       const typ = verified.protectedHeader.typ?.toLowerCase();
-      if (!ASSERTION_TYPES.has(typ)) return false;
-      payload = verified.payload;
+      return ASSERTION_TYPES.has(typ) ? verified.payload : undefined;
     } catch {
-      return false;
+      return undefined;
     }
+  }
+
+  return async function assertionHolds(
+    client: OAuthClient,
+    assertion: string,
+    target: AssertionTarget,
+  ): Promise<HeldAssertion | undefined> {
+    const payload = await signedBy(client, assertion, target);
+    if (payload === undefined) return undefined;
     const { aud, exp, jti } = payload;
-    if (!audienceHolds(aud, issuer, target)) return false;
+    if (!audienceHolds(aud, issuer, target)) return undefined;
     const now = Date.now();
     const expiresAt = (exp as number) * 1000;
-    if (expiresAt > now + MAX_LIFETIME_MS + clockTolerance) return false;
-    if (typeof jti !== 'string' || jti === '' || jti.length > MAX_JTI_LENGTH) return false;
+    if (expiresAt > now + MAX_LIFETIME_MS + clockTolerance) return undefined;
+    if (typeof jti !== 'string' || jti === '' || jti.length > MAX_JTI_LENGTH) return undefined;
     // single-use: remembered for as long as the assertion could be accepted
-    return replay.remember(
-      `client-assertion:${client.clientId}:${jti}`,
-      expiresAt - now + clockTolerance,
-    );
+    return {
+      id: `client-assertion:${client.clientId}:${jti}`,
+      ttlMs: expiresAt - now + clockTolerance,
+    };
   };
 }
 

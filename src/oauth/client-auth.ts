@@ -3,19 +3,21 @@ import type { IncomingMessage } from 'node:http';
 import { type CredentialGuard, guardOption } from '../auth/credential-guard.js';
 import { verifyPassword } from '../auth/password.js';
 import { MemoryReplayStore, type ReplayStore } from '../auth/replay-store.js';
+import { requestPath } from '../core/problem.js';
 import { countFieldLines } from '../internal/headers.js';
 import { MapEvictor } from '../internal/map-evictor.js';
 import { assertKnownOptions, invalidOption } from '../internal/options.js';
-import { targetPath } from '../internal/target.js';
 import {
   type AssertionTarget,
   assertionClientId,
   CLIENT_ASSERTION_TYPE,
   createClientAssertionCheck,
+  type HeldAssertion,
   usesClientKeys,
 } from './client-assertion.js';
 import type { ClientStore, OAuthClient } from './clients.js';
 import { asOAuthError, CLIENT_CHALLENGE, OAuthError } from './errors.js';
+import type { PendingIds } from './one-time-ids.js';
 
 /**
  * The parameters of a form request, each present at most once (RFC 6749 §3.2).
@@ -189,8 +191,13 @@ export interface ClientAuthenticatorOptions {
   issuer?: string;
   /**
    * Where the `jti` of accepted client assertions are remembered, so that each is accepted
-   * once; share one (`RedisReplayStore`) between the processes of one server.
+   * once, each charged to its client (the store's partition); share one (`RedisReplayStore`)
+   * between the processes of one server, apart from the DPoP proofs' store.
    * @defaultValue a new `MemoryReplayStore`
+   * @example
+   * ```ts
+   * const replay = new RedisReplayStore({ client, prefix: 'app:assertion:' });
+   * ```
    */
   replay?: ReplayStore;
   /**
@@ -260,13 +267,44 @@ export function createClientAuthenticator(
   const assertionHolds =
     issuer === undefined
       ? undefined
-      : createClientAssertionCheck({ issuer, replay, clockTolerance: 5_000 });
+      : createClientAssertionCheck({ issuer, clockTolerance: 5_000 });
   const secretMatches = createSecretCheck();
+
+  /** Records an assertion's `jti`, charged to its client: `false` for a replay. */
+  const fresh = async (client: OAuthClient, held: HeldAssertion) =>
+    replay.remember(held.id, held.ttlMs, client.clientId);
+
+  /**
+   * Whether the client's assertion holds; its `jti` recorded now, or, with `pending` and a
+   * store that can tell a known id (`seen`), refused if known and else added to `pending`
+   * (whose commit refuses one replayed meanwhile with `invalid_client`) to record later.
+   */
+  async function keyAuthenticates(
+    req: IncomingMessage,
+    client: OAuthClient,
+    assertion: string | undefined,
+    pending: PendingIds | undefined,
+  ): Promise<boolean> {
+    if (assertion === undefined || assertionHolds === undefined) return false;
+    const target: AssertionTarget = {
+      endpoint: `${issuerOrigin}${requestPath(req)}`,
+      fapi2: fapi2(client),
+    };
+    const held = await assertionHolds(client, assertion, target);
+    if (held === undefined) return false;
+    if (pending === undefined || replay.seen === undefined) return fresh(client, held);
+    if (await replay.seen(held.id)) return false;
+    pending.add(async () => {
+      if (!(await fresh(client, held))) throw refusedClient(false);
+    });
+    return true;
+  }
 
   /** The client, or `undefined` when the credentials are refused. */
   async function verify(
     req: IncomingMessage,
     { clientId, secret, assertion }: Presented,
+    pending: PendingIds | undefined,
   ): Promise<OAuthClient | undefined> {
     const client = await clients.get(clientId);
     if (client === undefined) {
@@ -274,12 +312,7 @@ export function createClientAuthenticator(
       return undefined;
     }
     if (usesClientKeys(client)) {
-      if (assertion === undefined || assertionHolds === undefined) return undefined;
-      const target: AssertionTarget = {
-        endpoint: `${issuerOrigin}${targetPath(req.url ?? '/')}`,
-        fapi2: fapi2(client),
-      };
-      return (await assertionHolds(client, assertion, target)) ? client : undefined;
+      return (await keyAuthenticates(req, client, assertion, pending)) ? client : undefined;
     }
     // a client held to FAPI 2.0 authenticates with its keys, never a secret nor nothing
     if (assertion !== undefined || fapi2(client)) return undefined;
@@ -289,19 +322,29 @@ export function createClientAuthenticator(
     return client;
   }
 
+  /**
+   * The authenticated client, or `invalid_client`. With `pending`, a client assertion's `jti`
+   * is not recorded here but added to it, for the caller to commit once the request holds.
+   */
   return async function authenticateClient(
     req: IncomingMessage,
     params: Map<string, string>,
+    pending?: PendingIds,
   ): Promise<OAuthClient> {
     const presented = await presentedCredentials(req, params);
     await guarded(guard?.check(req));
-    const client = await verify(req, presented);
+    const client = await verify(req, presented, pending);
     if (client !== undefined) return client;
     await guarded(guard?.refused(req));
-    throw new OAuthError('invalid_client', 'Client authentication failed.', {
-      headers: presented.basic ? BASIC_CHALLENGE : {},
-    });
+    throw refusedClient(presented.basic);
   };
+}
+
+/** A failed client authentication (RFC 6749 §5.2), with a Basic challenge when Basic was tried. */
+function refusedClient(basic: boolean): OAuthError {
+  return new OAuthError('invalid_client', 'Client authentication failed.', {
+    headers: basic ? BASIC_CHALLENGE : {},
+  });
 }
 
 /** The function `createClientAuthenticator` returns. */

@@ -82,7 +82,8 @@ export interface AuthorizationServerOptions {
   /**
    * Counts refused credentials per client IP: wrong passwords at the sign-in forms of
    * `/authorize` and `/device/verify`, failed client authentication at the token, PAR,
-   * revocation, introspection and device endpoints. Give the same guard as to
+   * revocation, introspection and device endpoints, and at the token endpoint refused grants
+   * (`invalid_grant`), DPoP proofs and client assertions too. Give the same guard as to
    * `authenticate()` and the WebSocket upgrade, so that they share one budget.
    * @defaultValue none
    */
@@ -97,9 +98,15 @@ export interface AuthorizationServerOptions {
    * DPoP (RFC 9449) at the token endpoint: a request with a valid `DPoP` proof gets access
    * tokens bound to the proof's key (`cnf.jkt`, `token_type: DPoP`), and a public client's
    * refresh token bound to it too. The proof checks of `createDpopVerifier` (algorithms,
-   * `maxAge`, the `replay` store shared by the processes of one service); `false` turns DPoP
-   * off (a `DPoP` header is then ignored, and clients requiring bound tokens are refused).
-   * @defaultValue `{}`: on, with the verifier's defaults
+   * `maxAge`, the `replay` store shared by the processes of one service, apart from the
+   * client assertions' `replay`); `false` turns DPoP off (a `DPoP` header is then ignored, and
+   * clients requiring bound tokens are refused). A proof's `jti` is recorded only once the
+   * rest of its request holds (the client, the grant; at a resource, the token and its binding).
+   * @defaultValue `{}`: on, with the verifier's defaults (a `MemoryReplayStore` of its own)
+   * @example
+   * ```ts
+   * const dpop = { maxAge: 60_000, replay: new RedisReplayStore({ client, prefix: 'app:dpop:' }) };
+   * ```
    */
   dpop?: DpopVerifierOptions | false;
   /**
@@ -127,11 +134,20 @@ export interface AuthorizationServerOptions {
    */
   fapi2?: boolean | readonly string[];
   /**
-   * Where the ids of one-time JWTs are remembered, so that each is accepted once: the `jti` of
-   * client assertions (`private_key_jwt`), and of DPoP proofs unless `dpop.replay` names
-   * another store. Share one (`RedisReplayStore` from `portico/redis`) between the processes
-   * of one server.
+   * Where the `jti` of client assertions (`private_key_jwt`) are remembered, so that each is
+   * accepted once, charged to its client. DPoP proofs have a store of their own
+   * (`dpop.replay`), so that neither can fill the other's: give `dpop.replay` too when you
+   * give this one. Share each (`RedisReplayStore` from `portico/redis`, one prefix each)
+   * between the processes of one server.
    * @defaultValue a new `MemoryReplayStore`
+   * @example
+   * ```ts
+   * const server = createAuthorizationServer({
+   *   ...options,
+   *   replay: new RedisReplayStore({ client, prefix: 'app:assertion:' }),
+   *   dpop: { replay: new RedisReplayStore({ client, prefix: 'app:dpop:' }) },
+   * });
+   * ```
    */
   replay?: ReplayStore;
   /**
@@ -229,6 +245,24 @@ function fapi2Of(options: AuthorizationServerOptions): (client: OAuthClient) => 
   }
 }
 
+/**
+ * The token endpoint's DPoP verifier, with a replay store of its own: proofs never share the
+ * client assertions' capacity. `replay` without `dpop.replay` is refused, rather than DPoP
+ * proofs silently kept in this process while assertions are shared.
+ */
+function dpopOf(options: AuthorizationServerOptions): DpopVerifier | undefined {
+  if (options.dpop === false) return undefined;
+  if (options.replay !== undefined && options.dpop?.replay === undefined) {
+    throw invalidOption(
+      `${OWNER}: \`replay\` holds client assertions only: give DPoP proofs a store of their own in \`dpop.replay\` (a RedisReplayStore with another prefix), or \`dpop: false\``,
+    );
+  }
+  return createDpopVerifier({
+    ...options.dpop,
+    replay: options.dpop?.replay ?? new MemoryReplayStore(),
+  });
+}
+
 function booleanOf(name: string, value: boolean | undefined): boolean {
   if (value === undefined || typeof value === 'boolean') return value ?? false;
   throw invalidOption(`${OWNER}: \`${name}\` must be a boolean`);
@@ -281,6 +315,7 @@ export function createOAuthContext(options: AuthorizationServerOptions): OAuthCo
   }
   const guard = guardOption('createAuthorizationServer()', options.guard);
   const replay = options.replay ?? new MemoryReplayStore();
+  const dpop = dpopOf(options);
   const fapi2 = fapi2Of(options);
   const tokens = createTokenIssuer({
     issuer: options.issuer,
@@ -307,7 +342,7 @@ export function createOAuthContext(options: AuthorizationServerOptions): OAuthCo
     guard,
     revocations: options.revocations ?? processRevocations(),
     logger: loggerOption(OWNER, options.logger),
-    dpop: options.dpop === false ? undefined : createDpopVerifier({ replay, ...options.dpop }),
+    dpop,
     fapi2,
     settings: Object.freeze({
       codeTtl: durationOption(OWNER, 'codeTtl', options.codeTtl, 60_000, { max: 60_000 }),

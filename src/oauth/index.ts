@@ -51,6 +51,7 @@ export type {
 export {
   authorizationCodeGrant,
   type GrantHandler,
+  type TokenBinding,
   type TokenResponse,
   type UserGrant,
 } from './grants/authorization-code.js';

@@ -11,6 +11,7 @@ import type { OAuthContext } from './context.js';
 import { createEndpointProofs } from './endpoint-proof.js';
 import { NO_STORE, OAuthError } from './errors.js';
 import { readOAuthForm } from './form.js';
+import { PendingIds } from './one-time-ids.js';
 import { oauthEndpoint } from './revoke.js';
 import { hashToken } from './tokens.js';
 
@@ -83,9 +84,14 @@ export function createPushedAuthorizationEndpoint(ctx: OAuthContext): Middleware
   const endpointProof = createEndpointProofs(ctx);
   return oauthEndpoint(async (req, res) => {
     const params = singleParams(await readOAuthForm(req));
-    const client = await ctx.authenticateClient(req, params);
-    const dpopJkt = boundKey(await endpointProof(req), params.get('dpop_jkt'));
-    const pushed = await checkedPush(ctx, client, params, dpopJkt);
+    // the assertion's and the proof's ids are recorded once the push holds: a refused push
+    // writes nothing to a replay store (still atomically: of two racing uses, one wins)
+    const pending = new PendingIds();
+    const client = await ctx.authenticateClient(req, params, pending);
+    const proof = await endpointProof.check(req);
+    if (proof !== undefined) pending.add(proof.remember);
+    const pushed = await checkedPush(ctx, client, params, boundKey(proof, params.get('dpop_jkt')));
+    await pending.commit();
     const requestUri = `${REQUEST_URI_PREFIX}${randomBytes(32).toString('base64url')}`;
     const ttl = ctx.settings.pushedRequestTtl;
     await ctx.store.savePushedRequest(

@@ -1,5 +1,5 @@
-import type { ServerResponse } from 'node:http';
-import type { DpopProof } from '../auth/dpop.js';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { CheckedDpopProof } from '../auth/dpop.js';
 import type { Middleware } from '../core/compose.js';
 import { log } from '../core/logger.js';
 import { requestFields } from '../core/trace-context.js';
@@ -23,6 +23,7 @@ import {
 import { clientCredentialsGrant } from './grants/client-credentials.js';
 import { DEVICE_CODE_GRANT, deviceCodeGrant } from './grants/device-code.js';
 import { refreshTokenGrant } from './grants/refresh-token.js';
+import { PendingIds } from './one-time-ids.js';
 
 const GRANTS: Readonly<Record<GrantType, GrantHandler>> = {
   authorization_code: authorizationCodeGrant,
@@ -46,27 +47,48 @@ function sendTokens(res: ServerResponse, tokens: TokenResponse): void {
 
 /**
  * The key the tokens of this request are bound to (RFC 9449 §5): that of its `DPoP` proof,
- * checked for POST at this endpoint's URL (the issuer's origin and the request's path). No
+ * checked for POST at this endpoint's URL (the issuer's origin and the request's path), its
+ * `jti` added to `pending` for the grant to record (`commit`) before it spends anything. No
  * proof: bearer tokens, unless the client must have bound ones (`dpopBoundAccessTokens`, or
  * held to FAPI 2.0, whose proofs must not be RS256 either).
  */
-async function tokenBinding(
+function tokenBinding(
   ctx: OAuthContext,
-  proof: DpopProof | undefined,
+  proof: CheckedDpopProof | undefined,
   client: OAuthClient,
-): Promise<TokenBinding> {
+  pending: PendingIds,
+): TokenBinding {
   const fapi2 = ctx.fapi2(client);
+  const commit = () => pending.commit();
   if (proof === undefined) {
     if (client.dpopBoundAccessTokens === true || fapi2) {
       throw new OAuthError('invalid_dpop_proof', 'This client must send a DPoP proof.');
     }
-    return {};
+    return { commit };
   }
   // FAPI 2.0 (cryptography): PS256, ES256 or EdDSA
   if (fapi2 && proof.alg.startsWith('RS')) {
     throw new OAuthError('invalid_dpop_proof', 'Sign the DPoP proof with PS256, ES256 or EdDSA.');
   }
-  return { jkt: proof.jkt };
+  pending.add(proof.remember);
+  return { jkt: proof.jkt, commit };
+}
+
+/** The refusals of a credential (a grant, a proof, a client assertion) the guard counts. */
+const REFUSED_CREDENTIALS = new Set(['invalid_grant', 'invalid_client', 'invalid_dpop_proof']);
+
+/**
+ * The answer to a refusal once the client authenticated: a refused grant, proof or assertion
+ * is counted by the guard (client authentication counts its own), whose 429 then answers.
+ */
+async function counted(ctx: OAuthContext, req: IncomingMessage, answer: OAuthError) {
+  if (ctx.guard === undefined || !REFUSED_CREDENTIALS.has(answer.error)) return answer;
+  try {
+    await ctx.guard.refused(req);
+    return answer;
+  } catch (error) {
+    return asOAuthError(error) ?? answer;
+  }
 }
 
 /**
@@ -80,7 +102,12 @@ async function tokenBinding(
  * (Redis down) or is full, and a client past its budget of failed client authentications
  * (`guard`), get `temporarily_unavailable` with their status (503, 429) and `Retry-After`.
  * Each grant asks the store whether it can take one (`checkCapacity`) before it spends a
- * code or rotates a refresh token for tokens the store could not keep. Mount it for POST only
+ * code or rotates a refresh token for tokens the store could not keep. The `jti` of the
+ * request's client assertion and DPoP proof are recorded only then, once the client and the
+ * grant hold: a refused request writes nothing to a replay store, and of two requests racing
+ * with one proof, one wins. With a `guard`, a refused grant (`invalid_grant`), proof
+ * (`invalid_dpop_proof`) or assertion counts against the client's IP as a failed client
+ * authentication does, the request that spends it answered 429. Mount it for POST only
  * (the router's method table answers other methods with 405); a non-POST that still reaches
  * it gets a 405 `invalid_request` with `Allow: POST`.
  *
@@ -107,7 +134,9 @@ export function createTokenEndpoint(ctx: OAuthContext): Middleware {
       }
       const params = singleParams(await readOAuthForm(req));
       grantType = params.get('grant_type');
-      const client = await ctx.authenticateClient(req, params);
+      // the jti of its assertion and proof: recorded once the grant holds, nothing before
+      const pending = new PendingIds();
+      const client = await ctx.authenticateClient(req, params, pending);
       clientId = client.clientId;
       if (grantType === undefined || grantType === '') {
         throw new OAuthError('invalid_request', 'The parameter grant_type is required.');
@@ -118,8 +147,9 @@ export function createTokenEndpoint(ctx: OAuthContext): Middleware {
       if (!client.grantTypes.includes(grantType)) {
         throw new OAuthError('unauthorized_client', 'This client may not use this grant type.');
       }
-      const binding = await tokenBinding(ctx, await endpointProof(req), client);
+      const binding = tokenBinding(ctx, await endpointProof.check(req), client, pending);
       const tokens = await GRANTS[grantType](ctx, client, params, binding);
+      await pending.commit(); // a grant that did not: before any token leaves
       sendTokens(res, tokens);
       if (published.tokenIssued.hasSubscribers) {
         published.tokenIssued.publish({
@@ -145,7 +175,7 @@ export function createTokenEndpoint(ctx: OAuthContext): Middleware {
           'the token endpoint failed unexpectedly',
         );
         answer = new OAuthError('server_error', 'The authorization server failed unexpectedly.');
-      }
+      } else if (clientId !== undefined) answer = await counted(ctx, req, answer);
       sendOAuthError(res, answer);
       if (published.tokenRefused.hasSubscribers) {
         published.tokenRefused.publish({

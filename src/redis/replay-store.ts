@@ -60,10 +60,23 @@ export class RedisReplayStore implements ReplayStore {
     this.#prefix = prefix;
   }
 
-  async remember(id: string, ttlMs: number): Promise<boolean> {
-    const key = this.#prefix + createHash('sha256').update(id).digest('base64url');
+  /**
+   * Records `id` (`SET … NX PX`): `true` when it was new. `partition` is not counted: Redis
+   * holds as many ids as its memory allows (give it a `maxmemory` policy of `noeviction`, so
+   * that a full Redis refuses rather than forgets).
+   */
+  async remember(id: string, ttlMs: number, _partition?: string): Promise<boolean> {
     const ms = Math.max(1, Math.ceil(ttlMs));
-    const set = await this.#redis.send(['SET', key, '1', 'PX', ms, 'NX']);
+    const set = await this.#redis.send(['SET', this.#key(id), '1', 'PX', ms, 'NX']);
     return set === 'OK';
+  }
+
+  /** Whether `id` is recorded now (`EXISTS`), recording nothing. */
+  async seen(id: string): Promise<boolean> {
+    return Number(await this.#redis.send(['EXISTS', this.#key(id)])) === 1;
+  }
+
+  #key(id: string): string {
+    return this.#prefix + createHash('sha256').update(id).digest('base64url');
   }
 }

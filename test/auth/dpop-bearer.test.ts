@@ -3,15 +3,18 @@
 // proof for another token, URL or method, a proof replayed; the verified-token cache never
 // lets a bound token through without its proof.
 import { randomUUID, type webcrypto } from 'node:crypto';
+import { createServer } from 'node:http';
+import express from 'express';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expressErrorHandler, toExpress } from '../../src/adapters/express.js';
 import { authenticate } from '../../src/auth/authenticate.js';
 import { accessTokenHash } from '../../src/auth/dpop.js';
 import { jwtBearer } from '../../src/auth/jwt-bearer.js';
 import type { Middleware } from '../../src/core/compose.js';
 import { getPrincipal } from '../../src/core/principal.js';
 import { sendJson } from '../../src/core/send.js';
-import { closeAll, json, type Listening, request, serve } from '../helpers/http.js';
+import { closeAll, json, type Listening, listen, request, serve } from '../helpers/http.js';
 import { AUDIENCE, ISSUER, makeKey, mint, type TestKey } from './jwt-fixtures.js';
 
 type CryptoKey = webcrypto.CryptoKey;
@@ -178,5 +181,30 @@ describe('jwtBearer with dpop', () => {
     expect(() => jwtBearer({ ...base, dpop: { origin: ORIGIN, algorithms: ['HS256'] } })).toThrow(
       TypeError,
     );
+  });
+});
+
+describe('jwtBearer with dpop under a framework mount', () => {
+  it('checks htu against the full path when Express strips its mount from req.url', async () => {
+    const site = express();
+    const bearer = jwtBearer({
+      publicKey: issuer.pem,
+      issuer: ISSUER,
+      audience: AUDIENCE,
+      dpop: { origin: ORIGIN },
+    });
+    site.use('/api', toExpress(authenticate([bearer])));
+    site.get('/api/me', (req, res) => {
+      res.json({ sub: getPrincipal(req)?.sub, url: req.url });
+    });
+    site.use(expressErrorHandler());
+    const mounted = await listen(createServer(site));
+    const bound = await mint(issuer, { cnf: { jkt: client.jkt } });
+    const reply = await dpopCall(mounted, bound, await proofFor(bound));
+    expect(reply.status, reply.body).toBe(200);
+    expect(json(reply)).toEqual({ sub: 'alice', url: '/api/me' });
+    // a proof for the path Express leaves in req.url is one for another URL
+    const stripped = await dpopCall(mounted, bound, await proofFor(bound, { path: '/me' }));
+    expect(stripped.status).toBe(401);
   });
 });

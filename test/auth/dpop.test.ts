@@ -265,7 +265,8 @@ describe('createDpopVerifier: the hostile corpus', () => {
 
 describe('the replay store', () => {
   it('fails closed when full of live proofs: a 503, not an accepted replay', async () => {
-    const dpop = createDpopVerifier({ replay: new MemoryReplayStore({ maxEntries: 2 }) });
+    const replay = new MemoryReplayStore({ maxEntries: 2, maxEntriesPerPartition: 2 });
+    const dpop = createDpopVerifier({ replay });
     await dpop.verify(await proof(), request);
     await dpop.verify(await proof(), request);
     const full = await dpop.verify(await proof(), request).catch((error: unknown) => error);

@@ -74,6 +74,9 @@ function stubVerifier(failure?: unknown) {
       if (failure !== undefined) throw failure;
       return { jkt: JKT, jwk: {}, jti: 'proof-1', alg: 'ES256', issuedAt: 0 };
     },
+    async check(proof, request) {
+      return { ...(await verifier.verify(proof, request)), remember: async () => {} };
+    },
   };
   return { verifier, asked };
 }

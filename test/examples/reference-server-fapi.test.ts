@@ -633,9 +633,18 @@ describe('private_key_jwt (RFC 7523)', () => {
 
   it.each(PATHS)('refuses a replayed assertion at %s (401 invalid_client)', async (path) => {
     const once = await assertion();
-    ENDPOINTS[path].accepted(await send(path, assertionParams(once)));
+    // at /token, only a grant that holds spends the assertion (a refused one records nothing)
+    const first = path === '/token' ? '/revoke' : path;
+    ENDPOINTS[first].accepted(await send(first, assertionParams(once)));
     for (const again of PATHS)
       refused(await send(again, assertionParams(once)), `replay at ${again}`);
+  });
+
+  it('records nothing for an assertion whose grant is refused at /token', async () => {
+    const once = await assertion();
+    ENDPOINTS['/token'].accepted(await send('/token', assertionParams(once)));
+    ENDPOINTS['/introspect'].accepted(await send('/introspect', assertionParams(once)));
+    refused(await send('/token', assertionParams(once)), 'replay at /token');
   });
 
   it.each(PATHS)(

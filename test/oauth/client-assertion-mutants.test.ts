@@ -5,7 +5,7 @@
 import { randomUUID, type webcrypto } from 'node:crypto';
 import { exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { ReplayStore } from '../../src/auth/replay-store.js';
+import { MemoryReplayStore, type ReplayStore } from '../../src/auth/replay-store.js';
 import { sendJson } from '../../src/core/send.js';
 import { CLIENT_ASSERTION_TYPE } from '../../src/oauth/client-assertion.js';
 import { type ClientStore, MemoryClientStore, type OAuthClient } from '../../src/oauth/clients.js';
@@ -69,7 +69,12 @@ function unverifiable(header: Record<string, unknown>, claims: Record<string, un
 
 /** A token endpoint (with revocation and introspection) whose clients are `clients`. */
 async function start(clients: ClientStore, replay?: ReplayStore): Promise<Listening> {
-  return (await startOAuthServer({ clients, ...(replay && { replay }) })).server;
+  return (
+    await startOAuthServer({
+      clients,
+      ...(replay && { replay, dpop: { replay: new MemoryReplayStore() } }),
+    })
+  ).server;
 }
 
 /** The one client `key-client`, with the public key of `es` inline. */

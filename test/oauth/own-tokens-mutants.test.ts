@@ -416,7 +416,7 @@ describe('following the key set', () => {
   it('uses the DPoP verifier it is given, and refuses a dpop option that is null', async () => {
     const ctx = await context();
     const verifier = createDpopVerifier();
-    const verify = vi.spyOn(verifier, 'verify');
+    const check = vi.spyOn(verifier, 'check');
     const server = await api(ctx, { dpop: { origin: ORIGIN, verifier } });
     const client = await dpopKey();
     const token = await issue(ctx, { jkt: client.jkt });
@@ -425,7 +425,7 @@ describe('following the key set', () => {
       headers: { authorization: `DPoP ${token}`, dpop: proof },
     });
     expect(reply.status).toBe(200);
-    expect(verify).toHaveBeenCalledOnce();
+    expect(check).toHaveBeenCalledOnce();
     // a proof the shared verifier has seen elsewhere is a replay here too
     await expect(
       verifier.verify(proof, { method: 'GET', url: `${ORIGIN}/api/me`, accessToken: token }),

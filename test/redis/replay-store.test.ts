@@ -38,6 +38,14 @@ describe.skipIf(!hasRedis)('RedisReplayStore (real redis-server)', () => {
     expect(await one.remember('client-a:jti-1', 300)).toBe(true);
   });
 
+  it('tells whether an id is recorded (seen) without recording it', async () => {
+    const store = new RedisReplayStore({ client: redis.client(), prefix: prefix() });
+    expect(await store.seen('client-a:jti-9')).toBe(false);
+    expect(await store.seen('client-a:jti-9')).toBe(false);
+    expect(await store.remember('client-a:jti-9', 5_000, 'client-a')).toBe(true);
+    expect(await store.seen('client-a:jti-9')).toBe(true);
+  });
+
   it('shares DPoP proofs between two verifiers: the second refuses a replay', async () => {
     const replay = new RedisReplayStore({ client: redis.client(), prefix: prefix() });
     const a = createDpopVerifier({ replay });

@@ -28,10 +28,25 @@ export type GrantHandler = (
   binding: TokenBinding,
 ) => Promise<TokenResponse>;
 
-/** What the tokens of a request are bound to: the key of its verified DPoP proof, if any. */
+/**
+ * What the tokens of a request are bound to (the key of its verified DPoP proof, if any), and
+ * how the request's one-time ids are recorded.
+ */
 export interface TokenBinding {
   /** The RFC 7638 thumbprint of the proof's key: the access token's `cnf.jkt`. */
   jkt?: string;
+  /**
+   * Records the request's one-time JWT ids (its DPoP proof's and client assertion's `jti`),
+   * refusing a replay (`invalid_dpop_proof`, `invalid_client`): {@link assertCanIssue} calls
+   * it once every check of the grant has passed, before anything is spent, so that a refused
+   * request records nothing and of two racing with one proof, one wins.
+   * @defaultValue none: nothing to record (the token endpoint gives one)
+   * @example
+   * ```ts
+   * const binding: TokenBinding = { jkt: proof.jkt, commit: () => proof.remember() };
+   * ```
+   */
+  commit?: () => Promise<void>;
 }
 
 /** What a user grant (code or device) issues tokens for. */
@@ -61,18 +76,21 @@ export async function grantUser(ctx: OAuthContext, sub: string): Promise<UserCla
 /**
  * Before a grant spends anything (a code, a refresh token, a device code) or issues a token:
  * a store that cannot keep what the grant would write (`checkCapacity`, a bounded store at its
- * bound) refuses now with its 503, rather than after the code or token is spent. Reuse and
- * replay detection run before it, so that a revocation is never put off.
+ * bound) refuses now with its 503, rather than after the code or token is spent; then the
+ * request's one-time ids are recorded (`binding.commit`), a replayed proof or assertion
+ * refused before the code is spent. Reuse and replay detection run before it, so that a
+ * revocation is never put off.
  *
  * @example
  * ```ts
  * checkVerifier(record, verifier);
- * await assertCanIssue(ctx); // 503 temporarily_unavailable while the store is full
+ * await assertCanIssue(ctx, binding); // 503 temporarily_unavailable while the store is full
  * const consumed = await ctx.store.consumeCode(hash);
  * ```
  */
-export async function assertCanIssue(ctx: OAuthContext): Promise<void> {
+export async function assertCanIssue(ctx: OAuthContext, binding?: TokenBinding): Promise<void> {
   await ctx.store.checkCapacity?.();
+  await binding?.commit?.();
 }
 
 /**
@@ -249,7 +267,7 @@ export const authorizationCodeGrant: GrantHandler = async (ctx, client, params, 
   checkRedirectUri(record, params.get('redirect_uri'));
   checkVerifier(record, verifier);
   checkDpopKey(record, binding);
-  await assertCanIssue(ctx);
+  await assertCanIssue(ctx, binding);
   const consumed = await ctx.store.consumeCode(hash);
   if (consumed === undefined) throw invalidCode();
   if (consumed.state === 'used') return replayed(ctx, record);

@@ -24,7 +24,7 @@ export const clientCredentialsGrant: GrantHandler = async (ctx, client, params, 
     );
   }
   const scope = resolveScopes(client, params.get('scope'));
-  await assertCanIssue(ctx);
+  await assertCanIssue(ctx, binding);
   const { jkt } = binding;
   const access = await ctx.tokens.accessToken({
     sub: client.clientId,

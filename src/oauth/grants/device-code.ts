@@ -80,7 +80,7 @@ export const deviceCodeGrant: GrantHandler = async (ctx, client, params, binding
     throw new OAuthError('invalid_grant', 'The grant was revoked.');
   }
   const user = await grantUser(ctx, record.sub);
-  await assertCanIssue(ctx);
+  await assertCanIssue(ctx, binding);
   if (!(await ctx.store.consumeDeviceCode(hash))) {
     throw new OAuthError('invalid_grant', 'The device code was already used.');
   }

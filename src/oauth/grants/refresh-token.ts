@@ -71,7 +71,7 @@ export const refreshTokenGrant: GrantHandler = async (ctx, client, params, bindi
   }
   const scope = narrowScopes(record.scope, params.get('scope'));
   const user = await grantUser(ctx, record.sub);
-  await assertCanIssue(ctx);
+  await assertCanIssue(ctx, binding);
   const grant = {
     user,
     scope,
