@@ -31,9 +31,9 @@ export async function createApp({
   limit = 100, // requests per minute per API key, user or client IP
 } = {}) {
   const app = express();
-  app.disable('x-powered-by'); // helmet() removed it; securityHeaders() leaves Express's header
 
-  // helmet(): the API defaults (CSP default-src 'none', X-Frame-Options DENY, HSTS over HTTPS)
+  // helmet(): the API defaults (CSP default-src 'none', X-Frame-Options DENY, HSTS over HTTPS),
+  // and Express's X-Powered-By removed
   app.use(toExpress(securityHeaders()));
 
   // cors({ origin: [...] }): exact origins; a disallowed preflight gets no CORS headers

@@ -101,6 +101,10 @@ export function toExpress(
 /**
  * The last error handler of an Express app: every error (portico's, Express's, `http-errors`)
  * answered as Problem Details, keeping headers set earlier (CORS, request id, rate limits).
+ * What `express.json()` (or another body-parser middleware) refuses gets the problem
+ * `readJson` gives on node:http: invalid JSON is `urn:portico:problem:invalid-json` with the
+ * line and column where it broke, a body over the limit a 413, a charset or content coding it
+ * does not take a 415, never with body-parser's message (which may quote the body).
  *
  * @example
  * ```ts

@@ -144,9 +144,11 @@ export function toFastify(
 
 /**
  * The error handler of a Fastify app: every error (portico's, Fastify's own with their
- * `statusCode` — 400 for invalid JSON or a failed validation, 413 for a body too large, 415
- * for an unsupported content type) answered as Problem Details, keeping headers set earlier
- * (CORS, request id, rate limits, and those set with `reply.header()`). The problem is sent
+ * `statusCode`, 400 for a failed validation) answered as Problem Details, keeping headers set
+ * earlier (CORS, request id, rate limits, and those set with `reply.header()`). What Fastify's
+ * body parser refuses gets the problem `readJson` gives on node:http: invalid or empty JSON
+ * is `urn:portico:problem:invalid-json`, a body too large a 413, a content type without a
+ * parser a 415, never with Fastify's message. The problem is sent
  * through Fastify (`reply.send()` with the JSON of {@link renderError}), so the app's `onSend`
  * hooks see it (a string) and its headers, and may change them, and `onResponse` hooks run.
  *

@@ -8,6 +8,7 @@ import {
 import { targetPath } from '../internal/target.js';
 import { getRequestId } from './context.js';
 import { type FieldError, HttpError, internalError } from './errors.js';
+import { fromFrameworkBodyError } from './framework-errors.js';
 import { defaultLogger, type Logger, log } from './logger.js';
 import { send } from './send.js';
 import { requestFields } from './trace-context.js';
@@ -95,7 +96,11 @@ function statusOf(value: unknown): number | undefined {
 
 /**
  * Turns any thrown value into an {@link HttpError}: portico's own errors as they are, errors
- * with a `toHttpError()` method by what it returns,
+ * with a `toHttpError()` method by what it returns, what a framework's body parser refused
+ * (`express.json()` and body-parser's other parsers, Fastify's) as portico's readers answer
+ * the same mistake (invalid JSON as `urn:portico:problem:invalid-json` with its line and
+ * column where the error holds the text, a body too large as a 413, a charset or content
+ * coding refused as a 415; never the framework's message), other errors
  * of the `http-errors` kind (Express, Koa's `ctx.throw`) by their `status` and `expose`,
  * anything else into a 500 whose detail reveals nothing.
  *
@@ -104,6 +109,8 @@ function statusOf(value: unknown): number | undefined {
  * const error = toHttpError(new Error('boom')); // a 500 whose detail reveals nothing
  * error.status; // 500
  * toHttpError(notFound()).status; // 404, the same object
+ * // express.json() refused `{"a":1,}`
+ * toHttpError(err).type; // 'urn:portico:problem:invalid-json'
  * ```
  * @see {@link https://www.rfc-editor.org/rfc/rfc9457 | RFC 9457}
  */
@@ -115,6 +122,9 @@ export function toHttpError(error: unknown): HttpError {
     const mapped = (own as () => unknown).call(error);
     if (mapped instanceof HttpError) return mapped;
   }
+  // what a framework's body parser refused: the problem portico's readers give for it
+  const parsed = fromFrameworkBodyError(error);
+  if (parsed !== undefined) return parsed;
   const status = statusOf(error);
   if (status !== undefined) {
     const e = error as { expose?: boolean; message?: string; headers?: Record<string, unknown> };

@@ -29,7 +29,9 @@ export const DEFAULT_CORS_METHODS: readonly string[] = Object.freeze([
 ]);
 
 /**
- * The request headers {@link cors} allows by default.
+ * The request headers {@link cors} allows by default: credentials, the request id,
+ * conditional requests, an event stream's `Last-Event-ID`, and the session and version
+ * headers of the MCP Streamable HTTP transport, so browser MCP clients work without options.
  *
  * @example
  * ```ts
@@ -39,6 +41,7 @@ export const DEFAULT_CORS_METHODS: readonly string[] = Object.freeze([
  * });
  * ```
  * @see {@link https://fetch.spec.whatwg.org/#http-cors-protocol | Fetch: the CORS protocol} (`Access-Control-Allow-Headers`)
+ * @see {@link https://modelcontextprotocol.io/specification/2025-06-18/basic/transports#streamable-http | MCP: Streamable HTTP}
  */
 export const DEFAULT_CORS_ALLOWED_HEADERS: readonly string[] = Object.freeze([
   'Authorization',
@@ -50,12 +53,15 @@ export const DEFAULT_CORS_ALLOWED_HEADERS: readonly string[] = Object.freeze([
   'If-Modified-Since',
   'If-Unmodified-Since',
   'Last-Event-ID',
+  'Mcp-Session-Id',
+  'MCP-Protocol-Version',
 ]);
 
 /**
  * The response headers {@link cors} exposes by default: the request id, the rate-limit
- * headers and those that creation, caching, throttling and authentication answers carry.
- * CORS-safelisted ones (`Content-Type`, `Last-Modified`, …) are readable without it.
+ * headers, those that creation, caching, throttling and authentication answers carry, and
+ * the MCP session id a browser MCP client must send back. CORS-safelisted ones
+ * (`Content-Type`, `Last-Modified`, …) are readable without it.
  *
  * @example
  * ```ts
@@ -65,6 +71,7 @@ export const DEFAULT_CORS_ALLOWED_HEADERS: readonly string[] = Object.freeze([
  * });
  * ```
  * @see {@link https://fetch.spec.whatwg.org/#http-cors-protocol | Fetch: the CORS protocol} (`Access-Control-Expose-Headers`)
+ * @see {@link https://modelcontextprotocol.io/specification/2025-06-18/basic/transports#session-management | MCP: session management}
  */
 export const DEFAULT_CORS_EXPOSED_HEADERS: readonly string[] = Object.freeze([
   'X-Request-ID',
@@ -77,6 +84,7 @@ export const DEFAULT_CORS_EXPOSED_HEADERS: readonly string[] = Object.freeze([
   'Location',
   'ETag',
   'WWW-Authenticate',
+  'Mcp-Session-Id',
 ]);
 
 /**
@@ -107,7 +115,7 @@ export interface CorsOptions {
    * Request headers allowed in cross-origin requests (`Access-Control-Allow-Headers`).
    * @defaultValue {@link DEFAULT_CORS_ALLOWED_HEADERS}: `Authorization, Content-Type,
    * X-API-Key, X-Request-ID, If-Match, If-None-Match, If-Modified-Since, If-Unmodified-Since,
-   * Last-Event-ID`
+   * Last-Event-ID, Mcp-Session-Id, MCP-Protocol-Version`
    */
   allowedHeaders?: readonly string[];
   /**
@@ -115,7 +123,7 @@ export interface CorsOptions {
    * answer to an allowed origin, error answers included.
    * @defaultValue {@link DEFAULT_CORS_EXPOSED_HEADERS}: `X-Request-ID, X-RateLimit-Limit,
    * X-RateLimit-Remaining, X-RateLimit-Reset, RateLimit, RateLimit-Policy, Retry-After, Location, ETag,
-   * WWW-Authenticate`
+   * WWW-Authenticate, Mcp-Session-Id`
    */
   exposedHeaders?: readonly string[];
   /**

@@ -2,12 +2,14 @@ import type { IncomingMessage } from 'node:http';
 import contentType from 'content-type';
 import getRawBody from 'raw-body';
 import {
-  badRequest,
-  contentTooLarge,
-  HttpError,
-  internalError,
-  unsupportedMediaType,
-} from '../core/errors.js';
+  bodyAborted,
+  bodyLengthMismatch,
+  bodyTooLarge,
+  invalidJson,
+  unsupportedCharset,
+  unsupportedContentEncoding,
+} from '../core/body-problems.js';
+import { badRequest, HttpError, internalError, unsupportedMediaType } from '../core/errors.js';
 import { countFieldLines } from '../internal/headers.js';
 import type { StandardSchemaV1 } from './standard-schema.js';
 import { assertStandardSchema, validate } from './validate.js';
@@ -82,15 +84,7 @@ function assertIdentityCoding(req: IncomingMessage): void {
   if (header === undefined) return;
   for (const coding of header.split(',')) {
     const name = coding.trim().toLowerCase();
-    if (name !== '' && name !== 'identity') {
-      throw unsupportedMediaType(
-        'Content-Encoding is not accepted here: send the request body unencoded (identity).',
-        {
-          code: 'ERR_UNSUPPORTED_CONTENT_ENCODING',
-          headers: { 'Accept-Encoding': 'identity' },
-        },
-      );
-    }
+    if (name !== '' && name !== 'identity') throw unsupportedContentEncoding();
   }
 }
 
@@ -138,20 +132,10 @@ async function readOnce(req: IncomingMessage, limit: number): Promise<Buffer> {
     const type = (err as { type?: string }).type;
     if (type === 'entity.too.large') {
       await drain(req);
-      throw contentTooLarge(`The request body is larger than the limit of ${limit} bytes.`, {
-        headers: req.readableEnded ? {} : { Connection: 'close' },
-      });
+      throw bodyTooLarge(limit, req.readableEnded ? {} : { Connection: 'close' });
     }
-    if (type === 'request.size.invalid') {
-      throw badRequest('The request body is shorter or longer than its Content-Length.', {
-        code: 'ERR_BODY_LENGTH',
-      });
-    }
-    if (type === 'request.aborted') {
-      throw badRequest('The request body was cut off before its end.', {
-        code: 'ERR_BODY_ABORTED',
-      });
-    }
+    if (type === 'request.size.invalid') throw bodyLengthMismatch();
+    if (type === 'request.aborted') throw bodyAborted();
     throw badRequest('The request body could not be read.', { code: 'ERR_BODY_READ', cause: err });
   }
 }
@@ -203,9 +187,7 @@ async function readTyped(
     charset !== 'utf8' &&
     charset !== 'us-ascii'
   ) {
-    throw unsupportedMediaType(`The charset ${charset} is not supported; send UTF-8.`, {
-      code: 'ERR_UNSUPPORTED_CHARSET',
-    });
+    throw unsupportedCharset(charset);
   }
   const bytes = await readBody(req, options);
   try {
@@ -243,26 +225,6 @@ function dropPoisonKeys(root: unknown): unknown {
     for (const key of Object.keys(record)) pending.push(record[key]);
   }
   return root;
-}
-
-/** Where JSON.parse stopped, as line and column, without quoting the input back. */
-function describeJsonError(text: string, err: unknown): string {
-  const message = err instanceof Error ? err.message : '';
-  if (/Unexpected end of JSON input/.test(message)) {
-    return 'The request body is not valid JSON: it ends too early.';
-  }
-  const at = /at position (\d+)/.exec(message);
-  if (!at) {
-    const token = /^Unexpected token '(.)'/.exec(message);
-    return token
-      ? `The request body is not valid JSON: unexpected character '${token[1]}'.`
-      : 'The request body is not valid JSON.';
-  }
-  const position = Number(at[1]);
-  const before = text.slice(0, position);
-  const line = before.split('\n').length;
-  const column = position - before.lastIndexOf('\n');
-  return `The request body is not valid JSON: syntax error at line ${line}, column ${column} (position ${position}).`;
 }
 
 /** Options of {@link readJson}. */
@@ -317,10 +279,7 @@ async function parseJson(req: IncomingMessage, options: BodyOptions): Promise<un
     return POISON.test(text) ? dropPoisonKeys(value) : value;
   } catch (err) {
     if (err instanceof HttpError) throw err;
-    throw badRequest(describeJsonError(text, err), {
-      code: 'ERR_INVALID_JSON',
-      typeSlug: 'invalid-json',
-    });
+    throw invalidJson(text, err);
   }
 }
 

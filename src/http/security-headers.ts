@@ -185,10 +185,11 @@ function policyValue(
 /**
  * Sets the security headers a service should send on every answer: a Content Security
  * Policy, HSTS (over HTTPS only), `nosniff`, frame denial, a Permissions Policy, a referrer
- * policy and a cross-origin opener policy. Options are validated and the header values
- * computed once, here; the headers are set before the rest of the chain runs, so a handler
- * can still override one with `res.setHeader` (a page that needs another CSP) or drop it
- * with `res.removeHeader`.
+ * policy and a cross-origin opener policy. It also removes `X-Powered-By`, which Express
+ * sets on every answer (as helmet does; `app.disable('x-powered-by')` is no longer needed).
+ * Options are validated and the header values computed once, here; the headers are set
+ * before the rest of the chain runs, so a handler can still override one with
+ * `res.setHeader` (a page that needs another CSP) or drop it with `res.removeHeader`.
  *
  * @example
  * ```ts
@@ -249,6 +250,9 @@ export function securityHeaders(options: SecurityHeadersOptions = {}): Middlewar
   const trust = createProxyTrust(options.trustProxy ?? false);
 
   return function securityHeadersMiddleware(req, res, next) {
+    // Express sets `X-Powered-By: Express` before any middleware: it only tells attackers
+    // what runs here (helmet removes it too)
+    res.removeHeader('X-Powered-By');
     for (const [name, value] of headers) res.setHeader(name, value);
     if (hsts !== undefined && trust.isSecure(req)) res.setHeader('Strict-Transport-Security', hsts);
     return next();

@@ -90,8 +90,7 @@ function nodeHost(): Host {
 }
 
 function expressHost(name: string, factory: typeof express): Host {
-  const app = factory();
-  app.disable('x-powered-by');
+  const app = factory(); // X-Powered-By left on: securityHeaders() removes it
   app.use(toExpress(porticoChain()));
   app.get('/native/conflict', (_req, _res, next) => {
     next(Object.assign(new Error('native'), { status: 409, expose: true }));
@@ -154,6 +153,7 @@ describe.each(['node:http', 'express 5', 'express 4', 'koa 3'])('through %s', (n
     expect(res.headers['content-security-policy']).toBe(
       "default-src 'none'; frame-ancestors 'none'",
     );
+    expect(res.headers['x-powered-by']).toBeUndefined(); // Express's, removed by securityHeaders()
     expect(res.headers['access-control-allow-origin']).toBe(ORIGIN);
     expect(res.headers['access-control-allow-credentials']).toBe('true');
     expect(res.headers['x-ratelimit-limit']).toBe('1000');
@@ -229,6 +229,7 @@ describe.each(['node:http', 'express 5', 'express 4', 'koa 3'])('through %s', (n
     const problem = JSON.parse(res.body);
     expect(problem).toMatchObject({ status: 404, instance: '/nowhere' });
     expect(res.body).not.toContain('secret');
+    expect(res.headers['x-powered-by']).toBeUndefined();
   });
 
   it('answers 405 with Allow and a bare OPTIONS with 204 and Allow', async () => {
@@ -286,5 +287,25 @@ describe.each(['node:http', 'express 5', 'express 4', 'koa 3'])('through %s', (n
     expect(res.status).toBe(409);
     expect(res.headers['content-type']).toBe('application/json');
     expect(JSON.parse(res.body).status).toBe(409);
+  });
+});
+
+describe.each([
+  ['express 5', express],
+  ['express 4', express4 as unknown as typeof express],
+])('X-Powered-By on %s', (_name, factory) => {
+  it('is sent by Express, and removed by securityHeaders() mounted with toExpress', async () => {
+    const served = async (chain: Middleware[]) => {
+      const app = factory();
+      app.use(toExpress(chain));
+      app.get('/', (_req, res) => {
+        res.json({ ok: true });
+      });
+      const server = createServer(app);
+      await listen(server);
+      return (await call(server, 'GET', '/')).headers['x-powered-by'];
+    };
+    expect(await served([requestId()])).toBe('Express');
+    expect(await served([requestId(), securityHeaders()])).toBeUndefined();
   });
 });

@@ -56,13 +56,35 @@ describe('cors preflight', () => {
     expect(res.headers['access-control-allow-credentials']).toBe('true');
     expect(res.headers['access-control-allow-methods']).toBe('GET, HEAD, PUT, PATCH, POST, DELETE');
     expect(res.headers['access-control-allow-headers']).toBe(
-      'Authorization, Content-Type, X-API-Key, X-Request-ID, If-Match, If-None-Match, If-Modified-Since, If-Unmodified-Since, Last-Event-ID',
+      'Authorization, Content-Type, X-API-Key, X-Request-ID, If-Match, If-None-Match, If-Modified-Since, If-Unmodified-Since, Last-Event-ID, Mcp-Session-Id, MCP-Protocol-Version',
     );
     expect(res.headers['access-control-max-age']).toBe('86400');
     expect(res.headers.vary).toBe(
       'Origin, Access-Control-Request-Method, Access-Control-Request-Headers',
     );
     expect(res.headers['access-control-expose-headers']).toBeUndefined();
+  });
+
+  it("lets a browser MCP client send its session and protocol version, and read the session's id", async () => {
+    const base = await serve([cors({ origins: [APP] }), ok]);
+    const pre = await call(base, 'OPTIONS', {
+      Origin: APP,
+      'Access-Control-Request-Method': 'POST',
+      'Access-Control-Request-Headers': 'content-type, mcp-protocol-version, mcp-session-id',
+    });
+    expect(pre.status).toBe(204);
+    const allowed = String(pre.headers['access-control-allow-headers']).toLowerCase().split(', ');
+    for (const name of ['mcp-session-id', 'mcp-protocol-version', 'last-event-id']) {
+      expect(allowed).toContain(name);
+    }
+    const answer = await call(base, 'POST', { Origin: APP });
+    const exposed = String(answer.headers['access-control-expose-headers']).split(', ');
+    expect(exposed).toContain('Mcp-Session-Id');
+    expect(exposed).toContain('WWW-Authenticate');
+    expect(DEFAULT_CORS_EXPOSED_HEADERS).toContain('Mcp-Session-Id');
+    expect(DEFAULT_CORS_ALLOWED_HEADERS).toEqual(
+      expect.arrayContaining(['Mcp-Session-Id', 'MCP-Protocol-Version', 'Last-Event-ID']),
+    );
   });
 
   it('answers before the routes run', async () => {

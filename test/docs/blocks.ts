@@ -5,7 +5,9 @@
 //   <!-- check: fragment -->  a deliberate fragment: neither type-checked nor run
 //   <!-- check: types -->     type-checked, not run (it needs what a test machine lacks)
 //   <!-- check: skip -->      a shell block whose curl commands are not run
-//   <!-- file: name.ts -->    the block's file name, so that a later block may import it
+//   <!-- file: name.ts -->    the block's file name, so that a later block may import it; the
+//                             paragraph before the marks must show it too (`name.ts`, in
+//                             backticks), since a rendered page hides the comment
 // Every other TypeScript or JavaScript block is complete: type-checked against the packed
 // package, then run. A block that starts a server stays up while the shell blocks after it
 // run their curl commands against it; a block that does not must exit with code 0.
@@ -24,6 +26,19 @@ export interface Block {
   check: Check;
   /** The file name the block is written to (in its document's own folder). */
   file: string;
+  /**
+   * For a block with a `<!-- file: … -->` mark, whether the paragraph right before its marks
+   * shows that name in backticks, as a reader of the rendered page sees it; else `undefined`.
+   */
+  fileShown?: boolean;
+}
+
+/** Whether the paragraph ending on line `end` (0-based) shows `` `name` ``. */
+function paragraphShows(lines: readonly string[], end: number, name: string): boolean {
+  for (let k = end; k >= 0 && lines[k]!.trim() !== ''; k--) {
+    if (lines[k]!.includes(`\`${name}\``)) return true;
+  }
+  return false;
 }
 
 const CODE = new Set(['ts', 'typescript', 'js', 'javascript', 'mjs', 'cjs']);
@@ -51,7 +66,8 @@ export function blocksOf(root: string, doc: string): Block[] {
     const body: string[] = [];
     for (i++; i < lines.length && !/^```\s*$/.test(lines[i]!); i++) body.push(lines[i]!);
     const marks: string[] = [];
-    for (let j = start - 1; j >= 0 && /^(\s*|<!--.*-->)$/.test(lines[j]!); j--) {
+    let j = start - 1;
+    for (; j >= 0 && /^(\s*|<!--.*-->)$/.test(lines[j]!); j--) {
       if (lines[j]!.startsWith('<!--')) marks.push(lines[j]!);
     }
     const check = marks.map((m) => /<!-- check: (\w+) -->/.exec(m)?.[1]).find(Boolean);
@@ -65,6 +81,7 @@ export function blocksOf(root: string, doc: string): Block[] {
       code,
       check: (check as Check | undefined) ?? 'run',
       file: file ?? `block-${start + 1}${extensionOf(lang, code)}`,
+      ...(file === undefined ? {} : { fileShown: paragraphShows(lines, j, file) }),
     });
   }
   return blocks;

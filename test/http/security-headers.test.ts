@@ -84,6 +84,35 @@ describe('securityHeaders defaults', () => {
     expect(headers['content-security-policy']).toBe("default-src 'self'");
     expect(headers['x-frame-options']).toBe('DENY');
   });
+
+  it('removes the X-Powered-By a host set before it, and leaves one a handler sets after', async () => {
+    const poweredBy: Middleware = (_req, res, next) => {
+      res.setHeader('X-Powered-By', 'Express'); // what Express does before any middleware
+      return next();
+    };
+    const server = await listen(
+      createServer(
+        toNodeListener([
+          poweredBy,
+          securityHeaders(),
+          (req, res, next) => {
+            if (req.url === '/own') res.setHeader('X-Powered-By', 'chosen');
+            return req.url === '/missing' ? next() : sendJson(res, 200, { ok: true });
+          },
+        ]),
+      ),
+    );
+    try {
+      for (const path of ['/', '/missing']) {
+        const { headers } = await request(server, path);
+        expect(headers['x-powered-by'], path).toBeUndefined();
+        expect(headers['x-content-type-options']).toBe('nosniff');
+      }
+      expect((await request(server, '/own')).headers['x-powered-by']).toBe('chosen');
+    } finally {
+      await server.close();
+    }
+  });
 });
 
 describe('HSTS behind a proxy', () => {
