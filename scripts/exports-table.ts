@@ -37,7 +37,11 @@ const SUBPATHS: [string, string, string][] = [
     'src/diagnostics/index.ts',
     'The logger interface, the diagnostics channels, the W3C trace context.',
   ],
-  ['portico/node', 'src/adapters/node.ts', 'The node:http adapter.'],
+  [
+    'portico/node',
+    'src/adapters/node.ts',
+    "The node:http adapter, and `serve`: a service's start and graceful stop.",
+  ],
   ['portico/express', 'src/adapters/express.ts', 'The Express adapter.'],
   ['portico/koa', 'src/adapters/koa.ts', 'The Koa adapter.'],
   ['portico/fastify', 'src/adapters/fastify.ts', 'The Fastify adapter.'],

@@ -51,7 +51,7 @@ const config = loadConfig({
   LOG_LEVEL: 'silent',
   PORT: '0',
 });
-const app = await createApp(config, BASE);
+const app = await createApp(config, { baseUrl: BASE });
 
 const body =
   '{"sub":"alice","name":"Alice Example","role":"admin","scopes":["read:messages","write:messages"],"method":"api_key"}';

@@ -39,7 +39,7 @@ export async function serveReference(): Promise<void> {
     PORT: '0',
     HOST: '127.0.0.1',
   });
-  const app = await createApp(config, BASE_URL);
+  const app = await createApp(config, { baseUrl: BASE_URL });
   // main.ts: node's own Host check off (the app answers a problem instead)
   const server = createServer({ requireHostHeader: false }, app.listener);
   server.headersTimeout = 20_000;

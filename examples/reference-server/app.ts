@@ -1,4 +1,4 @@
-import type { IncomingMessage, RequestListener } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import {
   authenticate,
   badRequest,
@@ -22,6 +22,7 @@ import {
 } from 'portico';
 import type { Logger } from 'portico/diagnostics';
 import { compression, healthChecks, maintenanceMode, shedLoad } from 'portico/http';
+import type { ServeContext, ServiceApp } from 'portico/node';
 import { MemoryRateLimitStore } from 'portico/rate-limit';
 import { accountRoutes, apiSignOut } from './account.js';
 import { createAuth } from './auth.js';
@@ -30,7 +31,6 @@ import { consoleRoutes } from './console.js';
 import { createEvents } from './events.js';
 import { grantRoutes } from './grants.js';
 import { publishChange } from './history.js';
-import { createInFlight } from './in-flight.js';
 import { keyRoutes } from './keys.js';
 import { accessLog, createLogger } from './logging.js';
 import { createMessages, READ, READ_MESSAGES } from './messages.js';
@@ -39,21 +39,33 @@ import { createSharedState } from './shared-state.js';
 import { avatarRoutes, createUsers } from './users.js';
 import { createWebhooks } from './webhooks.js';
 
-/** The reference service: its request listener and what it holds. */
-export interface ReferenceApp {
-  listener: RequestListener;
+/** The reference service, for `serve()`: its request listener and what it holds. */
+export interface ReferenceApp extends ServiceApp {
   messages: ReturnType<typeof createMessages>;
   /** The `/events` streams: `close()` ends them all (graceful shutdown). */
   events: Awaited<ReturnType<typeof createEvents>>;
   /** For the server's `upgrade` event: the `/ws` channel. */
   upgrade: UpgradeHandler;
+  /** Graceful shutdown, first: WebSocket clients get 1001, event streams end. */
+  beforeDrain(): Promise<void>;
   /**
-   * Graceful shutdown: WebSocket clients get 1001, event streams end, the requests in flight
-   * finish (their messages fanned out and queued for webhooks), then hubs and stores close.
+   * Graceful shutdown, once the requests in flight are answered and what they created is
+   * fanned out and queued for webhooks (`track`): the hubs and the stores close.
    */
   close(): Promise<void>;
   /** The demo API key, when this process generated it: printed once at start. */
   generatedDemoKey: string | undefined;
+}
+
+/** Where the service is reached, and how it counts the work a graceful shutdown waits for. */
+export interface ServiceSite {
+  /** The public address: the token issuer and audience. */
+  baseUrl: string;
+  /**
+   * Counts work a request started after its answer (`serve()`'s `track`).
+   * @defaultValue none: nothing waits for it
+   */
+  track?: ServeContext['track'];
 }
 
 /**
@@ -113,14 +125,15 @@ function httpsOrigin(baseUrl: string): string {
 }
 
 /**
- * Builds the service from portico's public API only, for the public address `baseUrl`,
+ * Builds the service from portico's public API only, for the public address `site.baseUrl`,
  * logging to `logger` (by default pino at `LOG_LEVEL`, on stdout).
  */
 export async function createApp(
   config: ServerConfig,
-  baseUrl: string,
+  site: ServiceSite,
   logger: Logger = createLogger(config.logLevel),
 ): Promise<ReferenceApp> {
+  const { baseUrl, track = (work) => work } = site;
   const users = await createUsers();
   // the service's own pages and the CORS origins: who may use the session cookie and open /ws
   const ownAndCorsOrigins = [...new Set([new URL(baseUrl).origin, ...config.corsOrigins])];
@@ -183,14 +196,13 @@ export async function createApp(
     revocations,
     logger,
   });
-  // what a graceful shutdown lets finish before it closes the hubs and the stores
-  const inFlight = createInFlight();
   const messages = createMessages({
     repository: shared.messages,
+    // what a graceful shutdown lets finish before it closes the hubs and the stores
     onCreate(message) {
-      inFlight.add(events.publish(message));
-      inFlight.add(webhooks.publish(message));
-      inFlight.add(channelHub.publish(message.channel, 'message.created', message).catch(() => {}));
+      track(events.publish(message));
+      track(webhooks.publish(message));
+      track(channelHub.publish(message.channel, 'message.created', message).catch(() => {}));
     },
     // answered once the replay histories no longer hold the old text
     async onUpdate(message, previous) {
@@ -322,17 +334,18 @@ export async function createApp(
     logger,
   });
   return {
-    listener: inFlight.track(toNodeListener(chain, { logger })),
+    listener: toNodeListener(chain, { logger }),
     messages,
     events,
     upgrade,
-    async close() {
-      // the live connections first: WebSocket clients get 1001, event streams end
+    // the live connections first: WebSocket clients get 1001, event streams end
+    async beforeDrain() {
       events.endStreams();
       await channels.close();
-      // then the requests in flight get their answers, and what they created is fanned out
-      // and queued for webhooks, before the hubs and the stores (Redis) go
-      await inFlight.drained();
+    },
+    // then (serve() waits for it) the requests in flight get their answers, and what they
+    // created is fanned out and queued for webhooks, before the hubs and the stores (Redis) go
+    async close() {
       await Promise.all([events.close(), webhooks.close()]);
       await channelHub.close();
       shed.close();
