@@ -38,6 +38,7 @@ export {
   type DeviceVerificationOptions,
 } from './device.js';
 export { createEndSessionEndpoint, type EndSessionEndpointOptions } from './end-session.js';
+export type { PendingIds } from './one-time-ids.js';
 export {
   OAuthError,
   type OAuthErrorCode,

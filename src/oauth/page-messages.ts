@@ -17,7 +17,7 @@ export type PageLanguage = (typeof PAGE_LANGUAGES)[number];
 
 /**
  * The text of the pages in one language. Templates name their values in braces (`{client}`),
- * filled in by {@link formatMessage}; `text` translates portico's sentences (the messages of
+ * filled in by `formatMessage`; `text` translates portico's sentences (the messages of
  * the error pages and of failed attempts), keyed by their English wording.
  */
 export interface PageMessages {

@@ -15,7 +15,11 @@
  */
 export { RedisApiKeyStore, type RedisApiKeyStoreOptions } from './api-key-store.js';
 export { RedisBroker, type RedisBrokerOptions } from './broker.js';
-export type { NodeRedisClient, NodeRedisCluster } from './node-redis-connection.js';
+export type {
+  NodeRedisClient,
+  NodeRedisCluster,
+  NodeRedisListener,
+} from './node-redis-connection.js';
 export { RedisOAuthStore, type RedisOAuthStoreOptions } from './oauth-store.js';
 export { RedisRateLimitStore, type RedisRateLimitStoreOptions } from './rate-limit-store.js';
 export { RedisReplayStore, type RedisReplayStoreOptions } from './replay-store.js';

@@ -3,7 +3,9 @@
 // types never load `redis`.
 import type { RedisCommand, RedisConnection, RedisSubscriber } from './connection.js';
 
-type Listener = (message: string, channel: string) => void;
+/** What node-redis calls with each message of a subscribed channel. */
+export type NodeRedisListener = (message: string, channel: string) => void;
+type Listener = NodeRedisListener;
 
 /**
  * A node-redis v5 client (`createClient()` of `redis`), connected (`await client.connect()`).

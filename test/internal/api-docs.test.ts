@@ -5,10 +5,14 @@
  * - one module per package.json export, named as it is imported (`portico`, `portico/auth`, …),
  *   each with a module comment;
  * - every symbol has one page, in a subpath: the root `portico` module only holds references;
- * - every guide in docs/ is a project document (in the "Guides" group), README.md the index.
+ * - every guide in docs/ is a project document (in the "Guides" group), README.md the index;
+ * - and `npm run docs` itself (the same script and typedoc.json, its `treatWarningsAsErrors`
+ *   included, only its output folder moved to a temporary one) exits 0 with no warning.
  */
-import { readdirSync, readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Application, LogLevel, type ProjectReflection, ReflectionKind } from 'typedoc';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -78,4 +82,29 @@ describe('the API site (typedoc.json)', () => {
       names.filter((name) => !/^(examples-[\w-]+\.ts|SECURITY\.md)$/.test(name ?? '')),
     ).toEqual([]);
   });
+});
+
+describe('npm run docs', () => {
+  it('builds the API site as a user runs it: exit 0, no warning, an index page', async () => {
+    const out = mkdtempSync(join(tmpdir(), 'portico-api-'));
+    try {
+      const result = await new Promise<{ code: number | null; output: string }>((done) => {
+        execFile(
+          'npm',
+          ['run', '--silent', 'docs', '--', '--out', out],
+          { cwd: root, timeout: 240_000, env: { ...process.env, NO_COLOR: '1' } },
+          (error, stdout, stderr) =>
+            done({
+              code: error ? ((error as { code?: number }).code ?? 1) : 0,
+              output: stdout + stderr,
+            }),
+        );
+      });
+      expect(result.output).not.toMatch(/\[warning\]|\[error\]/);
+      expect(result.code, result.output).toBe(0);
+      expect(existsSync(join(out, 'index.html'))).toBe(true);
+    } finally {
+      rmSync(out, { recursive: true, force: true });
+    }
+  }, 300_000);
 });

@@ -37,7 +37,7 @@ export interface TokenBinding {
   jkt?: string;
   /**
    * Records the request's one-time JWT ids (its DPoP proof's and client assertion's `jti`),
-   * refusing a replay (`invalid_dpop_proof`, `invalid_client`): {@link assertCanIssue} calls
+   * refusing a replay (`invalid_dpop_proof`, `invalid_client`): `assertCanIssue` calls
    * it once every check of the grant has passed, before anything is spent, so that a refused
    * request records nothing and of two racing with one proof, one wins.
    * @defaultValue none: nothing to record (the token endpoint gives one)
