@@ -103,7 +103,8 @@ export async function createApp(
     keys,
     users,
     sessions,
-    formKey: options.formKey,
+    // given or left out, never `undefined`: an unset key is an error, not a silent random one
+    ...(options.formKey !== undefined && { formKey: options.formKey }),
     scopesSupported: SCOPES,
   });
 

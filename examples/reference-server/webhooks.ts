@@ -58,7 +58,11 @@ export function createWebhooks(settings: WebhookSettings) {
     maxEndpointsPerOwner: 10,
     revocations: settings.revocations,
     logger: settings.logger,
-    ...(settings.schedule !== undefined && { schedule: settings.schedule }),
+    // the contract's seconds may be fractions (`0.2` in tests): written with their unit, so that
+    // a sub-second wait is meant, not a number of seconds mistaken for milliseconds
+    ...(settings.schedule !== undefined && {
+      schedule: settings.schedule.map((ms) => `${ms}ms` as const),
+    }),
   });
 
   const routes: Record<string, MethodTable> = {

@@ -1,6 +1,6 @@
-import type { Duration } from '../core/duration.js';
 import type { ServerOptions as HttpsServerOptions } from 'node:https';
 import type { Middleware } from '../core/compose.js';
+import type { Duration } from '../core/duration.js';
 import { type Logger, loggerOption } from '../core/logger.js';
 import { middlewareOption } from '../core/raw-answer.js';
 import { DEFAULT_BODY_LIMIT } from '../http/body.js';

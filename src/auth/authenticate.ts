@@ -2,7 +2,12 @@ import type { IncomingMessage } from 'node:http';
 import type { Middleware } from '../core/compose.js';
 import { createContextKey, getContextValue, setContextValue } from '../core/context.js';
 import { HttpError } from '../core/errors.js';
-import { getPrincipal, type Principal, setPrincipal } from '../core/principal.js';
+import {
+  getPrincipal,
+  missingCredentialKey,
+  type Principal,
+  setPrincipal,
+} from '../core/principal.js';
 import {
   type AuthRefusedMessage,
   type AuthSucceededMessage,
@@ -14,7 +19,7 @@ import type { Authenticator } from './authenticator.js';
 import { challenge as buildChallenge } from './authenticator.js';
 import { type CredentialGuard, guardOption, isRefusal } from './credential-guard.js';
 import { authenticationRequired, forbiddenRole, insufficientScope } from './errors.js';
-import { assertScopes } from './scopes.js';
+import { assertScopeTokens } from './scopes.js';
 
 /** Options of {@link authenticate}. */
 export interface AuthenticateOptions {
@@ -137,6 +142,7 @@ export function authenticate(
         setPrincipal(req, principal);
         if (published.authSucceeded.hasSubscribers) publishSuccess(req, principal, 'http');
       } else if (!optional) refusal = missing(req);
+      else setContextValue(req, missingCredentialKey, () => missing(req));
     } catch (error) {
       // a verdict on the credential is counted by the guard first; a failure of ours (5xx) is not
       if (!(error instanceof HttpError) || error.status >= 500) throw error;
@@ -294,7 +300,9 @@ export interface RequireScopesOptions {
 /**
  * Lets a request through only when its principal holds every one of `scopes`; otherwise a
  * 403 problem, with `WWW-Authenticate: Bearer error="insufficient_scope", scope="…"` for
- * bearer tokens (RFC 6750 §3.1). No principal at all is a 401.
+ * bearer tokens (RFC 6750 §3.1). No principal at all is a 401. A scope is any RFC 6749 scope
+ * token, as issuers name them: `read:messages`, Entra's `Messages.Read`, Cognito's
+ * `messages-api/read`.
  *
  * @example
  * ```ts
@@ -309,7 +317,7 @@ export function requireScopes(
   if (!Array.isArray(scopes) || scopes.length === 0) {
     throw invalidOption('requireScopes(): give at least one scope');
   }
-  assertScopes('requireScopes()', scopes);
+  assertScopeTokens('requireScopes()', scopes);
   const required = scopes.slice();
   const methods = options.methods === undefined ? undefined : new Set(options.methods);
   // an access token's answer names its scheme (RFC 6750 §3.1, RFC 9449 §7.1)
@@ -336,8 +344,8 @@ export function requireScopes(
 }
 
 /**
- * Lets a request through only when its principal's `role` is one of `roles`; otherwise a
- * 403 problem. No principal at all is a 401.
+ * Lets a request through only when its principal's `role`, or one of its `roles`, is one of
+ * `roles`; otherwise a 403 problem. No principal at all is a 401.
  *
  * @example
  * ```ts
@@ -357,7 +365,9 @@ export function requireRole(roles: readonly string[]): Middleware {
   const list = roles.slice();
   return function requireRoleMiddleware(req, _res, next) {
     const principal = principalOrFail(req);
-    if (principal.role === undefined || !allowed.has(principal.role)) throw forbiddenRole(list);
+    const held = principal.role !== undefined && allowed.has(principal.role);
+    const roles = Array.isArray(principal.roles) ? principal.roles : [];
+    if (!held && !roles.some((role) => allowed.has(role))) throw forbiddenRole(list);
     return next();
   };
 }

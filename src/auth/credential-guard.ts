@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import type { Duration } from '../core/duration.js';
 import { HttpError, serviceUnavailable, tooManyRequests } from '../core/errors.js';
 import type { TrustProxy } from '../http/proxy.js';
 import {
@@ -23,7 +24,7 @@ export interface CredentialGuardOptions {
    * The length of a window, in milliseconds.
    * @defaultValue `900_000` (15 minutes)
    */
-  windowMs?: number;
+  windowMs?: Duration;
   /**
    * Where refusals are counted. Share one store (Redis) across the processes of a service so
    * that a guesser cannot spread its guesses over them.

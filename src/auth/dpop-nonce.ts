@@ -2,7 +2,9 @@
 // proofs must then carry, so that a proof cannot be made ahead of time. Stateless: a nonce is
 // an HMAC of the current time window, so every process with the same secret agrees.
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { Duration } from '../core/duration.js';
 import {
+  assertGivenOptions,
   assertKnownOptions,
   durationOption,
   invalidOption,
@@ -22,7 +24,7 @@ export interface DpopNonceOptions {
    * nonce lives between one and two lifetimes.
    * @defaultValue `300_000` (5 minutes)
    */
-  lifetime?: number;
+  lifetime?: Duration;
   /** The clock, epoch milliseconds (tests inject one). @defaultValue `Date.now` */
   now?: () => number;
 }
@@ -58,6 +60,7 @@ const OWNER = 'createDpopNonces()';
  */
 export function createDpopNonces(options: DpopNonceOptions = {}): DpopNonces {
   assertKnownOptions(OWNER, options, OPTIONS);
+  assertGivenOptions(OWNER, options, ['secret']); // unset would be a random key per process
   const secret = secretKeyOption(OWNER, 'secret', options.secret);
   const lifetime = durationOption(OWNER, 'lifetime', options.lifetime, 300_000, { min: 1_000 });
   const now = options.now ?? Date.now;

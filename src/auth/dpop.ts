@@ -3,6 +3,7 @@
 // `WWW-Authenticate: DPoP error="invalid_dpop_proof"` at a resource, a 400
 // `{"error":"invalid_dpop_proof"}` at the token endpoint.
 import { hash } from 'node:crypto';
+import type { Duration } from '../core/duration.js';
 import { PorticoError } from '../core/http-error.js';
 import { loadJose } from '../internal/lazy.js';
 import { assertKnownOptions, durationOption, invalidOption } from '../internal/options.js';
@@ -70,9 +71,9 @@ export interface DpopVerifierOptions {
    * How old a proof may be (its `iat`), in milliseconds; its `jti` is remembered as long.
    * @defaultValue `300_000` (5 minutes)
    */
-  maxAge?: number;
+  maxAge?: Duration;
   /** How far in the future a proof's `iat` may be (clock skew), in milliseconds. @defaultValue `5_000` */
-  clockTolerance?: number;
+  clockTolerance?: Duration;
   /**
    * Where accepted `jti` are remembered, each charged to its proof key's thumbprint (the
    * store's partition). A store of its own: one that client assertions share could be

@@ -90,6 +90,8 @@ export {
   type VerifiedJwt,
 } from './jwt.js';
 export {
+  type JwtBearerDpopOptions,
+  type JwtBearerIssuersOptions,
   type JwtBearerOptions,
   jwtBearer,
   principalFromClaims,
@@ -101,6 +103,8 @@ export {
   JwtError,
   type JwtErrorKind,
 } from './jwt-error.js';
+export type { JwtIssuerOptions } from './jwt-issuers.js';
+export type { ClaimPath, JwtClaimMappingOptions } from './jwt-principal.js';
 export {
   type MtlsOptions,
   mtlsAuth,

@@ -23,24 +23,34 @@ import {
   invalidAuthRequest,
   invalidCredentials,
 } from './errors.js';
-import { buildJwtVerifier, JWT_VERIFIER_OPTIONS, type JwtVerifierOptions } from './jwt.js';
+import { JWT_VERIFIER_OPTIONS, type JwtVerifierOptions } from './jwt.js';
 import { isJwtError } from './jwt-error.js';
+import { bearerVerifier, type JwtIssuerOptions } from './jwt-issuers.js';
+import type { JwtClaimMappingOptions } from './jwt-principal.js';
 import { grantCredentialId, tokenCredentialId } from './revocations.js';
-import { scopesFromClaim } from './scopes.js';
+
+export { principalFromClaims } from './jwt-principal.js';
 
 /**
- * Options of {@link jwtBearer}: those of {@link JwtVerifierOptions}, and these.
+ * Options of {@link jwtBearer} for one issuer: those of {@link JwtVerifierOptions}, where
+ * the default mapping finds scopes and roles ({@link JwtClaimMappingOptions}), and these.
  *
  * @see {@link https://www.rfc-editor.org/rfc/rfc6750 | RFC 6750}
  */
-export interface JwtBearerOptions extends JwtVerifierOptions {
+export interface JwtBearerOptions extends JwtVerifierOptions, JwtClaimMappingOptions {
+  /**
+   * Not with `issuer`: tokens of several issuers, each with its own keys, are accepted with
+   * {@link JwtBearerIssuersOptions}. @defaultValue none
+   */
+  issuers?: never;
   /** The realm quoted in the `WWW-Authenticate` challenges. @defaultValue `'api'` */
   realm?: string;
   /**
    * Maps the verified claims to the principal; returning `undefined` refuses the token (401).
    * @defaultValue `sub`, `name`, `role`, scopes from `scope` (space-separated) or `scp`,
    * `clientId` from `client_id` or `azp`, `method: 'bearer'` and the claims; a token without
-   * `sub` is refused
+   * `sub` is refused (`principalFromClaims`; `scopesClaim` and `rolesClaim` tune it, and cannot
+   * be given with this option)
    */
   toPrincipal?: (
     payload: JWTPayload,
@@ -71,8 +81,34 @@ export interface JwtBearerDpopOptions extends DpopVerifierOptions {
   /**
    * A verifier to share (an authorization server's, with its replay store) instead of one
    * made from these options.
+   * @defaultValue one made from these options (`createDpopVerifier`)
    */
   verifier?: DpopVerifier;
+}
+
+/**
+ * Options of {@link jwtBearer} for several issuers (a multi-tenant service, two tenants
+ * during a migration): `issuers`, and the options shared by all of them. A token's `iss`,
+ * read before anything is fetched, must equal one listed `issuer` exactly, whose keys,
+ * audience and claim rules then verify it; a token of any other issuer is refused (401
+ * `invalid_token`). Only the listed issuers are ever contacted, each on its first token.
+ */
+export interface JwtBearerIssuersOptions
+  extends Pick<
+    JwtBearerOptions,
+    'realm' | 'toPrincipal' | 'dpop' | 'clockTolerance' | 'maxTokenLength' | 'cache'
+  > {
+  /**
+   * The accepted issuers, each with its `issuer`, `audience`, key source (`jwksUrl`,
+   * discovery by default…), `algorithms`, `typ` and claim rules; `toPrincipal` here is the
+   * mapping of those without one of their own. The verified-token cache's `max` bounds them
+   * all together.
+   */
+  issuers: readonly JwtIssuerOptions[];
+  /** Each entry of `issuers` has its own. @defaultValue none */
+  issuer?: never;
+  /** Each entry of `issuers` has its own. @defaultValue none */
+  audience?: never;
 }
 
 const OWNER = 'jwtBearer()';
@@ -81,59 +117,15 @@ const OPTIONS = [
   'realm',
   'toPrincipal',
   'dpop',
-] as const satisfies readonly (keyof JwtBearerOptions)[];
+  'scopesClaim',
+  'rolesClaim',
+  'issuers',
+] as const satisfies readonly (keyof JwtBearerOptions | keyof JwtBearerIssuersOptions)[];
 
 /** RFC 6750 §2.1 `b64token`. */
 const B64TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
 
 const text = (value: unknown) => (typeof value === 'string' && value !== '' ? value : undefined);
-
-/**
- * The scopes of a verified payload, parsed once per payload: a token served from the
- * verified-token cache hands the same (frozen) payload to every request.
- */
-const scopesByPayload = new WeakMap<JWTPayload, readonly string[]>();
-function scopesOf(payload: JWTPayload): readonly string[] {
-  let scopes = scopesByPayload.get(payload);
-  if (scopes === undefined) {
-    scopes = Object.freeze(scopesFromClaim(payload.scope ?? payload.scp));
-    if (Object.isFrozen(payload)) scopesByPayload.set(payload, scopes);
-  }
-  return scopes;
-}
-
-/**
- * The default claims-to-principal mapping (see {@link JwtBearerOptions.toPrincipal}).
- *
- * @example
- * ```ts
- * const bearer = jwtBearer({
- *   issuer: 'https://auth.example.com',
- *   audience: 'https://api.example.com',
- *   jwksUrl: 'https://auth.example.com/.well-known/jwks.json',
- *   // keep the default mapping, add a tenant check
- *   toPrincipal: (payload) => (payload.tenant === 'acme' ? principalFromClaims(payload) : undefined),
- * });
- * ```
- * @see {@link https://www.rfc-editor.org/rfc/rfc9068#section-2.2 | RFC 9068 §2.2}
- */
-export function principalFromClaims(payload: JWTPayload): Principal | undefined {
-  const sub = text(payload.sub);
-  if (sub === undefined) return undefined;
-  const principal: Principal = {
-    sub,
-    scopes: scopesOf(payload),
-    method: 'bearer',
-    claims: payload,
-  };
-  const name = text(payload.name);
-  const role = text(payload.role);
-  const clientId = text(payload.client_id) ?? text(payload.azp);
-  if (name !== undefined) principal.name = name;
-  if (role !== undefined) principal.role = role;
-  if (clientId !== undefined) principal.clientId = clientId;
-  return principal;
-}
 
 /**
  * The token's revocation ids (`grant:<grant_id>`, `token:<jti>`) and its `exp`, added to the
@@ -341,16 +333,14 @@ function isDpopBound(payload: JWTPayload): boolean {
  * @see {@link https://www.rfc-editor.org/rfc/rfc6750 | RFC 6750}
  * @see {@link https://www.rfc-editor.org/rfc/rfc8725 | RFC 8725}
  */
-export function jwtBearer(options: JwtBearerOptions): Authenticator {
+export function jwtBearer(options: JwtBearerOptions | JwtBearerIssuersOptions): Authenticator {
   assertKnownOptions(OWNER, options, OPTIONS);
-  const verifier = buildJwtVerifier(OWNER, options);
+  const toPrincipal = functionOption(OWNER, 'toPrincipal', options.toPrincipal);
+  const verifier = bearerVerifier(OWNER, options, toPrincipal);
   const realm = options.realm ?? 'api';
   if (typeof realm !== 'string' || realm === '') {
     throw invalidOption(`${OWNER}: \`realm\` must be a non-empty string`);
   }
-  const toPrincipal =
-    functionOption(OWNER, 'toPrincipal', options.toPrincipal) ??
-    ((payload: JWTPayload) => principalFromClaims(payload));
   const maxTokenLength = options.maxTokenLength ?? 8192;
   const dpop = dpopSettings(options.dpop);
   const algs = dpop?.verifier.algorithms.join(' ');
@@ -436,7 +426,7 @@ export function jwtBearer(options: JwtBearerOptions): Authenticator {
       }
       // the DPoP scheme is for bound tokens: an unbound one is a bearer token (RFC 9449 §7.1)
       if (scheme === 'DPoP' && !isDpopBound(verified.payload)) throw answer.invalid();
-      const principal = await toPrincipal(verified.payload, verified.protectedHeader);
+      const principal = await verifier.toPrincipal(verified.payload, verified.protectedHeader);
       if (principal === undefined || typeof principal.sub !== 'string' || principal.sub === '') {
         throw answer.invalid();
       }

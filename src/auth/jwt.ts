@@ -1,4 +1,6 @@
+import type { Duration } from '../core/duration.js';
 import {
+  assertGivenOptions,
   assertKnownOptions,
   countOption,
   durationOption,
@@ -8,6 +10,7 @@ import { discoveredKeySource } from './discovery.js';
 import { checkAlgorithms, type KeySourceOptions, resolveKeySource } from './jwks.js';
 import { parseHttpUrl } from './jwks-remote.js';
 import { cacheDeadline, type JwtCacheOptions, VerifiedTokenCache } from './jwt-cache.js';
+import { claimRules } from './jwt-claim-rules.js';
 import { jwtInvalid } from './jwt-error.js';
 import {
   type CoreVerifyOptions,
@@ -41,6 +44,23 @@ export interface JwtVerifierOptions extends KeySourceOptions {
   /** The accepted `aud` value(s): the token's `aud` must hold one of them. Required. */
   audience: string | readonly string[];
   /**
+   * The claim `audience` is compared with, for issuers whose access tokens name the client
+   * instead of an `aud`: `'client_id'` for Amazon Cognito. That claim (a string, or an array
+   * of strings) must hold one of `audience`; `aud` is then not read.
+   * @defaultValue `'aud'`
+   */
+  audienceClaim?: string;
+  /**
+   * Claims that must hold a given value, compared exactly (`===`) after the signature is
+   * verified; an array lists the accepted values, and a token without the claim is refused:
+   * `{ token_use: 'access' }` (Cognito), `{ typ: 'Bearer' }` (Keycloak), `{ repository:
+   * 'octo-org/octo-repo' }` (GitHub Actions).
+   * @defaultValue none
+   */
+  claims?: Readonly<
+    Record<string, string | number | boolean | readonly (string | number | boolean)[]>
+  >;
+  /**
    * The algorithm allowlist, always in force. `none` is refused at construction, HMAC
    * algorithms only go with a `secret` and the others only with public keys, so a token can
    * never make a public key act as an HMAC secret.
@@ -53,7 +73,7 @@ export interface JwtVerifierOptions extends KeySourceOptions {
    * Leeway for `exp`, `nbf` and `iat` (clock skew), in milliseconds.
    * @defaultValue `5_000` (5 seconds)
    */
-  clockTolerance?: number;
+  clockTolerance?: Duration;
   /**
    * The required `typ` header, e.g. `'at+jwt'` for RFC 9068 access tokens, compared
    * case-insensitively with or without the `application/` prefix. An ID token (`typ: JWT`)
@@ -68,7 +88,7 @@ export interface JwtVerifierOptions extends KeySourceOptions {
    * milliseconds: `900_000` refuses tokens older than 15 minutes.
    * @defaultValue none
    */
-  maxTokenAge?: number;
+  maxTokenAge?: Duration;
   /** Tokens longer than this (bytes) are refused before any parsing. @defaultValue `8192` */
   maxTokenLength?: number;
   /**
@@ -114,6 +134,8 @@ export const JWT_VERIFIER_OPTIONS = Object.freeze([
   'discovery',
   'issuer',
   'audience',
+  'audienceClaim',
+  'claims',
   'algorithms',
   'clockTolerance',
   'typ',
@@ -133,6 +155,8 @@ function stringList(owner: string, name: string, value: unknown): string | strin
 
 /** The configured key source, or one discovered from the issuer. */
 function keySourceOf(owner: string, options: JwtVerifierOptions) {
+  // `secret: process.env.JWT_SECRET` unset must not fall back to discovery
+  assertGivenOptions(owner, options, ['secret', 'publicKey', 'jwks', 'jwksUrl', 'issuer']);
   const given = [options.secret, options.publicKey, options.jwks, options.jwksUrl].some(
     (k) => k !== undefined,
   );
@@ -186,6 +210,7 @@ export function buildJwtVerifier(
       : countOption(owner, 'cache.max', cacheOption.max, 10_000, {
           min: 0,
         });
+  const rules = claimRules(owner, options, stringList(owner, 'audience', options.audience));
   const core: CoreVerifyOptions = {
     subject,
     maxTokenLength,
@@ -193,7 +218,7 @@ export function buildJwtVerifier(
     jose: {
       algorithms,
       issuer: stringList(owner, 'issuer', options.issuer),
-      audience: stringList(owner, 'audience', options.audience),
+      audience: rules.joseAudience,
       clockTolerance: clockTolerance / 1000, // jose counts seconds
       typ: options.typ,
       requiredClaims: [...new Set(['exp', ...required])],
@@ -219,6 +244,7 @@ export function buildJwtVerifier(
         }
       }
       const verified = deepFreeze(await verifyCompactJwt(token, source.key, core));
+      rules.check(verified.payload, subject);
       if (cache !== undefined && cacheKey !== undefined) {
         const deadline = cacheDeadline(verified.payload, maxTokenAge);
         cache.set(cacheKey, verified, deadline, generation, Date.now());

@@ -1,5 +1,7 @@
+import type { Duration } from '../core/duration.js';
 import type { JwkSet as JSONWebKeySet, JwtClaims as JWTPayload } from '../core/jwt-types.js';
 import {
+  assertGivenOptions,
   assertKnownOptions,
   countOption,
   durationOption,
@@ -40,7 +42,7 @@ export interface IdTokenVerifierOptions {
    * Leeway for `exp`, `iat` and `auth_time` (clock skew), in milliseconds.
    * @defaultValue `5_000` (5 seconds)
    */
-  clockTolerance?: number;
+  clockTolerance?: Duration;
   /**
    * Audiences besides `clientId` that an ID token may also name (OpenID Connect Core
    * §3.1.3.7: a token with untrusted extra audiences is refused).
@@ -67,7 +69,7 @@ export interface IdTokenVerifyOptions {
    * is `maxAge: 300_000`): `auth_time` is then required and must be recent enough.
    * @defaultValue none (`auth_time` is not checked)
    */
-  maxAge?: number;
+  maxAge?: Duration;
 }
 
 /**
@@ -172,6 +174,7 @@ export function createIdTokenVerifier(options: IdTokenVerifierOptions): IdTokenV
   const maxTokenLength = countOption(owner, 'maxTokenLength', options.maxTokenLength, 8192, {
     min: 16,
   });
+  assertGivenOptions(owner, options, ['jwks', 'jwksUrl']); // unset, not a silent discovery
   const given = options.jwks !== undefined || options.jwksUrl !== undefined;
   const discovery = options.discovery ?? !given;
   if (discovery && given) {

@@ -1,3 +1,4 @@
+import type { Duration } from '../core/duration.js';
 // One-time JWT ids: a DPoP proof's `jti` (RFC 9449 §11.1), a client assertion's (RFC 7523
 // §3), remembered for as long as the JWT could be accepted, so that it is accepted once.
 import { ExpiringMap } from '../core/expiring-map.js';
@@ -51,7 +52,7 @@ export interface MemoryReplayStoreOptions {
    */
   maxEntriesPerPartition?: number;
   /** How often expired ids are swept, in milliseconds. @defaultValue `60_000` */
-  sweepIntervalMs?: number;
+  sweepIntervalMs?: Duration;
   /** The clock, epoch milliseconds (tests inject one). @defaultValue `Date.now` */
   now?: () => number;
 }

@@ -100,11 +100,29 @@ export function scopesFromClaim(value: unknown): string[] {
   const list = typeof value === 'string' ? value.split(' ') : Array.isArray(value) ? value : [];
   const scopes: string[] = [];
   for (const scope of list) {
-    // RFC 6749 scope-token: %x21 / %x23-5B / %x5D-7E
-    if (typeof scope === 'string' && /^[\x21\x23-\x5b\x5d-\x7e]{1,256}$/.test(scope))
-      scopes.push(scope);
+    if (isScopeToken(scope)) scopes.push(scope);
   }
   return scopes;
+}
+
+/** RFC 6749 §3.3 `scope-token`: %x21 / %x23-5B / %x5D-7E, here at most 256 of them. */
+const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]{1,256}$/;
+
+/** Whether `scope` is an RFC 6749 scope token, whatever its issuer's naming (`Messages.Read`). */
+export function isScopeToken(scope: unknown): scope is string {
+  return typeof scope === 'string' && SCOPE_TOKEN.test(scope);
+}
+
+/**
+ * Validates scopes a check is given (a programming error → TypeError): any RFC 6749 scope
+ * token, since the scopes of other issuers' tokens need not look like portico's own.
+ */
+export function assertScopeTokens(owner: string, scopes: readonly string[]): void {
+  for (const scope of scopes) {
+    if (!isScopeToken(scope)) {
+      throw invalidOption(`${owner}: \`${String(scope)}\` is not a valid scope`);
+    }
+  }
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import type { Duration } from '../core/duration.js';
 import type { OriginAllowlist } from '../cors/origin.js';
 import {
   assertKnownOptions,
@@ -50,13 +51,13 @@ export interface SessionOptions {
    * `1_000`, at most `absoluteTimeout`).
    * @defaultValue `1_800_000` (30 minutes)
    */
-  idleTimeout?: number;
+  idleTimeout?: Duration;
   /**
    * How long after sign-in a session ends however active it is, in milliseconds (at least
    * `1_000`); also the cookie's `Max-Age` (written in seconds).
    * @defaultValue `43_200_000` (12 hours)
    */
-  absoluteTimeout?: number;
+  absoluteTimeout?: Duration;
   /**
    * Attributes of the cookie.
    * @defaultValue `{ secure: true, sameSite: 'strict', path: '/' }`, no `Domain`

@@ -1,3 +1,4 @@
+import type { Duration } from '../core/duration.js';
 import { ExpiringMap } from '../core/expiring-map.js';
 import { assertKnownOptions } from '../internal/options.js';
 
@@ -87,7 +88,7 @@ export interface MemorySessionStoreOptions {
    * it happens on a store call once the interval has passed (no timer).
    * @defaultValue `60_000` (1 minute)
    */
-  sweepIntervalMs?: number;
+  sweepIntervalMs?: Duration;
   /**
    * The clock, in epoch milliseconds; inject one to test expiry without waiting.
    * @defaultValue `Date.now`

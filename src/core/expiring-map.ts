@@ -3,6 +3,7 @@
 // internal/ depends on nothing in core/.
 import { MapEvictor } from '../internal/map-evictor.js';
 import { countOption, durationOption, invalidOption } from '../internal/options.js';
+import type { Duration } from './duration.js';
 import { type HttpError, serviceUnavailable } from './errors.js';
 
 /** Options of {@link ExpiringMap}, validated with the owner's name in messages. */
@@ -10,7 +11,7 @@ export interface ExpiringMapOptions {
   /** Most entries held; past it the entry written longest ago is dropped. */
   maxEntries?: number;
   /** How often expired entries are swept, in milliseconds, on the first access after each interval. */
-  sweepIntervalMs?: number;
+  sweepIntervalMs?: Duration;
   /** The clock, epoch milliseconds (tests inject one). */
   now?: () => number;
 }

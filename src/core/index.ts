@@ -17,6 +17,7 @@ export {
   getRequestId,
   setContextValue,
 } from './context.js';
+export type { Duration } from './duration.js';
 export type { PorticoErrorCode } from './error-codes.js';
 export {
   badGateway,

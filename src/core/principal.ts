@@ -1,8 +1,10 @@
 import type { IncomingMessage } from 'node:http';
 import type { PeerCertificate } from 'node:tls';
 import { createContextKey, getContextValue, setContextValue } from './context.js';
-import { unauthorized } from './errors.js';
+import { type HttpError, unauthorized } from './errors.js';
 import type { JwtClaims as JWTPayload } from './jwt-types.js';
+import { defaultLogger, log } from './logger.js';
+import { requestPath } from './problem.js';
 
 // The principal slot: who the caller is, once an authenticator has said so. It lives in core
 // so that what runs after authentication (rate limits, channels, handlers) reads it without
@@ -29,6 +31,12 @@ export interface Principal {
   name?: string;
   /** Role, when known (`admin`, `user`, …). */
   role?: string;
+  /**
+   * Roles, when the credential carries several (a token's `roles`, `cognito:groups` or
+   * `realm_access.roles`, read where `jwtBearer`'s `rolesClaim` says); `requireRole` accepts
+   * any of them as it accepts `role`.
+   */
+  roles?: readonly string[];
   /** Granted scopes (`<action>:<object>` and OpenID scopes). */
   scopes: readonly string[];
   /** The mechanism that authenticated the request. */
@@ -92,8 +100,42 @@ export function setPrincipal(req: IncomingMessage, principal: Principal): void {
 }
 
 /**
+ * What `authenticate()` leaves on a request it let through without a principal (an optional
+ * one, no credential sent): the 401 it answers for a missing credential, with its
+ * authenticators' `WWW-Authenticate` challenges, for {@link requirePrincipal} to throw. Auth
+ * fills this slot; core only reads it. @internal
+ */
+export const missingCredentialKey = createContextKey<() => HttpError>('missingCredential');
+
+/** Whether the "before authenticate()" warning was given: once per process. */
+let warnedBeforeAuthenticate = false;
+
+const BEFORE_AUTHENTICATE =
+  'requirePrincipal() ran before authenticate() for this request: no authenticator saw it, so ' +
+  'its 401 has no WWW-Authenticate challenge. In Express, register the route after ' +
+  '`app.use(toExpress(authenticate([...])))`, or mount authenticate() on the route itself.';
+
+function warnBeforeAuthenticate(req: IncomingMessage): void {
+  if (warnedBeforeAuthenticate) return;
+  warnedBeforeAuthenticate = true;
+  const fields = {
+    component: 'auth',
+    event: 'principal.before-authenticate',
+    path: requestPath(req),
+  };
+  log(defaultLogger, 'warn', fields, BEFORE_AUTHENTICATE);
+  // the default logger writes errors only: a process warning makes this one seen
+  process.emitWarning(`${BEFORE_AUTHENTICATE} (path ${fields.path})`, {
+    type: 'PorticoWarning',
+    code: 'PORTICO_PRINCIPAL_BEFORE_AUTHENTICATE',
+  });
+}
+
+/**
  * The principal of this request, or a 401 problem when there is none: for handlers behind
- * an optional `authenticate()`.
+ * an optional `authenticate()`. The 401 carries the challenges of the authenticators that
+ * `authenticate()` ran for this request (as its own 401 does); when no `authenticate()` ran
+ * at all (an Express route registered before it), a warning says so, once per process.
  *
  * @example
  * ```ts
@@ -103,6 +145,9 @@ export function setPrincipal(req: IncomingMessage, principal: Principal): void {
  */
 export function requirePrincipal(req: IncomingMessage): Principal {
   const principal = getPrincipal(req);
-  if (principal === undefined) throw unauthorized('Authentication is required.');
-  return principal;
+  if (principal !== undefined) return principal;
+  const missing = getContextValue(req, missingCredentialKey);
+  if (missing !== undefined) throw missing();
+  warnBeforeAuthenticate(req);
+  throw unauthorized('Authentication is required.');
 }

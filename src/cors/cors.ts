@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Middleware, Next } from '../core/compose.js';
+import type { Duration } from '../core/duration.js';
 import { isToken } from '../internal/grammar.js';
 import { appendVary } from '../internal/headers.js';
 import {
@@ -131,7 +132,7 @@ export interface CorsOptions {
    * seconds (`Access-Control-Max-Age`, rounded down). Browsers cap it (Chromium at 2 hours).
    * @defaultValue `86_400_000` (24 hours)
    */
-  maxAge?: number;
+  maxAge?: Duration;
 }
 
 const KNOWN_OPTIONS = [

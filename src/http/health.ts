@@ -1,6 +1,7 @@
 // Health endpoints: liveness (the process answers) and readiness (it can serve: every store
 // it needs reachable, not in maintenance), for orchestrators and load balancers.
 import type { Middleware } from '../core/compose.js';
+import type { Duration } from '../core/duration.js';
 import { serviceUnavailable } from '../core/errors.js';
 import { sendJson } from '../core/send.js';
 import { assertKnownOptions, durationOption, invalidOption } from '../internal/options.js';
@@ -18,14 +19,14 @@ export interface HealthOptions {
    */
   checks?: Readonly<Record<string, HealthCheck>>;
   /** How long a check may take, in milliseconds, before it counts as failed. @defaultValue `2_000` */
-  timeout?: number;
+  timeout?: Duration;
   /** A maintenance switch: while it is on, the service is not ready. @defaultValue none */
   maintenance?: Maintenance;
   /**
    * `Retry-After` of a 503 readiness answer, in milliseconds (whole seconds on the wire).
    * @defaultValue `5_000`
    */
-  retryAfter?: number;
+  retryAfter?: Duration;
 }
 
 /** The two endpoints of {@link healthChecks}. */
@@ -89,7 +90,7 @@ export function healthChecks(options: HealthOptions = {}): HealthEndpoints {
       throw invalidOption(`${OWNER}: the check \`${name}\` must be a function`);
     }
   }
-  const timeout = durationOption(OWNER, 'timeout', options.timeout, 2_000, { min: 1 });
+  const timeout = durationOption(OWNER, 'timeout', options.timeout, 2_000, { min: 1, floor: 100 });
   const retryAfter = durationOption(OWNER, 'retryAfter', options.retryAfter, 5_000);
   const { maintenance } = options;
 

@@ -3,6 +3,7 @@
 // that the ones already taken finish and the process recovers instead of falling over.
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { Middleware } from '../core/compose.js';
+import type { Duration } from '../core/duration.js';
 import { serviceUnavailable } from '../core/errors.js';
 import { assertKnownOptions, countOption, durationOption } from '../internal/options.js';
 
@@ -13,7 +14,7 @@ export interface LoadSheddingOptions {
    * longest delay seen in the last `sampleInterval`.
    * @defaultValue `1_000` (1 second)
    */
-  maxEventLoopDelay?: number;
+  maxEventLoopDelay?: Duration;
   /** Heap in use (bytes) past which the process counts as overloaded. @defaultValue none */
   maxHeapUsedBytes?: number;
   /** Requests in flight through this middleware past which new ones are refused. @defaultValue none */
@@ -22,13 +23,13 @@ export interface LoadSheddingOptions {
    * When refused clients should come back, in milliseconds (`Retry-After`, whole seconds).
    * @defaultValue `10_000` (10 seconds)
    */
-  retryAfter?: number;
+  retryAfter?: Duration;
   /**
    * How often the load is sampled, in milliseconds; the event loop's delay is measured
    * between samples with `perf_hooks.monitorEventLoopDelay`.
    * @defaultValue `500`
    */
-  sampleInterval?: number;
+  sampleInterval?: Duration;
 }
 
 /** What {@link shedLoad} measured last. */
@@ -84,9 +85,11 @@ export function shedLoad(options: LoadSheddingOptions = {}): LoadShedder {
   assertKnownOptions(OWNER, options, OPTIONS);
   const maxDelay = durationOption(OWNER, 'maxEventLoopDelay', options.maxEventLoopDelay, 1_000, {
     min: 1,
+    floor: 10,
   });
   const interval = durationOption(OWNER, 'sampleInterval', options.sampleInterval, 500, {
     min: 10,
+    floor: 10,
   });
   const retryAfter = durationOption(OWNER, 'retryAfter', options.retryAfter, 10_000);
   const maxHeap =

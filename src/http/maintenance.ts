@@ -1,6 +1,7 @@
 // Maintenance mode: while it is on, the routes behind it answer 503 with `Retry-After` and a
 // problem (RFC 9110 §15.6.4) before doing any work; switched on and off at run time.
 import type { Middleware } from '../core/compose.js';
+import type { Duration } from '../core/duration.js';
 import { serviceUnavailable } from '../core/errors.js';
 import type { HttpError } from '../core/http-error.js';
 import { assertKnownOptions, durationOption, invalidOption } from '../internal/options.js';
@@ -13,7 +14,7 @@ export interface MaintenanceOptions {
    * When clients should come back, in milliseconds: sent as `Retry-After` in whole seconds.
    * @defaultValue `120_000` (2 minutes)
    */
-  retryAfter?: number;
+  retryAfter?: Duration;
   /** The problem's `detail`. @defaultValue `'The service is under maintenance.'` */
   detail?: string;
 }

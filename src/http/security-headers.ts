@@ -1,4 +1,5 @@
 import type { Middleware } from '../core/compose.js';
+import type { Duration } from '../core/duration.js';
 import { QUOTABLE } from '../internal/grammar.js';
 import {
   assertKnownOptions,
@@ -19,7 +20,7 @@ export interface StrictTransportSecurityOptions {
    * (`max-age`, rounded down).
    * @defaultValue `31_536_000_000` (365 days)
    */
-  maxAge?: number;
+  maxAge?: Duration;
   /** Whether subdomains are covered too. @defaultValue `true` */
   includeSubDomains?: boolean;
   /**

@@ -2,7 +2,7 @@ import { isJwkSetShape, parseHttpUrl } from '../auth/jwks-remote.js';
 import { hashPassword } from '../auth/password.js';
 import { assertScopes } from '../auth/scopes.js';
 import type { JwkSet } from '../core/jwt-types.js';
-import { invalidOption } from '../internal/options.js';
+import { assertGivenOptions, assertNotThenable, invalidOption } from '../internal/options.js';
 
 /**
  * The grants an authorization server supports.
@@ -147,6 +147,8 @@ function checkClientKeys(client: Omit<ClientDefinition, 'secret'>, secret: strin
  * @see {@link https://www.rfc-editor.org/rfc/rfc6749#section-2 | RFC 6749 §2}
  */
 export async function defineClient(definition: ClientDefinition): Promise<OAuthClient> {
+  // `secret: process.env.CLIENT_SECRET` unset must not define a public client
+  assertGivenOptions('defineClient()', definition, ['secret', 'jwks', 'jwksUri']);
   const { secret, ...client } = definition;
   if (typeof client.clientId !== 'string' || !/^[\x21-\x7e]{1,128}$/.test(client.clientId)) {
     throw invalidOption('defineClient(): `clientId` must be 1–128 visible ASCII characters');
@@ -205,6 +207,14 @@ export async function defineClient(definition: ClientDefinition): Promise<OAuthC
   });
 }
 
+/** Refuses what is not a client: a Promise (`defineClient()` without `await`) above all. */
+function clientOf(owner: string, name: string, client: unknown): void {
+  assertNotThenable(owner, name, client, 'await defineClient({ … })');
+  if (typeof (client as OAuthClient | null)?.clientId !== 'string') {
+    throw invalidOption(`${owner}: \`${name}\` must be a client (defineClient())`);
+  }
+}
+
 /**
  * Clients held in memory, registered at start.
  *
@@ -217,11 +227,16 @@ export class MemoryClientStore implements ClientStore {
   readonly #clients = new Map<string, OAuthClient>();
 
   constructor(clients: readonly OAuthClient[] = []) {
-    for (const client of clients) this.add(client);
+    assertNotThenable('new MemoryClientStore()', 'clients', clients, 'await Promise.all([…])');
+    clients.forEach((client, i) => {
+      clientOf('new MemoryClientStore()', `clients[${i}]`, client);
+      this.add(client);
+    });
   }
 
   /** Registers (or replaces) a client. */
   add(client: OAuthClient): void {
+    clientOf('MemoryClientStore.add()', 'client', client);
     this.#clients.set(client.clientId, client);
   }
 

@@ -3,8 +3,14 @@ import { createDpopVerifier, type DpopVerifier, type DpopVerifierOptions } from 
 import { MemoryReplayStore, type ReplayStore } from '../auth/replay-store.js';
 import { processRevocations, type Revocations } from '../auth/revocations.js';
 import type { Sessions } from '../auth/session.js';
+import type { Duration } from '../core/duration.js';
 import { type Logger, loggerOption } from '../core/logger.js';
-import { assertKnownOptions, durationOption, invalidOption } from '../internal/options.js';
+import {
+  assertKnownOptions,
+  assertNotThenable,
+  durationOption,
+  invalidOption,
+} from '../internal/options.js';
 import { createClientAuthenticator } from './client-auth.js';
 import type { ClientStore, OAuthClient } from './clients.js';
 import type { KeySet } from './key-set.js';
@@ -48,9 +54,9 @@ export interface AuthorizationServerOptions {
    */
   store?: OAuthStore;
   /** Access token lifetime, in milliseconds. @defaultValue `900_000` (15 minutes) */
-  accessTokenTtl?: number;
+  accessTokenTtl?: Duration;
   /** ID token lifetime, in milliseconds. @defaultValue `3_600_000` (1 hour) */
-  idTokenTtl?: number;
+  idTokenTtl?: Duration;
   /**
    * Which user claims ID tokens carry: `'scope'`, those the granted scopes release (OpenID
    * Connect Core §5.4); `'all'`, every standard claim the user has whenever `openid` is
@@ -59,26 +65,26 @@ export interface AuthorizationServerOptions {
    */
   idTokenClaims?: IdTokenClaimRelease;
   /** Authorization code lifetime, in milliseconds (at most `60_000`). @defaultValue `60_000` (1 minute) */
-  codeTtl?: number;
+  codeTtl?: Duration;
   /**
    * Absolute lifetime of a refresh-token family, in milliseconds.
    * @defaultValue `2_592_000_000` (30 days)
    */
-  refreshTokenTtl?: number;
+  refreshTokenTtl?: Duration;
   /**
    * How long the refresh token just rotated may be used again by the same client (two tabs
    * refreshing at once) and get the same successor's family, instead of counting as reuse, in
    * milliseconds (at most `60_000`). Off by default; never weakens reuse detection after it.
    * @defaultValue `0` (off)
    */
-  refreshGracePeriod?: number;
+  refreshGracePeriod?: Duration;
   /** Device code lifetime, in milliseconds. @defaultValue `600_000` (10 minutes) */
-  deviceCodeTtl?: number;
+  deviceCodeTtl?: Duration;
   /**
    * Device polling interval, in milliseconds; the device is told whole seconds (RFC 8628
    * `interval`, rounded up). @defaultValue `5_000` (5 seconds)
    */
-  devicePollInterval?: number;
+  devicePollInterval?: Duration;
   /**
    * Counts refused credentials per client IP: wrong passwords at the sign-in forms of
    * `/authorize` and `/device/verify`, failed client authentication at the token, PAR,
@@ -121,7 +127,7 @@ export interface AuthorizationServerOptions {
    * most `600_000`); it is used once.
    * @defaultValue `60_000` (1 minute)
    */
-  pushedRequestTtl?: number;
+  pushedRequestTtl?: Duration;
   /**
    * Holds clients to the FAPI 2.0 Security Profile: `true` for every client, or the ids of
    * the clients it applies to. Such a client must push its authorization requests (with a
@@ -304,6 +310,18 @@ export function createOAuthContext(options: AuthorizationServerOptions): OAuthCo
       'createAuthorizationServer(): `issuer` must have no query or fragment (RFC 8414 §2)',
     );
   }
+  for (const [name, fix] of [
+    ['clients', 'clients: new MemoryClientStore([await defineClient({ … })])'],
+    ['keys', 'keys: await createKeySet()'],
+    ['users', undefined],
+    ['sessions', undefined],
+    ['store', undefined],
+    ['guard', undefined],
+    ['revocations', undefined],
+    ['replay', undefined],
+  ] as const) {
+    assertNotThenable(OWNER, name, options[name], fix);
+  }
   for (const [name, value] of [
     ['clients', options.clients],
     ['keys', options.keys],
@@ -317,12 +335,15 @@ export function createOAuthContext(options: AuthorizationServerOptions): OAuthCo
   const replay = options.replay ?? new MemoryReplayStore();
   const dpop = dpopOf(options);
   const fapi2 = fapi2Of(options);
+  // checked here under this factory's name; the issuer then takes them as written
+  durationOption(OWNER, 'accessTokenTtl', options.accessTokenTtl, 900_000);
+  durationOption(OWNER, 'idTokenTtl', options.idTokenTtl, 3_600_000);
   const tokens = createTokenIssuer({
     issuer: options.issuer,
     audience: options.audience,
     keys: options.keys,
-    accessTokenTtl: durationOption(OWNER, 'accessTokenTtl', options.accessTokenTtl, 900_000),
-    idTokenTtl: durationOption(OWNER, 'idTokenTtl', options.idTokenTtl, 3_600_000),
+    accessTokenTtl: options.accessTokenTtl,
+    idTokenTtl: options.idTokenTtl,
     idTokenClaims: idTokenClaimsOf(options.idTokenClaims),
   });
   return Object.freeze({

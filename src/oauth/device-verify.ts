@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { SessionRecord } from '../auth/session-store.js';
+import type { Duration } from '../core/duration.js';
 import type { MethodTable } from '../http/router.js';
 import {
   assertKnownOptions,
@@ -53,7 +54,7 @@ export interface DeviceVerificationOptions extends FormPageOptions {
    * How long user codes are counted, from the first one, in milliseconds (at least `1_000`).
    * @defaultValue `900_000` (15 minutes)
    */
-  failureWindow?: number;
+  failureWindow?: Duration;
   /**
    * Where user codes are counted, per user. Give a shared one (`RedisRateLimitStore`) when
    * several processes serve the page, or each process allows `maxFailures` of its own.

@@ -1,6 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { SessionRecord } from '../auth/session-store.js';
+import type { Duration } from '../core/duration.js';
 import { HttpError } from '../core/errors.js';
 import { readForm } from '../http/body.js';
 import { durationOption, invalidOption, secretKeyOption } from '../internal/options.js';
@@ -36,7 +37,7 @@ export interface FormTokenOptions {
    * the second it was rendered).
    * @defaultValue `900_000` (15 minutes)
    */
-  ttl?: number;
+  ttl?: Duration;
   /**
    * The clock, epoch milliseconds.
    * @defaultValue `Date.now`
@@ -115,7 +116,7 @@ export interface FormPageOptions {
    * How long a rendered form stays valid, in milliseconds (at least `1_000`).
    * @defaultValue `900_000` (15 minutes)
    */
-  formTtl?: number;
+  formTtl?: Duration;
 }
 
 /** What an endpoint that serves forms shares between its steps, built once by its factory. */

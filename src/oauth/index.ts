@@ -38,7 +38,6 @@ export {
   type DeviceVerificationOptions,
 } from './device.js';
 export { createEndSessionEndpoint, type EndSessionEndpointOptions } from './end-session.js';
-export type { PendingIds } from './one-time-ids.js';
 export {
   OAuthError,
   type OAuthErrorCode,
@@ -86,6 +85,7 @@ export {
   type MetadataOptions,
   type OAuthPaths,
 } from './metadata.js';
+export type { PendingIds } from './one-time-ids.js';
 export {
   type OwnAccessTokenOptions,
   ownAccessTokens,

@@ -1,4 +1,5 @@
 import type { Middleware } from '../core/compose.js';
+import type { Duration } from '../core/duration.js';
 import { JSON_TYPE, send } from '../core/send.js';
 import { methods } from '../http/router.js';
 import { assertKnownOptions, durationOption } from '../internal/options.js';
@@ -12,7 +13,7 @@ export interface JwksEndpointOptions {
    * verifier has fetched a new key before it starts signing.
    * @defaultValue `300_000` (5 minutes, the default `publishAheadMs`)
    */
-  maxAge?: number;
+  maxAge?: Duration;
 }
 
 const KNOWN = ['maxAge'] as const satisfies readonly (keyof JwksEndpointOptions)[];

@@ -4,6 +4,7 @@ import {
   generateKeyPairSync,
   type KeyObject,
 } from 'node:crypto';
+import type { Duration } from '../core/duration.js';
 import type { Jwk as JWK } from '../core/jwt-types.js';
 import { loadedJose, loadJose } from '../internal/lazy.js';
 import { assertKnownOptions, durationOption, invalidOption } from '../internal/options.js';
@@ -45,13 +46,13 @@ export interface KeySetOptions {
    * verifiers that cache the JWKS have fetched it by then, in milliseconds.
    * @defaultValue `300_000` (5 minutes)
    */
-  publishAheadMs?: number;
+  publishAheadMs?: Duration;
   /**
    * How long a key stays published after a newer one took over, so that tokens it signed
    * still verify: at least the longest token lifetime, in milliseconds.
    * @defaultValue `3_600_000` (1 hour)
    */
-  retainMs?: number;
+  retainMs?: Duration;
   /** The clock, epoch ms. @defaultValue `Date.now` */
   now?: () => number;
 }

@@ -1,4 +1,5 @@
 import type { Middleware } from '../core/compose.js';
+import type { Duration } from '../core/duration.js';
 import { JSON_TYPE, send } from '../core/send.js';
 import { methods } from '../http/router.js';
 import { assertKnownOptions, durationOption, invalidOption } from '../internal/options.js';
@@ -59,7 +60,7 @@ export interface MetadataOptions {
    * whole seconds), in milliseconds.
    * @defaultValue `300_000` (5 minutes)
    */
-  maxAge?: number;
+  maxAge?: Duration;
 }
 
 const METADATA_OPTIONS = [

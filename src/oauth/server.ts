@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { Authenticator } from '../auth/authenticator.js';
+import type { Duration } from '../core/duration.js';
 import type { MethodTable } from '../http/router.js';
+import { assertGivenOptions } from '../internal/options.js';
 import type { RateLimitStore } from '../rate-limit/store.js';
 import { createAuthorizeEndpoint } from './authorize.js';
 import {
@@ -57,12 +59,12 @@ export interface CreateAuthorizationServerOptions extends AuthorizationServerOpt
    * at most the key set's `publishAheadMs` so verifiers see a new key before it signs.
    * @defaultValue `300_000` (5 minutes)
    */
-  jwksMaxAge?: number;
+  jwksMaxAge?: Duration;
   /**
    * Lifetime of the sign-in, consent and device forms, in milliseconds (at least `1_000`).
    * @defaultValue `900_000` (15 minutes)
    */
-  formTtl?: number;
+  formTtl?: Duration;
   /**
    * User codes a user may try per `deviceFailureWindow` at the device page, a right one
    * included (each is counted before it is looked up). @defaultValue `5`
@@ -72,7 +74,7 @@ export interface CreateAuthorizationServerOptions extends AuthorizationServerOpt
    * The window of `deviceMaxFailures`, in milliseconds (at least `1_000`).
    * @defaultValue `900_000` (15 minutes)
    */
-  deviceFailureWindow?: number;
+  deviceFailureWindow?: Duration;
   /**
    * Where user codes are counted: a shared store (`RedisRateLimitStore`) when several
    * processes serve the issuer. @defaultValue in memory
@@ -135,6 +137,8 @@ export interface AuthorizationServer {
 export function createAuthorizationServer(
   options: CreateAuthorizationServerOptions,
 ): AuthorizationServer {
+  // `formKey: process.env.FORM_KEY` unset would be a random key per process
+  assertGivenOptions('createAuthorizationServer()', options, ['formKey']);
   const {
     paths: pathOptions,
     tokenPathAliases = [],

@@ -1,7 +1,8 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import type { Duration } from '../core/duration.js';
 import type { JwtClaims as JWTPayload } from '../core/jwt-types.js';
 import { loadedJose, loadJose } from '../internal/lazy.js';
-import { durationOption } from '../internal/options.js';
+import { assertNotThenable, durationOption } from '../internal/options.js';
 import type { KeySet } from './key-set.js';
 
 /**
@@ -56,9 +57,9 @@ export interface TokenIssuerOptions {
    * Access token lifetime, in milliseconds (tokens carry whole seconds: `exp` and `expires_in`
    * are rounded down). @defaultValue `900_000` (15 minutes, as the specification recommends)
    */
-  accessTokenTtl?: number;
+  accessTokenTtl?: Duration;
   /** ID token lifetime, in milliseconds. @defaultValue `3_600_000` (1 hour) */
-  idTokenTtl?: number;
+  idTokenTtl?: Duration;
   /** Which user claims ID tokens carry: see {@link IdTokenClaimRelease}. @defaultValue `'scope'` */
   idTokenClaims?: IdTokenClaimRelease;
 }
@@ -149,6 +150,7 @@ export function createTokenIssuer(options: TokenIssuerOptions) {
   const { issuer, keys } = options;
   const audience = options.audience ?? issuer;
   const owner = 'createTokenIssuer()';
+  assertNotThenable(owner, 'keys', keys, 'keys: await createKeySet()');
   const accessTtl = durationOption(owner, 'accessTokenTtl', options.accessTokenTtl, 900_000);
   const idTtl = durationOption(owner, 'idTokenTtl', options.idTokenTtl, 3_600_000);
   const idClaims = options.idTokenClaims ?? 'scope';

@@ -1,3 +1,4 @@
+import type { Duration } from '../core/duration.js';
 import { assertKnownOptions, durationOption, invalidOption } from '../internal/options.js';
 import { isPromiseLike } from '../internal/promise.js';
 import type { RateLimitHit, RateLimitStore } from './store.js';
@@ -51,7 +52,7 @@ export interface FromExpressRateLimitStoreOptions {
    * must have the same `windowMs`.
    * @defaultValue `60_000` (1 minute, as `rateLimit()`)
    */
-  windowMs?: number;
+  windowMs?: Duration;
 }
 
 const OWNER = 'fromExpressRateLimitStore()';

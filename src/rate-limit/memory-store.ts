@@ -1,3 +1,4 @@
+import type { Duration } from '../core/duration.js';
 import { ExpiringMap } from '../core/expiring-map.js';
 import { assertKnownOptions } from '../internal/options.js';
 import type { RateLimitHit, RateLimitStore } from './store.js';
@@ -10,7 +11,7 @@ export interface MemoryRateLimitStoreOptions {
    * process alive) while the store is idle.
    * @defaultValue `60_000`
    */
-  sweepIntervalMs?: number;
+  sweepIntervalMs?: Duration;
   /**
    * The most keys held at once. A new key beyond it evicts the key whose window started
    * first (the closest to its reset), so memory stays bounded even under a flood of

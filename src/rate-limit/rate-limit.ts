@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Middleware, Next } from '../core/compose.js';
+import type { Duration } from '../core/duration.js';
 import { serviceUnavailable, tooManyRequests } from '../core/errors.js';
 import { published, type RateLimitedMessage } from '../diagnostics/channels.js';
 import type { TrustProxy } from '../http/proxy.js';
@@ -34,7 +35,7 @@ export interface RateLimitOptions {
    * The length of a window, in milliseconds.
    * @defaultValue `60_000` (1 minute)
    */
-  windowMs?: number;
+  windowMs?: Duration;
   /**
    * How windows count. `'fixed'`: a key's window starts with its first request, and its
    * count starts again from zero when the window ends (a client can send twice the limit

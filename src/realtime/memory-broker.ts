@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { Duration } from '../core/duration.js';
 import { PorticoError } from '../core/errors.js';
 import { type Logger, loggerOption } from '../core/logger.js';
 import {
@@ -40,7 +41,7 @@ export interface MemoryBrokerOptions {
    * until evicted by `historySize`.
    * @defaultValue `undefined`: no time limit
    */
-  historyTtl?: number;
+  historyTtl?: Duration;
   /**
    * Where a listener that throws or rejects is logged (`error`, with the channel); delivery
    * to the other listeners goes on. A pino logger is passed as it is.

@@ -5,6 +5,7 @@ import {
   processRevocations,
   type Revocations,
 } from '../auth/revocations.js';
+import type { Duration } from '../core/duration.js';
 import { conflict } from '../core/errors.js';
 import { assertKnownOptions, invalidOption } from '../internal/options.js';
 import { oneSlotPrefix, type RedisCommands, redisStoreOptions } from './commands.js';
@@ -29,7 +30,7 @@ export interface RedisApiKeyStoreOptions {
    */
   prefix?: string;
   /** How long a command may take, in milliseconds, before the request is answered as if Redis were down. @defaultValue `1000` */
-  timeoutMs?: number;
+  timeoutMs?: Duration;
   /**
    * How many replicas a created or deleted key waits for (`WAIT`, at most `waitTimeoutMs`)
    * before the call returns, so that a failover right after neither forgets a key handed out
@@ -42,7 +43,7 @@ export interface RedisApiKeyStoreOptions {
    * How long a write waits for `waitForReplicas` replicas, in milliseconds.
    * @defaultValue `1_000` (1 second)
    */
-  waitTimeoutMs?: number;
+  waitTimeoutMs?: Duration;
   /**
    * Where a deleted key's revocation is announced, so that the streams opened with it end
    * (give the service's cross-process bus).

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { Duration } from '../core/duration.js';
 import { PorticoError } from '../core/errors.js';
 import { type Logger, loggerOption } from '../core/logger.js';
 import { assertKnownOptions, countOption } from '../internal/options.js';
@@ -41,7 +42,7 @@ export interface RedisBrokerOptions {
    * How long a command may take before it fails as if Redis were down, in milliseconds.
    * @defaultValue `2_000` (2 seconds)
    */
-  timeoutMs?: number;
+  timeoutMs?: Duration;
   /**
    * How many replicas a published message waits for (`WAIT`, at most `waitTimeoutMs`) before
    * `publish` resolves, so that a failover right after does not lose it from the history
@@ -54,7 +55,7 @@ export interface RedisBrokerOptions {
    * How long a publish waits for `waitForReplicas` replicas, in milliseconds.
    * @defaultValue `1_000` (1 second)
    */
-  waitTimeoutMs?: number;
+  waitTimeoutMs?: Duration;
   /**
    * Where a listener that throws or rejects is logged (`error`, with the channel); delivery
    * to the other listeners goes on. A pino logger is passed as it is.

@@ -1,3 +1,4 @@
+import type { Duration } from '../core/duration.js';
 // The options every Redis store shares (client, prefix, timeoutMs and, where writes must
 // outlive a failover, waitForReplicas / waitTimeoutMs), validated once, and the commands a
 // store sends through them: bounded in time, failing fast while the client reconnects.
@@ -47,10 +48,10 @@ export interface RedisStoreCommonOptions {
   client: unknown;
   prefix?: string;
   /** How long a command may take, in milliseconds. */
-  timeoutMs?: number;
+  timeoutMs?: Duration;
   waitForReplicas?: number;
   /** How long a write waits for its replicas, in milliseconds. */
-  waitTimeoutMs?: number;
+  waitTimeoutMs?: Duration;
 }
 
 /** Commands of one store: its connection, its time bound and its replication wait. @internal */
@@ -138,6 +139,7 @@ export function redisStoreOptions(
   const timeoutMs = durationOption(owner, 'timeoutMs', options.timeoutMs, defaults.timeoutMs, {
     min: 1,
     max: MAX_TIMER_DELAY,
+    floor: 100,
   });
   const replicas = countOption(owner, 'waitForReplicas', options.waitForReplicas, 0, {
     min: 0,
@@ -146,6 +148,7 @@ export function redisStoreOptions(
   const waitTimeoutMs = durationOption(owner, 'waitTimeoutMs', options.waitTimeoutMs, 1_000, {
     min: 1,
     max: 60_000,
+    floor: 100,
   });
   return { commands: new RedisCommands(connection, timeoutMs, replicas, waitTimeoutMs), prefix };
 }

@@ -1,3 +1,4 @@
+import type { Duration } from '../core/duration.js';
 import { assertKnownOptions, invalidOption } from '../internal/options.js';
 import type {
   AuthorizationCodeRecord,
@@ -28,7 +29,7 @@ export interface RedisOAuthStoreOptions {
    * How long a command may take before the request is answered as if Redis were down, in
    * milliseconds. @defaultValue `1_000` (1 second)
    */
-  timeoutMs?: number;
+  timeoutMs?: Duration;
   /**
    * How many replicas a revocation (a grant, a refresh token), a refresh-token rotation and a
    * code redemption wait for (`WAIT`, at most `waitTimeoutMs`) before they count as done, so
@@ -42,7 +43,7 @@ export interface RedisOAuthStoreOptions {
    * How long a write waits for `waitForReplicas` replicas, in milliseconds.
    * @defaultValue `1_000` (1 second)
    */
-  waitTimeoutMs?: number;
+  waitTimeoutMs?: Duration;
 }
 
 const KNOWN = [

@@ -1,3 +1,4 @@
+import type { Duration } from '../core/duration.js';
 import { assertKnownOptions } from '../internal/options.js';
 import type { RateLimitHit, RateLimitStore } from '../rate-limit/store.js';
 import { type RedisCommands, redisStoreOptions } from './commands.js';
@@ -21,7 +22,7 @@ export interface RedisRateLimitStoreOptions {
    * milliseconds.
    * @defaultValue `1_000` (1 second)
    */
-  timeoutMs?: number;
+  timeoutMs?: Duration;
 }
 
 const KNOWN_OPTIONS = [

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { ReplayStore } from '../auth/replay-store.js';
+import type { Duration } from '../core/duration.js';
 import { assertKnownOptions } from '../internal/options.js';
 import { type RedisCommands, redisStoreOptions } from './commands.js';
 import type { RedisClient } from './script.js';
@@ -21,7 +22,7 @@ export interface RedisReplayStoreOptions {
    * How long a command may take, in milliseconds, before the JWT is refused as if Redis were
    * down. @defaultValue `1000`
    */
-  timeoutMs?: number;
+  timeoutMs?: Duration;
 }
 
 const KNOWN_OPTIONS = [

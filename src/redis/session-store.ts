@@ -1,4 +1,5 @@
 import type { SessionRecord, SessionStore } from '../auth/session-store.js';
+import type { Duration } from '../core/duration.js';
 import { assertKnownOptions, invalidOption } from '../internal/options.js';
 import { type RedisCommands, redisStoreOptions } from './commands.js';
 import { LuaScript, type RedisClient } from './script.js';
@@ -17,7 +18,7 @@ export interface RedisSessionStoreOptions {
   /** Prefix of every key. @defaultValue `"portico:sess:"` */
   prefix?: string;
   /** How long a command may take, in milliseconds, before the request is answered as if Redis were down. @defaultValue `1000` */
-  timeoutMs?: number;
+  timeoutMs?: Duration;
   /**
    * How many replicas an ended session (sign-out, revocation) waits for (`WAIT`, at most
    * `waitTimeoutMs`) before it counts as ended, so that a failover right after does not bring
@@ -30,7 +31,7 @@ export interface RedisSessionStoreOptions {
    * How long an ended session waits for `waitForReplicas` replicas, in milliseconds.
    * @defaultValue `1_000` (1 second)
    */
-  waitTimeoutMs?: number;
+  waitTimeoutMs?: Duration;
 }
 
 // Records are written with `lastSeenAt` first, so that activity rewrites that one number in

@@ -1,3 +1,4 @@
+import type { Duration } from '../core/duration.js';
 import { assertKnownOptions, countOption, durationOption } from '../internal/options.js';
 import type {
   WebhookClaim,
@@ -42,12 +43,12 @@ export interface RedisWebhookStoreOptions {
    * How long a finished delivery stays readable, in milliseconds.
    * @defaultValue `604_800_000` (7 days)
    */
-  finishedTtlMs?: number;
+  finishedTtlMs?: Duration;
   /**
    * How long a command may take, in milliseconds, before it fails as if Redis were down.
    * @defaultValue `2_000` (2 seconds)
    */
-  timeoutMs?: number;
+  timeoutMs?: Duration;
 }
 
 const OWNER = 'RedisWebhookStore';

@@ -5,6 +5,7 @@ import {
   type Revocations,
   revocationsOption,
 } from '../auth/revocations.js';
+import type { Duration } from '../core/duration.js';
 import { methodNotAllowed } from '../core/errors.js';
 import { getPrincipal } from '../core/principal.js';
 import { published, type SseEndedMessage, type SseOpenedMessage } from '../diagnostics/channels.js';
@@ -41,7 +42,7 @@ export interface EventStreamOptions {
    * Reconnection time sent in a first `retry:` line, in milliseconds; `false` sends none.
    * @defaultValue `3_000` (3 seconds)
    */
-  retry?: number | false;
+  retry?: Duration | false;
   /**
    * Spread of the `retry` hint, as a fraction: each stream gets `retry` ± up to this much,
    * so that clients cut off together do not all come back in the same instant.
@@ -53,7 +54,7 @@ export interface EventStreamOptions {
    * idle stream, in milliseconds; `0` sends none.
    * @defaultValue `15_000` (15 seconds)
    */
-  heartbeat?: number;
+  heartbeat?: Duration;
   /**
    * How many events may wait while the client is not reading (after `res.write()` returned
    * `false`, until `'drain'`); one more and the stream is closed as a slow consumer.

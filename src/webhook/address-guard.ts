@@ -1,6 +1,7 @@
 import { promises as dns } from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
 import type { Agent, buildConnector } from 'undici';
+import type { Duration } from '../core/duration.js';
 import {
   assertKnownOptions,
   booleanOption,
@@ -63,13 +64,13 @@ export interface GuardedAgentOptions extends AddressGuardOptions {
    * server's `Keep-Alive` hint may shorten it).
    * @defaultValue `4_000` (4 seconds)
    */
-  keepAliveTimeout?: number;
+  keepAliveTimeout?: Duration;
   /**
    * How long resolving the host and completing the TCP (and TLS) handshake may take, in
    * milliseconds.
    * @defaultValue `10_000` (10 seconds)
    */
-  connectTimeout?: number;
+  connectTimeout?: Duration;
 }
 
 interface Guard {

@@ -2,9 +2,11 @@ import type { IncomingMessage } from 'node:http';
 import contentType from 'content-type';
 import type { Middleware } from '../core/compose.js';
 import { createContextKey, getContextValue, setContextValue } from '../core/context.js';
+import type { Duration } from '../core/duration.js';
 import { contentTooLarge, internalError, unsupportedMediaType } from '../core/errors.js';
 import { DEFAULT_BODY_LIMIT, readBody } from '../http/body.js';
 import {
+  assertGivenOptions,
   assertKnownOptions,
   countOption,
   durationOption,
@@ -24,7 +26,7 @@ export interface WebhookReceiverOptions {
    * How far, in milliseconds, the `webhook-timestamp` may be from now, in either direction.
    * @defaultValue `300_000` (5 minutes)
    */
-  tolerance?: number;
+  tolerance?: Duration;
   /**
    * Largest body accepted, in bytes; over it the answer is a 413 problem.
    * @defaultValue `1_048_576` (1 MiB)
@@ -109,6 +111,7 @@ export function verifyWebhooks(options: WebhookReceiverOptions): Middleware {
   if (options === null || typeof options !== 'object') {
     throw invalidOption(`${OWNER}: options with a \`secret\` are required.`);
   }
+  assertGivenOptions(OWNER, options, ['secret']);
   const keys = webhookKeys(options.secret);
   const tolerance = durationOption(OWNER, 'tolerance', options.tolerance, 300_000);
   const limit = countOption(OWNER, 'limit', options.limit, DEFAULT_BODY_LIMIT, { min: 0 });

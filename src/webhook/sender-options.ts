@@ -1,5 +1,6 @@
 import type { Dispatcher } from 'undici';
 import { processRevocations, type Revocations } from '../auth/revocations.js';
+import type { Duration } from '../core/duration.js';
 import { type Logger, loggerOption } from '../core/logger.js';
 import { hasLineBreak } from '../internal/grammar.js';
 import {
@@ -50,7 +51,7 @@ export interface WebhookSenderOptions {
    * @defaultValue {@link DEFAULT_RETRY_SCHEDULE} (Standard Webhooks: `5_000` (5 seconds) …
    * `86_400_000` (24 hours), ten attempts)
    */
-  schedule?: readonly number[];
+  schedule?: readonly Duration[];
   /** Spread of each wait, as a fraction (± 20 %), so that failures do not retry in step. @defaultValue `0.2` */
   jitter?: number;
   /**
@@ -59,7 +60,7 @@ export interface WebhookSenderOptions {
    * over.
    * @defaultValue `15_000` (15 seconds)
    */
-  timeout?: number;
+  timeout?: Duration;
   /** Attempts in flight at once, over every endpoint. @defaultValue `10` */
   concurrency?: number;
   /** Attempts in flight at once per endpoint. @defaultValue `2` (`1` when `ordered`) */
@@ -88,7 +89,7 @@ export interface WebhookSenderOptions {
    * milliseconds.
    * @defaultValue `86_400_000` (24 hours)
    */
-  rotationOverlapMs?: number;
+  rotationOverlapMs?: Duration;
   /** The `User-Agent` of the attempts (no line break). @defaultValue `portico-webhooks/1` */
   userAgent?: string;
   /**
@@ -120,16 +121,24 @@ export interface WebhookSenderOptions {
    * The longest wait between two looks at the store for due deliveries, in milliseconds.
    * @defaultValue `1_000` (1 second)
    */
-  pollInterval?: number;
+  pollInterval?: Duration;
   /** The clock, in epoch milliseconds (tests inject one). @defaultValue `Date.now` */
   now?: () => number;
 }
 
-/** The options, checked, with their defaults. */
+/** The durations of the options, as milliseconds once checked. */
+type SenderDurations = 'schedule' | 'timeout' | 'rotationOverlapMs' | 'pollInterval';
+
+/** The options, checked, with their defaults (durations in milliseconds). */
 export type SenderSettings = Required<
-  Omit<WebhookSenderOptions, 'store' | 'lookup' | 'dispatcher' | 'onEvent'>
+  Omit<WebhookSenderOptions, 'store' | 'lookup' | 'dispatcher' | 'onEvent' | SenderDurations>
 > &
-  Pick<WebhookSenderOptions, 'store' | 'lookup' | 'dispatcher' | 'onEvent'>;
+  Pick<WebhookSenderOptions, 'store' | 'lookup' | 'dispatcher' | 'onEvent'> & {
+    schedule: readonly number[];
+    timeout: number;
+    rotationOverlapMs: number;
+    pollInterval: number;
+  };
 
 const OWNER = 'createWebhookSender()';
 
@@ -214,7 +223,10 @@ export function senderSettings(options: WebhookSenderOptions): SenderSettings {
     userAgent: userAgentOption(options.userAgent),
     onEvent: functionOption(OWNER, 'onEvent', options.onEvent),
     logger: loggerOption(OWNER, options.logger),
-    pollInterval: durationOption(OWNER, 'pollInterval', options.pollInterval, 1_000, { min: 1 }),
+    pollInterval: durationOption(OWNER, 'pollInterval', options.pollInterval, 1_000, {
+      min: 1,
+      floor: 100,
+    }),
     now: functionOption(OWNER, 'now', options.now) ?? Date.now,
     maxEndpointsPerOwner: countOption(
       OWNER,

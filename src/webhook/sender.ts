@@ -96,7 +96,9 @@ export function createWebhookSender(options: WebhookSenderOptions = {}): Webhook
   let agent: Dispatcher | Promise<Dispatcher> | undefined;
   const ownAgent = (): Dispatcher | Promise<Dispatcher> => {
     agent ??= loadUndici().then((undici) => {
-      agent = guardedAgentWith(undici, { ...guard, connectTimeout: Math.min(timeout, 10_000) });
+      // `timeout` is checked milliseconds already: given with its unit, a short one stays valid
+      const connectTimeout = `${Math.min(timeout, 10_000)}ms` as const;
+      agent = guardedAgentWith(undici, { ...guard, connectTimeout });
       return agent;
     });
     return agent;

@@ -1,5 +1,6 @@
 import { createHmac, type KeyObject, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
+import type { Duration } from '../core/duration.js';
 import { durationOption, functionOption } from '../internal/options.js';
 import { WebhookVerificationError } from './errors.js';
 import { argError, webhookKeys } from './secret.js';
@@ -55,7 +56,7 @@ export interface VerifyWebhookOptions {
    * seconds, so is the current time (rounded down) it is compared with.
    * @defaultValue `300_000` (5 minutes)
    */
-  tolerance?: number;
+  tolerance?: Duration;
   /**
    * The current time in milliseconds since the epoch (for tests).
    * @defaultValue `Date.now`

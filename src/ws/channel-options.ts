@@ -1,5 +1,6 @@
 import type { WebSocket } from 'ws';
 import type { Revocations } from '../auth/revocations.js';
+import type { Duration } from '../core/duration.js';
 import type { Logger } from '../core/logger.js';
 import type { Principal } from '../core/principal.js';
 import type { Hub } from '../realtime/hub.js';
@@ -96,7 +97,7 @@ export interface ChannelRateLimit {
   /** How many messages a connection may send in a burst, and per `interval` (an integer ≥ 1). */
   messages: number;
   /** The refill period, in milliseconds (an integer ≥ 1). */
-  interval: number;
+  interval: Duration;
 }
 
 /**
@@ -163,7 +164,7 @@ export interface ChannelProtocolOptions {
    * ended. `0` disables them.
    * @defaultValue `30_000` (30 seconds)
    */
-  heartbeat?: number;
+  heartbeat?: Duration;
   /**
    * Handlers for application message types (the built-in types cannot be replaced).
    * @defaultValue `{}`: only the built-in types
@@ -182,7 +183,7 @@ export interface ChannelProtocolOptions {
    * connection dropped for backpressure gets to finish closing), in milliseconds.
    * @defaultValue `5_000` (5 seconds)
    */
-  closeTimeout?: number;
+  closeTimeout?: Duration;
   /**
    * Where unexpected errors are logged (`error`; the connection is closed with 1011). A pino
    * logger is passed as it is.

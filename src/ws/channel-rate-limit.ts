@@ -1,5 +1,10 @@
 // The per-connection message rate limit of the channel protocol: a token bucket.
-import type { ChannelRateLimit } from './channel-options.js';
+
+/** A {@link ChannelRateLimit} once checked: its `interval` in milliseconds. */
+export interface CheckedRateLimit {
+  readonly messages: number;
+  readonly interval: number;
+}
 
 /** The state of one connection's bucket. */
 export interface TokenBucket {
@@ -14,7 +19,7 @@ export interface TokenBucket {
  * milliseconds up to `limit.messages`; `false` when none is left (always `true` without a
  * limit).
  */
-export function takeToken(bucket: TokenBucket, limit: ChannelRateLimit | false): boolean {
+export function takeToken(bucket: TokenBucket, limit: CheckedRateLimit | false): boolean {
   if (limit === false) return true;
   const now = performance.now();
   const refill = ((now - bucket.refilledAt) * limit.messages) / limit.interval;

@@ -20,6 +20,7 @@ import type {
   ChannelProtocolOptions,
   ChannelRateLimit,
 } from './channel-options.js';
+import type { CheckedRateLimit } from './channel-rate-limit.js';
 
 /** The built-in message types, which `extend` cannot replace. */
 export const BUILT_IN = new Set(['join', 'ping', 'subscribe', 'unsubscribe', 'message']);
@@ -33,7 +34,7 @@ export interface ChannelSettings {
   closeTimeout: number;
   /** Logs an unexpected error (the connection then closes with 1011). */
   reportError: (error: unknown) => void;
-  rateLimit: ChannelRateLimit | false;
+  rateLimit: CheckedRateLimit | false;
   maxBufferedBytes: number;
   message: ChannelMessageReader;
   relayChannel: string | false;
@@ -66,7 +67,7 @@ function errorReporter(logger: Logger): (error: unknown) => void {
 }
 
 /** `rateLimit`: `false`, or a burst of `messages` refilled per `interval` milliseconds. */
-function rateLimitOption(value: ChannelRateLimit | false | undefined): ChannelRateLimit | false {
+function rateLimitOption(value: ChannelRateLimit | false | undefined): CheckedRateLimit | false {
   if (value === false) return false;
   if (value === undefined) return { messages: 100, interval: 10_000 };
   if (typeof value !== 'object' || value === null) {
@@ -75,7 +76,10 @@ function rateLimitOption(value: ChannelRateLimit | false | undefined): ChannelRa
   return {
     // both required: `null` (never a number) fails the check when one is missing
     messages: countOption(OWNER, 'rateLimit.messages', value.messages ?? null, 1),
-    interval: durationOption(OWNER, 'rateLimit.interval', value.interval ?? null, 1, { min: 1 }),
+    interval: durationOption(OWNER, 'rateLimit.interval', value.interval ?? null, 1, {
+      min: 1,
+      floor: 100,
+    }),
   };
 }
 

@@ -198,8 +198,8 @@ describe('serve(): what the app never sees', () => {
   it('answers a request whose headers are too slow with a 408 problem', async () => {
     const service = start(hello, {
       ...quiet,
-      headersTimeout: 200,
-      requestTimeout: 200,
+      headersTimeout: '200ms',
+      requestTimeout: '200ms',
       // node checks the times every connectionsCheckingInterval (30 s by default)
       serverOptions: { connectionsCheckingInterval: 50 },
     });
@@ -277,7 +277,7 @@ describe('serve(): closing', () => {
       {
         listener: () => {}, // never answers
       },
-      { ...quiet, gracePeriod: 200, logger },
+      { ...quiet, gracePeriod: '200ms', logger },
     );
     const { port } = await service.ready;
     const hung = rawRequest(port, 'GET / HTTP/1.1\r\nHost: x\r\n\r\n', { tolerateReset: true });

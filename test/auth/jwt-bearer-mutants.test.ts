@@ -411,7 +411,7 @@ describe('jwtBearer: refusals', () => {
     try {
       const token = await mint(key);
       const error = await refusal(
-        make({ publicKey: undefined, jwksUrl: keys.jwksUrl }),
+        jwtBearer({ jwksUrl: keys.jwksUrl, issuer: ISSUER, audience: AUDIENCE }),
         requestWith({ headers: { Authorization: `Bearer ${token}` } }),
       );
       expect(error).toMatchObject({

@@ -166,7 +166,12 @@ describe('jwtBearer', () => {
     const down = await listen((_req, res) => res.writeHead(503).end());
     const log = captureLogger();
     const server = await serve(
-      [authenticate([bearer({ publicKey: undefined, jwksUrl: `${down.url}/jwks` })]), me],
+      [
+        authenticate([
+          jwtBearer({ jwksUrl: `${down.url}/jwks`, issuer: ISSUER, audience: AUDIENCE }),
+        ]),
+        me,
+      ],
       { logger: log },
     );
     const token = await mint(key);

@@ -246,11 +246,11 @@ describe('createJwtVerifier: a JWKS whose keys have no kid', () => {
   const es256 = (signer: TestKey, claims: Record<string, unknown> = {}) =>
     mint(signer.privateKey, claims, { alg: 'ES256' });
   const withoutKid = (set: TestKey[]) =>
-    verifier({
-      publicKey: undefined,
+    createJwtVerifier({
+      ...base,
       jwks: { keys: set.map((k) => ({ ...k.jwk, kid: undefined })) },
       algorithms: ['ES256'],
-    });
+    } as JwtVerifierOptions);
 
   it('tries the first four matching keys, and no more', async () => {
     const v = withoutKid(keys);
@@ -303,7 +303,7 @@ describe('JwtError: cause and the 503 of unreachable keys', () => {
     const server = await startKeyServer([key.jwk]);
     server.down = true;
     try {
-      const v = verifier({ publicKey: undefined, jwksUrl: server.jwksUrl });
+      const v = createJwtVerifier({ ...base, jwksUrl: server.jwksUrl } as JwtVerifierOptions);
       const error = await rejectionOf(v.verify(await mint(key)));
       expect(error).toBeInstanceOf(JwtError);
       const message = 'The keys to verify the token are unavailable; try again later.';

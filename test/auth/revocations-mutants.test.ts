@@ -411,7 +411,7 @@ describe('createCredentialGuard(): options', () => {
     const prefix = thrownTypeError(() => createCredentialGuard({ prefix: 5 as unknown as string }));
     expect(prefix.message).toBe('createCredentialGuard(): `prefix` must be a string');
     expect(prefix.code).toBe('ERR_INVALID_OPTION');
-    expect(createCredentialGuard({ windowMs: 1, prefix: '' })).toEqual({
+    expect(createCredentialGuard({ windowMs: '1ms', prefix: '' })).toEqual({
       check: expect.any(Function),
       refused: expect.any(Function),
       attempt: expect.any(Function),

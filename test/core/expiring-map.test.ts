@@ -54,7 +54,7 @@ describe('ExpiringMap', () => {
     const c = clock();
     const map = new ExpiringMap<number>(
       'T',
-      { now: c.now, sweepIntervalMs: 100 },
+      { now: c.now, sweepIntervalMs: '100ms' },
       { maxEntries: 10, maxEntriesOption: 'max' },
     );
     for (let i = 0; i < 5; i++) map.set(`k${i}`, i, 1_050);

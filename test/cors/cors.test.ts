@@ -130,13 +130,22 @@ describe('cors preflight', () => {
   it('writes maxAge, given in milliseconds, in whole seconds rounded down', async () => {
     for (const [maxAge, header] of [
       [1_999, '1'],
-      [999, '0'],
+      ['999ms', '0'],
       [0, '0'],
     ] as const) {
       const base = await serve([cors({ origins: [APP], maxAge }), ok]);
       const res = await call(base, 'OPTIONS', preflight(APP));
       expect(res.headers['access-control-max-age'], String(maxAge)).toBe(header);
     }
+  });
+
+  it('refuses maxAge in seconds as the cors package takes it (600), and suggests `origins` for `origin`', () => {
+    expect(() => cors({ origins: [APP], maxAge: 600 })).toThrow(
+      'cors(): `maxAge` is 600 ms, which looks like seconds: did you mean 600_000?',
+    );
+    expect(() => cors({ origin: APP } as never)).toThrow(
+      "cors(): unknown option `origin`. Did you mean `origins`? (the cors package's `origin` is portico's `origins`)",
+    );
   });
 
   it('leaves an OPTIONS request without Access-Control-Request-Method to the routes', async () => {

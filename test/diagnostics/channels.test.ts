@@ -219,7 +219,7 @@ describe('webhooks', () => {
     const sender: WebhookSender = createWebhookSender({
       allowHttp: true,
       allowPrivate: true,
-      schedule: [10],
+      schedule: ['10ms'],
       jitter: 0,
     });
     cleanups.push(() => sender.close());

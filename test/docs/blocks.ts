@@ -8,6 +8,10 @@
 //   <!-- file: name.ts -->    the block's file name, so that a later block may import it; the
 //                             paragraph before the marks must show it too (`name.ts`, in
 //                             backticks), since a rendered page hides the comment
+//   <!-- stand-in: auth0 -->  the block runs against the local stand-in of that identity
+//                             provider (test/auth/providers/stand-ins.ts): the block and the
+//                             curl lines after it get the stand-in's variables (its address,
+//                             as AUTH0_URL, and the tokens it issued, as ACCESS_TOKEN, …)
 // Every other TypeScript or JavaScript block is complete: type-checked against the packed
 // package, then run. A block that starts a server stays up while the shell blocks after it
 // run their curl commands against it; a block that does not must exit with code 0.
@@ -26,6 +30,8 @@ export interface Block {
   check: Check;
   /** The file name the block is written to (in its document's own folder). */
   file: string;
+  /** The identity provider whose local stand-in the block runs against, if any. */
+  standIn?: string;
   /**
    * For a block with a `<!-- file: … -->` mark, whether the paragraph right before its marks
    * shows that name in backticks, as a reader of the rendered page sees it; else `undefined`.
@@ -72,6 +78,7 @@ export function blocksOf(root: string, doc: string): Block[] {
     }
     const check = marks.map((m) => /<!-- check: (\w+) -->/.exec(m)?.[1]).find(Boolean);
     const file = marks.map((m) => /<!-- file: ([\w./-]+) -->/.exec(m)?.[1]).find(Boolean);
+    const standIn = marks.map((m) => /<!-- stand-in: ([\w-]+) -->/.exec(m)?.[1]).find(Boolean);
     const lang = open[1]!.toLowerCase();
     const code = `${body.join('\n')}\n`;
     blocks.push({
@@ -82,6 +89,7 @@ export function blocksOf(root: string, doc: string): Block[] {
       check: (check as Check | undefined) ?? 'run',
       file: file ?? `block-${start + 1}${extensionOf(lang, code)}`,
       ...(file === undefined ? {} : { fileShown: paragraphShows(lines, j, file) }),
+      ...(standIn === undefined ? {} : { standIn }),
     });
   }
   return blocks;

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isProvider, type StandIn, startStandIn } from '../auth/providers/stand-ins.js';
 import { bin, installConsumer, linkClosure, pack, root, write } from '../helpers/packed.js';
 import { type Block, blocksOf, curlChecks, isCode, isShell, unmet } from './blocks.js';
 
@@ -130,11 +131,14 @@ interface Running {
   output: string[];
   ports: Map<number, number>;
   exit: Promise<number | null>;
+  /** The variables of the block's identity provider stand-in (`<!-- stand-in: … -->`). */
+  standIn: Record<string, string>;
 }
 
 async function start(
   block: Block,
   base: string,
+  standIn: Record<string, string> = {},
 ): Promise<Running & { listening: boolean; code?: number | null }> {
   const dir = join(base, folderOf(block.doc));
   const report = join(dir, `${block.file}.ports`);
@@ -143,7 +147,7 @@ async function start(
   const { PORT: _, NODE_OPTIONS: __, ...env } = process.env;
   const child = spawn(process.execPath, [...loader, '--import', HOOK, block.file], {
     cwd: dir,
-    env: { ...env, PORTICO_DOCS_PORTS: report },
+    env: { ...env, ...standIn, PORTICO_DOCS_PORTS: report },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const output: string[] = [];
@@ -178,7 +182,7 @@ async function start(
     } else if (seen > 0 && Date.now() - quietSince > 300) break;
   }
   await sleep(0);
-  return { child, output, ports, exit, listening: seen > 0 && code === undefined, code };
+  return { child, output, ports, exit, standIn, listening: seen > 0 && code === undefined, code };
 }
 
 async function stop(running: Running | undefined): Promise<void> {
@@ -220,7 +224,7 @@ function curl(command: string, ports: Map<number, number>, env: Record<string, s
 
 /** `export NAME=value` lines a running block printed (a key it made, say). */
 const printedExports = (running: Running | undefined, lines: string[]) => {
-  const env: Record<string, string> = {};
+  const env: Record<string, string> = { ...running?.standIn };
   for (const line of [...(running?.output.join('').split('\n') ?? []), ...lines]) {
     const match = /^export (\w+)=['"]?([^'"\s]+)['"]?$/.exec(line.trim());
     if (match) env[match[1]!] = match[2]!;
@@ -242,8 +246,12 @@ function describeDoc(
 ) {
   describe(title, () => {
     let running: (Running & { listening: boolean; code?: number | null }) | undefined;
+    let provider: StandIn | undefined;
     let picked = true;
-    afterAll(() => stop(running));
+    afterAll(async () => {
+      await stop(running);
+      await provider?.close();
+    });
 
     for (const block of blocks.get(doc)!) {
       const where = `${doc}:${block.line}`;
@@ -254,7 +262,15 @@ function describeDoc(
           `${where} runs`,
           async () => {
             await stop(running);
-            running = await start(block, base());
+            await provider?.close();
+            provider = undefined;
+            if (block.standIn !== undefined) {
+              expect(isProvider(block.standIn), `${where}: no stand-in ${block.standIn}`).toBe(
+                true,
+              );
+              provider = await startStandIn(block.standIn as Parameters<typeof startStandIn>[0]);
+            }
+            running = await start(block, base(), provider?.env);
             const output = () => `${where}\n${running!.output.join('')}`;
             if (running.listening) return;
             expect(

@@ -1,5 +1,6 @@
 // Every duration of portico is in milliseconds (as in node:http, ws and undici): this suite
-// reads every exported options interface of src/ and checks what its members' TSDoc says.
+// reads every exported options interface of src/ and checks what its members' TSDoc says, and
+// that each is typed `Duration` (a number of milliseconds, or a string with its unit).
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -10,7 +11,29 @@ const src = fileURLToPath(new URL('../../src/', import.meta.url));
 
 /** Names of members that hold a duration (or a list of them). */
 const DURATION =
-  /(?:ttl|timeout|interval|heartbeat|tolerance|maxage|window|schedule|cooldown|period|delay|overlap|ahead|^retry$|ms$)/i;
+  /(?:ttl|timeout|interval|heartbeat|tolerance|maxage|window|schedule|cooldown|period|delay|overlap|ahead|retryafter|lifetime|age$|^retry$|ms$)/i;
+
+/** Members the names above take for durations, but which are not. */
+const NOT_DURATIONS = new Set(['auth/jwt.ts JwtVerifierOptions.claims']);
+
+/**
+ * Duration members still typed `number`: the settings of internal modules, which receive
+ * milliseconds already checked by their public factory, and the JWT verifiers' options (their
+ * `Duration` type comes with the multi-issuer work; the floors already apply to them).
+ */
+const NUMBER_TYPED = new Set([
+  'auth/jwt-verify.ts CoreVerifyOptions.clockTolerance',
+  'oauth/client-assertion.ts ClientAssertionCheckOptions.clockTolerance',
+  'webhook/deliverer.ts DelivererOptions.schedule',
+  'webhook/delivery-loop.ts DeliveryLoopOptions.timeout',
+  'webhook/delivery-loop.ts DeliveryLoopOptions.pollInterval',
+  'webhook/endpoint-registry.ts EndpointRegistryOptions.rotationOverlapMs',
+  'webhook/post.ts PostOptions.timeout',
+  // jose's remote JWKS options, passed to jose as they are (numbers of milliseconds)
+  'auth/jwks-remote.ts RemoteJwksOptions.cooldownDuration',
+  'auth/jwks-remote.ts RemoteJwksOptions.cacheMaxAge',
+  'auth/jwks-remote.ts RemoteJwksOptions.timeoutDuration',
+]);
 
 interface Member {
   where: string;
@@ -57,7 +80,10 @@ function optionMembers(): Member[] {
 }
 
 const members = optionMembers();
-const numeric = (m: Member) => /\bnumber\b/.test(m.type);
+const numeric = (m: Member) => /\b(?:number|Duration)\b/.test(m.type);
+const durations = members.filter(
+  (m) => DURATION.test(m.name) && numeric(m) && !NOT_DURATIONS.has(m.where),
+);
 
 describe('durations', () => {
   it('finds the options of every factory', () => {
@@ -73,9 +99,17 @@ describe('durations', () => {
   });
 
   it('says "milliseconds" in the TSDoc of every duration option', () => {
-    const unsaid = members.filter(
-      (m) => DURATION.test(m.name) && numeric(m) && !/millisecond/i.test(m.doc),
-    );
+    const unsaid = durations.filter((m) => !/millisecond/i.test(m.doc));
     expect(unsaid.map((m) => m.where)).toEqual([]);
+  });
+
+  it("types every duration option `Duration`, so that `5` and `'5s'` are both written on purpose", () => {
+    const untyped = durations.filter(
+      (m) => !/\bDuration\b/.test(m.type) && !NUMBER_TYPED.has(m.where),
+    );
+    expect(untyped.map((m) => m.where)).toEqual([]);
+    // and the list of exceptions holds no stale entry
+    const found = new Set(durations.map((m) => m.where));
+    expect([...NUMBER_TYPED].filter((where) => !found.has(where))).toEqual([]);
   });
 });

@@ -178,7 +178,7 @@ describe('createKeySet (key-set.ts)', () => {
       algorithm: 'EdDSA',
       now: c.now,
       publishAheadMs: 1_000,
-      retainMs: 5,
+      retainMs: '5ms',
     });
     const a = keys.signingKey();
     const pending = await keys.rotate();

@@ -204,7 +204,7 @@ describe('replay', () => {
 
   it('drops events older than historyTtl', async () => {
     const clock = { now: 1000 };
-    const { hub, broker } = hubWith({ historyTtl: 100, now: () => clock.now });
+    const { hub, broker } = hubWith({ historyTtl: '100ms', now: () => clock.now });
     await hub.publish('r', 'e', 1);
     clock.now += 50;
     await hub.publish('r', 'e', 2);
@@ -278,7 +278,9 @@ describe('validation', () => {
     );
     expect(() => new MemoryBroker({ historySize: 1.5 })).toThrow(/`historySize`/);
     expect(() => new MemoryBroker({ now: 5 as never })).toThrow(/`now` must be a function/);
-    expect(new MemoryBroker({ historySize: 0, historyTtl: 1 }).epoch).toEqual(expect.any(String));
+    expect(new MemoryBroker({ historySize: 0, historyTtl: '1ms' }).epoch).toEqual(
+      expect.any(String),
+    );
   });
 });
 

@@ -75,7 +75,7 @@ describe.skipIf(!hasRedis)('single-key stores on a Redis Cluster (six real nodes
     const store = new RedisRateLimitStore({
       client: cluster.client(),
       prefix: 'fo:',
-      timeoutMs: 500,
+      timeoutMs: '500ms',
     });
     expect(await answeredAfterFailover(store, 'io')).toBeLessThan(15_000);
   }, 40_000);
@@ -87,7 +87,7 @@ describe.skipIf(!hasRedis)('single-key stores on a Redis Cluster (six real nodes
     client.on('error', () => {});
     await client.connect();
     try {
-      const store = new RedisRateLimitStore({ client, prefix: 'fo:', timeoutMs: 500 });
+      const store = new RedisRateLimitStore({ client, prefix: 'fo:', timeoutMs: '500ms' });
       // a key on a primary that still has its replica: one of the first three, not killed
       const first = cluster.ports.slice(0, 3).filter((port) => cluster.alive().includes(port));
       let key = 'nr0';

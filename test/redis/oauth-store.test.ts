@@ -154,7 +154,7 @@ describe.skipIf(!hasRedis)('RedisOAuthStore (real redis-server)', () => {
   it('fails fast with RedisUnavailableError while Redis is down, and works again after', async () => {
     const own = await startRedis();
     try {
-      const store = new RedisOAuthStore({ client: own.client(), timeoutMs: 300 });
+      const store = new RedisOAuthStore({ client: own.client(), timeoutMs: '300ms' });
       await store.saveCode('c', code, 60_000);
       await own.kill();
       const started = Date.now();

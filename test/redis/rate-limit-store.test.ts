@@ -57,7 +57,7 @@ describe.skipIf(!hasRedis)('RedisRateLimitStore (real redis-server)', () => {
 
   it('answers 503 with Retry-After while Redis is down (or lets through, failing open), and recovers', async () => {
     const client = redis.client();
-    const store = new RedisRateLimitStore({ client, prefix: 't3:', timeoutMs: 300 });
+    const store = new RedisRateLimitStore({ client, prefix: 't3:', timeoutMs: '300ms' });
     const closed = await serve([
       rateLimit({ limit: 100, windowMs: 60_000, store }),
       (_req, res) => void res.end('ok'),

@@ -68,7 +68,7 @@ describe.skipIf(!hasRedis)('RedisReplayStore (real redis-server)', () => {
     const store = new RedisReplayStore({
       client: redis.client(),
       prefix: prefix(),
-      timeoutMs: 200,
+      timeoutMs: '200ms',
     });
     await raw.client('PAUSE', 800, 'ALL');
     const started = Date.now();

@@ -306,7 +306,7 @@ describe.skipIf(!hasRedis)('RedisSessionStore (real redis-server)', () => {
     const store = new RedisSessionStore({
       client: redis.client(),
       prefix: prefix(),
-      timeoutMs: 200,
+      timeoutMs: '200ms',
     });
     await store.set('h', record(), 60_000);
     // paused for 2 s: a rejection can only come from the 200 ms bound (else the read succeeds)
@@ -321,7 +321,7 @@ describe.skipIf(!hasRedis)('RedisSessionStore (real redis-server)', () => {
   it('answers 503 with Retry-After while Redis is down, and works again once it is back', async () => {
     const p = prefix();
     const client = redis.client();
-    const store = new RedisSessionStore({ client, prefix: p, timeoutMs: 300 });
+    const store = new RedisSessionStore({ client, prefix: p, timeoutMs: '300ms' });
     const server = await app({ store });
     const id = await signIn(server);
     expect((await request(server, '/me', withCookie(id))).status).toBe(200);

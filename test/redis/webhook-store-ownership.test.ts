@@ -42,7 +42,7 @@ describe.skipIf(!hasRedis)('RedisWebhookStore: owners and credentials (real redi
       allowPrivate: true,
       schedule: [60_000],
       jitter: 0,
-      pollInterval: 20,
+      pollInterval: '20ms',
       revocations: createRevocations(),
       ...options,
     });

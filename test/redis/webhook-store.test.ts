@@ -30,9 +30,9 @@ describe.skipIf(!hasRedis)('RedisWebhookStore (real redis-server)', () => {
       store: storeOn(prefix),
       allowHttp: true,
       allowPrivate: true,
-      schedule: [20, 20],
+      schedule: ['20ms', '20ms'],
       jitter: 0,
-      pollInterval: 50,
+      pollInterval: '50ms',
       ...options,
     });
     senders.push(s);

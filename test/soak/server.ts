@@ -98,8 +98,12 @@ function countingBroker(): { broker: Broker; subscribers: () => number } {
 
 const { broker, subscribers } = countingBroker();
 const hub = createHub({ broker });
-const protocol = createChannelProtocol({ hub, heartbeat: setting('SOAK_WS_HEARTBEAT_MS', 1000) });
-const sseHeartbeat = setting('SOAK_SSE_HEARTBEAT_MS', 1000);
+// written with their unit: the short soaks beat faster than any default floor allows
+const protocol = createChannelProtocol({
+  hub,
+  heartbeat: `${setting('SOAK_WS_HEARTBEAT_MS', 1000)}ms`,
+});
+const sseHeartbeat = `${setting('SOAK_SSE_HEARTBEAT_MS', 1000)}ms` as const;
 const streams = new Set<EventStream>();
 
 const server = createServer((req, res) => {

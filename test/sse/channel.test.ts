@@ -163,7 +163,7 @@ describe('streamChannel', () => {
     const hub = createHub({ broker });
     hubs.push(hub);
     await hub.publish('news', 'headline', {});
-    const { server } = await serveChannel(hub, { heartbeat: 5 });
+    const { server } = await serveChannel(hub, { heartbeat: '5ms' });
     const before = countOpenEventStreams();
     for (let batch = 0; batch < 10; batch++) {
       const clients = await Promise.all(

@@ -97,7 +97,7 @@ describe('createEventStream', () => {
   });
 
   it('sends comment heartbeats on the interval', async () => {
-    const server = await serveStreams({ heartbeat: 50, retry: false });
+    const server = await serveStreams({ heartbeat: '50ms', retry: false });
     const client = await connect(server);
     const text = await client.until((t) => t.split(':\n\n').length > 3);
     expect(text).toMatch(/^(:\n\n)+$/);
@@ -107,7 +107,7 @@ describe('createEventStream', () => {
   it('closes from the server: onClose reports it and later sends are no-ops', async () => {
     let stream: EventStream | undefined;
     const reasons: EventStreamCloseReason[] = [];
-    const server = await serveStreams({ heartbeat: 10, retry: false }, (s) => {
+    const server = await serveStreams({ heartbeat: '10ms', retry: false }, (s) => {
       stream = s;
       s.onClose((reason) => reasons.push(reason));
     });
@@ -130,7 +130,7 @@ describe('createEventStream', () => {
   it('releases everything when the client goes away', async () => {
     const reasons: EventStreamCloseReason[] = [];
     let stream: EventStream | undefined;
-    const server = await serveStreams({ heartbeat: 10 }, (s) => {
+    const server = await serveStreams({ heartbeat: '10ms' }, (s) => {
       stream = s;
       s.onClose((reason) => reasons.push(reason));
     });
@@ -206,7 +206,7 @@ describe('createEventStream', () => {
 
   it('leaks nothing over 2,000 connect/disconnect cycles', async () => {
     let closed = 0;
-    const server = await serveStreams({ heartbeat: 50 }, (s) => {
+    const server = await serveStreams({ heartbeat: '50ms' }, (s) => {
       s.onClose(() => closed++);
     });
     await eventually(() => countOpenEventStreams() === 0);

@@ -277,7 +277,7 @@ describe('the guarded connector', () => {
     const defaults = guarded();
     expect(defaults.built.connector).toMatchObject({ timeout: 10_000 });
     expect(defaults.built.agent).toMatchObject({ connections: 10, keepAliveTimeout: 4_000 });
-    const given = guarded({ connections: 3, keepAliveTimeout: 1, connectTimeout: 1 });
+    const given = guarded({ connections: 3, keepAliveTimeout: '1ms', connectTimeout: '1ms' });
     expect(given.built.connector).toMatchObject({ timeout: 1 });
     expect(given.built.agent).toMatchObject({ connections: 3, keepAliveTimeout: 1 });
   });

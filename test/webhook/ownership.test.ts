@@ -34,7 +34,7 @@ function sender(options: WebhookSenderOptions = {}) {
     allowPrivate: true,
     schedule: [60_000],
     jitter: 0,
-    pollInterval: 20,
+    pollInterval: '20ms',
     revocations: createRevocations(),
     onEvent: (e) => events.push(e),
     ...options,
@@ -183,7 +183,7 @@ describe('webhook endpoints: ended with their credential', () => {
     });
     const revocations = createRevocations();
     // the first retry waits a second: the first attempt is seen alone, even on a loaded machine
-    const { sender: s, events } = sender({ revocations, schedule: [1_000, 50, 50] });
+    const { sender: s, events } = sender({ revocations, schedule: [1_000, '50ms', '50ms'] });
     const endpoint = await s.addEndpoint({
       url: `${failing.url}/hook`,
       credentialIds: ['api_key:k1'],

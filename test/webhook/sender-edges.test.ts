@@ -175,7 +175,7 @@ describe('createWebhookSender: defaults', () => {
       lookups++ === 0
         ? Promise.resolve([{ address: '127.0.0.1', family: 4 as const }])
         : new Promise<never>(() => {}); // at delivery, the resolver never answers
-    const { sender: s } = sender({ lookup, timeout: 300, schedule: [] });
+    const { sender: s } = sender({ lookup, timeout: '300ms', schedule: [] });
     await s.addEndpoint({ url: 'http://slow-dns.example:1/hook' });
     const [queued] = await s.send('ping', {});
     const done = await settled(s, queued!.id);
@@ -460,7 +460,7 @@ describe('createWebhookSender: the store failing under it', () => {
       return claim(request);
     };
     const target = await receiver();
-    const { sender: s } = sender({ store, logger, pollInterval: 50 });
+    const { sender: s } = sender({ store, logger, pollInterval: '50ms' });
     await s.addEndpoint({ url: target.url });
     fail = true;
     const [queued] = await s.send('ping', {});
@@ -487,7 +487,7 @@ describe('createWebhookSender: the store failing under it', () => {
       }
       return claim(request);
     };
-    const { sender: s } = sender({ store, logger, pollInterval: 50 });
+    const { sender: s } = sender({ store, logger, pollInterval: '50ms' });
     // idle: every look after the first is the poll timer's
     await vi.waitFor(() => expect(claims.length).toBeGreaterThanOrEqual(2));
     down = true;
@@ -502,7 +502,7 @@ describe('createWebhookSender: the store failing under it', () => {
     const store = new MemoryWebhookStore();
     (store as { nextDue?: unknown }).nextDue = undefined;
     const target = await receiver((n, _r, res) => res.writeHead(n === 0 ? 500 : 204).end());
-    const { sender: s } = sender({ store, logger, pollInterval: 50 });
+    const { sender: s } = sender({ store, logger, pollInterval: '50ms' });
     await s.addEndpoint({ url: target.url });
     const [queued] = await s.send('ping', {});
     expect((await settled(s, queued!.id)).state).toBe('delivered');
@@ -567,7 +567,7 @@ describe('the delivery loop', () => {
 
   it('sleeps until a retry falls due, however long the poll interval', async () => {
     const target = await receiver((n, _r, res) => res.writeHead(n === 0 ? 500 : 204).end());
-    const { sender: s } = sender({ schedule: [50], pollInterval: 600_000 });
+    const { sender: s } = sender({ schedule: ['50ms'], pollInterval: 600_000 });
     await s.addEndpoint({ url: target.url });
     const [queued] = await s.send('ping', {});
     expect((await settled(s, queued!.id)).attempts.map((a) => a.status)).toEqual([500, 204]);
@@ -600,7 +600,7 @@ describe('the delivery loop', () => {
       }
       return due;
     };
-    const { sender: s } = sender({ store, schedule: [50], pollInterval: 600_000 });
+    const { sender: s } = sender({ store, schedule: ['50ms'], pollInterval: 600_000 });
     await s.addEndpoint({ url: target.url });
     const [queued] = await s.send('ping', {});
     expect((await settled(s, queued!.id)).attempts.map((a) => a.status)).toEqual([500, 204]);

@@ -29,7 +29,8 @@ afterEach(async () => {
 const TIMEOUT = 300;
 
 /** The suites' sender with a short attempt timeout. */
-const sender = (options: WebhookSenderOptions = {}) => fastSender({ timeout: TIMEOUT, ...options });
+const sender = (options: WebhookSenderOptions = {}) =>
+  fastSender({ timeout: `${TIMEOUT}ms`, ...options });
 
 describe('webhook sender: receivers that misbehave', () => {
   it('dead-letters a receiver that never answers: every attempt a timeout, listed as failed', async () => {
@@ -179,13 +180,13 @@ describe('webhook sender: receivers that misbehave', () => {
       if (n === 0) hung++;
       else res.writeHead(204).end(); // the first attempt hangs until the timeout
     });
-    const { sender: first } = sender({ store, schedule: [50] });
+    const { sender: first } = sender({ store, schedule: ['50ms'] });
     await first.addEndpoint({ url: target.url });
     const [queued] = await first.send('ping', {});
     await vi.waitFor(() => expect(hung).toBe(1));
     await first.close(); // waits for the attempt in flight: a timeout, recorded as a retry
     expect((await store.getDelivery(queued!.id))?.state).toBe('pending');
-    const { sender: second } = sender({ store, schedule: [50] });
+    const { sender: second } = sender({ store, schedule: ['50ms'] });
     const done = await settled(second, queued!.id);
     expect(done.state).toBe('delivered');
     expect(done.attempts.map((a) => a.status ?? a.error)).toEqual(['timeout', 204]);

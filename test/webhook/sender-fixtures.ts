@@ -23,7 +23,7 @@ export function sender(options: WebhookSenderOptions = {}) {
   const s = createWebhookSender({
     allowHttp: true,
     allowPrivate: true,
-    schedule: [20, 20],
+    schedule: ['20ms', '20ms'],
     jitter: 0,
     onEvent: (e) => events.push(e),
     ...options,

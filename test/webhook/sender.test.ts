@@ -74,7 +74,7 @@ describe('createWebhookSender', () => {
       if (status === 302) res.writeHead(302, { Location: 'http://127.0.0.1:1/' }).end();
       else res.writeHead(status ?? 200).end();
     });
-    const { sender: s } = sender({ schedule: [10, 10, 10] });
+    const { sender: s } = sender({ schedule: ['10ms', '10ms', '10ms'] });
     await s.addEndpoint({ url: target.url });
     const [queued] = await s.send('ping', {});
     const delivery = await settled(s, queued!.id);
@@ -89,7 +89,7 @@ describe('createWebhookSender', () => {
     const target = await receiver((n, _req, res) =>
       n === 0 ? res.writeHead(429, { 'Retry-After': '1' }).end() : res.writeHead(200).end(),
     );
-    const { sender: s } = sender({ schedule: [10] });
+    const { sender: s } = sender({ schedule: ['10ms'] });
     await s.addEndpoint({ url: target.url });
     const [queued] = await s.send('ping', {});
     const delivery = await settled(s, queued!.id);
@@ -100,7 +100,7 @@ describe('createWebhookSender', () => {
   it('dead-letters after the last attempt, and stops at once on another 4xx', async () => {
     const failing = await receiver((_n, _req, res) => res.writeHead(503).end());
     const refusing = await receiver((_n, _req, res) => res.writeHead(400).end());
-    const { sender: s, events } = sender({ schedule: [10, 10] });
+    const { sender: s, events } = sender({ schedule: ['10ms', '10ms'] });
     await s.addEndpoint({ url: failing.url });
     await s.addEndpoint({ url: refusing.url });
     const queued = await s.send('ping', {});
@@ -139,7 +139,7 @@ describe('createWebhookSender', () => {
 
   it('records timeouts and refused connections, and retries them', async () => {
     const silent = await receiver(() => {});
-    const { sender: s } = sender({ timeout: 150, schedule: [10] });
+    const { sender: s } = sender({ timeout: '150ms', schedule: ['10ms'] });
     await s.addEndpoint({ url: silent.url });
     await s.addEndpoint({ url: 'http://127.0.0.1:1/hook' });
     const done = await Promise.all((await s.send('ping', {})).map((d) => settled(s, d.id)));

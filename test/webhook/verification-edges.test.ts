@@ -197,7 +197,7 @@ describe('verifyWebhook: the timestamp, exact to the second', () => {
     ]);
     expect(at(NOW_S, 0)).toBe(NOW_S);
     expect(refusal(signed(BODY, NOW_S - 1), BODY, { tolerance: 0 })[0]).toBe('timestamp');
-    expect(refusal(signed(BODY, NOW_S + 1), BODY, { tolerance: 999 })[1]).toBe(
+    expect(refusal(signed(BODY, NOW_S + 1), BODY, { tolerance: '999ms' })[1]).toBe(
       'The webhook timestamp is in the future.',
     );
   });
@@ -208,7 +208,7 @@ describe('verifyWebhook: the timestamp, exact to the second', () => {
     expect(ok.timestamp).toBe(NOW_S + 1);
     expect(
       thrown(() =>
-        verifyWebhook(SECRET, BODY, signed(BODY, NOW_S - 1), { now: late, tolerance: 999 }),
+        verifyWebhook(SECRET, BODY, signed(BODY, NOW_S - 1), { now: late, tolerance: '999ms' }),
       ).message,
     ).toBe('The webhook timestamp is too old.');
   });

@@ -134,7 +134,7 @@ describe('createChannelProtocol', () => {
   });
 
   it('terminates a peer that does not answer pings', async () => {
-    const url = await start({ heartbeat: 50 });
+    const url = await start({ heartbeat: '50ms' });
     const quiet = await connect(url, 'quiet', false);
     const lively = await connect(url, 'lively');
     expect((await quiet.closed(1000)).code).toBe(1006);
@@ -181,7 +181,7 @@ describe('createChannelProtocol', () => {
     });
 
     it('does not count protocol-level pings and pongs', async () => {
-      const url = await start({ heartbeat: 10, rateLimit: { messages: 2, interval: 60_000 } });
+      const url = await start({ heartbeat: '10ms', rateLimit: { messages: 2, interval: 60_000 } });
       const a = await connect(url, 'alice');
       for (let i = 0; i < 5; i++) a.ws.ping();
       await new Promise((resolve) => setTimeout(resolve, 100));
@@ -219,7 +219,7 @@ describe('createChannelProtocol', () => {
       const url = await start({
         rateLimit: false,
         maxBufferedBytes: 64 * 1024,
-        closeTimeout: 100,
+        closeTimeout: '100ms',
       });
       const sender = await connect(url, 'sender');
       const reader = await connect(url, 'reader');
@@ -261,7 +261,7 @@ describe('createChannelProtocol', () => {
 
     it('drops a slow subscriber of hub pushes', async () => {
       const hub = createHub();
-      const url = await start({ hub, maxBufferedBytes: 64 * 1024, closeTimeout: 100 });
+      const url = await start({ hub, maxBufferedBytes: 64 * 1024, closeTimeout: '100ms' });
       const slow = await connect(url, 'slow');
       slow.send({ type: 'subscribe', channel: 'news' });
       slow.send({ type: 'ping' });
