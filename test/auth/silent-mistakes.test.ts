@@ -13,6 +13,7 @@ import { jwtBearer } from '../../src/auth/jwt-bearer.js';
 import { createIdTokenVerifier } from '../../src/auth/oidc.js';
 import { createSessions } from '../../src/auth/session.js';
 import { requirePrincipal } from '../../src/core/principal.js';
+import { thrownTypeError as thrown } from '../helpers/errors.js';
 import { closeAll, json, listen, request } from '../helpers/http.js';
 import { captureLogger } from '../helpers/logger.js';
 
@@ -20,15 +21,6 @@ const SECRET = 'a-shared-secret-of-at-least-32-bytes!';
 const ISSUER = 'https://id.example.test';
 const AUDIENCE = 'https://api.example.test';
 const UNSET = process.env.PORTICO_SURELY_UNSET_VARIABLE;
-
-function thrown(run: () => unknown): TypeError & { code?: string } {
-  try {
-    run();
-  } catch (error) {
-    return error as TypeError & { code?: string };
-  }
-  throw new Error('expected a throw');
-}
 
 describe('an option given as undefined (an unset environment variable)', () => {
   it('jwtBearer({ secret: process.env.JWT_SECRET }) does not fall back to discovery', () => {

@@ -9,15 +9,7 @@ import {
   assertNotThenable,
   durationOption,
 } from '../../src/internal/options.js';
-
-function thrown(run: () => unknown): TypeError & { code?: string } {
-  try {
-    run();
-  } catch (error) {
-    return error as TypeError & { code?: string };
-  }
-  throw new Error('expected a throw');
-}
+import { thrownTypeError as thrown } from '../helpers/errors.js';
 
 describe('duration strings', () => {
   it.each([

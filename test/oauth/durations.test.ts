@@ -12,6 +12,7 @@ import { createKeySet, type KeySet } from '../../src/oauth/key-set.js';
 import { createMetadataEndpoint } from '../../src/oauth/metadata.js';
 import { MemoryOAuthStore } from '../../src/oauth/store.js';
 import { createTokenIssuer } from '../../src/oauth/tokens.js';
+import { thrownTypeError as thrown } from '../helpers/errors.js';
 import { closeAll, json, request, serve } from '../helpers/http.js';
 
 const issuer = 'https://auth.example.test';
@@ -41,15 +42,6 @@ function context(options: Partial<AuthorizationServerOptions> = {}) {
     sessions: createSessions({ allowedOrigins: [issuer] }),
     ...options,
   });
-}
-
-function thrown(f: () => unknown): TypeError & { code?: string } {
-  try {
-    f();
-  } catch (err) {
-    return err as TypeError & { code?: string };
-  }
-  throw new Error('did not throw');
 }
 
 describe('durations in milliseconds', () => {

@@ -9,6 +9,7 @@ import { createOAuthContext } from '../../src/oauth/context.js';
 import { createKeySet } from '../../src/oauth/key-set.js';
 import { createAuthorizationServer } from '../../src/oauth/server.js';
 import { createTokenIssuer } from '../../src/oauth/tokens.js';
+import { thrownTypeError as thrown } from '../helpers/errors.js';
 
 const issuer = 'https://auth.example.test';
 const client = {
@@ -17,15 +18,6 @@ const client = {
   redirectUris: [],
   scopes: [],
 };
-
-function thrown(run: () => unknown): TypeError & { code?: string } {
-  try {
-    run();
-  } catch (error) {
-    return error as TypeError & { code?: string };
-  }
-  throw new Error('expected a throw');
-}
 
 async function base() {
   return {

@@ -4,15 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { fromExpressRateLimitStore } from '../../src/rate-limit/express-store.js';
 import { MemoryRateLimitStore } from '../../src/rate-limit/memory-store.js';
 import { rateLimit } from '../../src/rate-limit/rate-limit.js';
-
-function thrown(run: () => unknown): TypeError & { code?: string } {
-  try {
-    run();
-  } catch (error) {
-    return error as TypeError & { code?: string };
-  }
-  throw new Error('expected a throw');
-}
+import { thrownTypeError as thrown } from '../helpers/errors.js';
 
 describe('rateLimit() refuses at construction', () => {
   it('windowMs: 60 as seconds, and takes 60_000, "1m" and "60ms"', () => {
