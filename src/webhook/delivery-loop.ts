@@ -44,6 +44,8 @@ export class DeliveryLoop {
   #again = false;
   /** Whether the last look at the store found nothing it could take (all due ones held back). */
   #idle = false;
+  /** The `now` of that look (epoch ms): what fell due after it was not held back, only late. */
+  #claimedAt = 0;
   #closed = false;
 
   constructor(options: DeliveryLoopOptions) {
@@ -98,8 +100,9 @@ export class DeliveryLoop {
       do {
         this.#again = false;
         while (!this.#closed && this.#inFlight.size < concurrency) {
+          this.#claimedAt = now();
           const batch = await store.claim({
-            now: now(),
+            now: this.#claimedAt,
             limit: concurrency - this.#inFlight.size,
             leaseMs: timeout + LEASE_MARGIN_MS,
             perEndpoint,
@@ -133,10 +136,12 @@ export class DeliveryLoop {
     const { store, now, pollInterval } = this.#options;
     if (wait === undefined) {
       const due = await store.nextDue?.();
-      // Due deliveries held back by a concurrency bound wait for an attempt to end (which
-      // wakes the sender), not for a spin on the store.
+      // Due deliveries held back by a concurrency bound (due when the store was last asked,
+      // yet not taken) wait for an attempt to end (which wakes the sender), not for a spin on
+      // the store; one that fell due since is looked for at once.
       const until = due === undefined ? pollInterval : due - now();
-      wait = Math.min(Math.max(until, this.#idle && until <= 0 ? pollInterval : 0), pollInterval);
+      const heldBack = this.#idle && due !== undefined && due <= this.#claimedAt;
+      wait = heldBack ? pollInterval : Math.min(Math.max(until, 0), pollInterval);
     }
     // keep a timer that already fires as soon (no timer churn per attempt)
     const at = Date.now() + wait;

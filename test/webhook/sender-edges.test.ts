@@ -606,6 +606,24 @@ describe('the delivery loop', () => {
     expect((await settled(s, queued!.id)).attempts.map((a) => a.status)).toEqual([500, 204]);
   });
 
+  it('looks again at once for a retry that fell due while the store answered when it falls due', async () => {
+    // Every nextDue answer arrives 80 ms after it was read: the retry (due 50 ms after the
+    // first attempt) is not due at the loop's look, and is due by the time the answer comes.
+    // It was not held back by a bound, only late: the loop must not sleep the poll interval.
+    const { store } = recordingStore();
+    const nextDue = store.nextDue.bind(store);
+    store.nextDue = async () => {
+      const due = await nextDue();
+      await new Promise((resolve) => setTimeout(resolve, 80));
+      return due;
+    };
+    const target = await receiver((n, _r, res) => res.writeHead(n === 0 ? 500 : 204).end());
+    const { sender: s } = sender({ store, schedule: ['50ms'], pollInterval: 600_000 });
+    await s.addEndpoint({ url: target.url });
+    const [queued] = await s.send('ping', {});
+    expect((await settled(s, queued!.id)).attempts.map((a) => a.status)).toEqual([500, 204]);
+  });
+
   it('does not spin on an idle store: one look per poll interval', async () => {
     const { store, claims } = recordingStore();
     const { sender: s } = sender({ store, pollInterval: 100 });
