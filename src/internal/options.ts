@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { parseDuration } from './duration.js';
+import { isPromiseLike } from './promise.js';
 
 /** Levenshtein distance, for typo hints in option errors. */
 function distance(a: string, b: string): number {
@@ -146,22 +147,13 @@ const AWAITED: Readonly<Record<string, string>> = {
   client: 'client: await createClient(…).connect()',
 };
 
-/** Whether a value is a thenable (a Promise, or anything with a `then` method). */
-function isThenable(value: unknown): boolean {
-  return (
-    value !== null &&
-    (typeof value === 'object' || typeof value === 'function') &&
-    typeof (value as { then?: unknown }).then === 'function'
-  );
-}
-
 /**
  * Throws when an option holds a Promise (a thenable) where its value was meant, the mark of a
  * forgotten `await` on an async factory: "createAuthorizationServer(): `keys` is a Promise: did
  * you forget `await`? (`keys: await createKeySet()`)". `fix` is the line to suggest.
  */
 export function assertNotThenable(owner: string, name: string, value: unknown, fix?: string): void {
-  if (!isThenable(value)) return;
+  if (!isPromiseLike(value)) return;
   const suggestion = fix === undefined ? '' : ` (\`${fix}\`)`;
   throw invalidOption(`${owner}: \`${name}\` is a Promise: did you forget \`await\`?${suggestion}`);
 }
