@@ -8,30 +8,40 @@ export const FOLDERS = {
   cors: ['src/cors/**/*.ts'],
   'rate-limit': ['src/rate-limit/**/*.ts'],
   webhook: [
-    'src/webhook/{signature,secret,address-guard,ip-ranges,guarded-agent,receiver}.ts',
-    'src/webhook/{sender,sender-options,deliverer,delivery-loop,attempt,post,schedule}.ts',
+    'src/webhook/{signature,secret,receiver,sender,sender-options}.ts',
+    'src/webhook/address-guard/*.ts',
+    'src/webhook/delivery/{deliverer,loop,attempt,post,schedule}.ts',
   ],
-  session: ['src/auth/{session,session-options,session-store,csrf}*.ts'],
-  'auth-tokens': ['src/auth/{jwt,jwks,dpop,oidc,discovery,scopes}*.ts'],
+  session: ['src/auth/session/*.ts'],
+  'auth-tokens': ['src/auth/{jwt,dpop}/*.ts', 'src/auth/{oidc,scopes}.ts'],
   auth: [
     'src/auth/**/*.ts',
-    '!src/auth/{session,session-options,session-store,csrf}*.ts',
-    '!src/auth/{jwt,jwks,dpop,oidc,discovery,scopes}*.ts',
+    '!src/auth/session/*.ts',
+    '!src/auth/{jwt,dpop}/*.ts',
+    '!src/auth/{oidc,scopes}.ts',
   ],
   // src/oauth in three parts, so that each run stays under ~40 minutes on two cores (a run
   // cut short saves nothing)
   'oauth-clients': [
-    'src/oauth/{client-auth,client-assertion,clients,endpoint-proof,key-set,jwks-endpoint}.ts',
-    'src/oauth/{metadata,form,scope,pkce}.ts',
+    'src/oauth/clients/*.ts',
+    'src/oauth/protocol/*.ts',
+    'src/oauth/shared/endpoint-proof.ts',
+    'src/oauth/tokens/key-set.ts',
+    'src/oauth/endpoints/{jwks,metadata}.ts',
   ],
   'oauth-grants': [
-    'src/oauth/{authorize,authorize-answers,authorize-request,par,pages,page-messages}.ts',
-    'src/oauth/{device,device-verify,device-verify-pages,user-code,user-code-attempts}.ts',
-    'src/oauth/sign-in-form.ts',
+    'src/oauth/authorize/*.ts',
+    'src/oauth/pages/*.ts',
+    'src/oauth/user-codes/*.ts',
+    'src/oauth/endpoints/{authorize,par,device-authorization,device-verify}.ts',
   ],
   'oauth-tokens': [
-    'src/oauth/{tokens,own-tokens,token-endpoint,form-token,introspect,revoke,revocation}.ts',
-    'src/oauth/{userinfo,store,context,server,errors}.ts',
+    'src/oauth/tokens/{issue,verify,revoke-grant}.ts',
+    'src/oauth/endpoints/{token,introspection,revocation,userinfo}.ts',
+    'src/oauth/shared/{endpoint,token-request}.ts',
+    'src/oauth/store/*.ts',
+    'src/oauth/{context,server}.ts',
+    'src/oauth/grants/*.ts',
   ],
 };
 

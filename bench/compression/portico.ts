@@ -8,7 +8,7 @@ import { createServer } from 'node:http';
 import { serve } from '../lib/serve.js';
 import { PATH, payload } from './body.js';
 
-type Compression = typeof import('../../src/http/compression.js');
+type Compression = typeof import('../../src/http/compression/compression.js');
 
 // Types from the sources, code from the build: typechecking needs no build, the run uses it.
 const dist = (path: string) => new URL(`../../dist/${path}`, import.meta.url).href;
@@ -19,7 +19,7 @@ const built = (await import(dist('http.js'))) as Partial<Compression>;
 let compression = built.compression;
 if (compression === undefined) {
   process.stderr.write('bench/compression/portico.ts: dist/ has no compression(): using src/\n');
-  ({ compression } = (await import('../../src/http/compression.js')) as Compression);
+  ({ compression } = (await import('../../src/http/compression/compression.js')) as Compression);
 }
 
 const listener = toNodeListener([

@@ -14,7 +14,7 @@ const TYPES: Record<string, string> = {
 };
 
 /** The directory of the browser code both pages share (`live.js`, `style.css`). */
-export const SHARED_ASSETS = new URL('./', import.meta.url);
+export const SHARED_ASSETS = new URL('.//', import.meta.url);
 
 /**
  * Routes serving `files` (URL path → file URL) with `csp`. The pages hold no secret, but

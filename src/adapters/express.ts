@@ -8,7 +8,7 @@
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { compose, type Middleware, type Next } from '../core/compose.js';
-import { methodNotAllowed, notFound } from '../core/errors.js';
+import { methodNotAllowed, notFound } from '../core/errors/errors.js';
 import { getPrincipal, type Principal } from '../core/principal.js';
 import { type ErrorHandlerOptions, sendError } from '../core/problem.js';
 import { traced } from '../diagnostics/request-tracing.js';

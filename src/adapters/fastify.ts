@@ -7,7 +7,7 @@
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { compose, type Middleware } from '../core/compose.js';
-import { notFound } from '../core/errors.js';
+import { notFound } from '../core/errors/errors.js';
 import { loggerOption } from '../core/logger.js';
 import { getPrincipal } from '../core/principal.js';
 import {

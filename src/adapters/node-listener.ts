@@ -1,6 +1,6 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import { compose, type Middleware, type Next } from '../core/compose.js';
-import { badRequest, notFound } from '../core/errors.js';
+import { badRequest, notFound } from '../core/errors/errors.js';
 import { type ErrorHandlerOptions, sendError } from '../core/problem.js';
 import { traced } from '../diagnostics/request-tracing.js';
 

@@ -9,16 +9,16 @@
  */
 
 export { type NodeListenerOptions, toNodeListener } from './node-listener.js';
-export {
-  type Service,
-  serve,
-} from './serve.js';
 export type {
   ServeAddress,
   ServeApp,
   ServeAppBuilder,
   ServeContext,
   ServiceApp,
-} from './serve-app.js';
-export { ListenError } from './serve-listen.js';
-export type { ServeOptions } from './serve-options.js';
+} from './serve/app.js';
+export { ListenError } from './serve/listen.js';
+export type { ServeOptions } from './serve/options.js';
+export {
+  type Service,
+  serve,
+} from './serve/serve.js';

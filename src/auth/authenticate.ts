@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Middleware } from '../core/compose.js';
 import { createContextKey, getContextValue, setContextValue } from '../core/context.js';
-import { HttpError } from '../core/errors.js';
+import { HttpError } from '../core/errors/errors.js';
 import {
   getPrincipal,
   missingCredentialKey,

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duration } from '../core/duration.js';
-import { HttpError, serviceUnavailable, tooManyRequests } from '../core/errors.js';
+import { HttpError, serviceUnavailable, tooManyRequests } from '../core/errors/errors.js';
 import type { TrustProxy } from '../http/proxy.js';
 import {
   assertKnownOptions,

@@ -1,4 +1,4 @@
-import { badRequest, forbidden, type HttpError, unauthorized } from '../core/errors.js';
+import { badRequest, forbidden, type HttpError, unauthorized } from '../core/errors/errors.js';
 
 /**
  * Problem type slugs of authentication and authorization failures.

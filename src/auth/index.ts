@@ -23,11 +23,11 @@ export {
   generateApiKey,
   hashApiKey,
   isWellFormedApiKey,
-} from './api-key.js';
+} from './api-key/api-key.js';
 export {
   type ApiKeyAuthOptions,
   apiKeyAuth,
-} from './api-key-auth.js';
+} from './api-key/authenticator.js';
 export {
   type ApiKeyRecord,
   type ApiKeyStore,
@@ -37,7 +37,7 @@ export {
   importApiKey,
   MAX_API_KEY_LENGTH,
   MemoryApiKeyStore,
-} from './api-key-store.js';
+} from './api-key/store.js';
 export {
   type AuthenticateOptions,
   type Authentication,
@@ -70,8 +70,8 @@ export {
   type DpopRequest,
   type DpopVerifier,
   type DpopVerifierOptions,
-} from './dpop.js';
-export { createDpopNonces, type DpopNonceOptions, type DpopNonces } from './dpop-nonce.js';
+} from './dpop/dpop.js';
+export { createDpopNonces, type DpopNonceOptions, type DpopNonces } from './dpop/nonce.js';
 export {
   AUTH_PROBLEM,
   authenticationRequired,
@@ -81,30 +81,30 @@ export {
   invalidAuthRequest,
   invalidCredentials,
 } from './errors.js';
-export type { KeySourceOptions, RemoteJwksOptions } from './jwks.js';
-export {
-  createJwtVerifier,
-  type JwtVerifier,
-  type JwtVerifierOptions,
-  type JwtVerifyContext,
-  type VerifiedJwt,
-} from './jwt.js';
 export {
   type JwtBearerDpopOptions,
   type JwtBearerIssuersOptions,
   type JwtBearerOptions,
   jwtBearer,
   principalFromClaims,
-} from './jwt-bearer.js';
-export type { JwtCacheOptions } from './jwt-cache.js';
+} from './jwt/bearer.js';
+export type { JwtCacheOptions } from './jwt/cache.js';
 export {
   isJwtError,
   JWT_ERROR_CODES,
   JwtError,
   type JwtErrorKind,
-} from './jwt-error.js';
-export type { JwtIssuerOptions } from './jwt-issuers.js';
-export type { ClaimPath, JwtClaimMappingOptions } from './jwt-principal.js';
+} from './jwt/error.js';
+export type { JwtIssuerOptions } from './jwt/issuers.js';
+export type { KeySourceOptions, RemoteJwksOptions } from './jwt/jwks.js';
+export {
+  createJwtVerifier,
+  type JwtVerifier,
+  type JwtVerifierOptions,
+  type JwtVerifyContext,
+  type VerifiedJwt,
+} from './jwt/jwt.js';
+export type { ClaimPath, JwtClaimMappingOptions } from './jwt/principal.js';
 export {
   type MtlsOptions,
   mtlsAuth,
@@ -126,7 +126,7 @@ export {
   MemoryReplayStore,
   type MemoryReplayStoreOptions,
   type ReplayStore,
-} from './replay-store.js';
+} from './replay/store.js';
 export {
   announceRevocation,
   apiKeyCredentialId,
@@ -149,17 +149,17 @@ export {
   parseScopes,
   scopesFromClaim,
 } from './scopes.js';
+export type { SessionCookieOptions } from './session/cookie.js';
 export {
   createSessions,
   type SessionOptions,
   type Sessions,
   type SessionUpdate,
   type SessionUser,
-} from './session.js';
-export type { SessionCookieOptions } from './session-cookie.js';
+} from './session/session.js';
 export {
   MemorySessionStore,
   type MemorySessionStoreOptions,
   type SessionRecord,
   type SessionStore,
-} from './session-store.js';
+} from './session/store.js';

@@ -7,16 +7,16 @@ import {
   durationOption,
   invalidOption,
 } from '../internal/options.js';
-import { discoveredKeySource } from './discovery.js';
+import { discoveredKeySource } from './jwt/discovery.js';
+import { JwtError, jwtInvalid } from './jwt/error.js';
 import {
   checkAlgorithms,
   type KeySource,
   parseHttpUrl,
   type RemoteJwksOptions,
   resolveKeySource,
-} from './jwks.js';
-import { JwtError, jwtInvalid } from './jwt-error.js';
-import { type CoreVerifyOptions, safeEqual, verifyCompactJwt } from './jwt-verify.js';
+} from './jwt/jwks.js';
+import { type CoreVerifyOptions, safeEqual, verifyCompactJwt } from './jwt/verify.js';
 
 /** Options of {@link createIdTokenVerifier}. */
 export interface IdTokenVerifierOptions {

@@ -1,4 +1,4 @@
-import { badRequest } from '../core/errors.js';
+import { badRequest } from '../core/errors/errors.js';
 import { invalidOption } from '../internal/options.js';
 
 /**

@@ -4,7 +4,7 @@
 import { MapEvictor } from '../internal/map-evictor.js';
 import { countOption, durationOption, invalidOption } from '../internal/options.js';
 import type { Duration } from './duration.js';
-import { type HttpError, serviceUnavailable } from './errors.js';
+import { type HttpError, serviceUnavailable } from './errors/errors.js';
 
 /** Options of {@link ExpiringMap}, validated with the owner's name in messages. */
 export interface ExpiringMapOptions {

@@ -18,7 +18,7 @@ export {
   setContextValue,
 } from './context.js';
 export type { Duration } from './duration.js';
-export type { PorticoErrorCode } from './error-codes.js';
+export type { PorticoErrorCode } from './errors/codes.js';
 export {
   badGateway,
   badRequest,
@@ -45,7 +45,7 @@ export {
   unauthorized,
   unprocessable,
   unsupportedMediaType,
-} from './errors.js';
+} from './errors/errors.js';
 export type { Jwk, JwkSet, JwtClaims, JwtHeader } from './jwt-types.js';
 export {
   type ErrorHandlerOptions,

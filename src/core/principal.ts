@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { PeerCertificate } from 'node:tls';
 import { createContextKey, getContextValue, setContextValue } from './context.js';
-import { type HttpError, unauthorized } from './errors.js';
+import { type HttpError, unauthorized } from './errors/errors.js';
 import type { JwtClaims as JWTPayload } from './jwt-types.js';
 import { defaultLogger, log } from './logger.js';
 import { requestPath } from './problem.js';

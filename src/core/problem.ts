@@ -7,8 +7,8 @@ import {
 } from 'node:http';
 import { targetPath } from '../internal/target.js';
 import { getRequestId } from './context.js';
-import { type FieldError, HttpError, internalError } from './errors.js';
-import { fromFrameworkBodyError } from './framework-errors.js';
+import { type FieldError, HttpError, internalError } from './errors/errors.js';
+import { fromFrameworkBodyError } from './errors/framework.js';
 import { defaultLogger, type Logger, log } from './logger.js';
 import { send } from './send.js';
 import { requestFields } from './trace-context.js';

@@ -29,4 +29,4 @@ export {
   type WebSocketClosedMessage,
   type WebSocketOpenedMessage,
 } from './channels.js';
-export { parseTraceparent } from './trace-context.js';
+export { parseTraceparent } from './traceparent.js';

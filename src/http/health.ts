@@ -2,7 +2,7 @@
 // it needs reachable, not in maintenance), for orchestrators and load balancers.
 import type { Middleware } from '../core/compose.js';
 import type { Duration } from '../core/duration.js';
-import { serviceUnavailable } from '../core/errors.js';
+import { serviceUnavailable } from '../core/errors/errors.js';
 import { sendJson } from '../core/send.js';
 import { assertKnownOptions, durationOption, invalidOption } from '../internal/options.js';
 import type { Maintenance } from './maintenance.js';

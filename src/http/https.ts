@@ -1,7 +1,7 @@
 import type { ServerOptions } from 'node:https';
 import type { SecureContextOptions } from 'node:tls';
 import type { Middleware } from '../core/compose.js';
-import { badRequest, forbidden } from '../core/errors.js';
+import { badRequest, forbidden } from '../core/errors/errors.js';
 import { sendRedirect } from '../core/send.js';
 import { asksForWebSocket } from '../internal/headers.js';
 import { assertKnownOptions, invalidOption } from '../internal/options.js';

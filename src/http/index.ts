@@ -9,7 +9,7 @@
  *
  * @module portico/http
  */
-export { type ContentCoding, negotiateEncoding } from './accept-encoding.js';
+
 export {
   type BodyOptions,
   DEFAULT_BODY_LIMIT,
@@ -18,27 +18,20 @@ export {
   readForm,
   readJson,
   readText,
-} from './body.js';
+} from './body/body.js';
+export {
+  type CheckContinueOptions,
+  createCheckContinueHandler,
+} from './body/continue.js';
+export type { StandardSchemaV1 } from './body/standard-schema.js';
+export { validate } from './body/validate.js';
 export {
   type ClientErrorHandler,
   type ClientErrorHandlerOptions,
   createClientErrorHandler,
 } from './client-error.js';
-export { type CompressionOptions, compression, flushResponse } from './compression.js';
-export {
-  type CreateETagOptions,
-  checkConditional,
-  createETag,
-  type ETagComparison,
-  evaluatePreconditions,
-  formatHttpDate,
-  type PreconditionOutcome,
-  type RepresentationValidators,
-} from './conditional.js';
-export {
-  type CheckContinueOptions,
-  createCheckContinueHandler,
-} from './continue.js';
+export { type ContentCoding, negotiateEncoding } from './compression/accept-encoding.js';
+export { type CompressionOptions, compression, flushResponse } from './compression/compression.js';
 export {
   type HealthCheck,
   type HealthEndpoints,
@@ -52,12 +45,6 @@ export {
   tlsServerOptions,
 } from './https.js';
 export { ignoreUpgrade } from './ignore-upgrade.js';
-export {
-  type LanguageRange,
-  negotiateLanguage,
-  parseAcceptLanguage,
-  setContentLanguage,
-} from './language.js';
 export {
   type LoadSample,
   type LoadShedder,
@@ -75,18 +62,35 @@ export {
   type TrustProxy,
 } from './proxy.js';
 export {
+  type CreateETagOptions,
+  checkConditional,
+  createETag,
+  type ETagComparison,
+  evaluatePreconditions,
+  formatHttpDate,
+  type PreconditionOutcome,
+  type RepresentationValidators,
+} from './representation/conditional.js';
+export {
+  type LanguageRange,
+  negotiateLanguage,
+  parseAcceptLanguage,
+  setContentLanguage,
+} from './representation/language.js';
+export {
   type ByteRange,
   formatContentRange,
   type ParseRangeOptions,
   parseRange,
   type RangeIgnoredReason,
   type RangeVerdict,
-} from './range.js';
+} from './representation/range.js';
 export {
   type RangeSource,
   type SendRepresentationOptions,
   sendRepresentation,
-} from './representation.js';
+} from './representation/representation.js';
+export { type ServeStaticOptions, serveStatic } from './representation/static-files.js';
 export {
   type RequestIdOptions,
   requestId,
@@ -104,13 +108,10 @@ export {
   notFoundHandler,
   type RouteMatch,
   type Router,
-} from './router.js';
+} from './routing/router.js';
 export {
   API_CONTENT_SECURITY_POLICY,
   type SecurityHeadersOptions,
   type StrictTransportSecurityOptions,
   securityHeaders,
 } from './security-headers.js';
-export type { StandardSchemaV1 } from './standard-schema.js';
-export { type ServeStaticOptions, serveStatic } from './static-files.js';
-export { validate } from './validate.js';

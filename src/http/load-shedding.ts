@@ -4,7 +4,7 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { Middleware } from '../core/compose.js';
 import type { Duration } from '../core/duration.js';
-import { serviceUnavailable } from '../core/errors.js';
+import { serviceUnavailable } from '../core/errors/errors.js';
 import { assertKnownOptions, countOption, durationOption } from '../internal/options.js';
 
 /** Options of {@link shedLoad}. Every duration is in milliseconds. */

@@ -2,8 +2,8 @@
 // problem (RFC 9110 §15.6.4) before doing any work; switched on and off at run time.
 import type { Middleware } from '../core/compose.js';
 import type { Duration } from '../core/duration.js';
-import { serviceUnavailable } from '../core/errors.js';
-import type { HttpError } from '../core/http-error.js';
+import { serviceUnavailable } from '../core/errors/errors.js';
+import type { HttpError } from '../core/errors/http-error.js';
 import { assertKnownOptions, durationOption, invalidOption } from '../internal/options.js';
 
 /** Options of {@link maintenanceMode}. */

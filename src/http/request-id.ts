@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Middleware } from '../core/compose.js';
 import { requestIdKey, setContextValue } from '../core/context.js';
 import { traceContextKey } from '../core/trace-context.js';
-import { parseTraceparent } from '../diagnostics/trace-context.js';
+import { parseTraceparent } from '../diagnostics/traceparent.js';
 import { isToken } from '../internal/grammar.js';
 import {
   assertKnownOptions,

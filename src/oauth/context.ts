@@ -1,8 +1,12 @@
 import { type CredentialGuard, guardOption } from '../auth/credential-guard.js';
-import { createDpopVerifier, type DpopVerifier, type DpopVerifierOptions } from '../auth/dpop.js';
-import { MemoryReplayStore, type ReplayStore } from '../auth/replay-store.js';
+import {
+  createDpopVerifier,
+  type DpopVerifier,
+  type DpopVerifierOptions,
+} from '../auth/dpop/dpop.js';
+import { MemoryReplayStore, type ReplayStore } from '../auth/replay/store.js';
 import { processRevocations, type Revocations } from '../auth/revocations.js';
-import type { Sessions } from '../auth/session.js';
+import type { Sessions } from '../auth/session/session.js';
 import type { Duration } from '../core/duration.js';
 import { type Logger, loggerOption } from '../core/logger.js';
 import {
@@ -11,16 +15,17 @@ import {
   durationOption,
   invalidOption,
 } from '../internal/options.js';
-import { createClientAuthenticator } from './client-auth.js';
-import type { ClientStore, OAuthClient } from './clients.js';
-import type { KeySet } from './key-set.js';
-import { MemoryOAuthStore, type OAuthStore } from './store.js';
+import { createClientAuthenticator } from './clients/authentication.js';
+import type { ClientStore, OAuthClient } from './clients/client.js';
+import { MemoryOAuthStore, type OAuthStore } from './store/store.js';
+import type { TokenContext } from './tokens/context.js';
 import {
   createTokenIssuer,
   type IdTokenClaimRelease,
   type TokenIssuer,
   type UserClaims,
-} from './tokens.js';
+} from './tokens/issue.js';
+import type { KeySet } from './tokens/key-set.js';
 
 /** The app's users, as the authorization server needs them. */
 export interface OAuthUsers {
@@ -166,7 +171,7 @@ export interface AuthorizationServerOptions {
 }
 
 /** Everything the endpoints share, built once from {@link AuthorizationServerOptions}. */
-export interface OAuthContext {
+export interface OAuthContext extends TokenContext {
   readonly issuer: string;
   readonly clients: ClientStore;
   readonly keys: KeySet;

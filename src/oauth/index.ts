@@ -6,16 +6,12 @@
  * @module portico/oauth
  */
 
-export {
-  type AuthorizeEndpointOptions,
-  createAuthorizeEndpoint,
-} from './authorize.js';
-export { CLIENT_ASSERTION_TYPE } from './client-assertion.js';
+export { CLIENT_ASSERTION_TYPE } from './clients/assertion.js';
 export {
   type ClientAuthenticator,
   type ClientAuthenticatorOptions,
   createClientAuthenticator,
-} from './client-auth.js';
+} from './clients/authentication.js';
 export {
   type ClientDefinition,
   type ClientStore,
@@ -24,7 +20,8 @@ export {
   isConfidential,
   MemoryClientStore,
   type OAuthClient,
-} from './clients.js';
+} from './clients/client.js';
+export { type UserGrants, userGrants } from './consents.js';
 export {
   type AuthorizationServerOptions,
   createOAuthContext,
@@ -32,22 +29,42 @@ export {
   type OAuthUsers,
 } from './context.js';
 export {
+  type AuthorizeEndpointOptions,
+  createAuthorizeEndpoint,
+} from './endpoints/authorize.js';
+export {
   createDeviceAuthorizationEndpoint,
   createDeviceVerificationEndpoint,
   type DeviceAuthorizationOptions,
   type DeviceVerificationOptions,
-} from './device.js';
-export { createEndSessionEndpoint, type EndSessionEndpointOptions } from './end-session.js';
+} from './endpoints/device-authorization.js';
 export {
-  OAuthError,
-  type OAuthErrorCode,
-} from './errors.js';
-export type {
-  FormFields,
-  FormPageOptions,
-  FormTokenOptions,
-  FormTokens,
-} from './form-token.js';
+  createEndSessionEndpoint,
+  type EndSessionEndpointOptions,
+} from './endpoints/end-session.js';
+export {
+  createIntrospectionEndpoint,
+  type IntrospectionResponse,
+} from './endpoints/introspection.js';
+export {
+  createJwksEndpoint,
+  type JwksEndpointOptions,
+} from './endpoints/jwks.js';
+export {
+  type AuthorizationServerMetadata,
+  authorizationServerMetadata,
+  createMetadataEndpoint,
+  DEFAULT_OAUTH_PATHS,
+  type MetadataOptions,
+  type OAuthPaths,
+} from './endpoints/metadata.js';
+export { createPushedAuthorizationEndpoint, REQUEST_URI_PREFIX } from './endpoints/par.js';
+export { createRevocationEndpoint } from './endpoints/revocation.js';
+export { createTokenEndpoint } from './endpoints/token.js';
+export {
+  createUserInfoEndpoint,
+  type UserInfoOptions,
+} from './endpoints/userinfo.js';
 export {
   authorizationCodeGrant,
   type GrantHandler,
@@ -61,41 +78,18 @@ export {
   deviceCodeGrant,
 } from './grants/device-code.js';
 export { refreshTokenGrant } from './grants/refresh-token.js';
-export { type UserGrants, userGrants } from './grants.js';
-export {
-  createIntrospectionEndpoint,
-  type IntrospectionResponse,
-} from './introspect.js';
-export {
-  createJwksEndpoint,
-  type JwksEndpointOptions,
-} from './jwks-endpoint.js';
-export {
-  createKeySet,
-  type KeySet,
-  type KeySetOptions,
-  type SigningAlgorithm,
-  type SigningKey,
-} from './key-set.js';
-export {
-  type AuthorizationServerMetadata,
-  authorizationServerMetadata,
-  createMetadataEndpoint,
-  DEFAULT_OAUTH_PATHS,
-  type MetadataOptions,
-  type OAuthPaths,
-} from './metadata.js';
-export type { PendingIds } from './one-time-ids.js';
-export {
-  type OwnAccessTokenOptions,
-  ownAccessTokens,
-} from './own-tokens.js';
+export type {
+  FormFields,
+  FormPageOptions,
+  FormTokenOptions,
+  FormTokens,
+} from './pages/form-token.js';
 export {
   PAGE_LANGUAGES,
   type PageLanguage,
   type PageMessages,
   pageMessages,
-} from './page-messages.js';
+} from './pages/messages.js';
 export {
   type ConsentPageData,
   type DeviceCodePageData,
@@ -109,14 +103,17 @@ export {
   type OAuthPages,
   type PageUser,
   type SignInPageData,
-} from './pages.js';
-export { createPushedAuthorizationEndpoint, REQUEST_URI_PREFIX } from './par.js';
-export { createRevocationEndpoint } from './revoke.js';
+} from './pages/render.js';
+export {
+  OAuthError,
+  type OAuthErrorCode,
+} from './protocol/errors.js';
 export {
   type AuthorizationServer,
   type CreateAuthorizationServerOptions,
   createAuthorizationServer,
 } from './server.js';
+export type { PendingIds } from './store/one-time-ids.js';
 export {
   type AuthorizationCodeRecord,
   type Consumed,
@@ -127,8 +124,8 @@ export {
   type OAuthStore,
   type PushedAuthorizationRecord,
   type RefreshTokenRecord,
-} from './store.js';
-export { createTokenEndpoint } from './token-endpoint.js';
+} from './store/store.js';
+export type { TokenContext } from './tokens/context.js';
 export {
   type AccessTokenRequest,
   createTokenIssuer,
@@ -137,8 +134,15 @@ export {
   type TokenIssuer,
   type TokenIssuerOptions,
   type UserClaims,
-} from './tokens.js';
+} from './tokens/issue.js';
 export {
-  createUserInfoEndpoint,
-  type UserInfoOptions,
-} from './userinfo.js';
+  createKeySet,
+  type KeySet,
+  type KeySetOptions,
+  type SigningAlgorithm,
+  type SigningKey,
+} from './tokens/key-set.js';
+export {
+  type OwnAccessTokenOptions,
+  ownAccessTokens,
+} from './tokens/verify.js';

@@ -1,20 +1,23 @@
 import { randomBytes } from 'node:crypto';
 import type { Authenticator } from '../auth/authenticator.js';
 import type { Duration } from '../core/duration.js';
-import type { MethodTable } from '../http/router.js';
+import type { MethodTable } from '../http/routing/router.js';
 import { assertGivenOptions } from '../internal/options.js';
 import type { RateLimitStore } from '../rate-limit/store.js';
-import { createAuthorizeEndpoint } from './authorize.js';
+import { type UserGrants, userGrants } from './consents.js';
 import {
   type AuthorizationServerOptions,
   createOAuthContext,
   type OAuthContext,
 } from './context.js';
-import { createDeviceAuthorizationEndpoint, createDeviceVerificationEndpoint } from './device.js';
-import { createEndSessionEndpoint } from './end-session.js';
-import { type UserGrants, userGrants } from './grants.js';
-import { createIntrospectionEndpoint } from './introspect.js';
-import { createJwksEndpoint } from './jwks-endpoint.js';
+import { createAuthorizeEndpoint } from './endpoints/authorize.js';
+import {
+  createDeviceAuthorizationEndpoint,
+  createDeviceVerificationEndpoint,
+} from './endpoints/device-authorization.js';
+import { createEndSessionEndpoint } from './endpoints/end-session.js';
+import { createIntrospectionEndpoint } from './endpoints/introspection.js';
+import { createJwksEndpoint } from './endpoints/jwks.js';
 import {
   type AuthorizationServerMetadata,
   authorizationServerMetadata,
@@ -23,13 +26,13 @@ import {
   metadataPaths,
   type OAuthPaths,
   resolveOAuthPaths,
-} from './metadata.js';
-import { ownAccessTokens } from './own-tokens.js';
-import type { OAuthPages } from './pages.js';
-import { createPushedAuthorizationEndpoint } from './par.js';
-import { createRevocationEndpoint } from './revoke.js';
-import { createTokenEndpoint } from './token-endpoint.js';
-import { createUserInfoEndpoint } from './userinfo.js';
+} from './endpoints/metadata.js';
+import { createPushedAuthorizationEndpoint } from './endpoints/par.js';
+import { createRevocationEndpoint } from './endpoints/revocation.js';
+import { createTokenEndpoint } from './endpoints/token.js';
+import { createUserInfoEndpoint } from './endpoints/userinfo.js';
+import type { OAuthPages } from './pages/render.js';
+import { ownAccessTokens } from './tokens/verify.js';
 
 /** Options of {@link createAuthorizationServer}: the server's, and where and how it is served. */
 export interface CreateAuthorizationServerOptions extends AuthorizationServerOptions {

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Middleware, Next } from '../core/compose.js';
 import type { Duration } from '../core/duration.js';
-import { serviceUnavailable, tooManyRequests } from '../core/errors.js';
+import { serviceUnavailable, tooManyRequests } from '../core/errors/errors.js';
 import { published, type RateLimitedMessage } from '../diagnostics/channels.js';
 import type { TrustProxy } from '../http/proxy.js';
 import {

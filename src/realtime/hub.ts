@@ -1,4 +1,4 @@
-import { PorticoError } from '../core/errors.js';
+import { PorticoError } from '../core/errors/errors.js';
 import { type Logger, log, loggerOption } from '../core/logger.js';
 import { assertKnownOptions, invalidOption } from '../internal/options.js';
 import type {

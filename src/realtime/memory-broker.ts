@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Duration } from '../core/duration.js';
-import { PorticoError } from '../core/errors.js';
+import { PorticoError } from '../core/errors/errors.js';
 import { type Logger, loggerOption } from '../core/logger.js';
 import {
   assertKnownOptions,

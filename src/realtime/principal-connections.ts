@@ -1,4 +1,4 @@
-import { type HttpError, tooManyRequests } from '../core/errors.js';
+import { type HttpError, tooManyRequests } from '../core/errors/errors.js';
 
 /** The `Retry-After` of a refused connection: a slot frees up when another one closes. */
 const RETRY_AFTER_SECONDS = 5;

@@ -1,4 +1,4 @@
-import type { ApiKeyRecord, ApiKeyStore } from '../auth/api-key-store.js';
+import type { ApiKeyRecord, ApiKeyStore } from '../auth/api-key/store.js';
 import {
   announceRevocation,
   apiKeyCredentialId,
@@ -6,7 +6,7 @@ import {
   type Revocations,
 } from '../auth/revocations.js';
 import type { Duration } from '../core/duration.js';
-import { conflict } from '../core/errors.js';
+import { conflict } from '../core/errors/errors.js';
 import { assertKnownOptions, invalidOption } from '../internal/options.js';
 import { oneSlotPrefix, type RedisCommands, redisStoreOptions } from './commands.js';
 import { LuaScript, type RedisClient } from './script.js';

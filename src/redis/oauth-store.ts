@@ -8,7 +8,7 @@ import type {
   OAuthStore,
   PushedAuthorizationRecord,
   RefreshTokenRecord,
-} from '../oauth/store.js';
+} from '../oauth/store/store.js';
 import { type RedisCommands, redisStoreOptions } from './commands.js';
 import { LuaScript, type RedisClient } from './script.js';
 

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { ReplayStore } from '../auth/replay-store.js';
+import type { ReplayStore } from '../auth/replay/store.js';
 import type { Duration } from '../core/duration.js';
 import { assertKnownOptions } from '../internal/options.js';
 import { type RedisCommands, redisStoreOptions } from './commands.js';

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
-import { type HttpError, PorticoError, serviceUnavailable } from '../core/errors.js';
+import { type HttpError, PorticoError, serviceUnavailable } from '../core/errors/errors.js';
 import type { RedisCommand, RedisConnection } from './connection.js';
 import type { NodeRedisClient, NodeRedisCluster } from './node-redis-connection.js';
 

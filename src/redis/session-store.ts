@@ -1,4 +1,4 @@
-import type { SessionRecord, SessionStore } from '../auth/session-store.js';
+import type { SessionRecord, SessionStore } from '../auth/session/store.js';
 import type { Duration } from '../core/duration.js';
 import { assertKnownOptions, invalidOption } from '../internal/options.js';
 import { type RedisCommands, redisStoreOptions } from './commands.js';

@@ -6,7 +6,7 @@ import {
   revocationsOption,
 } from '../auth/revocations.js';
 import type { Duration } from '../core/duration.js';
-import { methodNotAllowed } from '../core/errors.js';
+import { methodNotAllowed } from '../core/errors/errors.js';
 import { getPrincipal } from '../core/principal.js';
 import { published, type SseEndedMessage, type SseOpenedMessage } from '../diagnostics/channels.js';
 import {

@@ -1,8 +1,8 @@
-import { type AddressGuardOptions, assertWebhookUrl } from './address-guard.js';
-import type { CredentialEnd } from './credential-end.js';
+import { type AddressGuardOptions, assertWebhookUrl } from './address-guard/guard.js';
 import { assertEventNames } from './event-name.js';
 import { newId } from './ids.js';
 import { admissionRefused, checkOwnership, credentialRevoked } from './ownership.js';
+import type { CredentialEnd } from './revoked-credentials.js';
 import { generateWebhookSecret } from './secret.js';
 import { signWebhook } from './signature.js';
 import type { WebhookEndpoint, WebhookStore } from './store.js';

@@ -1,4 +1,4 @@
-import { badRequest, type HttpError, PorticoError, unauthorized } from '../core/errors.js';
+import { badRequest, type HttpError, PorticoError, unauthorized } from '../core/errors/errors.js';
 
 /**
  * The stable codes of {@link WebhookVerificationError}.

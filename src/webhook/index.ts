@@ -7,13 +7,19 @@
  * @see {@link https://www.standardwebhooks.com/ | Standard Webhooks}
  * @module portico/webhook
  */
+
+export { createGuardedAgent } from './address-guard/agent.js';
 export {
   type AddressClass,
   type AddressGuardOptions,
   assertWebhookUrl,
   type GuardedAgentOptions,
   type ResolvedAddress,
-} from './address-guard.js';
+} from './address-guard/guard.js';
+export {
+  DEFAULT_RETRY_SCHEDULE,
+  parseRetrySchedule,
+} from './delivery/schedule.js';
 export {
   WEBHOOK_VERIFICATION_CODES,
   WebhookAddressError,
@@ -21,7 +27,6 @@ export {
   WebhookVerificationError,
   type WebhookVerificationFailure,
 } from './errors.js';
-export { createGuardedAgent } from './guarded-agent.js';
 export {
   MemoryWebhookStore,
   type MemoryWebhookStoreOptions,
@@ -32,10 +37,6 @@ export {
   verifyWebhooks,
   type WebhookReceiverOptions,
 } from './receiver.js';
-export {
-  DEFAULT_RETRY_SCHEDULE,
-  parseRetrySchedule,
-} from './schedule.js';
 export { generateWebhookSecret } from './secret.js';
 export {
   createWebhookSender,

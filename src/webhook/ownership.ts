@@ -1,4 +1,4 @@
-import { conflict, forbidden, type HttpError, unprocessable } from '../core/errors.js';
+import { conflict, forbidden, type HttpError, unprocessable } from '../core/errors/errors.js';
 import type { Principal } from '../core/principal.js';
 import type { WebhookEndpoint, WebhookEndpointAdmission } from './store.js';
 

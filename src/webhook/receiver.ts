@@ -3,8 +3,8 @@ import contentType from 'content-type';
 import type { Middleware } from '../core/compose.js';
 import { createContextKey, getContextValue, setContextValue } from '../core/context.js';
 import type { Duration } from '../core/duration.js';
-import { contentTooLarge, internalError, unsupportedMediaType } from '../core/errors.js';
-import { DEFAULT_BODY_LIMIT, readBody } from '../http/body.js';
+import { contentTooLarge, internalError, unsupportedMediaType } from '../core/errors/errors.js';
+import { DEFAULT_BODY_LIMIT, readBody } from '../http/body/body.js';
 import {
   assertGivenOptions,
   assertKnownOptions,

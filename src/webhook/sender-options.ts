@@ -11,27 +11,12 @@ import {
   functionOption,
   invalidOption,
 } from '../internal/options.js';
-import type { AddressGuardOptions } from './address-guard.js';
-import { DEFAULT_RETRY_SCHEDULE } from './schedule.js';
-import type { WebhookAttempt, WebhookDelivery, WebhookEndpoint, WebhookStore } from './store.js';
+import type { AddressGuardOptions } from './address-guard/guard.js';
+import type { WebhookSenderEvent } from './delivery/observe.js';
+import { DEFAULT_RETRY_SCHEDULE } from './delivery/schedule.js';
+import type { WebhookStore } from './store.js';
 
-/**
- * What a sender reports to {@link WebhookSenderOptions.onEvent}: each attempt, each delivery
- * delivered or dead-lettered, each endpoint disabled. Never a secret.
- *
- * @example
- * ```ts
- * const onEvent = (e: WebhookSenderEvent) => {
- *   if (e.type === 'dead-letter') log.warn({ delivery: e.delivery.id }, 'webhook dead-lettered');
- * };
- * ```
- */
-export type WebhookSenderEvent =
-  | { type: 'attempt'; delivery: WebhookDelivery; attempt: WebhookAttempt }
-  | { type: 'delivered'; delivery: WebhookDelivery }
-  | { type: 'dead-letter'; delivery: WebhookDelivery }
-  | { type: 'endpoint-disabled'; endpoint: Omit<WebhookEndpoint, 'secrets'> }
-  | { type: 'endpoint-revoked'; endpoint: Omit<WebhookEndpoint, 'secrets'>; credentialId: string };
+export type { WebhookSenderEvent };
 
 /**
  * Options of {@link createWebhookSender}. Every duration is in milliseconds.

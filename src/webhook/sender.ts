@@ -1,15 +1,15 @@
 import type { Dispatcher } from 'undici';
 import { loadUndici } from '../internal/lazy.js';
-import { guardedAgentWith } from './address-guard.js';
-import { endEndpointsWithCredential } from './credential-end.js';
-import { Deliverer } from './deliverer.js';
-import { DeliveryLoop } from './delivery-loop.js';
+import { guardedAgentWith } from './address-guard/guard.js';
+import { Deliverer } from './delivery/deliverer.js';
+import { DeliveryLoop } from './delivery/loop.js';
+import { observe } from './delivery/observe.js';
+import { enqueueEvent } from './delivery/outbox.js';
+import { DeadlineWatch } from './delivery/post.js';
 import { EndpointRegistry, type NewWebhookEndpoint } from './endpoint-registry.js';
 import { assertEventName } from './event-name.js';
 import { MemoryWebhookStore } from './memory-store.js';
-import { observe } from './observe.js';
-import { enqueueEvent } from './outbox.js';
-import { DeadlineWatch } from './post.js';
+import { endEndpointsWithCredential } from './revoked-credentials.js';
 import {
   type SenderSettings,
   senderSettings,

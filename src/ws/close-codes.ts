@@ -1,4 +1,4 @@
-import { HttpError, PorticoError } from '../core/errors.js';
+import { HttpError, PorticoError } from '../core/errors/errors.js';
 import { invalidOption } from '../internal/options.js';
 
 /**

@@ -20,7 +20,7 @@ export {
   type ChannelProtocolOptions,
   type ChannelRateLimit,
   createChannelProtocol,
-} from './channel.js';
+} from './channel/channel.js';
 export {
   CloseCode,
   type CloseCodeValue,

@@ -8,7 +8,7 @@ import { authenticationRequired } from '../auth/errors.js';
 import type { Revocations } from '../auth/revocations.js';
 import { revocationsOption } from '../auth/revocations.js';
 import type { Middleware } from '../core/compose.js';
-import { forbidden, HttpError, notFound } from '../core/errors.js';
+import { forbidden, HttpError, notFound } from '../core/errors/errors.js';
 import { type Logger, log, loggerOption } from '../core/logger.js';
 import { type Principal, setPrincipal } from '../core/principal.js';
 import {
@@ -32,7 +32,7 @@ import {
   type WebSocketOpenedMessage,
 } from '../diagnostics/channels.js';
 import { ignoreUpgrade } from '../http/ignore-upgrade.js';
-import { getPathname } from '../http/request-path.js';
+import { getPathname } from '../http/routing/request-path.js';
 import { asksForWebSocket } from '../internal/headers.js';
 import { loadedWs, loadWs } from '../internal/lazy.js';
 import {

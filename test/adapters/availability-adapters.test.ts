@@ -4,10 +4,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Middleware } from '../../src/core/compose.js';
 import { sendJson } from '../../src/core/send.js';
 import { healthChecks } from '../../src/http/health.js';
-import { negotiateLanguage, setContentLanguage } from '../../src/http/language.js';
 import { shedLoad } from '../../src/http/load-shedding.js';
 import { maintenanceMode } from '../../src/http/maintenance.js';
-import { createRouter, mount } from '../../src/http/router.js';
+import { negotiateLanguage, setContentLanguage } from '../../src/http/representation/language.js';
+import { createRouter, mount } from '../../src/http/routing/router.js';
 import { hostOnEveryAdapter, requestBytes } from '../helpers/adapters.js';
 import { closeAll, type Listening } from '../helpers/http.js';
 

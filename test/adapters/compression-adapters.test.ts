@@ -16,7 +16,7 @@ import { toFastify } from '../../src/adapters/fastify.js';
 import { toKoa } from '../../src/adapters/koa.js';
 import { toNodeListener } from '../../src/adapters/node.js';
 import { silentLogger } from '../../src/diagnostics/index.js';
-import { compression } from '../../src/http/compression.js';
+import { compression } from '../../src/http/compression/compression.js';
 import { closeAll, listen } from '../helpers/http.js';
 
 const BODY = JSON.stringify({

@@ -8,11 +8,11 @@ import { authenticate } from '../../src/auth/authenticate.js';
 import type { Authenticator } from '../../src/auth/authenticator.js';
 import type { Middleware } from '../../src/core/compose.js';
 import { getRequestId } from '../../src/core/context.js';
-import { conflict, HttpError } from '../../src/core/errors.js';
+import { conflict, HttpError } from '../../src/core/errors/errors.js';
 import { sendJson } from '../../src/core/send.js';
 import { cors } from '../../src/cors/cors.js';
 import { requestId } from '../../src/http/request-id.js';
-import { mount } from '../../src/http/router.js';
+import { mount } from '../../src/http/routing/router.js';
 import { securityHeaders } from '../../src/http/security-headers.js';
 import { rateLimit } from '../../src/rate-limit/rate-limit.js';
 import {

@@ -14,9 +14,9 @@ import { toNodeListener } from '../../src/adapters/node.js';
 import type { Middleware } from '../../src/core/compose.js';
 import { sendJson } from '../../src/core/send.js';
 import { silentLogger } from '../../src/diagnostics/index.js';
-import { readJson } from '../../src/http/body.js';
+import { readJson } from '../../src/http/body/body.js';
 import { requestId } from '../../src/http/request-id.js';
-import { createRouter, notFoundHandler } from '../../src/http/router.js';
+import { createRouter, notFoundHandler } from '../../src/http/routing/router.js';
 import { closeAll, expectProblem, type Listening, listen, request } from '../helpers/http.js';
 
 const LIMIT = 1024;

@@ -17,12 +17,12 @@ import { fastifyErrorHandler, fastifyPortico, toFastify } from '../../src/adapte
 import { type KoaState, toKoa } from '../../src/adapters/koa.js';
 import { authenticate } from '../../src/auth/authenticate.js';
 import type { Authenticator } from '../../src/auth/authenticator.js';
-import { conflict } from '../../src/core/errors.js';
+import { conflict } from '../../src/core/errors/errors.js';
 import type { Principal } from '../../src/core/principal.js';
 import { sendJson } from '../../src/core/send.js';
 import { silentLogger } from '../../src/diagnostics/index.js';
 import { requestId } from '../../src/http/request-id.js';
-import { createRouter } from '../../src/http/router.js';
+import { createRouter } from '../../src/http/routing/router.js';
 import { closeAll, expectProblem, json, listen, request } from '../helpers/http.js';
 
 const userHeader: Authenticator = {

@@ -18,12 +18,12 @@ import {
 } from '../../src/adapters/fastify.js';
 import { toKoa } from '../../src/adapters/koa.js';
 import { toNodeListener } from '../../src/adapters/node.js';
-import { apiKeyAuth } from '../../src/auth/api-key-auth.js';
-import { importApiKey, MemoryApiKeyStore } from '../../src/auth/api-key-store.js';
+import { apiKeyAuth } from '../../src/auth/api-key/authenticator.js';
+import { importApiKey, MemoryApiKeyStore } from '../../src/auth/api-key/store.js';
 import { authenticate } from '../../src/auth/authenticate.js';
 import type { Middleware } from '../../src/core/compose.js';
 import { silentLogger } from '../../src/diagnostics/index.js';
-import { createRouter, mount, notFoundHandler } from '../../src/http/router.js';
+import { createRouter, mount, notFoundHandler } from '../../src/http/routing/router.js';
 import { closeAll, type Listening, listen } from '../helpers/http.js';
 import { sendRaw as send, variantsOf } from '../helpers/path-variants.js';
 

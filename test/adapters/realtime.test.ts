@@ -10,7 +10,7 @@ import type { Authenticator } from '../../src/auth/authenticator.js';
 import type { Middleware } from '../../src/core/compose.js';
 import { createHub, type Hub } from '../../src/realtime/hub.js';
 import { streamChannel } from '../../src/sse/channel.js';
-import { type ChannelProtocol, createChannelProtocol } from '../../src/ws/channel.js';
+import { type ChannelProtocol, createChannelProtocol } from '../../src/ws/channel/channel.js';
 import { createUpgradeHandler } from '../../src/ws/upgrade.js';
 import { closeAll, listen } from '../helpers/http.js';
 import { connect as connectStream, parseEvents } from '../helpers/sse.js';

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { serveStatic } from '../../src/http/static-files.js';
+import { serveStatic } from '../../src/http/representation/static-files.js';
 import { type BinaryReply, requestBytes as get, hostOnEveryAdapter } from '../helpers/adapters.js';
 import { closeAll, type Listening } from '../helpers/http.js';
 

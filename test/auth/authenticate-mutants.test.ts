@@ -23,7 +23,7 @@ import {
   invalidCredentials,
 } from '../../src/auth/errors.js';
 import type { Middleware } from '../../src/core/compose.js';
-import { HttpError } from '../../src/core/errors.js';
+import { HttpError } from '../../src/core/errors/errors.js';
 import { getPrincipal, type Principal, setPrincipal } from '../../src/core/principal.js';
 import { channels, silentLogger } from '../../src/diagnostics/index.js';
 import { MemoryRateLimitStore } from '../../src/rate-limit/memory-store.js';

@@ -2,7 +2,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { basicAuth, parseBasicCredentials } from '../../src/auth/basic.js';
-import { HttpError } from '../../src/core/errors.js';
+import { HttpError } from '../../src/core/errors/errors.js';
 import type { Principal } from '../../src/core/principal.js';
 import { caseTally, casing, inserting } from '../helpers/arbitraries.js';
 import { fakeRequest } from '../helpers/fake-http.js';

@@ -6,20 +6,20 @@
 import { randomBytes } from 'node:crypto';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateApiKey } from '../../src/auth/api-key.js';
-import { apiKeyAuth } from '../../src/auth/api-key-auth.js';
+import { generateApiKey } from '../../src/auth/api-key/api-key.js';
+import { apiKeyAuth } from '../../src/auth/api-key/authenticator.js';
 import {
   type ApiKeyStore,
   createApiKey,
   MAX_API_KEY_LENGTH,
   MemoryApiKeyStore,
-} from '../../src/auth/api-key-store.js';
+} from '../../src/auth/api-key/store.js';
 import { authenticate } from '../../src/auth/authenticate.js';
 import { basicAuth } from '../../src/auth/basic.js';
-import { createJwtVerifier, type JwtVerifierOptions } from '../../src/auth/jwt.js';
-import { type JwtBearerOptions, jwtBearer } from '../../src/auth/jwt-bearer.js';
-import type { JwtError } from '../../src/auth/jwt-error.js';
-import { createSessions } from '../../src/auth/session.js';
+import { type JwtBearerOptions, jwtBearer } from '../../src/auth/jwt/bearer.js';
+import type { JwtError } from '../../src/auth/jwt/error.js';
+import { createJwtVerifier, type JwtVerifierOptions } from '../../src/auth/jwt/jwt.js';
+import { createSessions } from '../../src/auth/session/session.js';
 import type { Middleware } from '../../src/core/compose.js';
 import { getPrincipal } from '../../src/core/principal.js';
 import { sendJson, sendNoContent } from '../../src/core/send.js';
@@ -33,7 +33,7 @@ import {
   serve,
 } from '../helpers/http.js';
 import { captureLogger } from '../helpers/logger.js';
-import { AUDIENCE, ISSUER, makeKey, mint } from './jwt-fixtures.js';
+import { AUDIENCE, ISSUER, makeKey, mint } from './jwt/jwt-fixtures.js';
 
 const log = captureLogger();
 const failures = log.errors;

@@ -10,9 +10,9 @@ import { CompactEncrypt, importSPKI, jwtVerify, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { toNodeListener } from '../../src/adapters/node.ts';
 import { authenticate } from '../../src/auth/authenticate.ts';
-import { createJwtVerifier } from '../../src/auth/jwt.ts';
-import { type JwtBearerOptions, jwtBearer } from '../../src/auth/jwt-bearer.ts';
-import { JwtError } from '../../src/auth/jwt-error.ts';
+import { type JwtBearerOptions, jwtBearer } from '../../src/auth/jwt/bearer.ts';
+import { JwtError } from '../../src/auth/jwt/error.ts';
+import { createJwtVerifier } from '../../src/auth/jwt/jwt.ts';
 import type { Middleware } from '../../src/core/compose.ts';
 import { sendJson } from '../../src/core/send.ts';
 import {
@@ -34,7 +34,7 @@ import {
   now,
   startKeyServer,
   type TestKey,
-} from './jwt-fixtures.ts';
+} from './jwt/jwt-fixtures.ts';
 
 vi.mock('jose', async (importOriginal) => {
   const jose = await importOriginal<typeof import('jose')>();
@@ -284,7 +284,7 @@ it('fetches the remote JWKS at most once more for a burst of unknown kids', asyn
 });
 
 describe('typ where at+jwt is required (RFC 8725 §3.11, RFC 9068 §4)', () => {
-  // ownAccessTokens (src/oauth/own-tokens.ts) configures exactly this: typ 'at+jwt'
+  // ownAccessTokens (src/oauth/tokens/verify.ts) configures exactly this: typ 'at+jwt'
   const cases: [string, unknown, Outcome][] = [
     ['at+jwt', 'at+jwt', 200],
     ['application/at+jwt', 'application/at+jwt', 200],

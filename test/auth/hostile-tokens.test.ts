@@ -5,7 +5,7 @@ import { CompactSign, FlattenedSign, jwtVerify, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { toNodeListener } from '../../src/adapters/node.ts';
 import { authenticate } from '../../src/auth/authenticate.ts';
-import { type JwtBearerOptions, jwtBearer } from '../../src/auth/jwt-bearer.ts';
+import { type JwtBearerOptions, jwtBearer } from '../../src/auth/jwt/bearer.ts';
 import type { Middleware } from '../../src/core/compose.ts';
 import { sendJson } from '../../src/core/send.ts';
 import { closeAll, type Listening, listen, request } from '../helpers/http.ts';
@@ -20,7 +20,7 @@ import {
   now,
   startKeyServer,
   type TestKey,
-} from './jwt-fixtures.ts';
+} from './jwt/jwt-fixtures.ts';
 
 vi.mock('jose', async (importOriginal) => {
   const jose = await importOriginal<typeof import('jose')>();

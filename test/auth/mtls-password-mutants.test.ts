@@ -18,7 +18,7 @@ import { getClientCertificate } from '../../src/auth/certificate.js';
 import { type MtlsOptions, mtlsAuth } from '../../src/auth/mtls.js';
 import { hashPassword, needsRehash, verifyPassword } from '../../src/auth/password.js';
 import type { Middleware } from '../../src/core/compose.js';
-import { HttpError } from '../../src/core/errors.js';
+import { HttpError } from '../../src/core/errors/errors.js';
 import { getPrincipal } from '../../src/core/principal.js';
 import { sendJson } from '../../src/core/send.js';
 import { type AuthRefusedMessage, channels, silentLogger } from '../../src/diagnostics/index.js';

@@ -4,7 +4,6 @@
 // request headers, fallbacks, failures with their cause, cooldown and cache, and the exact 400
 // problems and TypeErrors of parseScopes() and assertScopes().
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { discoveryUrls } from '../../src/auth/discovery.js';
 import {
   assertScopes,
   createIdTokenVerifier,
@@ -14,6 +13,7 @@ import {
   parseScopes,
   scopesFromClaim,
 } from '../../src/auth/index.js';
+import { discoveryUrls } from '../../src/auth/jwt/discovery.js';
 import { HttpError } from '../../src/core/index.js';
 import { thrownTypeError } from '../helpers/errors.js';
 import { closeAll, listen } from '../helpers/http.js';
@@ -26,7 +26,7 @@ import {
   now,
   startKeyServer,
   type TestKey,
-} from './jwt-fixtures.js';
+} from './jwt/jwt-fixtures.js';
 
 const CLIENT = 'client-123';
 const OWNER = 'createIdTokenVerifier()';

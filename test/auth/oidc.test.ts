@@ -1,6 +1,6 @@
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { JwtError } from '../../src/auth/jwt-error.ts';
+import { JwtError } from '../../src/auth/jwt/error.ts';
 import { createIdTokenVerifier, type IdTokenVerifierOptions } from '../../src/auth/oidc.ts';
 import {
   type KeyServer,
@@ -9,7 +9,7 @@ import {
   now,
   startKeyServer,
   type TestKey,
-} from './jwt-fixtures.ts';
+} from './jwt/jwt-fixtures.ts';
 
 const CLIENT = 'client-123';
 let key: TestKey;

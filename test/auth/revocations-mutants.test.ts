@@ -14,7 +14,7 @@ import {
   isCredentialGuard,
   isRefusal,
 } from '../../src/auth/credential-guard.js';
-import { MemoryReplayStore } from '../../src/auth/replay-store.js';
+import { MemoryReplayStore } from '../../src/auth/replay/store.js';
 import {
   bindToCredential,
   createRevocations,
@@ -31,7 +31,7 @@ import {
   serviceUnavailable,
   tooManyRequests,
   unauthorized,
-} from '../../src/core/errors.js';
+} from '../../src/core/errors/errors.js';
 import { channels } from '../../src/diagnostics/index.js';
 import { MemoryRateLimitStore } from '../../src/rate-limit/index.js';
 import type { RateLimitStore } from '../../src/rate-limit/store.js';

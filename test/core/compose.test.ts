@@ -8,7 +8,7 @@ import {
   getContextValue,
   setContextValue,
 } from '../../src/core/context.js';
-import { conflict } from '../../src/core/errors.js';
+import { conflict } from '../../src/core/errors/errors.js';
 import { PROBLEM_TYPE } from '../../src/core/problem.js';
 import { silentLogger } from '../../src/diagnostics/index.js';
 import { closeAll, listen, request } from '../helpers/http.js';

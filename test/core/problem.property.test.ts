@@ -1,7 +1,7 @@
 // Property tests of problem details rendering (RFC 9457) through sendError().
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { HttpError, internalError } from '../../src/core/errors.js';
+import { HttpError, internalError } from '../../src/core/errors/errors.js';
 import { PROBLEM_TYPE, sendError, toProblem } from '../../src/core/problem.js';
 import { caseTally } from '../helpers/arbitraries.js';
 import { fakeRequest, fakeResponse } from '../helpers/fake-http.js';

@@ -13,7 +13,7 @@ import {
   tooManyRequests,
   unauthorized,
   unprocessable,
-} from '../../src/core/errors.js';
+} from '../../src/core/errors/errors.js';
 import {
   PROBLEM_TYPE,
   problemContentType,

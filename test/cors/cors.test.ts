@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Middleware } from '../../src/core/compose.js';
-import { notFound } from '../../src/core/errors.js';
+import { notFound } from '../../src/core/errors/errors.js';
 import { sendJson } from '../../src/core/send.js';
 import {
   cors,

@@ -8,7 +8,7 @@ import { type JWTPayload, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as expressExample from '../../examples/auth/express.js';
 import * as koaExample from '../../examples/auth/koa.js';
-import { generateApiKey } from '../../src/auth/api-key.js';
+import { generateApiKey } from '../../src/auth/api-key/api-key.js';
 import {
   closeAll,
   expectProblem,

@@ -11,7 +11,7 @@ import { toKoa } from '../../src/adapters/koa.js';
 import { toNodeListener } from '../../src/adapters/node.js';
 import type { Middleware } from '../../src/core/compose.js';
 import { silentLogger } from '../../src/diagnostics/index.js';
-import { notFoundHandler } from '../../src/http/router.js';
+import { notFoundHandler } from '../../src/http/routing/router.js';
 import { type Listening, listen } from './http.js';
 
 export { type BinaryReply, requestBytes } from './http.js';

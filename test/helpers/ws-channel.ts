@@ -9,7 +9,7 @@ import {
   type ChannelProtocol,
   type ChannelProtocolOptions,
   createChannelProtocol,
-} from '../../src/ws/channel.js';
+} from '../../src/ws/channel/channel.js';
 import { createUpgradeHandler } from '../../src/ws/upgrade.js';
 
 const headerAuth: Authenticator = {

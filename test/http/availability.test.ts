@@ -12,7 +12,7 @@ import { sendJson } from '../../src/core/send.js';
 import { healthChecks } from '../../src/http/health.js';
 import { shedLoad } from '../../src/http/load-shedding.js';
 import { maintenanceMode } from '../../src/http/maintenance.js';
-import { createRouter } from '../../src/http/router.js';
+import { createRouter } from '../../src/http/routing/router.js';
 import { createUpgradeHandler } from '../../src/ws/upgrade.js';
 import { closeAll, json, parseReply, request, serve } from '../helpers/http.js';
 

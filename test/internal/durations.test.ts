@@ -14,7 +14,7 @@ const DURATION =
   /(?:ttl|timeout|interval|heartbeat|tolerance|maxage|window|schedule|cooldown|period|delay|overlap|ahead|retryafter|lifetime|age$|^retry$|ms$)/i;
 
 /** Members the names above take for durations, but which are not. */
-const NOT_DURATIONS = new Set(['auth/jwt.ts JwtVerifierOptions.claims']);
+const NOT_DURATIONS = new Set(['auth/jwt/jwt.ts JwtVerifierOptions.claims']);
 
 /**
  * Duration members still typed `number`: the settings of internal modules, which receive
@@ -22,17 +22,17 @@ const NOT_DURATIONS = new Set(['auth/jwt.ts JwtVerifierOptions.claims']);
  * `Duration` type comes with the multi-issuer work; the floors already apply to them).
  */
 const NUMBER_TYPED = new Set([
-  'auth/jwt-verify.ts CoreVerifyOptions.clockTolerance',
-  'oauth/client-assertion.ts ClientAssertionCheckOptions.clockTolerance',
-  'webhook/deliverer.ts DelivererOptions.schedule',
-  'webhook/delivery-loop.ts DeliveryLoopOptions.timeout',
-  'webhook/delivery-loop.ts DeliveryLoopOptions.pollInterval',
+  'auth/jwt/verify.ts CoreVerifyOptions.clockTolerance',
+  'oauth/clients/assertion.ts ClientAssertionCheckOptions.clockTolerance',
+  'webhook/delivery/deliverer.ts DelivererOptions.schedule',
+  'webhook/delivery/loop.ts DeliveryLoopOptions.timeout',
+  'webhook/delivery/loop.ts DeliveryLoopOptions.pollInterval',
   'webhook/endpoint-registry.ts EndpointRegistryOptions.rotationOverlapMs',
-  'webhook/post.ts PostOptions.timeout',
+  'webhook/delivery/post.ts PostOptions.timeout',
   // jose's remote JWKS options, passed to jose as they are (numbers of milliseconds)
-  'auth/jwks-remote.ts RemoteJwksOptions.cooldownDuration',
-  'auth/jwks-remote.ts RemoteJwksOptions.cacheMaxAge',
-  'auth/jwks-remote.ts RemoteJwksOptions.timeoutDuration',
+  'auth/jwt/jwks-remote.ts RemoteJwksOptions.cooldownDuration',
+  'auth/jwt/jwks-remote.ts RemoteJwksOptions.cacheMaxAge',
+  'auth/jwt/jwks-remote.ts RemoteJwksOptions.timeoutDuration',
 ]);
 
 interface Member {

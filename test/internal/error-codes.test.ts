@@ -27,7 +27,7 @@ function sources(dir: string): string[] {
 }
 
 describe('PorticoErrorCode', () => {
-  const union = readFileSync(join(src, 'core/error-codes.ts'), 'utf8');
+  const union = readFileSync(join(src, 'core/errors/codes.ts'), 'utf8');
   const listed = new Set([...union.matchAll(/\| '(ERR_[A-Z0-9_]+)'/g)].map((m) => m[1]!));
 
   it('names every code thrown in src/', () => {

@@ -9,15 +9,15 @@
 import { decodeJwt } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { createCredentialGuard } from '../../src/auth/credential-guard.js';
-import { createSessions } from '../../src/auth/session.js';
-import { MemoryClientStore, type OAuthClient } from '../../src/oauth/clients.js';
+import { createSessions } from '../../src/auth/session/session.js';
+import { MemoryClientStore, type OAuthClient } from '../../src/oauth/clients/client.js';
 import { type AuthorizationServerOptions, createOAuthContext } from '../../src/oauth/context.js';
-import { createKeySet } from '../../src/oauth/key-set.js';
 import {
   type DeviceCodeRecord,
   isDeviceCodeExpired,
   MemoryOAuthStore,
-} from '../../src/oauth/store.js';
+} from '../../src/oauth/store/store.js';
+import { createKeySet } from '../../src/oauth/tokens/key-set.js';
 
 const ISSUER = 'https://auth.example.test';
 const RS256_KEYS = createKeySet();

@@ -2,16 +2,16 @@
 // seconds (`expires_in`, `interval`, `exp`, `max-age`) are converted when written.
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSessions } from '../../src/auth/session.js';
-import { defineClient, MemoryClientStore } from '../../src/oauth/clients.js';
+import { createSessions } from '../../src/auth/session/session.js';
+import { defineClient, MemoryClientStore } from '../../src/oauth/clients/client.js';
 import { type AuthorizationServerOptions, createOAuthContext } from '../../src/oauth/context.js';
-import { createDeviceAuthorizationEndpoint } from '../../src/oauth/device.js';
-import { createFormTokens } from '../../src/oauth/form-token.js';
-import { createJwksEndpoint } from '../../src/oauth/jwks-endpoint.js';
-import { createKeySet, type KeySet } from '../../src/oauth/key-set.js';
-import { createMetadataEndpoint } from '../../src/oauth/metadata.js';
-import { MemoryOAuthStore } from '../../src/oauth/store.js';
-import { createTokenIssuer } from '../../src/oauth/tokens.js';
+import { createDeviceAuthorizationEndpoint } from '../../src/oauth/endpoints/device-authorization.js';
+import { createJwksEndpoint } from '../../src/oauth/endpoints/jwks.js';
+import { createMetadataEndpoint } from '../../src/oauth/endpoints/metadata.js';
+import { createFormTokens } from '../../src/oauth/pages/form-token.js';
+import { MemoryOAuthStore } from '../../src/oauth/store/store.js';
+import { createTokenIssuer } from '../../src/oauth/tokens/issue.js';
+import { createKeySet, type KeySet } from '../../src/oauth/tokens/key-set.js';
 import { thrownTypeError as thrown } from '../helpers/errors.js';
 import { closeAll, json, request, serve } from '../helpers/http.js';
 

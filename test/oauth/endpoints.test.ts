@@ -2,31 +2,31 @@ import { randomUUID } from 'node:crypto';
 import { type JWTPayload, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { authenticate } from '../../src/auth/authenticate.js';
-import { createSessions } from '../../src/auth/session.js';
+import { createSessions } from '../../src/auth/session/session.js';
 import { compose, type Middleware } from '../../src/core/compose.js';
 import { getPrincipal } from '../../src/core/principal.js';
 import { sendJson } from '../../src/core/send.js';
-import { createRouter } from '../../src/http/router.js';
-import { defineClient, MemoryClientStore } from '../../src/oauth/clients.js';
+import { createRouter } from '../../src/http/routing/router.js';
+import { defineClient, MemoryClientStore } from '../../src/oauth/clients/client.js';
 import {
   type AuthorizationServerOptions,
   createOAuthContext,
   type OAuthContext,
 } from '../../src/oauth/context.js';
-import { createIntrospectionEndpoint } from '../../src/oauth/introspect.js';
-import { createJwksEndpoint } from '../../src/oauth/jwks-endpoint.js';
-import { createKeySet, type KeySet } from '../../src/oauth/key-set.js';
+import { createIntrospectionEndpoint } from '../../src/oauth/endpoints/introspection.js';
+import { createJwksEndpoint } from '../../src/oauth/endpoints/jwks.js';
 import {
   authorizationServerMetadata,
   createMetadataEndpoint,
   DEFAULT_OAUTH_PATHS,
   metadataPaths,
-} from '../../src/oauth/metadata.js';
-import { ownAccessTokens } from '../../src/oauth/own-tokens.js';
-import { createRevocationEndpoint } from '../../src/oauth/revoke.js';
-import type { RefreshTokenRecord } from '../../src/oauth/store.js';
-import { hashToken, newOpaqueToken, type UserClaims } from '../../src/oauth/tokens.js';
-import { createUserInfoEndpoint } from '../../src/oauth/userinfo.js';
+} from '../../src/oauth/endpoints/metadata.js';
+import { createRevocationEndpoint } from '../../src/oauth/endpoints/revocation.js';
+import { createUserInfoEndpoint } from '../../src/oauth/endpoints/userinfo.js';
+import type { RefreshTokenRecord } from '../../src/oauth/store/store.js';
+import { hashToken, newOpaqueToken, type UserClaims } from '../../src/oauth/tokens/issue.js';
+import { createKeySet, type KeySet } from '../../src/oauth/tokens/key-set.js';
+import { ownAccessTokens } from '../../src/oauth/tokens/verify.js';
 import { closeAll, json, type Listening, type Reply, request, serve } from '../helpers/http.js';
 
 const SCOPES = ['openid', 'profile', 'email', 'offline_access', 'read:messages', 'write:messages'];

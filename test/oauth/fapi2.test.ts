@@ -4,10 +4,10 @@
 // server refuses to start with what the profile forbids.
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSessions } from '../../src/auth/session.js';
-import { defineClient, MemoryClientStore } from '../../src/oauth/clients.js';
-import { createKeySet, type KeySet } from '../../src/oauth/key-set.js';
+import { createSessions } from '../../src/auth/session/session.js';
+import { defineClient, MemoryClientStore } from '../../src/oauth/clients/client.js';
 import { createAuthorizationServer } from '../../src/oauth/server.js';
+import { createKeySet, type KeySet } from '../../src/oauth/tokens/key-set.js';
 import { closeAll, json, type Reply, request } from '../helpers/http.js';
 import {
   approveVia,
@@ -24,7 +24,7 @@ import {
   type Site,
   startSite,
   WEB,
-} from './par-fixtures.js';
+} from './endpoints/par-fixtures.js';
 import { pkce } from './token-fixtures.js';
 
 let keys: KeySet;

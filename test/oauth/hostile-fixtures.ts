@@ -4,11 +4,11 @@
 import type { OutgoingHttpHeaders, RequestListener } from 'node:http';
 import { expect } from 'vitest';
 import { toNodeListener } from '../../src/adapters/node.js';
-import { createSessions } from '../../src/auth/session.js';
-import { createRouter } from '../../src/http/router.js';
-import { defineClient, MemoryClientStore } from '../../src/oauth/clients.js';
-import { createKeySet } from '../../src/oauth/key-set.js';
+import { createSessions } from '../../src/auth/session/session.js';
+import { createRouter } from '../../src/http/routing/router.js';
+import { defineClient, MemoryClientStore } from '../../src/oauth/clients/client.js';
 import { type AuthorizationServer, createAuthorizationServer } from '../../src/oauth/server.js';
+import { createKeySet } from '../../src/oauth/tokens/key-set.js';
 import { hiddenInputs, sessionCookie } from '../helpers/browser.js';
 import { json, type Listening, listen, type Reply, request } from '../helpers/http.js';
 import { captureLogger } from '../helpers/logger.js';

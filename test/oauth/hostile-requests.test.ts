@@ -4,7 +4,7 @@
 // parameter pollution, oversized state and other response types. Client authentication,
 // grant types, methods and bodies of the token endpoint are in hostile-token-requests.test.ts.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { codeChallengeS256 } from '../../src/oauth/pkce.js';
+import { codeChallengeS256 } from '../../src/oauth/protocol/pkce.js';
 import { hiddenInputs } from '../helpers/browser.js';
 import { closeAll, type Reply, request } from '../helpers/http.js';
 import {

@@ -3,7 +3,7 @@
 // §6 says, remembered consent and what `prompt`, `max_age` and `id_token_hint` make of it.
 import { decodeJwt, SignJWT } from 'jose';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createKeySet, type KeySet } from '../../src/oauth/key-set.js';
+import { createKeySet, type KeySet } from '../../src/oauth/tokens/key-set.js';
 import { hiddenInputs, sessionCookie } from '../helpers/browser.js';
 import { closeAll, type Reply, request } from '../helpers/http.js';
 import {
@@ -19,7 +19,7 @@ import {
   type Site,
   startSite,
   WEB,
-} from './par-fixtures.js';
+} from './endpoints/par-fixtures.js';
 import { basic, pkce } from './token-fixtures.js';
 
 let keys: KeySet;

@@ -4,7 +4,7 @@
 // store gives a DPoP key, or a client, a share of its room; of two uses of one proof or
 // assertion racing, one wins.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MemoryReplayStore } from '../../src/auth/replay-store.js';
+import { MemoryReplayStore } from '../../src/auth/replay/store.js';
 import { closeAll, json, type Listening } from '../helpers/http.js';
 import {
   callApi,

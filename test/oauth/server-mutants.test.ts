@@ -10,22 +10,22 @@ import { decodeJwt, SignJWT } from 'jose';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { toNodeListener } from '../../src/adapters/node.js';
 import { authenticate } from '../../src/auth/authenticate.js';
-import { createSessions } from '../../src/auth/session.js';
-import { createRouter } from '../../src/http/router.js';
-import { CLIENT_ASSERTION_TYPE } from '../../src/oauth/client-assertion.js';
-import { defineClient, MemoryClientStore } from '../../src/oauth/clients.js';
-import { createKeySet } from '../../src/oauth/key-set.js';
+import { createSessions } from '../../src/auth/session/session.js';
+import { createRouter } from '../../src/http/routing/router.js';
+import { CLIENT_ASSERTION_TYPE } from '../../src/oauth/clients/assertion.js';
+import { defineClient, MemoryClientStore } from '../../src/oauth/clients/client.js';
+import { createTokenEndpoint } from '../../src/oauth/endpoints/token.js';
 import {
   type CreateAuthorizationServerOptions,
   createAuthorizationServer,
 } from '../../src/oauth/server.js';
-import { createTokenEndpoint } from '../../src/oauth/token-endpoint.js';
+import { createKeySet } from '../../src/oauth/tokens/key-set.js';
 import type { RateLimitHit, RateLimitStore } from '../../src/rate-limit/store.js';
 import { hiddenInputs, sessionCookie } from '../helpers/browser.js';
 import { fakeRequest, fakeResponse } from '../helpers/fake-http.js';
 import { closeAll, json, type Listening, listen, type Reply, request } from '../helpers/http.js';
 import { captureLogger } from '../helpers/logger.js';
-import { type Key, newKey } from './par-fixtures.js';
+import { type Key, newKey } from './endpoints/par-fixtures.js';
 import {
   expectTokenHeaders,
   ISSUER,

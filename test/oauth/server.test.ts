@@ -1,11 +1,11 @@
 import type { RequestListener } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { toNodeListener } from '../../src/adapters/node.js';
-import { createSessions } from '../../src/auth/session.js';
-import { createRouter } from '../../src/http/router.js';
-import { defineClient, MemoryClientStore } from '../../src/oauth/clients.js';
-import { createKeySet } from '../../src/oauth/key-set.js';
+import { createSessions } from '../../src/auth/session/session.js';
+import { createRouter } from '../../src/http/routing/router.js';
+import { defineClient, MemoryClientStore } from '../../src/oauth/clients/client.js';
 import { createAuthorizationServer } from '../../src/oauth/server.js';
+import { createKeySet } from '../../src/oauth/tokens/key-set.js';
 import { closeAll, json, listen, request } from '../helpers/http.js';
 
 afterEach(closeAll);

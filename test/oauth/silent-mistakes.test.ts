@@ -3,12 +3,12 @@
 // it used to answer invalid_client to every client, or fail later with "signingKey is not a
 // function".
 import { describe, expect, it } from 'vitest';
-import { createSessions } from '../../src/auth/session.js';
-import { defineClient, MemoryClientStore } from '../../src/oauth/clients.js';
+import { createSessions } from '../../src/auth/session/session.js';
+import { defineClient, MemoryClientStore } from '../../src/oauth/clients/client.js';
 import { createOAuthContext } from '../../src/oauth/context.js';
-import { createKeySet } from '../../src/oauth/key-set.js';
 import { createAuthorizationServer } from '../../src/oauth/server.js';
-import { createTokenIssuer } from '../../src/oauth/tokens.js';
+import { createTokenIssuer } from '../../src/oauth/tokens/issue.js';
+import { createKeySet } from '../../src/oauth/tokens/key-set.js';
 import { thrownTypeError as thrown } from '../helpers/errors.js';
 
 const issuer = 'https://auth.example.test';

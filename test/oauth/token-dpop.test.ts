@@ -12,15 +12,15 @@ import {
 } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { authenticate } from '../../src/auth/authenticate.js';
-import { accessTokenHash } from '../../src/auth/dpop.js';
+import { accessTokenHash } from '../../src/auth/dpop/dpop.js';
 import { compose } from '../../src/core/compose.js';
 import { getPrincipal } from '../../src/core/principal.js';
 import { sendJson } from '../../src/core/send.js';
-import { createRouter } from '../../src/http/router.js';
-import { defineClient } from '../../src/oauth/clients.js';
-import { authorizationServerMetadata } from '../../src/oauth/metadata.js';
-import { ownAccessTokens } from '../../src/oauth/own-tokens.js';
-import { createTokenEndpoint } from '../../src/oauth/token-endpoint.js';
+import { createRouter } from '../../src/http/routing/router.js';
+import { defineClient } from '../../src/oauth/clients/client.js';
+import { authorizationServerMetadata } from '../../src/oauth/endpoints/metadata.js';
+import { createTokenEndpoint } from '../../src/oauth/endpoints/token.js';
+import { ownAccessTokens } from '../../src/oauth/tokens/verify.js';
 import { closeAll, json, type Listening, request, serve } from '../helpers/http.js';
 import {
   expectError,
@@ -219,9 +219,9 @@ describe('the token endpoint with DPoP', () => {
 describe('createAuthorizationServer: its own bearer takes DPoP-bound tokens', () => {
   it('at the issuer’s origin, as method dpop, with a DPoP insufficient_scope', async () => {
     const { createAuthorizationServer } = await import('../../src/oauth/server.js');
-    const { createKeySet } = await import('../../src/oauth/key-set.js');
-    const { createSessions } = await import('../../src/auth/session.js');
-    const { MemoryClientStore } = await import('../../src/oauth/clients.js');
+    const { createKeySet } = await import('../../src/oauth/tokens/key-set.js');
+    const { createSessions } = await import('../../src/auth/session/session.js');
+    const { MemoryClientStore } = await import('../../src/oauth/clients/client.js');
     const { requireScopes } = await import('../../src/auth/authenticate.js');
     const issuer = 'https://as.example.test';
     const as = createAuthorizationServer({

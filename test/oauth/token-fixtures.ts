@@ -5,25 +5,25 @@ import type { OutgoingHttpHeaders } from 'node:http';
 import { createLocalJWKSet, type JWTPayload, jwtVerify } from 'jose';
 import { expect } from 'vitest';
 import { authenticate } from '../../src/auth/authenticate.js';
-import { createSessions } from '../../src/auth/session.js';
+import { createSessions } from '../../src/auth/session/session.js';
 import { compose, type Middleware } from '../../src/core/compose.js';
 import { getPrincipal } from '../../src/core/principal.js';
 import { sendJson } from '../../src/core/send.js';
-import { createRouter } from '../../src/http/router.js';
-import { defineClient, MemoryClientStore } from '../../src/oauth/clients.js';
+import { createRouter } from '../../src/http/routing/router.js';
+import { defineClient, MemoryClientStore } from '../../src/oauth/clients/client.js';
 import {
   type AuthorizationServerOptions,
   createOAuthContext,
   type OAuthContext,
 } from '../../src/oauth/context.js';
-import { createIntrospectionEndpoint } from '../../src/oauth/introspect.js';
-import { createKeySet, type KeySet } from '../../src/oauth/key-set.js';
-import { ownAccessTokens } from '../../src/oauth/own-tokens.js';
-import { codeChallengeS256 } from '../../src/oauth/pkce.js';
-import { createRevocationEndpoint } from '../../src/oauth/revoke.js';
-import type { AuthorizationCodeRecord, DeviceCodeRecord } from '../../src/oauth/store.js';
-import { createTokenEndpoint } from '../../src/oauth/token-endpoint.js';
-import { hashToken, newOpaqueToken, type UserClaims } from '../../src/oauth/tokens.js';
+import { createIntrospectionEndpoint } from '../../src/oauth/endpoints/introspection.js';
+import { createRevocationEndpoint } from '../../src/oauth/endpoints/revocation.js';
+import { createTokenEndpoint } from '../../src/oauth/endpoints/token.js';
+import { codeChallengeS256 } from '../../src/oauth/protocol/pkce.js';
+import type { AuthorizationCodeRecord, DeviceCodeRecord } from '../../src/oauth/store/store.js';
+import { hashToken, newOpaqueToken, type UserClaims } from '../../src/oauth/tokens/issue.js';
+import { createKeySet, type KeySet } from '../../src/oauth/tokens/key-set.js';
+import { ownAccessTokens } from '../../src/oauth/tokens/verify.js';
 import { json, type Listening, type Reply, request, serve } from '../helpers/http.js';
 
 export const ISSUER = 'https://auth.example.test';

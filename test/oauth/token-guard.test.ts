@@ -4,9 +4,9 @@
 // still waiting for its user (authorization_pending, slow_down) spends nothing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCredentialGuard } from '../../src/auth/credential-guard.js';
-import { MemoryReplayStore } from '../../src/auth/replay-store.js';
+import { MemoryReplayStore } from '../../src/auth/replay/store.js';
+import { createTokenEndpoint } from '../../src/oauth/endpoints/token.js';
 import { DEVICE_CODE_GRANT } from '../../src/oauth/grants/device-code.js';
-import { createTokenEndpoint } from '../../src/oauth/token-endpoint.js';
 import { closeAll, type Listening, serve } from '../helpers/http.js';
 import {
   dpopProof,

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OAuthContext } from '../../src/oauth/context.js';
-import { createDeviceAuthorizationEndpoint } from '../../src/oauth/device.js';
+import { createDeviceAuthorizationEndpoint } from '../../src/oauth/endpoints/device-authorization.js';
 import { DEVICE_CODE_GRANT } from '../../src/oauth/grants/device-code.js';
-import { hashToken, newOpaqueToken } from '../../src/oauth/tokens.js';
+import { hashToken, newOpaqueToken } from '../../src/oauth/tokens/issue.js';
 import { closeAll, json, type Listening, request, serve } from '../helpers/http.js';
 import {
   expectError,

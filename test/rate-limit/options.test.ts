@@ -2,7 +2,7 @@ import type { ServerResponse } from 'node:http';
 import { connect } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Middleware } from '../../src/core/compose.js';
-import { badRequest } from '../../src/core/errors.js';
+import { badRequest } from '../../src/core/errors/errors.js';
 import type { ProblemDetails } from '../../src/core/problem.js';
 import { sendJson } from '../../src/core/send.js';
 import { silentLogger } from '../../src/diagnostics/index.js';

@@ -2,15 +2,15 @@
 // suites: an API key (its store announces deletions), a session (signed out over HTTP), a
 // bearer token of an OAuth grant, and a principal whose credential expires in a few hundred ms.
 import { parseSetCookie } from 'cookie';
-import { apiKeyAuth } from '../../src/auth/api-key-auth.js';
-import { createApiKey, MemoryApiKeyStore } from '../../src/auth/api-key-store.js';
+import { apiKeyAuth } from '../../src/auth/api-key/authenticator.js';
+import { createApiKey, MemoryApiKeyStore } from '../../src/auth/api-key/store.js';
 import type { Authenticator } from '../../src/auth/authenticator.js';
-import { jwtBearer } from '../../src/auth/jwt-bearer.js';
+import { jwtBearer } from '../../src/auth/jwt/bearer.js';
 import type { Revocations } from '../../src/auth/revocations.js';
-import { createSessions } from '../../src/auth/session.js';
+import { createSessions } from '../../src/auth/session/session.js';
 import type { Middleware } from '../../src/core/compose.js';
 import { sendNoContent } from '../../src/core/send.js';
-import { AUDIENCE, ISSUER, makeKey, mint } from '../auth/jwt-fixtures.js';
+import { AUDIENCE, ISSUER, makeKey, mint } from '../auth/jwt/jwt-fixtures.js';
 import { type Listening, request } from '../helpers/http.js';
 
 /** The credentials of one suite, all announcing on `revocations`. */

@@ -1,11 +1,11 @@
 import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { hashApiKey } from '../../src/auth/api-key.js';
-import { apiKeyAuth } from '../../src/auth/api-key-auth.js';
-import { type ApiKeyRecord, createApiKey, importApiKey } from '../../src/auth/api-key-store.js';
+import { hashApiKey } from '../../src/auth/api-key/api-key.js';
+import { apiKeyAuth } from '../../src/auth/api-key/authenticator.js';
+import { type ApiKeyRecord, createApiKey, importApiKey } from '../../src/auth/api-key/store.js';
 import { authenticate } from '../../src/auth/authenticate.js';
 import type { Middleware } from '../../src/core/compose.js';
-import { HttpError } from '../../src/core/errors.js';
+import { HttpError } from '../../src/core/errors/errors.js';
 import { getPrincipal } from '../../src/core/principal.js';
 import { sendJson } from '../../src/core/send.js';
 import { silentLogger } from '../../src/diagnostics/index.js';

@@ -16,7 +16,7 @@ import type { HubMessage } from '../../src/realtime/broker.js';
 import { createHub, type Hub } from '../../src/realtime/hub.js';
 import { RedisBroker } from '../../src/redis/broker.js';
 import { streamChannel } from '../../src/sse/channel.js';
-import { type ChannelProtocol, createChannelProtocol } from '../../src/ws/channel.js';
+import { type ChannelProtocol, createChannelProtocol } from '../../src/ws/channel/channel.js';
 import { createUpgradeHandler } from '../../src/ws/upgrade.js';
 import { closeAll, listen } from '../helpers/http.js';
 import { hasRedis, type RedisServer, startRedis } from '../helpers/redis.js';

@@ -1,20 +1,20 @@
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createSessions } from '../../src/auth/session.js';
+import { createSessions } from '../../src/auth/session/session.js';
 import { silentLogger } from '../../src/diagnostics/index.js';
-import { createRouter } from '../../src/http/router.js';
-import { defineClient, MemoryClientStore } from '../../src/oauth/clients.js';
-import { createKeySet } from '../../src/oauth/key-set.js';
+import { createRouter } from '../../src/http/routing/router.js';
+import { defineClient, MemoryClientStore } from '../../src/oauth/clients/client.js';
 import { createAuthorizationServer } from '../../src/oauth/server.js';
-import type { OAuthStore } from '../../src/oauth/store.js';
-import { hashToken } from '../../src/oauth/tokens.js';
+import type { OAuthStore } from '../../src/oauth/store/store.js';
+import { hashToken } from '../../src/oauth/tokens/issue.js';
+import { createKeySet } from '../../src/oauth/tokens/key-set.js';
 import { RedisOAuthStore } from '../../src/redis/oauth-store.js';
 import { RedisUnavailableError } from '../../src/redis/script.js';
 import { hiddenInputs, sessionCookie } from '../helpers/browser.js';
 import { closeAll, json, type Listening, type Reply, request, serve } from '../helpers/http.js';
 import { hasRedis, type RedisServer, startRedis } from '../helpers/redis.js';
-import { code, device, refreshRecord } from '../oauth/store-contract.js';
+import { code, device, refreshRecord } from '../oauth/store/store-contract.js';
 
 // ---- the Redis store ------------------------------------------------------------------------
 

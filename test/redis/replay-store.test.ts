@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDpopVerifier } from '../../src/auth/dpop.js';
+import { createDpopVerifier } from '../../src/auth/dpop/dpop.js';
 import { RedisReplayStore } from '../../src/redis/replay-store.js';
 import { hasRedis, type RedisServer, startRedis } from '../helpers/redis.js';
 

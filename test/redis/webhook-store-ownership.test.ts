@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createRevocations, type Revocations } from '../../src/auth/revocations.js';
-import type { HttpError } from '../../src/core/errors.js';
+import type { HttpError } from '../../src/core/errors/errors.js';
 import { createHub, type Hub } from '../../src/realtime/hub.js';
 import { RedisBroker } from '../../src/redis/broker.js';
 import { RedisWebhookStore } from '../../src/redis/webhook-store.js';

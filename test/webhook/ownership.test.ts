@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createRevocations, processRevocations } from '../../src/auth/revocations.js';
-import { HttpError } from '../../src/core/errors.js';
+import { HttpError } from '../../src/core/errors/errors.js';
 import { MemoryWebhookStore } from '../../src/webhook/memory-store.js';
 import { webhookCredentialIds } from '../../src/webhook/ownership.js';
 import { createWebhookSender, type WebhookSender } from '../../src/webhook/sender.js';

@@ -2,8 +2,12 @@
 // malformed and absent headers, prototype keys, the key cache, and the retry schedule's
 // parsers. Clocks are injected: nothing here depends on the real time.
 import { describe, expect, it } from 'vitest';
+import {
+  parseRetryAfter,
+  parseRetrySchedule,
+  retryDelay,
+} from '../../src/webhook/delivery/schedule.js';
 import { WebhookVerificationError } from '../../src/webhook/errors.js';
-import { parseRetryAfter, parseRetrySchedule, retryDelay } from '../../src/webhook/schedule.js';
 import { generateWebhookSecret, webhookKeys } from '../../src/webhook/secret.js';
 import { signWebhook, verifyWebhook, webhookHeaders } from '../../src/webhook/signature.js';
 

@@ -11,7 +11,7 @@ import {
   unauthorized,
   unprocessable,
   unsupportedMediaType,
-} from '../../src/core/errors.js';
+} from '../../src/core/errors/errors.js';
 import {
   CloseCode,
   closeCodeFor,

@@ -16,7 +16,7 @@ import {
   type ChannelProtocol,
   type ChannelProtocolOptions,
   createChannelProtocol,
-} from '../../src/ws/channel.js';
+} from '../../src/ws/channel/channel.js';
 import { createUpgradeHandler, type UpgradeHandlerOptions } from '../../src/ws/upgrade.js';
 import type { Listening } from '../helpers/http.js';
 import { type Credentials, credentials } from '../realtime/credential-fixtures.js';

@@ -11,7 +11,7 @@ import { WebSocket } from 'ws';
 import { toNodeListener } from '../../src/adapters/node.js';
 import type { Authenticator } from '../../src/auth/authenticator.js';
 import { PROBLEM_TYPE } from '../../src/core/problem.js';
-import { type ChannelProtocol, createChannelProtocol } from '../../src/ws/channel.js';
+import { type ChannelProtocol, createChannelProtocol } from '../../src/ws/channel/channel.js';
 import { computeAcceptKey } from '../../src/ws/handshake.js';
 import { createUpgradeHandler } from '../../src/ws/upgrade.js';
 import { type RunningServer, startReferenceServer } from '../examples/spawn-server.js';

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import type { Authenticator } from '../../src/auth/authenticator.js';
 import { createCredentialGuard } from '../../src/auth/credential-guard.js';
-import { unauthorized } from '../../src/core/errors.js';
+import { unauthorized } from '../../src/core/errors/errors.js';
 import { silentLogger } from '../../src/diagnostics/index.js';
 import { requestId } from '../../src/http/request-id.js';
 import { securityHeaders } from '../../src/http/security-headers.js';

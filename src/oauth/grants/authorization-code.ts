@@ -1,10 +1,10 @@
-import { isConfidential, type OAuthClient } from '../clients.js';
+import { isConfidential, type OAuthClient } from '../clients/client.js';
 import type { OAuthContext } from '../context.js';
-import { OAuthError } from '../errors.js';
-import { isCodeVerifier, verifyCodeVerifier } from '../pkce.js';
-import { revocationTtlMs, revokeGrant } from '../revocation.js';
-import type { AuthorizationCodeRecord } from '../store.js';
-import { hashToken, newOpaqueToken, type UserClaims } from '../tokens.js';
+import { OAuthError } from '../protocol/errors.js';
+import { isCodeVerifier, verifyCodeVerifier } from '../protocol/pkce.js';
+import type { AuthorizationCodeRecord } from '../store/store.js';
+import { hashToken, newOpaqueToken, type UserClaims } from '../tokens/issue.js';
+import { revocationTtlMs, revokeGrant } from '../tokens/revoke-grant.js';
 
 /**
  * A successful token response (RFC 6749 §5.1, OpenID Connect Core §3.1.3.3).

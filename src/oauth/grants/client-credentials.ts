@@ -1,6 +1,6 @@
-import { isConfidential } from '../clients.js';
-import { OAuthError } from '../errors.js';
-import { resolveScopes } from '../scope.js';
+import { isConfidential } from '../clients/client.js';
+import { resolveScopes } from '../clients/scope.js';
+import { OAuthError } from '../protocol/errors.js';
 import { assertCanIssue, type GrantHandler } from './authorization-code.js';
 
 /**

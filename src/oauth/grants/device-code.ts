@@ -1,6 +1,6 @@
-import { OAuthError } from '../errors.js';
-import { isDeviceCodeExpired } from '../store.js';
-import { hashToken } from '../tokens.js';
+import { OAuthError } from '../protocol/errors.js';
+import { isDeviceCodeExpired } from '../store/store.js';
+import { hashToken } from '../tokens/issue.js';
 import {
   assertCanIssue,
   type GrantHandler,

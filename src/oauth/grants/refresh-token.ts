@@ -1,8 +1,8 @@
-import { OAuthError } from '../errors.js';
-import { revocationTtlMs, revokeGrant } from '../revocation.js';
-import { narrowScopes } from '../scope.js';
-import type { RefreshTokenRecord } from '../store.js';
-import { hashToken } from '../tokens.js';
+import { narrowScopes } from '../clients/scope.js';
+import { OAuthError } from '../protocol/errors.js';
+import type { RefreshTokenRecord } from '../store/store.js';
+import { hashToken } from '../tokens/issue.js';
+import { revocationTtlMs, revokeGrant } from '../tokens/revoke-grant.js';
 import {
   assertCanIssue,
   type GrantHandler,

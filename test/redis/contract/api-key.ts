@@ -1,11 +1,11 @@
 // RedisApiKeyStore: records, the hash index and the lists, across processes; a hash is held
 // by one id only, even when two processes save it at once.
 import { expect } from 'vitest';
-import { hashApiKey } from '../../../src/auth/api-key.js';
-import type { ApiKeyRecord } from '../../../src/auth/api-key-store.js';
+import { hashApiKey } from '../../../src/auth/api-key/api-key.js';
+import type { ApiKeyRecord } from '../../../src/auth/api-key/store.js';
 import { createRevocations } from '../../../src/auth/revocations.js';
 import { RedisApiKeyStore } from '../../../src/redis/api-key-store.js';
-import { expectReplacementsRevoked } from '../../auth/api-key-store-checks.js';
+import { expectReplacementsRevoked } from '../../auth/api-key/store-checks.js';
 import { asClient, type CheckContext, type CheckGroup } from './check.js';
 
 const apiKeyStore = ({ client, prefix }: CheckContext) =>

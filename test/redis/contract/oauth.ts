@@ -3,7 +3,12 @@
 // simultaneous redemptions.
 import { expect } from 'vitest';
 import { RedisOAuthStore } from '../../../src/redis/oauth-store.js';
-import { code, device, OAUTH_STORE_CONTRACT, refreshRecord } from '../../oauth/store-contract.js';
+import {
+  code,
+  device,
+  OAUTH_STORE_CONTRACT,
+  refreshRecord,
+} from '../../oauth/store/store-contract.js';
 import { asClient, type CheckContext, type CheckGroup, sleep } from './check.js';
 
 const oauthStore = ({ client, prefix }: CheckContext) =>

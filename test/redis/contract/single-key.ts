@@ -1,7 +1,7 @@
 // The stores whose every command names one key: rate-limit counters, sessions, one-time JWT
 // ids.
 import { expect, vi } from 'vitest';
-import type { SessionRecord } from '../../../src/auth/session-store.js';
+import type { SessionRecord } from '../../../src/auth/session/store.js';
 import { RedisRateLimitStore } from '../../../src/redis/rate-limit-store.js';
 import { RedisReplayStore } from '../../../src/redis/replay-store.js';
 import { RedisSessionStore } from '../../../src/redis/session-store.js';

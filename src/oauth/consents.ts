@@ -1,0 +1,111 @@
+// Remembered consents: the grant a user gave a client, which every token issued under it
+// carries (`grant_id`), so that one revocation ends them all. One grant per user and client:
+// a later approval widens it; a revoked one is forgotten and the next approval starts anew.
+import { randomUUID } from 'node:crypto';
+import type { OAuthContext } from './context.js';
+import type { GrantRecord } from './store/store.js';
+import { revocationTtlMs, revokeGrant } from './tokens/revoke-grant.js';
+
+/** How long a consent is remembered after its last use: as long as a refresh-token family. */
+const grantTtl = (ctx: OAuthContext) => ctx.settings.refreshTokenTtl;
+
+/** The consent of `sub` to `clientId`, unless its grant was revoked (it is then forgotten). */
+async function liveGrant(
+  ctx: OAuthContext,
+  sub: string,
+  clientId: string,
+): Promise<GrantRecord | undefined> {
+  const grant = await ctx.store.getGrant(sub, clientId);
+  if (grant === undefined) return undefined;
+  if (!(await ctx.store.isGrantRevoked(grant.id))) return grant;
+  await ctx.store.deleteGrant(sub, grant.id);
+  return undefined;
+}
+
+/**
+ * The grant under which `sub` approves `scope` for `clientId` now: the remembered one, widened
+ * by the new scopes and remembered again from now, or a new one. `known` is that remembered
+ * grant when the caller has just read it (no second look at the store).
+ */
+export async function approveGrant(
+  ctx: OAuthContext,
+  sub: string,
+  clientId: string,
+  scope: readonly string[],
+  known?: GrantRecord,
+): Promise<string> {
+  const held = known ?? (await liveGrant(ctx, sub, clientId));
+  const grant: GrantRecord = {
+    id: held?.id ?? randomUUID(),
+    sub,
+    clientId,
+    scope: [...new Set([...(held?.scope ?? []), ...scope])],
+    createdAt: held?.createdAt ?? Date.now(),
+  };
+  await ctx.store.saveGrant(grant, grantTtl(ctx));
+  return grant.id;
+}
+
+/**
+ * The remembered consent of `sub` that covers every scope of `scope` for `clientId`, if any:
+ * the request may then be answered without asking (OpenID Connect Core §3.1.2.4).
+ */
+export async function rememberedGrant(
+  ctx: OAuthContext,
+  sub: string,
+  clientId: string,
+  scope: readonly string[],
+): Promise<GrantRecord | undefined> {
+  const grant = await liveGrant(ctx, sub, clientId);
+  if (grant === undefined || !scope.every((name) => grant.scope.includes(name))) return undefined;
+  return grant;
+}
+
+/**
+ * A user's authorized applications: each client `sub` consented to, with the scopes and the
+ * grant id its tokens carry.
+ *
+ * @example
+ * ```ts
+ * const grants = await server.grants.list(principal.sub);
+ * // [{ id: '6f1c…', sub: 'alice', clientId: 'demo-web', scope: ['openid'], createdAt: 1767225600000 }]
+ * ```
+ */
+export interface UserGrants {
+  /** The live consents of `sub`, oldest first (a revoked grant is not listed). */
+  list(sub: string): Promise<readonly GrantRecord[]>;
+  /**
+   * Revokes the grant `id` of `sub`: its refresh and access tokens stop working, its end is
+   * announced (`grant:<id>` on the server's `revocations`, which ends the streams opened with
+   * its tokens), and the consent is forgotten. False when `sub` has no grant by that id.
+   */
+  revoke(sub: string, id: string): Promise<boolean>;
+}
+
+/**
+ * The {@link UserGrants} of an authorization server's context.
+ *
+ * @example
+ * ```ts
+ * const grants = userGrants(server.context);
+ * if (!(await grants.revoke('alice', grantId))) throw notFound();
+ * ```
+ */
+export function userGrants(ctx: OAuthContext): UserGrants {
+  return {
+    async list(sub) {
+      const held = await ctx.store.listGrants(sub);
+      const revoked = await Promise.all(held.map((grant) => ctx.store.isGrantRevoked(grant.id)));
+      return held.filter((_, i) => !revoked[i]);
+    },
+    async revoke(sub, id) {
+      const grant = (await ctx.store.listGrants(sub)).find((held) => held.id === id);
+      if (grant === undefined) return false;
+      // revoked first: were the consent forgotten and the revocation then lost, its tokens
+      // would live on unlisted
+      await revokeGrant(ctx, id, revocationTtlMs(ctx));
+      await ctx.store.deleteGrant(sub, id);
+      return true;
+    },
+  };
+}

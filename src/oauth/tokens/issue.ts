@@ -1,0 +1,212 @@
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import type { Duration } from '../../core/duration.js';
+import type { JwtClaims as JWTPayload } from '../../core/jwt-types.js';
+import { loadedJose, loadJose } from '../../internal/lazy.js';
+import { assertNotThenable, durationOption } from '../../internal/options.js';
+import type { KeySet } from './key-set.js';
+
+/**
+ * A new opaque value (code, refresh token, device code): 256 random bits, base64url.
+ *
+ * @example
+ * ```ts
+ * const refreshToken = newOpaqueToken(); // 43 base64url characters
+ * await ctx.store.saveRefreshToken(hashToken(refreshToken), record, ttlMs);
+ * ```
+ * @see {@link https://www.rfc-editor.org/rfc/rfc6749#section-10.10 | RFC 6749 §10.10}
+ */
+export function newOpaqueToken(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+/**
+ * The store key of an opaque value: its SHA-256, base64url (high entropy: a fast hash fits).
+ *
+ * @example
+ * ```ts
+ * const record = await ctx.store.getDeviceCode(hashToken(deviceCode));
+ * ```
+ */
+export function hashToken(value: string): string {
+  return createHash('sha256').update(value).digest('base64url');
+}
+
+/**
+ * The identity claims the app gives for a user (specification's claim tables).
+ *
+ * @see {@link https://openid.net/specs/openid-connect-core-1_0.html#StandardClaims | OpenID Connect Core §5.1}
+ */
+export interface UserClaims {
+  sub: string;
+  name?: string;
+  role?: string;
+  email?: string;
+  email_verified?: boolean;
+  picture?: string;
+}
+
+/** Options of `createTokenIssuer`. */
+export interface TokenIssuerOptions {
+  /** `iss` of every token: the exact issuer identifier of the server. */
+  issuer: string;
+  /** `aud` of access tokens. @defaultValue the issuer */
+  audience?: string;
+  /** The keys that sign the tokens: the newest active one signs. */
+  keys: KeySet;
+  /**
+   * Access token lifetime, in milliseconds (tokens carry whole seconds: `exp` and `expires_in`
+   * are rounded down). @defaultValue `900_000` (15 minutes, as the specification recommends)
+   */
+  accessTokenTtl?: Duration;
+  /** ID token lifetime, in milliseconds. @defaultValue `3_600_000` (1 hour) */
+  idTokenTtl?: Duration;
+  /** Which user claims ID tokens carry: see {@link IdTokenClaimRelease}. @defaultValue `'scope'` */
+  idTokenClaims?: IdTokenClaimRelease;
+}
+
+/**
+ * Which user claims an ID token carries besides `sub`:
+ *
+ * - `'scope'`: those the granted scopes release (`name` and `picture` with `profile`,
+ *   `email` and `email_verified` with `email`), as OpenID Connect Core §5.4 describes;
+ * - `'all'`: every standard claim the user has (`name`, `picture`, `email`,
+ *   `email_verified`) whenever `openid` is granted, for services whose clients read the
+ *   identity from the ID token alone. UserInfo still answers by scope.
+ */
+export type IdTokenClaimRelease = 'scope' | 'all';
+
+/**
+ * What an access token is issued for.
+ *
+ * @see {@link https://www.rfc-editor.org/rfc/rfc9068#section-2.2 | RFC 9068 §2.2}
+ */
+export interface AccessTokenRequest {
+  sub: string;
+  clientId: string;
+  scope: readonly string[];
+  /** The grant it belongs to (carried as `grant_id`), so that revoking the grant reaches it. */
+  grantId?: string;
+  /** `name` and `role` of a user. */
+  user?: Pick<UserClaims, 'name' | 'role'>;
+  /** The DPoP key the token is bound to (`cnf.jkt`, RFC 9449 §6): a thumbprint. */
+  jkt?: string;
+}
+
+/**
+ * What an ID token is issued for.
+ *
+ * @see {@link https://openid.net/specs/openid-connect-core-1_0.html#IDToken | OpenID Connect Core §2}
+ */
+export interface IdTokenRequest {
+  clientId: string;
+  user: UserClaims;
+  scope: readonly string[];
+  nonce?: string;
+  /** When the user signed in, epoch seconds. */
+  authTime?: number;
+}
+
+const PROFILE: readonly (keyof UserClaims)[] = ['name', 'picture'];
+const EMAIL: readonly (keyof UserClaims)[] = ['email', 'email_verified'];
+
+/**
+ * The user claims the granted scopes release (OpenID Connect Core §5.4).
+ *
+ * @example
+ * ```ts
+ * claimsForScopes({ sub: 'u-42', name: 'Alice', email: 'a@example.com' }, ['openid', 'profile']);
+ * // { sub: 'u-42', name: 'Alice' }
+ * ```
+ * @see {@link https://openid.net/specs/openid-connect-core-1_0.html#ScopeClaims | OpenID Connect Core §5.4}
+ */
+export function claimsForScopes(
+  user: UserClaims,
+  scope: readonly string[],
+): Record<string, unknown> {
+  const claims: Record<string, unknown> = { sub: user.sub };
+  const release = (names: readonly (keyof UserClaims)[]) => {
+    for (const name of names) if (user[name] !== undefined) claims[name] = user[name];
+  };
+  if (scope.includes('profile')) release(PROFILE);
+  if (scope.includes('email')) release(EMAIL);
+  return claims;
+}
+
+/** Every scope that releases claims: {@link claimsForScopes} with it releases them all. */
+const ALL_CLAIM_SCOPES: readonly string[] = ['profile', 'email'];
+
+/**
+ * Signs the server's tokens with the newest key of its {@link KeySet}: access tokens per
+ * RFC 9068 (`typ: at+jwt`) and OpenID Connect ID tokens.
+ *
+ * @example
+ * ```ts
+ * const tokens = createTokenIssuer({ issuer: 'https://auth.example.com', keys });
+ * const { token, expiresIn } = await tokens.accessToken({ sub: 'svc', clientId: 'svc', scope: ['read:messages'] });
+ * ```
+ * @see {@link https://www.rfc-editor.org/rfc/rfc9068 | RFC 9068}
+ */
+export function createTokenIssuer(options: TokenIssuerOptions) {
+  const { issuer, keys } = options;
+  const audience = options.audience ?? issuer;
+  const owner = 'createTokenIssuer()';
+  assertNotThenable(owner, 'keys', keys, 'keys: await createKeySet()');
+  const accessTtl = durationOption(owner, 'accessTokenTtl', options.accessTokenTtl, 900_000);
+  const idTtl = durationOption(owner, 'idTokenTtl', options.idTokenTtl, 3_600_000);
+  const idClaims = options.idTokenClaims ?? 'scope';
+  // JWTs count whole seconds (`exp`), and so does the token response (`expires_in`)
+  const accessSeconds = Math.floor(accessTtl / 1000);
+  const idSeconds = Math.floor(idTtl / 1000);
+
+  async function sign(payload: JWTPayload, typ: string, seconds: number): Promise<string> {
+    const key = keys.signingKey();
+    const now = Math.floor(Date.now() / 1000);
+    const { SignJWT } = loadedJose() ?? (await loadJose());
+    return new SignJWT(payload)
+      .setProtectedHeader({ alg: key.alg, kid: key.kid, typ })
+      .setIssuer(issuer)
+      .setIssuedAt(now)
+      .setExpirationTime(now + seconds)
+      .sign(key.privateKey);
+  }
+
+  return {
+    issuer,
+    audience,
+    /** Access token lifetime, in milliseconds. */
+    accessTokenTtl: accessTtl,
+    /** An RFC 9068 access token; `expiresIn` is the response's `expires_in`, in seconds. */
+    async accessToken(
+      request: AccessTokenRequest,
+    ): Promise<{ token: string; expiresIn: number; jti: string }> {
+      const jti = randomUUID();
+      const payload: JWTPayload = {
+        sub: request.sub,
+        aud: audience,
+        jti,
+        client_id: request.clientId,
+        scope: request.scope.join(' '),
+      };
+      if (request.user?.name !== undefined) payload.name = request.user.name;
+      if (request.user?.role !== undefined) payload.role = request.user.role;
+      if (request.grantId !== undefined) payload.grant_id = request.grantId;
+      if (request.jkt !== undefined) payload.cnf = { jkt: request.jkt };
+      const token = await sign(payload, 'at+jwt', accessSeconds);
+      return { token, expiresIn: accessSeconds, jti };
+    },
+    /** An OpenID Connect ID token, with the user claims `idTokenClaims` says. */
+    async idToken(request: IdTokenRequest): Promise<string> {
+      const scope = idClaims === 'all' ? ALL_CLAIM_SCOPES : request.scope;
+      const payload: JWTPayload = {
+        ...claimsForScopes(request.user, scope),
+        aud: request.clientId,
+      };
+      if (request.nonce !== undefined) payload.nonce = request.nonce;
+      if (request.authTime !== undefined) payload.auth_time = request.authTime;
+      return sign(payload, 'JWT', idSeconds);
+    },
+  };
+}
+
+/** The token issuer `createTokenIssuer` returns. */
+export type TokenIssuer = ReturnType<typeof createTokenIssuer>;

@@ -1,0 +1,212 @@
+import type { Authenticator } from '../../auth/authenticator.js';
+import { createDpopVerifier } from '../../auth/dpop/dpop.js';
+import { type JwtBearerOptions, jwtBearer, principalFromClaims } from '../../auth/jwt/bearer.js';
+import {
+  createJwtVerifier,
+  type JwtVerifier,
+  type JwtVerifyContext,
+  type VerifiedJwt,
+} from '../../auth/jwt/jwt.js';
+import type {
+  JwkSet as JSONWebKeySet,
+  JwtHeader as JWTHeaderParameters,
+  JwtClaims as JWTPayload,
+} from '../../core/jwt-types.js';
+import type { Principal } from '../../core/principal.js';
+import { peekConfirmation } from '../../internal/jwt-peek.js';
+import { assertKnownOptions, functionOption } from '../../internal/options.js';
+import type { TokenContext } from './context.js';
+
+/**
+ * The claims every access token of this server carries (RFC 9068 §2.2): a token without one
+ * of them is not ours, whatever signed it.
+ */
+const ACCESS_TOKEN_CLAIMS = ['iss', 'exp', 'aud', 'sub', 'client_id', 'iat', 'jti'] as const;
+
+/** Options of {@link ownAccessTokens}: the verification settings that are not fixed by the server. */
+export interface OwnAccessTokenOptions
+  extends Pick<JwtBearerOptions, 'realm' | 'clockTolerance' | 'cache' | 'maxTokenLength' | 'dpop'> {
+  /**
+   * Maps the verified claims to the principal, once the token is known to be good and its
+   * grant not revoked; returning `undefined` refuses the token (401).
+   * @defaultValue `{ sub, name, role, scopes, method: 'bearer', clientId, claims }`
+   */
+  toPrincipal?: JwtBearerOptions['toPrincipal'];
+}
+
+const OPTIONS = [
+  'realm',
+  'clockTolerance',
+  'cache',
+  'maxTokenLength',
+  'toPrincipal',
+  'dpop',
+] as const satisfies readonly (keyof OwnAccessTokenOptions)[];
+
+/**
+ * Follows the key set as it rotates: `build` runs again whenever the published keys change
+ * (a key added by `rotate()`, an old one retired after `retainMs`), so a token signed by any
+ * key published right now verifies, and one signed by a retired key does not. Reading
+ * `jwks()` is a walk over a handful of keys: cheap enough to do on every request (and
+ * `createKeySet()`'s answers the same set object until the set changes).
+ */
+function followKeys<T>(ctx: TokenContext, build: (jwks: JSONWebKeySet) => T): () => T {
+  let signature: string | undefined;
+  let current: T | undefined;
+  let seen: JSONWebKeySet | undefined;
+  return () => {
+    const jwks = ctx.keys.jwks();
+    // createKeySet() hands the same set until it changes: nothing to compare then
+    if (jwks === seen && current !== undefined) return current;
+    seen = jwks;
+    const kids = jwks.keys.map((key) => key.kid).join(' ');
+    if (current === undefined || kids !== signature) {
+      current = build(jwks);
+      signature = kids;
+    }
+    return current;
+  };
+}
+
+/** The verification settings shared by the authenticator and the verifier. */
+function baseOptions(ctx: TokenContext, jwks: JSONWebKeySet) {
+  return {
+    jwks,
+    issuer: ctx.tokens.issuer,
+    audience: ctx.tokens.audience,
+    algorithms: [ctx.keys.signingKey().alg],
+    typ: 'at+jwt',
+    requiredClaims: [...ACCESS_TOKEN_CLAIMS],
+  };
+}
+
+/**
+ * The key under which a token without a grant (`client_credentials`) is marked revoked in
+ * the store's revoked grants: its `jti`, which no grant id (a UUID) can look like.
+ */
+export function revokedTokenKey(jti: string): string {
+  return `jti:${jti}`;
+}
+
+/**
+ * Whether a verified access token was revoked: the grant it belongs to, or, for a token
+ * without a grant, the token itself (a malformed `grant_id` counts as revoked).
+ *
+ * @example
+ * ```ts
+ * const { payload } = await createOwnTokenVerifier(ctx).verify(token);
+ * if (await isAccessTokenRevoked(ctx, payload)) return { active: false };
+ * ```
+ */
+export async function isAccessTokenRevoked(
+  ctx: TokenContext,
+  payload: JWTPayload,
+): Promise<boolean> {
+  const grantId = payload.grant_id;
+  if (grantId === undefined) {
+    const jti = payload.jti;
+    return typeof jti === 'string' && jti !== ''
+      ? ctx.store.isGrantRevoked(revokedTokenKey(jti))
+      : false;
+  }
+  if (typeof grantId !== 'string' || grantId === '') return true;
+  return ctx.store.isGrantRevoked(grantId);
+}
+
+/**
+ * Verifies this server's own access tokens outside of an HTTP authenticator (revocation,
+ * introspection): signature by a key of `ctx.keys` as published now, `typ: at+jwt`, `iss`
+ * and `aud` of the server, `exp`, and the RFC 9068 claims. Revocation of the grant is not
+ * checked here; see {@link isAccessTokenRevoked}. Rejects with a `JwtError` for any token
+ * that is not a live access token of this server (an ID token, for one). Without a
+ * `context`, a bound token (`cnf`) is taken with its own binding: it is looked at, not used.
+ *
+ * @example
+ * ```ts
+ * const verifier = createOwnTokenVerifier(ctx);
+ * const { payload } = await verifier.verify(token);
+ * ```
+ * @see {@link https://www.rfc-editor.org/rfc/rfc9068#section-4 | RFC 9068 §4}
+ */
+export function createOwnTokenVerifier(ctx: TokenContext): JwtVerifier {
+  const current = followKeys(ctx, (jwks) =>
+    createJwtVerifier({ ...baseOptions(ctx, jwks), cache: { max: 1_000 } }),
+  );
+  return {
+    verify(token, context): Promise<VerifiedJwt> {
+      return current().verify(token, context ?? ownBinding(token));
+    },
+  };
+}
+
+/**
+ * A token's own binding, taken as presented: revocation and introspection look at a token,
+ * they do not use it, so a DPoP- or certificate-bound token is verified there (signature,
+ * issuer, expiry) without its proof. The `cnf` read here is the signed one once verified.
+ */
+function ownBinding(token: string): JwtVerifyContext {
+  const cnf = peekConfirmation(token);
+  const { jkt, 'x5t#S256': certificate } = cnf ?? {};
+  return {
+    ...(typeof jkt === 'string' && { dpopKeyThumbprint: jkt }),
+    ...(typeof certificate === 'string' && { certificateThumbprint: certificate }),
+  };
+}
+
+/**
+ * The bearer {@link Authenticator} for the access tokens this authorization server issues:
+ * a {@link jwtBearer} that needs no configuration beyond the server's context. It takes the
+ * issuer and audience of `ctx.tokens`, requires `typ: at+jwt` (an ID token is refused), takes
+ * its keys from `ctx.keys` as they are published at each request (so a rotation needs no
+ * restart, and tokens signed by the previous key verify while it stays published), and
+ * refuses a token whose `grant_id` was revoked (`ctx.store.isGrantRevoked`), answering 401
+ * `invalid_token` as for any bad token. The principal is
+ * `{ sub, name, role, scopes, method: 'bearer', clientId, claims }`.
+ *
+ * @example
+ * ```ts
+ * const ctx = createOAuthContext({ issuer: 'https://auth.example.com', clients, keys, users, sessions });
+ * const auth = authenticate([ownAccessTokens(ctx), apiKeyAuth(keys), sessions.authenticator]);
+ * ```
+ * @see {@link https://www.rfc-editor.org/rfc/rfc9068 | RFC 9068}
+ * @see {@link https://www.rfc-editor.org/rfc/rfc6750 | RFC 6750}
+ */
+export function ownAccessTokens(
+  ctx: TokenContext,
+  options: OwnAccessTokenOptions = {},
+): Authenticator {
+  assertKnownOptions('ownAccessTokens()', options, OPTIONS);
+  const { toPrincipal: given, ...rest } = withOneDpopVerifier(options);
+  const toPrincipal = functionOption('ownAccessTokens()', 'toPrincipal', given);
+  const principalOf = async (
+    payload: JWTPayload,
+    header: JWTHeaderParameters,
+  ): Promise<Principal | undefined> => {
+    if (await isAccessTokenRevoked(ctx, payload)) return undefined;
+    return toPrincipal === undefined ? principalFromClaims(payload) : toPrincipal(payload, header);
+  };
+  const current = followKeys(ctx, (jwks) =>
+    jwtBearer({ ...rest, ...baseOptions(ctx, jwks), toPrincipal: principalOf }),
+  );
+  const first = current(); // validates the options now, not at the first request
+  return {
+    scheme: first.scheme,
+    challenge: first.challenge,
+    headers: first.headers,
+    authenticate(req) {
+      return current().authenticate(req);
+    },
+  };
+}
+
+/**
+ * The options with their DPoP verifier made once: the authenticator is rebuilt when the keys
+ * rotate, and a verifier made at each build would start with an empty replay store, taking a
+ * proof used before the rotation once more (RFC 9449 §11.1).
+ */
+function withOneDpopVerifier(options: OwnAccessTokenOptions): OwnAccessTokenOptions {
+  const { dpop } = options;
+  if (typeof dpop !== 'object' || dpop === null || dpop.verifier !== undefined) return options;
+  const { origin: _origin, required: _required, verifier: _verifier, ...proofs } = dpop;
+  return { ...options, dpop: { ...dpop, verifier: createDpopVerifier(proofs) } };
+}
