@@ -17,6 +17,11 @@ import {
 } from '../internal/options.js';
 import { createClientAuthenticator } from './clients/authentication.js';
 import type { ClientStore, OAuthClient } from './clients/client.js';
+import {
+  type AuthorizationServerFeatures,
+  type ResolvedFeatures,
+  resolveFeatures,
+} from './features.js';
 import { MemoryOAuthStore, type OAuthStore } from './store/store.js';
 import type { TokenContext } from './tokens/context.js';
 import {
@@ -121,6 +126,16 @@ export interface AuthorizationServerOptions {
    */
   dpop?: DpopVerifierOptions | false;
   /**
+   * Which optional endpoints exist (the device flow, PAR, introspection, revocation,
+   * end-session, UserInfo); discovery lists only those that are on.
+   * @defaultValue every one on
+   * @example
+   * ```ts
+   * createAuthorizationServer({ ...options, features: { deviceFlow: false, introspection: false } });
+   * ```
+   */
+  features?: AuthorizationServerFeatures;
+  /**
    * Every client must push its authorization requests to `/par` (RFC 9126 §5,
    * `require_pushed_authorization_requests`); a request sent straight to `/authorize` is
    * refused. Per client: `requirePushedAuthorizationRequests` in `defineClient`.
@@ -190,6 +205,8 @@ export interface OAuthContext extends TokenContext {
   readonly dpop: DpopVerifier | undefined;
   /** Whether a client is held to the FAPI 2.0 Security Profile (the `fapi2` option). */
   readonly fapi2: (client: OAuthClient) => boolean;
+  /** Which optional endpoints are on. */
+  readonly features: ResolvedFeatures;
   /** The validated durations, in milliseconds. */
   readonly settings: {
     readonly codeTtl: number;
@@ -226,6 +243,7 @@ const KNOWN = [
   'requirePushedAuthorizationRequests',
   'pushedRequestTtl',
   'fapi2',
+  'features',
 ] as const satisfies readonly (keyof AuthorizationServerOptions)[];
 
 const OWNER = 'createAuthorizationServer()';
@@ -340,6 +358,14 @@ export function createOAuthContext(options: AuthorizationServerOptions): OAuthCo
   const replay = options.replay ?? new MemoryReplayStore();
   const dpop = dpopOf(options);
   const fapi2 = fapi2Of(options);
+  const features = resolveFeatures(OWNER, options.features, {
+    pushedAuthorizationRequests: [
+      ...(options.requirePushedAuthorizationRequests === true
+        ? ['requirePushedAuthorizationRequests']
+        : []),
+      ...(options.fapi2 !== undefined && options.fapi2 !== false ? ['fapi2'] : []),
+    ],
+  });
   // checked here under this factory's name; the issuer then takes them as written
   durationOption(OWNER, 'accessTokenTtl', options.accessTokenTtl, 900_000);
   durationOption(OWNER, 'idTokenTtl', options.idTokenTtl, 3_600_000);
@@ -370,6 +396,7 @@ export function createOAuthContext(options: AuthorizationServerOptions): OAuthCo
     logger: loggerOption(OWNER, options.logger),
     dpop,
     fapi2,
+    features,
     settings: Object.freeze({
       codeTtl: durationOption(OWNER, 'codeTtl', options.codeTtl, 60_000, { max: 60_000 }),
       refreshTokenTtl: durationOption(

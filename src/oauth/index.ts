@@ -65,6 +65,7 @@ export {
   createUserInfoEndpoint,
   type UserInfoOptions,
 } from './endpoints/userinfo.js';
+export type { AuthorizationServerFeatures, ResolvedFeatures } from './features.js';
 export {
   authorizationCodeGrant,
   type GrantHandler,

@@ -169,29 +169,36 @@ export function createAuthorizationServer(
   const token = createTokenEndpoint(context);
   const metadata = createMetadataEndpoint(context, paths, metadataOptions);
   const at = (path: string) => `${prefix}${path}`;
+  const on = context.features;
   const routes: Record<string, MethodTable> = {
     [at(paths.authorize)]: createAuthorizeEndpoint(context, forms),
-    [at(paths.endSession)]: createEndSessionEndpoint(context, forms),
-    [at(paths.par)]: { POST: createPushedAuthorizationEndpoint(context) },
     [at(paths.token)]: { POST: token },
-    [at(paths.device)]: {
-      POST: createDeviceAuthorizationEndpoint(context, {
-        verificationUri: `${context.issuer.replace(/\/$/, '')}${paths.deviceVerify}`,
-      }),
-    },
-    [at(paths.deviceVerify)]: createDeviceVerificationEndpoint(context, {
-      ...forms,
-      ...(deviceMaxFailures === undefined ? {} : { maxFailures: deviceMaxFailures }),
-      ...(deviceFailureWindow === undefined ? {} : { failureWindow: deviceFailureWindow }),
-      ...(deviceFailureStore === undefined ? {} : { failureStore: deviceFailureStore }),
-    }),
-    [at(paths.revoke)]: { POST: createRevocationEndpoint(context) },
-    [at(paths.introspect)]: { POST: createIntrospectionEndpoint(context) },
-    [at(paths.userinfo)]: createUserInfoEndpoint(context),
     [at(paths.jwks)]: {
       GET: createJwksEndpoint(context, jwksMaxAge === undefined ? {} : { maxAge: jwksMaxAge }),
     },
   };
+  // the optional endpoints: one that is off is not routed at all (and not in discovery)
+  if (on.endSession) routes[at(paths.endSession)] = createEndSessionEndpoint(context, forms);
+  if (on.pushedAuthorizationRequests) {
+    routes[at(paths.par)] = { POST: createPushedAuthorizationEndpoint(context) };
+  }
+  if (on.deviceFlow) {
+    const verificationUri = `${context.issuer.replace(/\/$/, '')}${paths.deviceVerify}`;
+    routes[at(paths.device)] = {
+      POST: createDeviceAuthorizationEndpoint(context, { verificationUri }),
+    };
+    routes[at(paths.deviceVerify)] = createDeviceVerificationEndpoint(context, {
+      ...forms,
+      ...(deviceMaxFailures === undefined ? {} : { maxFailures: deviceMaxFailures }),
+      ...(deviceFailureWindow === undefined ? {} : { failureWindow: deviceFailureWindow }),
+      ...(deviceFailureStore === undefined ? {} : { failureStore: deviceFailureStore }),
+    });
+  }
+  if (on.revocation) routes[at(paths.revoke)] = { POST: createRevocationEndpoint(context) };
+  if (on.introspection) {
+    routes[at(paths.introspect)] = { POST: createIntrospectionEndpoint(context) };
+  }
+  if (on.userinfo) routes[at(paths.userinfo)] = createUserInfoEndpoint(context);
   // the discovery documents' own paths already follow the issuer's (RFC 8414 §3)
   for (const path of metadataPaths(context.issuer)) routes[path] = { GET: metadata };
   for (const alias of tokenPathAliases) routes[at(alias)] = { POST: token };

@@ -191,7 +191,10 @@ export async function checkAuthorizationRequest(
   // a request_uri of /par is taken from the store by the caller, never trusted from a form or
   // query; any other is a request object by reference, refused once the client is known
   const requestUris = values('request_uri');
-  const pushedUri = requestUris.some((uri) => uri.startsWith(REQUEST_URI_PREFIX));
+  // with PAR off, a request_uri of its shape is one more request object by reference
+  const pushedUri =
+    ctx.features.pushedAuthorizationRequests &&
+    requestUris.some((uri) => uri.startsWith(REQUEST_URI_PREFIX));
   if (requestUris.length > 0 && source !== 'pushed' && (source === 'par' || pushedUri)) {
     return {
       kind: 'page',

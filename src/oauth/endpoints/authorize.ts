@@ -133,7 +133,9 @@ async function authorizationRequest(
   const { ctx } = base;
   let params = request;
   // a pushed request (RFC 9126): the browser brings its request_uri, the store the request
-  const pushed = params.getAll('request_uri').some((uri) => uri.startsWith(REQUEST_URI_PREFIX));
+  const pushed =
+    ctx.features.pushedAuthorizationRequests &&
+    params.getAll('request_uri').some((uri) => uri.startsWith(REQUEST_URI_PREFIX));
   if (pushed) {
     const taken = await takePushedRequest(ctx, params);
     if (taken.kind === 'page') {

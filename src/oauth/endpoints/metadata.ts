@@ -76,28 +76,29 @@ const METADATA_OPTIONS = [
 export interface AuthorizationServerMetadata {
   issuer: string;
   authorization_endpoint: string;
-  pushed_authorization_request_endpoint: string;
+  /** When pushed authorization requests are on (`features`), as is every optional endpoint. */
+  pushed_authorization_request_endpoint?: string;
   /** Every client must use PAR (RFC 9126 §5); some may be told so by their registration. */
-  require_pushed_authorization_requests: boolean;
+  require_pushed_authorization_requests?: boolean;
   token_endpoint: string;
-  device_authorization_endpoint: string;
-  revocation_endpoint: string;
-  introspection_endpoint: string;
-  userinfo_endpoint: string;
+  device_authorization_endpoint?: string;
+  revocation_endpoint?: string;
+  introspection_endpoint?: string;
+  userinfo_endpoint?: string;
   jwks_uri: string;
   /** OpenID Connect RP-Initiated Logout 1.0. */
-  end_session_endpoint: string;
+  end_session_endpoint?: string;
   response_types_supported: string[];
   response_modes_supported: string[];
   grant_types_supported: string[];
   scopes_supported: string[];
   token_endpoint_auth_methods_supported: string[];
-  revocation_endpoint_auth_methods_supported: string[];
-  introspection_endpoint_auth_methods_supported: string[];
+  revocation_endpoint_auth_methods_supported?: string[];
+  introspection_endpoint_auth_methods_supported?: string[];
   /** The algorithms of `private_key_jwt` client assertions, at every endpoint that takes them. */
   token_endpoint_auth_signing_alg_values_supported: string[];
-  revocation_endpoint_auth_signing_alg_values_supported: string[];
-  introspection_endpoint_auth_signing_alg_values_supported: string[];
+  revocation_endpoint_auth_signing_alg_values_supported?: string[];
+  introspection_endpoint_auth_signing_alg_values_supported?: string[];
   code_challenge_methods_supported: string[];
   authorization_response_iss_parameter_supported: boolean;
   subject_types_supported: string[];
@@ -206,33 +207,40 @@ export function authorizationServerMetadata(
   const confidential = ['client_secret_basic', 'client_secret_post', 'private_key_jwt'];
   const clientAuth = [...confidential, 'none'];
   const assertionAlgs = () => [...CLIENT_ASSERTION_ALGORITHMS];
+  const on = ctx.features;
   return {
     issuer: ctx.issuer,
     authorization_endpoint: url(p.authorize),
-    pushed_authorization_request_endpoint: url(p.par),
-    require_pushed_authorization_requests: ctx.settings.requirePushedAuthorizationRequests,
+    ...(on.pushedAuthorizationRequests && {
+      pushed_authorization_request_endpoint: url(p.par),
+      require_pushed_authorization_requests: ctx.settings.requirePushedAuthorizationRequests,
+    }),
     token_endpoint: url(p.token),
-    device_authorization_endpoint: url(p.device),
-    revocation_endpoint: url(p.revoke),
-    introspection_endpoint: url(p.introspect),
-    userinfo_endpoint: url(p.userinfo),
+    ...(on.deviceFlow && { device_authorization_endpoint: url(p.device) }),
+    ...(on.revocation && { revocation_endpoint: url(p.revoke) }),
+    ...(on.introspection && { introspection_endpoint: url(p.introspect) }),
+    ...(on.userinfo && { userinfo_endpoint: url(p.userinfo) }),
     jwks_uri: url(p.jwks),
-    end_session_endpoint: url(p.endSession),
+    ...(on.endSession && { end_session_endpoint: url(p.endSession) }),
     response_types_supported: ['code'],
     response_modes_supported: ['query'],
     grant_types_supported: [
       'authorization_code',
       'refresh_token',
       'client_credentials',
-      'urn:ietf:params:oauth:grant-type:device_code',
+      ...(on.deviceFlow ? ['urn:ietf:params:oauth:grant-type:device_code'] : []),
     ],
     scopes_supported: [...scopes],
     token_endpoint_auth_methods_supported: [...clientAuth],
-    revocation_endpoint_auth_methods_supported: [...clientAuth],
-    introspection_endpoint_auth_methods_supported: confidential,
+    ...(on.revocation && {
+      revocation_endpoint_auth_methods_supported: [...clientAuth],
+      revocation_endpoint_auth_signing_alg_values_supported: assertionAlgs(),
+    }),
+    ...(on.introspection && {
+      introspection_endpoint_auth_methods_supported: confidential,
+      introspection_endpoint_auth_signing_alg_values_supported: assertionAlgs(),
+    }),
     token_endpoint_auth_signing_alg_values_supported: assertionAlgs(),
-    revocation_endpoint_auth_signing_alg_values_supported: assertionAlgs(),
-    introspection_endpoint_auth_signing_alg_values_supported: assertionAlgs(),
     code_challenge_methods_supported: ['S256'],
     authorization_response_iss_parameter_supported: true,
     subject_types_supported: ['public'],

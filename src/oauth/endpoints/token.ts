@@ -141,7 +141,10 @@ export function createTokenEndpoint(ctx: OAuthContext): Middleware {
       if (grantType === undefined || grantType === '') {
         throw new OAuthError('invalid_request', 'The parameter grant_type is required.');
       }
-      if (!isGrantType(grantType)) {
+      if (
+        !isGrantType(grantType) ||
+        (grantType === DEVICE_CODE_GRANT && !ctx.features.deviceFlow)
+      ) {
         throw new OAuthError('unsupported_grant_type', 'This grant type is not supported.');
       }
       if (!client.grantTypes.includes(grantType)) {
