@@ -189,7 +189,7 @@ describe('jwtBearer', () => {
 
 describe('jwtBearer: certificate-bound tokens (RFC 8705)', () => {
   const fixture = (name: string) =>
-    readFileSync(new URL(`../fixtures/tls/${name}`, import.meta.url));
+    readFileSync(new URL(`../../fixtures/tls/${name}`, import.meta.url));
   const ca = fixture('ca.pem');
   const alice = { cert: fixture('client.pem'), key: fixture('client.key') };
   const stranger = { cert: fixture('client-other-ca.pem'), key: fixture('client-other-ca.key') };
