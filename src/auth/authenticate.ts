@@ -1,25 +1,19 @@
 import type { IncomingMessage } from 'node:http';
 import type { Middleware } from '../core/compose.js';
-import { createContextKey, getContextValue, setContextValue } from '../core/context.js';
-import { HttpError } from '../core/errors/errors.js';
-import {
-  getPrincipal,
-  missingCredentialKey,
-  type Principal,
-  setPrincipal,
-} from '../core/principal.js';
-import {
-  type AuthRefusedMessage,
-  type AuthSucceededMessage,
-  published,
-} from '../diagnostics/channels.js';
+import { setContextValue } from '../core/context.js';
+import { getPrincipal, missingCredentialKey, type Principal } from '../core/principal.js';
+import { published } from '../diagnostics/channels.js';
 import { appendVary } from '../internal/headers.js';
 import { assertKnownOptions, functionOption, invalidOption } from '../internal/options.js';
 import type { Authenticator } from './authenticator.js';
 import { challenge as buildChallenge } from './authenticator.js';
-import { type CredentialGuard, guardOption, isRefusal } from './credential-guard.js';
+import { createCredentialCheck, publishRefusal } from './credential-check.js';
+import type { CredentialGuard } from './credential-guard.js';
 import { authenticationRequired, forbiddenRole, insufficientScope } from './errors.js';
 import { assertScopeTokens } from './scopes.js';
+
+// the identification step, where test/auth/authenticate-mutants.test.ts looks for it
+export { createIdentifier } from './credential-check.js';
 
 /** Options of {@link authenticate}. */
 export interface AuthenticateOptions {
@@ -100,9 +94,12 @@ export function authenticate(
     throw invalidOption('authenticate(): give at least one authenticator');
   }
   assertKnownOptions('authenticate()', options, KNOWN_OPTIONS);
-  const { challenges, identify } = createIdentifier('authenticate()', authenticators);
   const optional = options.optional ?? false;
-  const guard = guardOption('authenticate()', options.guard);
+  const credentials = createCredentialCheck('authenticate()', authenticators, {
+    guard: options.guard,
+    surface: 'http',
+  });
+  const { challenges } = credentials;
   const cacheControl = options.cacheControl ?? 'no-store';
   if (cacheControl !== false && (typeof cacheControl !== 'string' || cacheControl === '')) {
     throw invalidOption('authenticate(): `cacheControl` must be a Cache-Control value or false');
@@ -119,160 +116,19 @@ export function authenticate(
     }
     return next();
   };
-  /** Rethrows a failure of the guard; its 503 (its store down) is a refusal observers hear of. */
-  const guardDown = (req: IncomingMessage, error: unknown): never => {
-    if (
-      error instanceof HttpError &&
-      error.status === 503 &&
-      published.authRefused.hasSubscribers
-    ) {
-      publishRefusal(req, error, 'http');
-    }
-    throw error;
-  };
   const middleware: Middleware = async function authenticateMiddleware(req, res, next) {
     if (vary !== '') appendVary(res, vary);
-    let refusal: HttpError | undefined;
-    let presented = false;
-    try {
-      await guard?.check(req).catch((error: unknown) => guardDown(req, error));
-      const principal = await identify(req);
-      presented = principal !== undefined;
-      if (principal !== undefined) {
-        setPrincipal(req, principal);
-        if (published.authSucceeded.hasSubscribers) publishSuccess(req, principal, 'http');
-      } else if (!optional) refusal = missing(req);
-      else setContextValue(req, missingCredentialKey, () => missing(req));
-    } catch (error) {
-      // a verdict on the credential is counted by the guard first; a failure of ours (5xx) is not
-      if (!(error instanceof HttpError) || error.status >= 500) throw error;
-      presented = true;
-      refusal = error;
-      if (guard !== undefined && isRefusal(error)) {
-        try {
-          await guard.refused(req);
-        } catch (throttled) {
-          if (!(throttled instanceof HttpError) || throttled.status >= 500) {
-            return guardDown(req, throttled);
-          }
-          refusal = throttled;
-        }
-      }
-    }
-    if (presented && cacheControl !== false && !res.hasHeader('Cache-Control')) {
+    const verdict = await credentials.check(req, optional ? undefined : missing);
+    if (verdict.presented && cacheControl !== false && !res.hasHeader('Cache-Control')) {
       res.setHeader('Cache-Control', cacheControl);
     }
-    if (refusal !== undefined) {
-      if (published.authRefused.hasSubscribers) publishRefusal(req, refusal, 'http');
-      throw refusal;
+    if (verdict.refusal !== undefined) throw verdict.refusal;
+    if (verdict.principal === undefined) {
+      setContextValue(req, missingCredentialKey, () => missing(req));
     }
     return next();
   };
   return Object.assign(middleware, { required });
-}
-
-/**
- * The identification step shared by {@link authenticate} and the WebSocket upgrade: tries the
- * mechanisms in order and returns the first principal found, `undefined` when no credential
- * was presented; a bad credential throws its 401, given the challenges of every mechanism when
- * it carries none. `challenges` lists them, for the caller's own "no credential" 401.
- *
- * @example
- * ```ts
- * const { identify, challenges } = createIdentifier('myUpgrade()', [jwtBearer(options)]);
- * const principal = await identify(req);
- * if (principal === undefined) throw authenticationRequired(challenges);
- * ```
- */
-/** The scheme of the authenticator that refused the request's credential. */
-const refusedSchemeKey = createContextKey<string>('refusedScheme');
-
-/**
- * `authSucceeded` for `principal` on `surface`.
- * @internal
- */
-export function publishSuccess(
-  req: IncomingMessage,
-  principal: Principal,
-  surface: AuthSucceededMessage['surface'],
-): void {
-  published.authSucceeded.publish({
-    req,
-    mechanism: principal.method,
-    sub: principal.sub,
-    surface,
-  } satisfies AuthSucceededMessage);
-}
-
-/**
- * `authRefused` for `refusal` (what the request is answered) on `surface`.
- * @internal
- */
-export function publishRefusal(
-  req: IncomingMessage,
-  refusal: unknown,
-  surface: AuthRefusedMessage['surface'],
-): void {
-  // a failure of ours (not an HttpError, or a 5xx other than the guard's 503) is no refusal
-  if (!(refusal instanceof HttpError) || (refusal.status >= 500 && refusal.status !== 503)) return;
-  published.authRefused.publish({
-    req,
-    status: refusal.status,
-    code: refusal.code,
-    mechanism: getContextValue(req, refusedSchemeKey),
-    surface,
-  } satisfies AuthRefusedMessage);
-}
-
-export function createIdentifier(
-  owner: string,
-  authenticators: readonly Authenticator[],
-): {
-  challenges: readonly string[];
-  identify(req: IncomingMessage): Promise<Principal | undefined>;
-} {
-  for (const a of authenticators) {
-    if (typeof a?.authenticate !== 'function') {
-      throw invalidOption(`${owner}: every authenticator needs an authenticate(req) method`);
-    }
-  }
-  const list = authenticators.slice();
-  const challenges = Object.freeze(
-    list.flatMap((a) => (a.challenge === undefined ? [] : [a.challenge])),
-  );
-  return {
-    challenges,
-    async identify(req) {
-      for (const authenticator of list) {
-        let principal: Principal | undefined;
-        try {
-          principal = await authenticator.authenticate(req);
-        } catch (error) {
-          setContextValue(req, refusedSchemeKey, authenticator.scheme);
-          throw withChallenges(error, challenges);
-        }
-        if (principal !== undefined) return principal;
-      }
-      return undefined;
-    },
-  };
-}
-
-/** A 401 must name a way to authenticate (RFC 9110 §15.5.2): add ours when it has none. */
-function withChallenges(error: unknown, challenges: readonly string[]): unknown {
-  if (!(error instanceof HttpError) || error.status !== 401 || challenges.length === 0)
-    return error;
-  if (Object.keys(error.headers).some((name) => name.toLowerCase() === 'www-authenticate'))
-    return error;
-  return new HttpError(401, error.detail, {
-    code: error.code,
-    type: error.type,
-    title: error.title,
-    errors: error.errors,
-    extensions: error.extensions,
-    cause: error.cause,
-    headers: { ...error.headers, 'WWW-Authenticate': challenges },
-  });
 }
 
 function principalOrFail(req: Parameters<Middleware>[0]): Principal {

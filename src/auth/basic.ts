@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { Principal } from '../core/principal.js';
+import { CONTROL } from '../internal/grammar.js';
 import { countFieldLines } from '../internal/headers.js';
 import { assertKnownOptions, invalidOption } from '../internal/options.js';
 import { type Authenticator, challenge as buildChallenge } from './authenticator.js';
@@ -35,9 +36,6 @@ const BASIC_OPTIONS = ['verify', 'realm'] as const satisfies readonly (keyof Bas
 const MAX_HEADER_LENGTH = 4096;
 /** Canonical padded base64 (RFC 4648 §4): no other characters, no missing padding. */
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
-/** C0 controls, DEL and C1 controls: RFC 7617 forbids CTLs, RFC 8265 disallows Cc. */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: refusing them is the point
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
 /**
  * The user-id and password of an `Authorization: Basic` header value, or `undefined` when the

@@ -1,5 +1,6 @@
 import { PorticoError } from '../core/errors/errors.js';
 import { type Logger, log, loggerOption } from '../core/logger.js';
+import { CONTROL } from '../internal/grammar.js';
 import { assertKnownOptions, invalidOption } from '../internal/options.js';
 import type {
   Broker,
@@ -89,8 +90,6 @@ const SUBSCRIBED: Promise<void> = Promise.resolve();
 const OWNER = 'createHub()';
 const KNOWN_OPTIONS = ['broker', 'logger'] as const satisfies readonly (keyof HubOptions)[];
 const MAX_NAME_LENGTH = 200;
-// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it rejects.
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
 function assertName(kind: 'channel' | 'event', name: unknown): asserts name is string {
   if (

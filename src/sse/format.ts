@@ -1,4 +1,4 @@
-import { hasLineBreak } from '../internal/grammar.js';
+import { hasLineBreak, LINE_ENDING } from '../internal/grammar.js';
 
 /**
  * One event of a `text/event-stream`, before formatting.
@@ -34,8 +34,6 @@ export interface FormatOptions {
   json?: boolean;
 }
 
-const LINE_BREAK = /\r\n|\r|\n/;
-
 function invalid(message: string): TypeError {
   const error = new TypeError(message);
   (error as TypeError & { code: string }).code = 'ERR_INVALID_SSE_FIELD';
@@ -52,7 +50,7 @@ function field(name: 'id' | 'event', value: unknown): string {
 /** `data: …` lines of a text, one per line of it (CRLF, CR and LF all break a line). */
 function dataLines(text: string): string {
   let out = '';
-  for (const line of text.split(LINE_BREAK)) out += `data: ${line}\n`;
+  for (const line of text.split(LINE_ENDING)) out += `data: ${line}\n`;
   return out;
 }
 
@@ -112,6 +110,6 @@ export function formatEvent(event: ServerSentEvent, options: FormatOptions = {})
  */
 export function formatComment(text = ''): string {
   let out = '';
-  for (const line of String(text).split(LINE_BREAK)) out += line === '' ? ':\n' : `: ${line}\n`;
+  for (const line of String(text).split(LINE_ENDING)) out += line === '' ? ':\n' : `: ${line}\n`;
   return `${out}\n`;
 }

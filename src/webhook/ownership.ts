@@ -1,12 +1,10 @@
 import { conflict, forbidden, type HttpError, unprocessable } from '../core/errors/errors.js';
 import type { Principal } from '../core/principal.js';
+import { isCtlFreeName } from '../internal/grammar.js';
 import type { WebhookEndpoint, WebhookEndpointAdmission } from './store.js';
 
 /** Who owns an endpoint and what it ends with, as {@link checkOwnership} accepts them. */
 export type EndpointOwnership = Pick<WebhookEndpoint, 'owner' | 'credentialIds'>;
-
-// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it rejects.
-const CREDENTIAL_ID = /^[^\u0000-\u001f\u007f]{1,300}$/;
 
 /** The revocation ids a webhook subscription ends with: grants and API keys, not sessions. */
 const LASTING = ['grant:', 'api_key:'];
@@ -40,7 +38,7 @@ export function checkOwnership(input: EndpointOwnership): EndpointOwnership {
     credentialIds !== undefined &&
     (!Array.isArray(credentialIds) ||
       credentialIds.length > 16 ||
-      credentialIds.some((id) => typeof id !== 'string' || !CREDENTIAL_ID.test(id)))
+      credentialIds.some((id) => !isCtlFreeName(id, 300)))
   ) {
     throw new TypeError('`credentialIds` must be up to 16 revocation ids of 1–300 characters.');
   }

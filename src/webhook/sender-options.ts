@@ -2,7 +2,7 @@ import type { Dispatcher } from 'undici';
 import { processRevocations, type Revocations } from '../auth/revocations.js';
 import type { Duration } from '../core/duration.js';
 import { type Logger, loggerOption } from '../core/logger.js';
-import { hasLineBreak } from '../internal/grammar.js';
+import { hasLineBreak, isFieldValue } from '../internal/grammar.js';
 import {
   assertKnownOptions,
   booleanOption,
@@ -171,6 +171,11 @@ function userAgentOption(value: unknown): string {
   if (value === undefined) return 'portico-webhooks/1';
   if (typeof value !== 'string' || hasLineBreak(value)) {
     throw invalidOption(`${OWNER}: \`userAgent\` must be a string without a line break`);
+  }
+  if (!isFieldValue(value)) {
+    throw invalidOption(
+      `${OWNER}: \`userAgent\` must be a header value (tab, space, visible ASCII, 0x80–0xFF): no control character`,
+    );
   }
   return value;
 }

@@ -1,16 +1,16 @@
 import type { IncomingMessage, OutgoingHttpHeaders } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { WebSocket, WebSocketServer } from 'ws';
-import { createIdentifier, publishRefusal, publishSuccess } from '../auth/authenticate.js';
 import type { Authenticator } from '../auth/authenticator.js';
-import { type CredentialGuard, guardOption, isRefusal } from '../auth/credential-guard.js';
+import { createCredentialCheck } from '../auth/credential-check.js';
+import type { CredentialGuard } from '../auth/credential-guard.js';
 import { authenticationRequired } from '../auth/errors.js';
 import type { Revocations } from '../auth/revocations.js';
 import { revocationsOption } from '../auth/revocations.js';
 import type { Middleware } from '../core/compose.js';
 import { forbidden, HttpError, notFound } from '../core/errors/errors.js';
 import { type Logger, log, loggerOption } from '../core/logger.js';
-import { type Principal, setPrincipal } from '../core/principal.js';
+import type { Principal } from '../core/principal.js';
 import {
   isServerFailure,
   PROBLEM_TYPE,
@@ -225,10 +225,13 @@ export function createUpgradeHandler(options: UpgradeHandlerOptions): UpgradeHan
   }
   const maxPayload = countOption(OWNER, 'maxPayload', options.maxPayload, 64 * 1024);
   const authenticators = options.authenticators ?? [];
-  const { challenges, identify } = createIdentifier(OWNER, authenticators);
+  const credentials = createCredentialCheck(OWNER, authenticators, {
+    guard: options.guard,
+    surface: 'ws',
+  });
+  const missing = () => authenticationRequired(credentials.challenges);
   const matchOrigin =
     options.origins === undefined ? undefined : buildOriginMatcher(OWNER, options.origins);
-  const guard = guardOption(OWNER, options.guard);
   const cap = connectionCap(OWNER, options.maxConnectionsPerPrincipal);
   const open = new PrincipalConnections();
   const revocations = revocationsOption(OWNER, options.revocations);
@@ -274,29 +277,10 @@ export function createUpgradeHandler(options: UpgradeHandlerOptions): UpgradeHan
       throw forbidden('This origin may not open a WebSocket here.', { code: 'ERR_WS_ORIGIN' });
     }
     if (authenticators.length === 0) return undefined;
-    let principal: Principal | undefined;
-    try {
-      principal = await guarded(req);
-      if (principal === undefined) throw authenticationRequired(challenges);
-    } catch (error) {
-      if (published.authRefused.hasSubscribers) publishRefusal(req, error, 'ws');
-      throw error;
-    }
-    setPrincipal(req, principal);
-    if (published.authSucceeded.hasSubscribers) publishSuccess(req, principal, 'ws');
-    return principal;
-  }
-
-  /** Identifies the client, within the guard's budget: a refusal past it is the guard's 429. */
-  async function guarded(req: IncomingMessage): Promise<Principal | undefined> {
-    if (guard === undefined) return identify(req);
-    await guard.check(req);
-    try {
-      return await identify(req);
-    } catch (error) {
-      if (isRefusal(error)) await guard.refused(req);
-      throw error;
-    }
+    // the sequence authenticate() runs; only the answer differs (written on the raw socket)
+    const verdict = await credentials.check(req, missing);
+    if (verdict.refusal !== undefined) throw verdict.refusal;
+    return verdict.principal;
   }
 
   function accept(

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { Principal } from '../../core/principal.js';
-import { isToken } from '../../internal/grammar.js';
+import { isToken, VCHARS } from '../../internal/grammar.js';
 import { fieldLines } from '../../internal/headers.js';
 import { assertKnownOptions, invalidOption } from '../../internal/options.js';
 import { isPromiseLike } from '../../internal/promise.js';
@@ -58,7 +58,6 @@ const KNOWN_OPTIONS = [
   'resolve',
   'realm',
 ] as const satisfies readonly (keyof ApiKeyAuthOptions)[];
-const VISIBLE_ASCII = /^[\x21-\x7e]+$/;
 
 function defaultResolve(record: ApiKeyRecord): Principal {
   return { sub: record.owner, scopes: record.scopes ?? [], method: 'api_key', keyId: record.id };
@@ -179,7 +178,7 @@ export function apiKeyAuth(options: ApiKeyAuthOptions): Authenticator {
         throw invalidAuthRequest(`Send the API key once, in ${where}.`, challenge);
       }
       const key = fromHeader[0] ?? fromQuery[0]!;
-      if (key.length > MAX_API_KEY_LENGTH || !VISIBLE_ASCII.test(key)) throw invalid();
+      if (key.length > MAX_API_KEY_LENGTH || !VCHARS.test(key)) throw invalid();
       if (marker !== undefined && key.startsWith(marker) && !hasValidChecksum(key, marker)) {
         throw invalid();
       }

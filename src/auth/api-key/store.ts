@@ -1,4 +1,5 @@
 import { badRequest, conflict } from '../../core/errors/errors.js';
+import { CTL, VCHARS } from '../../internal/grammar.js';
 import { assertKnownOptions, invalidOption } from '../../internal/options.js';
 import {
   announceRevocation,
@@ -234,8 +235,8 @@ function checkRequestFields(
 ): { name?: string; scopes?: readonly string[] } {
   const out: { name?: string; scopes?: readonly string[] } = {};
   if (name !== undefined) {
-    // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing them is the point
-    if (typeof name !== 'string' || !/^[^\u0000-\u001f\u007f]{1,200}$/u.test(name)) {
+    // 1–200 code points (an emoji is one), no CTL
+    if (typeof name !== 'string' || name === '' || [...name].length > 200 || CTL.test(name)) {
       throw badRequest('name must be a string of 1–200 characters without control characters.', {
         code: 'ERR_INVALID_KEY_NAME',
         typeSlug: 'invalid-request',
@@ -317,7 +318,7 @@ export async function importApiKey(
   options: ImportApiKeyOptions,
 ): Promise<ApiKeyRecord> {
   assertKnownOptions('importApiKey()', options, IMPORT_OPTIONS);
-  if (typeof key !== 'string' || !/^[\x21-\x7e]+$/.test(key) || key.length > MAX_API_KEY_LENGTH) {
+  if (typeof key !== 'string' || !VCHARS.test(key) || key.length > MAX_API_KEY_LENGTH) {
     throw invalidOption(
       `importApiKey(): the key must be 1–${MAX_API_KEY_LENGTH} visible ASCII characters`,
     );

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import type { Middleware, Next } from '../../core/compose.js';
 import { badRequest, notFound } from '../../core/errors/errors.js';
 import { sendRedirect } from '../../core/send.js';
-import { hasLineBreak } from '../../internal/grammar.js';
+import { hasLineBreak, isFieldValue } from '../../internal/grammar.js';
 import { assertKnownOptions, booleanOption, invalidOption } from '../../internal/options.js';
 import { splitTarget } from '../../internal/target.js';
 import { getPathname } from '../routing/request-path.js';
@@ -191,6 +191,11 @@ function settingsOf(root: string | URL, options: ServeStaticOptions) {
   for (const value of [cacheControl, ...Object.values(options.headers ?? {})]) {
     if (typeof value !== 'string' || hasLineBreak(value)) {
       throw invalidOption(`${owner}: header values must be strings without CR, LF or NUL`);
+    }
+    if (!isFieldValue(value)) {
+      throw invalidOption(
+        `${owner}: header values must be tab, space, visible ASCII or 0x80–0xFF: no control character`,
+      );
     }
   }
   const fallthrough = booleanOption(owner, 'fallthrough', options.fallthrough, true);

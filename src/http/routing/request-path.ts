@@ -4,6 +4,7 @@
 // differently.
 import type { IncomingMessage } from 'node:http';
 import { badRequest } from '../../core/errors/errors.js';
+import { CTL } from '../../internal/grammar.js';
 import { targetPath } from '../../internal/target.js';
 
 /**
@@ -30,12 +31,12 @@ const invalid = (detail: string) => badRequest(detail, { code: 'ERR_INVALID_PATH
 function normalEscape(hex: string | undefined): string {
   if (hex === undefined) throw invalid('The request path holds an invalid percent-encoding.');
   const code = Number.parseInt(hex, 16);
-  if (code < 0x20 || code === 0x7f) {
+  const char = String.fromCharCode(code);
+  if (CTL.test(char)) {
     throw invalid('The request path holds an encoded control character (%00–%1F, %7F).');
   }
   if (code === 0x2f) throw ambiguous('The request path holds an encoded slash (%2F).');
   if (code === 0x5c) throw ambiguous('The request path holds an encoded backslash (%5C).');
-  const char = String.fromCharCode(code);
   return UNRESERVED.test(char) ? char : `%${hex.toUpperCase()}`;
 }
 

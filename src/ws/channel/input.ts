@@ -1,4 +1,5 @@
 import type { RawData } from 'ws';
+import { CONTROL } from '../../internal/grammar.js';
 import { CloseCode, WebSocketCloseError } from '../close-codes.js';
 import type { ChannelMessageReader } from './options.js';
 
@@ -32,9 +33,6 @@ export function requiredString(
   if (value === undefined) throw policy(`Missing "${field}".`);
   return value;
 }
-
-// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it rejects.
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
 /** A channel name field: 1–100 characters without control characters, else 1008. */
 export function channelName(message: Record<string, unknown>, required: true): string;

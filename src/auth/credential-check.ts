@@ -1,0 +1,231 @@
+import type { IncomingMessage } from 'node:http';
+import { createContextKey, getContextValue, setContextValue } from '../core/context.js';
+import { HttpError } from '../core/errors/errors.js';
+import { type Principal, setPrincipal } from '../core/principal.js';
+import {
+  type AuthRefusedMessage,
+  type AuthSucceededMessage,
+  published,
+} from '../diagnostics/channels.js';
+import { invalidOption } from '../internal/options.js';
+import type { Authenticator } from './authenticator.js';
+import { guardOption, isRefusal } from './credential-guard.js';
+
+// Not part of the public API: the one sequence every surface that takes a credential runs
+// (`authenticate()` over HTTP, the WebSocket upgrade). Each surface keeps only how it answers:
+// a response for `authenticate()`, a raw answer on the socket for an upgrade.
+
+/** The surface a credential came over, as the diagnostics messages name it. */
+export type CredentialSurface = AuthSucceededMessage['surface'];
+
+/**
+ * What {@link CredentialCheck.check} concluded about a request, a failure of ours apart (that
+ * is thrown). `presented` says whether the answer concerns a credential the client sent (the
+ * guard's 429 counts as one): such an answer must not be stored by a shared cache.
+ */
+export type CredentialVerdict =
+  /** A credential was accepted: `principal` is set on the request, `authSucceeded` published. */
+  | { readonly principal: Principal; readonly refusal?: undefined; readonly presented: true }
+  /** The request is refused with `refusal` (already counted by the guard, and published). */
+  | { readonly principal?: undefined; readonly refusal: HttpError; readonly presented: boolean }
+  /** No credential, and none was required: nothing published. */
+  | { readonly principal?: undefined; readonly refusal?: undefined; readonly presented: false };
+
+/** The guard → identify → publish sequence of one surface: see {@link createCredentialCheck}. */
+export interface CredentialCheck {
+  /** The challenges of every authenticator, in order, for a "no credential" 401. */
+  readonly challenges: readonly string[];
+  /** The authenticators alone, in order: see {@link createIdentifier}. */
+  identify(req: IncomingMessage): Promise<Principal | undefined>;
+  /**
+   * Checks the guard (a client that has spent it is refused with its 429, unverified), runs
+   * the authenticators, tells the guard of a refused credential (its 429 then replaces the
+   * verdict), sets the principal on the request and publishes `authSucceeded` or
+   * `authRefused`. A request without any credential is refused with `missing(req)` (not
+   * counted by the guard), or passes without a principal when `missing` is not given.
+   * Throws a failure of ours (an error that is no `HttpError`, a 5xx), unpublished but for
+   * the guard's own 503 (its store down), which observers hear of as a refusal.
+   */
+  check(
+    req: IncomingMessage,
+    missing?: (req: IncomingMessage) => HttpError,
+  ): Promise<CredentialVerdict>;
+}
+
+/**
+ * The sequence shared by `authenticate()` and the WebSocket upgrade, made once per surface:
+ * `authenticators` tried in order (see {@link createIdentifier}) within the budget of `guard`
+ * (checked: a `CredentialGuard` or `undefined`), the verdict published on `surface`.
+ *
+ * @example
+ * ```ts
+ * const credentials = createCredentialCheck('myUpgrade()', [jwtBearer(options)], { guard, surface: 'ws' });
+ * const verdict = await credentials.check(req, () => authenticationRequired(credentials.challenges));
+ * if (verdict.refusal !== undefined) throw verdict.refusal;
+ * ```
+ */
+export function createCredentialCheck(
+  owner: string,
+  authenticators: readonly Authenticator[],
+  options: { readonly guard: unknown; readonly surface: CredentialSurface },
+): CredentialCheck {
+  const { challenges, identify } = createIdentifier(owner, authenticators);
+  const guard = guardOption(owner, options.guard);
+  const { surface } = options;
+  /** Rethrows a failure of the guard; its 503 (its store down) is a refusal observers hear of. */
+  function guardFailed(req: IncomingMessage, error: unknown): never {
+    if (
+      error instanceof HttpError &&
+      error.status === 503 &&
+      published.authRefused.hasSubscribers
+    ) {
+      publishRefusal(req, error, surface);
+    }
+    throw error;
+  }
+  const refused = (req: IncomingMessage, refusal: HttpError, presented: boolean) => {
+    if (published.authRefused.hasSubscribers) publishRefusal(req, refusal, surface);
+    return { refusal, presented } as const;
+  };
+  return {
+    challenges,
+    identify,
+    async check(req, missing) {
+      try {
+        if (guard !== undefined) {
+          try {
+            await guard.check(req);
+          } catch (error) {
+            guardFailed(req, error);
+          }
+        }
+        const principal = await identify(req);
+        if (principal !== undefined) {
+          setPrincipal(req, principal);
+          if (published.authSucceeded.hasSubscribers) publishSuccess(req, principal, surface);
+          return { principal, presented: true };
+        }
+        return missing === undefined ? { presented: false } : refused(req, missing(req), false);
+      } catch (error) {
+        // a verdict on the credential is counted by the guard first; a failure of ours (5xx) is not
+        if (!(error instanceof HttpError) || error.status >= 500) throw error;
+        let refusal = error;
+        if (guard !== undefined && isRefusal(error)) {
+          try {
+            await guard.refused(req);
+          } catch (throttled) {
+            if (!(throttled instanceof HttpError) || throttled.status >= 500) {
+              guardFailed(req, throttled);
+            }
+            refusal = throttled;
+          }
+        }
+        return refused(req, refusal, true);
+      }
+    },
+  };
+}
+
+/** The scheme of the authenticator that refused the request's credential. */
+const refusedSchemeKey = createContextKey<string>('refusedScheme');
+
+/**
+ * `authSucceeded` for `principal` on `surface`.
+ * @internal
+ */
+export function publishSuccess(
+  req: IncomingMessage,
+  principal: Principal,
+  surface: CredentialSurface,
+): void {
+  published.authSucceeded.publish({
+    req,
+    mechanism: principal.method,
+    sub: principal.sub,
+    surface,
+  } satisfies AuthSucceededMessage);
+}
+
+/**
+ * `authRefused` for `refusal` (what the request is answered) on `surface`.
+ * @internal
+ */
+export function publishRefusal(
+  req: IncomingMessage,
+  refusal: unknown,
+  surface: AuthRefusedMessage['surface'],
+): void {
+  // a failure of ours (not an HttpError, or a 5xx other than the guard's 503) is no refusal
+  if (!(refusal instanceof HttpError) || (refusal.status >= 500 && refusal.status !== 503)) return;
+  published.authRefused.publish({
+    req,
+    status: refusal.status,
+    code: refusal.code,
+    mechanism: getContextValue(req, refusedSchemeKey),
+    surface,
+  } satisfies AuthRefusedMessage);
+}
+
+/**
+ * The identification step of {@link createCredentialCheck}: tries the mechanisms in order and
+ * returns the first principal found, `undefined` when no credential was presented; a bad
+ * credential throws its 401, given the challenges of every mechanism when it carries none.
+ * `challenges` lists them, for the caller's own "no credential" 401.
+ *
+ * @example
+ * ```ts
+ * const { identify, challenges } = createIdentifier('myUpgrade()', [jwtBearer(options)]);
+ * const principal = await identify(req);
+ * if (principal === undefined) throw authenticationRequired(challenges);
+ * ```
+ */
+export function createIdentifier(
+  owner: string,
+  authenticators: readonly Authenticator[],
+): {
+  challenges: readonly string[];
+  identify(req: IncomingMessage): Promise<Principal | undefined>;
+} {
+  for (const a of authenticators) {
+    if (typeof a?.authenticate !== 'function') {
+      throw invalidOption(`${owner}: every authenticator needs an authenticate(req) method`);
+    }
+  }
+  const list = authenticators.slice();
+  const challenges = Object.freeze(
+    list.flatMap((a) => (a.challenge === undefined ? [] : [a.challenge])),
+  );
+  return {
+    challenges,
+    async identify(req) {
+      for (const authenticator of list) {
+        let principal: Principal | undefined;
+        try {
+          principal = await authenticator.authenticate(req);
+        } catch (error) {
+          setContextValue(req, refusedSchemeKey, authenticator.scheme);
+          throw withChallenges(error, challenges);
+        }
+        if (principal !== undefined) return principal;
+      }
+      return undefined;
+    },
+  };
+}
+
+/** A 401 must name a way to authenticate (RFC 9110 §15.5.2): add ours when it has none. */
+function withChallenges(error: unknown, challenges: readonly string[]): unknown {
+  if (!(error instanceof HttpError) || error.status !== 401 || challenges.length === 0)
+    return error;
+  if (Object.keys(error.headers).some((name) => name.toLowerCase() === 'www-authenticate'))
+    return error;
+  return new HttpError(401, error.detail, {
+    code: error.code,
+    type: error.type,
+    title: error.title,
+    errors: error.errors,
+    extensions: error.extensions,
+    cause: error.cause,
+    headers: { ...error.headers, 'WWW-Authenticate': challenges },
+  });
+}
