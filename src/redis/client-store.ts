@@ -82,6 +82,12 @@ redis.call('SADD', KEYS[2], ARGV[1])
 return 1
 `);
 
+// KEYS: client. Its JSON, or false: a key of another type is no client (a plain GET would fail).
+const GET = new LuaScript(`
+if redis.call('TYPE', KEYS[1]).ok ~= 'string' then return false end
+return redis.call('GET', KEYS[1])
+`);
+
 // KEYS: client, ids; ARGV: id. 1 removed, 0 there was none.
 const REMOVE = new LuaScript(`
 redis.call('SREM', KEYS[2], ARGV[1])
@@ -157,7 +163,7 @@ export class RedisClientStore implements WritableClientStore {
 
   async get(clientId: string): Promise<OAuthClient | undefined> {
     if (typeof clientId !== 'string') return undefined;
-    const text = await this.#redis.send(['GET', `${this.#prefix}id:${clientId}`]);
+    const text = await this.#redis.script(GET, [`${this.#prefix}id:${clientId}`], []);
     return readStoredClient(text, clientId);
   }
 }
