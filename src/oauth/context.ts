@@ -16,7 +16,8 @@ import {
   invalidOption,
 } from '../internal/options.js';
 import { createClientAuthenticator } from './clients/authentication.js';
-import type { ClientStore, OAuthClient } from './clients/client.js';
+import type { OAuthClient } from './clients/client.js';
+import type { ClientStore } from './clients/store.js';
 import {
   type AuthorizationServerFeatures,
   type ResolvedFeatures,

@@ -14,13 +14,18 @@ export {
 } from './clients/authentication.js';
 export {
   type ClientDefinition,
-  type ClientStore,
   defineClient,
   type GrantType,
   isConfidential,
-  MemoryClientStore,
   type OAuthClient,
 } from './clients/client.js';
+export {
+  type ClientStore,
+  clientStores,
+  MemoryClientStore,
+  type MemoryClientStoreOptions,
+  type WritableClientStore,
+} from './clients/store.js';
 export { type UserGrants, userGrants } from './consents.js';
 export {
   type AuthorizationServerOptions,

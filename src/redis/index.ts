@@ -3,8 +3,9 @@
  * through `ioredis` or node-redis v5 (`redis`), both optional peer dependencies: {@link RedisRateLimitStore} (exact limits across processes),
  * {@link RedisBroker} (the realtime hub's fan-out and resume history across processes),
  * {@link RedisWebhookStore} (a durable, leased webhook delivery queue shared by every sender),
- * {@link RedisSessionStore}, {@link RedisApiKeyStore} and {@link RedisOAuthStore} (one-time codes
- * and refresh-token rotation atomic across processes).
+ * {@link RedisSessionStore}, {@link RedisApiKeyStore}, {@link RedisClientStore} (OAuth clients
+ * added at run time) and {@link RedisOAuthStore} (one-time codes and refresh-token rotation
+ * atomic across processes).
  * When Redis is down, what needs it fails fast with {@link RedisUnavailableError}, answered as
  * a 503 problem with `Retry-After`; ioredis reconnects on its own.
  *
@@ -15,6 +16,7 @@
  */
 export { RedisApiKeyStore, type RedisApiKeyStoreOptions } from './api-key-store.js';
 export { RedisBroker, type RedisBrokerOptions } from './broker.js';
+export { RedisClientStore, type RedisClientStoreOptions } from './client-store.js';
 export type {
   NodeRedisClient,
   NodeRedisCluster,

@@ -10,7 +10,8 @@ import { decodeJwt } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { createCredentialGuard } from '../../src/auth/credential-guard.js';
 import { createSessions } from '../../src/auth/session/session.js';
-import { MemoryClientStore, type OAuthClient } from '../../src/oauth/clients/client.js';
+import type { OAuthClient } from '../../src/oauth/clients/client.js';
+import { MemoryClientStore } from '../../src/oauth/clients/store.js';
 import { type AuthorizationServerOptions, createOAuthContext } from '../../src/oauth/context.js';
 import {
   type DeviceCodeRecord,

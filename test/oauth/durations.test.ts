@@ -3,7 +3,8 @@
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSessions } from '../../src/auth/session/session.js';
-import { defineClient, MemoryClientStore } from '../../src/oauth/clients/client.js';
+import { defineClient } from '../../src/oauth/clients/client.js';
+import { MemoryClientStore } from '../../src/oauth/clients/store.js';
 import { type AuthorizationServerOptions, createOAuthContext } from '../../src/oauth/context.js';
 import { createDeviceAuthorizationEndpoint } from '../../src/oauth/endpoints/device-authorization.js';
 import { createJwksEndpoint } from '../../src/oauth/endpoints/jwks.js';

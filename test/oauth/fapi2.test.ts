@@ -5,7 +5,8 @@
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSessions } from '../../src/auth/session/session.js';
-import { defineClient, MemoryClientStore } from '../../src/oauth/clients/client.js';
+import { defineClient } from '../../src/oauth/clients/client.js';
+import { MemoryClientStore } from '../../src/oauth/clients/store.js';
 import { createAuthorizationServer } from '../../src/oauth/server.js';
 import { createKeySet, type KeySet } from '../../src/oauth/tokens/key-set.js';
 import { closeAll, json, type Reply, request } from '../helpers/http.js';

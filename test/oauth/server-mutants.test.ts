@@ -13,7 +13,8 @@ import { authenticate } from '../../src/auth/authenticate.js';
 import { createSessions } from '../../src/auth/session/session.js';
 import { createRouter } from '../../src/http/routing/router.js';
 import { CLIENT_ASSERTION_TYPE } from '../../src/oauth/clients/assertion.js';
-import { defineClient, MemoryClientStore } from '../../src/oauth/clients/client.js';
+import { defineClient } from '../../src/oauth/clients/client.js';
+import { MemoryClientStore } from '../../src/oauth/clients/store.js';
 import { createTokenEndpoint } from '../../src/oauth/endpoints/token.js';
 import {
   type CreateAuthorizationServerOptions,

@@ -4,7 +4,8 @@
 // function".
 import { describe, expect, it } from 'vitest';
 import { createSessions } from '../../src/auth/session/session.js';
-import { defineClient, MemoryClientStore } from '../../src/oauth/clients/client.js';
+import { defineClient } from '../../src/oauth/clients/client.js';
+import { MemoryClientStore } from '../../src/oauth/clients/store.js';
 import { createOAuthContext } from '../../src/oauth/context.js';
 import { createAuthorizationServer } from '../../src/oauth/server.js';
 import { createTokenIssuer } from '../../src/oauth/tokens/issue.js';

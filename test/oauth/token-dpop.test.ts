@@ -221,7 +221,7 @@ describe('createAuthorizationServer: its own bearer takes DPoP-bound tokens', ()
     const { createAuthorizationServer } = await import('../../src/oauth/server.js');
     const { createKeySet } = await import('../../src/oauth/tokens/key-set.js');
     const { createSessions } = await import('../../src/auth/session/session.js');
-    const { MemoryClientStore } = await import('../../src/oauth/clients/client.js');
+    const { MemoryClientStore } = await import('../../src/oauth/clients/store.js');
     const { requireScopes } = await import('../../src/auth/authenticate.js');
     const issuer = 'https://as.example.test';
     const as = createAuthorizationServer({

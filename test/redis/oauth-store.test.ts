@@ -4,7 +4,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { createSessions } from '../../src/auth/session/session.js';
 import { silentLogger } from '../../src/diagnostics/index.js';
 import { createRouter } from '../../src/http/routing/router.js';
-import { defineClient, MemoryClientStore } from '../../src/oauth/clients/client.js';
+import { defineClient } from '../../src/oauth/clients/client.js';
+import { MemoryClientStore } from '../../src/oauth/clients/store.js';
 import { createAuthorizationServer } from '../../src/oauth/server.js';
 import type { OAuthStore } from '../../src/oauth/store/store.js';
 import { hashToken } from '../../src/oauth/tokens/issue.js';

@@ -17,7 +17,8 @@ import {
   type HeldAssertion,
   usesClientKeys,
 } from './assertion.js';
-import type { ClientStore, OAuthClient } from './client.js';
+import type { OAuthClient } from './client.js';
+import type { ClientStore } from './store.js';
 
 /** `application/x-www-form-urlencoded` decoding of one Basic credential part (RFC 6749 §2.3.1). */
 function formDecode(part: string): string {

@@ -2,7 +2,7 @@ import { isJwkSetShape, parseHttpUrl } from '../../auth/jwt/jwks-remote.js';
 import { hashPassword } from '../../auth/password.js';
 import { assertScopes } from '../../auth/scopes.js';
 import type { JwkSet } from '../../core/jwt-types.js';
-import { assertGivenOptions, assertNotThenable, invalidOption } from '../../internal/options.js';
+import { assertGivenOptions, invalidOption } from '../../internal/options.js';
 
 /**
  * The grants an authorization server supports.
@@ -79,11 +79,6 @@ export interface OAuthClient {
    * @defaultValue `false`
    */
   readonly requirePushedAuthorizationRequests?: boolean;
-}
-
-/** Where clients live: an app's database, a file, or {@link MemoryClientStore}. */
-export interface ClientStore {
-  get(clientId: string): OAuthClient | undefined | Promise<OAuthClient | undefined>;
 }
 
 /**
@@ -205,44 +200,6 @@ export async function defineClient(definition: ClientDefinition): Promise<OAuthC
     ...(client.jwks !== undefined && { jwks: structuredClone(client.jwks) }),
     ...(secret === undefined ? {} : { secretHash: await hashPassword(secret) }),
   });
-}
-
-/** Refuses what is not a client: a Promise (`defineClient()` without `await`) above all. */
-function clientOf(owner: string, name: string, client: unknown): void {
-  assertNotThenable(owner, name, client, 'await defineClient({ … })');
-  if (typeof (client as OAuthClient | null)?.clientId !== 'string') {
-    throw invalidOption(`${owner}: \`${name}\` must be a client (defineClient())`);
-  }
-}
-
-/**
- * Clients held in memory, registered at start.
- *
- * @example
- * ```ts
- * const clients = new MemoryClientStore([await defineClient({ … })]);
- * ```
- */
-export class MemoryClientStore implements ClientStore {
-  readonly #clients = new Map<string, OAuthClient>();
-
-  constructor(clients: readonly OAuthClient[] = []) {
-    assertNotThenable('new MemoryClientStore()', 'clients', clients, 'await Promise.all([…])');
-    clients.forEach((client, i) => {
-      clientOf('new MemoryClientStore()', `clients[${i}]`, client);
-      this.add(client);
-    });
-  }
-
-  /** Registers (or replaces) a client. */
-  add(client: OAuthClient): void {
-    clientOf('MemoryClientStore.add()', 'client', client);
-    this.#clients.set(client.clientId, client);
-  }
-
-  get(clientId: string): OAuthClient | undefined {
-    return this.#clients.get(clientId);
-  }
 }
 
 /**

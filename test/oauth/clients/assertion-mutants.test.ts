@@ -8,11 +8,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { MemoryReplayStore, type ReplayStore } from '../../../src/auth/replay/store.js';
 import { sendJson } from '../../../src/core/send.js';
 import { CLIENT_ASSERTION_TYPE } from '../../../src/oauth/clients/assertion.js';
-import {
-  type ClientStore,
-  MemoryClientStore,
-  type OAuthClient,
-} from '../../../src/oauth/clients/client.js';
+import type { OAuthClient } from '../../../src/oauth/clients/client.js';
+import { type ClientStore, MemoryClientStore } from '../../../src/oauth/clients/store.js';
 import { closeAll, type Listening, type Reply, request, serve } from '../../helpers/http.js';
 import { expectError, expectTokens, ISSUER, startOAuthServer } from '../token-fixtures.js';
 

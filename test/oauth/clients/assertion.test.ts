@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCredentialGuard } from '../../../src/auth/credential-guard.js';
 import { sendJson } from '../../../src/core/send.js';
 import { CLIENT_ASSERTION_TYPE } from '../../../src/oauth/clients/assertion.js';
-import { defineClient, MemoryClientStore } from '../../../src/oauth/clients/client.js';
+import { defineClient } from '../../../src/oauth/clients/client.js';
+import { MemoryClientStore } from '../../../src/oauth/clients/store.js';
 import { closeAll, json, type Listening, request, serve } from '../../helpers/http.js';
 import { expectError, ISSUER, startOAuthServer } from '../token-fixtures.js';
 

@@ -1,7 +1,8 @@
 import { describe, expect, it, vi } from 'vitest';
 import * as password from '../../../src/auth/password.js';
 import { createClientAuthenticator } from '../../../src/oauth/clients/authentication.js';
-import { defineClient, MemoryClientStore } from '../../../src/oauth/clients/client.js';
+import { defineClient } from '../../../src/oauth/clients/client.js';
+import { MemoryClientStore } from '../../../src/oauth/clients/store.js';
 
 vi.mock('../../../src/auth/password.js', async (importOriginal) => {
   const actual = await importOriginal<typeof import('../../../src/auth/password.js')>();

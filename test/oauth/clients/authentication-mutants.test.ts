@@ -15,12 +15,8 @@ import {
   type ClientAuthenticatorOptions,
   createClientAuthenticator,
 } from '../../../src/oauth/clients/authentication.js';
-import {
-  type ClientStore,
-  defineClient,
-  MemoryClientStore,
-  type OAuthClient,
-} from '../../../src/oauth/clients/client.js';
+import { defineClient, type OAuthClient } from '../../../src/oauth/clients/client.js';
+import { type ClientStore, MemoryClientStore } from '../../../src/oauth/clients/store.js';
 import { CLIENT_CHALLENGE, OAuthError } from '../../../src/oauth/protocol/errors.js';
 import { singleParams } from '../../../src/oauth/protocol/parameters.js';
 import { closeAll, json, type Listening, type Reply, request, serve } from '../../helpers/http.js';

@@ -11,8 +11,8 @@ import {
   type ClientDefinition,
   defineClient,
   isConfidential,
-  MemoryClientStore,
 } from '../../../src/oauth/clients/client.js';
+import { MemoryClientStore } from '../../../src/oauth/clients/store.js';
 import { closeAll, json, type Listening, request, serve } from '../../helpers/http.js';
 import { ISSUER, startOAuthServer } from '../token-fixtures.js';
 
@@ -364,13 +364,16 @@ describe('clients.ts', () => {
       expect(store.get('other')).toBeUndefined();
     });
 
-    it('knows the clients it was built with, the last one of an id winning', async () => {
+    it('knows the clients it was built with, and refuses two of one id', async () => {
       const first = await defineClient(PUBLIC);
       const second = await defineClient({ ...PUBLIC, name: 'Second' });
       const service = await defineClient(SERVICE);
-      const store = new MemoryClientStore([first, second, service]);
-      expect(store.get('checked-client')).toBe(second);
+      const store = new MemoryClientStore([first, service]);
+      expect(store.get('checked-client')).toBe(first);
       expect(store.get('checked-service')).toBe(service);
+      expect(() => new MemoryClientStore([first, second])).toThrow(
+        'new MemoryClientStore(): two clients have the id `checked-client`',
+      );
     });
   });
 

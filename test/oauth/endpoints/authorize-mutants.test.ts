@@ -2,11 +2,8 @@
 // refusal gives, where a pushed request is looked up, the separator added to a redirect URI,
 // when a remembered consent answers silently, and what an approval keeps with its code.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import {
-  defineClient,
-  type MemoryClientStore,
-  type OAuthClient,
-} from '../../../src/oauth/clients/client.js';
+import { defineClient, type OAuthClient } from '../../../src/oauth/clients/client.js';
+import type { MemoryClientStore } from '../../../src/oauth/clients/store.js';
 import { appendQuery, createAuthorizeEndpoint } from '../../../src/oauth/endpoints/authorize.js';
 import type { AuthorizationCodeRecord } from '../../../src/oauth/store/store.js';
 import { createKeySet, type KeySet } from '../../../src/oauth/tokens/key-set.js';
@@ -318,7 +315,7 @@ describe('authorize.ts: the endpoint', () => {
     expect(consent.status).toBe(200);
     const clients = site.as.context.clients as MemoryClientStore;
     const client = (await clients.get('other'))!;
-    clients.add({ ...client, requirePushedAuthorizationRequests: true });
+    clients.replace({ ...client, requirePushedAuthorizationRequests: true });
     try {
       const reply = await post(
         site,
@@ -333,7 +330,7 @@ describe('authorize.ts: the endpoint', () => {
       ]);
       expect(params.has('code')).toBe(false);
     } finally {
-      clients.add(client);
+      clients.replace(client);
     }
   });
 
@@ -342,7 +339,7 @@ describe('authorize.ts: the endpoint', () => {
     expect(page.status).toBe(200);
     const clients = site.as.context.clients as MemoryClientStore;
     const client = (await clients.get('other'))!;
-    clients.add({ ...client, scopes: ['read:messages'] });
+    clients.replace({ ...client, scopes: ['read:messages'] });
     const before = log.errors.length;
     try {
       const reply = await post(
@@ -357,7 +354,7 @@ describe('authorize.ts: the endpoint', () => {
       expect(redirected(reply).get('error')).toBe('invalid_scope');
       expect(reply.headers['set-cookie']).toBeUndefined();
     } finally {
-      clients.add(client);
+      clients.replace(client);
     }
     await expectNoNewErrors(before);
   });

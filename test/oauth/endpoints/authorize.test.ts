@@ -4,7 +4,8 @@ import { createSessions } from '../../../src/auth/session/session.js';
 import { silentLogger } from '../../../src/diagnostics/index.js';
 import { createRouter } from '../../../src/http/routing/router.js';
 import { securityHeaders } from '../../../src/http/security-headers.js';
-import { defineClient, MemoryClientStore } from '../../../src/oauth/clients/client.js';
+import { defineClient } from '../../../src/oauth/clients/client.js';
+import { MemoryClientStore } from '../../../src/oauth/clients/store.js';
 import { createOAuthContext, type OAuthContext } from '../../../src/oauth/context.js';
 import { createAuthorizeEndpoint } from '../../../src/oauth/endpoints/authorize.js';
 import { escapeHtml } from '../../../src/oauth/pages/render.js';
@@ -584,7 +585,7 @@ describe('consent', () => {
     const { consent, cookie } = await signIn(webQuery({ scope: 'openid' }));
     const client = (await ctx.clients.get('web'))!;
     const clients = ctx.clients as MemoryClientStore;
-    clients.add({ ...client, scopes: ['profile'] });
+    clients.replace({ ...client, scopes: ['profile'] });
     try {
       const url = location(
         await post([...hiddenInputs(consent.body), ['decision', 'approve']], cookie),
@@ -592,7 +593,7 @@ describe('consent', () => {
       expect(url.searchParams.get('error')).toBe('invalid_scope');
       expect(url.searchParams.has('code')).toBe(false);
     } finally {
-      clients.add(client);
+      clients.replace(client);
     }
   });
 

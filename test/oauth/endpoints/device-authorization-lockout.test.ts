@@ -4,7 +4,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSessions } from '../../../src/auth/session/session.js';
 import { createRouter } from '../../../src/http/routing/router.js';
-import { defineClient, MemoryClientStore } from '../../../src/oauth/clients/client.js';
+import { defineClient } from '../../../src/oauth/clients/client.js';
+import { MemoryClientStore } from '../../../src/oauth/clients/store.js';
 import { createOAuthContext } from '../../../src/oauth/context.js';
 import {
   createDeviceAuthorizationEndpoint,

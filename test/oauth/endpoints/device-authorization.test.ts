@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSessions } from '../../../src/auth/session/session.js';
 import { silentLogger } from '../../../src/diagnostics/index.js';
 import { createRouter } from '../../../src/http/routing/router.js';
-import { defineClient, MemoryClientStore } from '../../../src/oauth/clients/client.js';
+import { defineClient } from '../../../src/oauth/clients/client.js';
+import { MemoryClientStore } from '../../../src/oauth/clients/store.js';
 import { createOAuthContext } from '../../../src/oauth/context.js';
 import {
   createDeviceAuthorizationEndpoint,

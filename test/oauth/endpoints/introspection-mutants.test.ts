@@ -12,7 +12,8 @@ import { type JWTPayload, SignJWT } from 'jose';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { createSessions } from '../../../src/auth/session/session.js';
 import { createRouter } from '../../../src/http/routing/router.js';
-import { defineClient, MemoryClientStore } from '../../../src/oauth/clients/client.js';
+import { defineClient } from '../../../src/oauth/clients/client.js';
+import { MemoryClientStore } from '../../../src/oauth/clients/store.js';
 import {
   type AuthorizationServerOptions,
   createOAuthContext,

@@ -2,7 +2,7 @@
 // its options and paths; and how a scope parameter with stray spaces is read by the grants.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSessions } from '../../../src/auth/session/session.js';
-import { MemoryClientStore } from '../../../src/oauth/clients/client.js';
+import { MemoryClientStore } from '../../../src/oauth/clients/store.js';
 import {
   type AuthorizationServerOptions,
   createOAuthContext,

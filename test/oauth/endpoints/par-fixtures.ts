@@ -8,11 +8,8 @@ import { toNodeListener } from '../../../src/adapters/node.js';
 import { createSessions } from '../../../src/auth/session/session.js';
 import { createRouter } from '../../../src/http/routing/router.js';
 import { CLIENT_ASSERTION_TYPE } from '../../../src/oauth/clients/assertion.js';
-import {
-  defineClient,
-  MemoryClientStore,
-  type OAuthClient,
-} from '../../../src/oauth/clients/client.js';
+import { defineClient, type OAuthClient } from '../../../src/oauth/clients/client.js';
+import { MemoryClientStore } from '../../../src/oauth/clients/store.js';
 import type { AuthorizationServerOptions } from '../../../src/oauth/context.js';
 import { type AuthorizationServer, createAuthorizationServer } from '../../../src/oauth/server.js';
 import type { KeySet } from '../../../src/oauth/tokens/key-set.js';

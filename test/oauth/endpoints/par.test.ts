@@ -7,7 +7,7 @@ import { decodeJwt, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSessions } from '../../../src/auth/session/session.js';
 import { CLIENT_ASSERTION_TYPE } from '../../../src/oauth/clients/assertion.js';
-import { MemoryClientStore } from '../../../src/oauth/clients/client.js';
+import { MemoryClientStore } from '../../../src/oauth/clients/store.js';
 import { createAuthorizationServer } from '../../../src/oauth/server.js';
 import { MemoryOAuthStore } from '../../../src/oauth/store/store.js';
 import { createKeySet, type KeySet } from '../../../src/oauth/tokens/key-set.js';

@@ -10,7 +10,8 @@ import { afterAll, expect, it } from 'vitest';
 import { createSessions } from '../../../src/auth/session/session.js';
 import type { Middleware } from '../../../src/core/compose.js';
 import { createRouter } from '../../../src/http/routing/router.js';
-import { defineClient, MemoryClientStore } from '../../../src/oauth/clients/client.js';
+import { defineClient } from '../../../src/oauth/clients/client.js';
+import { MemoryClientStore } from '../../../src/oauth/clients/store.js';
 import {
   type AuthorizationServerOptions,
   createOAuthContext,

@@ -160,9 +160,8 @@ describe('page-messages.ts', () => {
       const { toNodeListener } = await import('../../../src/adapters/node.js');
       const { createSessions } = await import('../../../src/auth/session/session.js');
       const { createRouter } = await import('../../../src/http/routing/router.js');
-      const { defineClient, MemoryClientStore } = await import(
-        '../../../src/oauth/clients/client.js'
-      );
+      const { defineClient } = await import('../../../src/oauth/clients/client.js');
+      const { MemoryClientStore } = await import('../../../src/oauth/clients/store.js');
       const { createKeySet } = await import('../../../src/oauth/tokens/key-set.js');
       const { createAuthorizationServer } = await import('../../../src/oauth/server.js');
       let listener: RequestListener = (_req, res) => res.end();

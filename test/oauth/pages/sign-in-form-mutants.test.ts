@@ -9,7 +9,8 @@ import type { CredentialGuard } from '../../../src/auth/credential-guard.js';
 import { createSessions, type Sessions } from '../../../src/auth/session/session.js';
 import { HttpError } from '../../../src/core/errors/errors.js';
 import { createRouter } from '../../../src/http/routing/router.js';
-import { defineClient, MemoryClientStore } from '../../../src/oauth/clients/client.js';
+import { defineClient } from '../../../src/oauth/clients/client.js';
+import { MemoryClientStore } from '../../../src/oauth/clients/store.js';
 import { createOAuthContext, type OAuthUsers } from '../../../src/oauth/context.js';
 import {
   createDeviceAuthorizationEndpoint,

@@ -17,7 +17,7 @@ import type { Middleware } from '../../../src/core/compose.js';
 import type { JwtClaims } from '../../../src/core/jwt-types.js';
 import { getPrincipal } from '../../../src/core/principal.js';
 import { sendJson } from '../../../src/core/send.js';
-import { MemoryClientStore } from '../../../src/oauth/clients/client.js';
+import { MemoryClientStore } from '../../../src/oauth/clients/store.js';
 import { createOAuthContext, type OAuthContext } from '../../../src/oauth/context.js';
 import { MemoryOAuthStore } from '../../../src/oauth/store/store.js';
 import { claimsForScopes, createTokenIssuer } from '../../../src/oauth/tokens/issue.js';

@@ -4,6 +4,7 @@
 import { apiKeyChecks } from './api-key.js';
 import { brokerChecks } from './broker.js';
 import type { CheckGroup } from './check.js';
+import { clientChecks } from './client.js';
 import { oauthChecks } from './oauth.js';
 import { rateLimitChecks, replayChecks, sessionChecks } from './single-key.js';
 import { spreadChecks } from './spread.js';
@@ -17,6 +18,7 @@ export const contract: readonly CheckGroup[] = [
   replayChecks,
   oauthChecks,
   apiKeyChecks,
+  clientChecks,
   webhookChecks(1),
   webhookChecks(4),
   brokerChecks,
