@@ -31,11 +31,24 @@ import { createPushedAuthorizationEndpoint } from './endpoints/par.js';
 import { createRevocationEndpoint } from './endpoints/revocation.js';
 import { createTokenEndpoint } from './endpoints/token.js';
 import { createUserInfoEndpoint } from './endpoints/userinfo.js';
+import type { Grant } from './grants/contract.js';
 import type { OAuthPages } from './pages/render.js';
 import { ownAccessTokens } from './tokens/verify.js';
 
 /** Options of {@link createAuthorizationServer}: the server's, and where and how it is served. */
 export interface CreateAuthorizationServerOptions extends AuthorizationServerOptions {
+  /**
+   * The grants of the token endpoint, each answering one `grant_type`: the token endpoint
+   * dispatches on them (`unsupported_grant_type` for any other) and the metadata lists their
+   * types (`grant_types_supported`). Add one by spreading the defaults
+   * (`[...defaultGrants, tokenExchangeGrant({ … })]`), take one away by filtering them.
+   * @defaultValue `defaultGrants`: authorization code, refresh token, client credentials, device code
+   * @example
+   * ```ts
+   * grants: [...defaultGrants, tokenExchangeGrant({ targets: [issuer, `${issuer}/mcp`] })],
+   * ```
+   */
+  grants?: readonly Grant[];
   /** Where each endpoint is mounted. @defaultValue `DEFAULT_OAUTH_PATHS` (`portico/oauth`) */
   paths?: Partial<OAuthPaths>;
   /**
@@ -153,20 +166,24 @@ export function createAuthorizationServer(
     deviceMaxFailures,
     deviceFailureWindow,
     deviceFailureStore,
+    grants,
     ...serverOptions
   } = options;
   const context = createOAuthContext(serverOptions);
   const paths = resolveOAuthPaths(pathOptions);
   // an issuer with a path (https://host/auth) serves its endpoints under that path
   const prefix = new URL(context.issuer).pathname.replace(/\/$/, '');
-  const metadataOptions: MetadataOptions = scopesSupported === undefined ? {} : { scopesSupported };
+  const metadataOptions: MetadataOptions = {
+    ...(scopesSupported !== undefined && { scopesSupported }),
+    ...(grants !== undefined && { grants }),
+  };
   // one key for every form endpoint, so a form rendered by one is accepted by another
   const forms = {
     pages,
     formKey: formKey ?? randomBytes(32),
     ...(formTtl === undefined ? {} : { formTtl }),
   };
-  const token = createTokenEndpoint(context);
+  const token = createTokenEndpoint(context, grants === undefined ? {} : { grants });
   const metadata = createMetadataEndpoint(context, paths, metadataOptions);
   const at = (path: string) => `${prefix}${path}`;
   const routes: Record<string, MethodTable> = {
