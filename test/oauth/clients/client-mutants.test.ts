@@ -163,7 +163,7 @@ describe('clients.ts', () => {
   });
 
   describe('grants', () => {
-    it('refuses a near miss of one of portico\'s grant types, naming the one meant', async () => {
+    it("refuses a near miss of one of portico's grant types, naming the one meant", async () => {
       await refusal(
         { ...SERVICE, grantTypes: ['urn:ietf:params:oauth:grant-type:device-code'] },
         'defineClient(): unknown grant `urn:ietf:params:oauth:grant-type:device-code`. Did you mean `urn:ietf:params:oauth:grant-type:device_code`?',
