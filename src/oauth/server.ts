@@ -32,6 +32,7 @@ import { createRevocationEndpoint } from './endpoints/revocation.js';
 import { createTokenEndpoint } from './endpoints/token.js';
 import { createUserInfoEndpoint } from './endpoints/userinfo.js';
 import type { Grant } from './grants/contract.js';
+import { grantRegistry } from './grants/registry.js';
 import type { OAuthPages } from './pages/render.js';
 import { ownAccessTokens } from './tokens/verify.js';
 
@@ -170,6 +171,7 @@ export function createAuthorizationServer(
     ...serverOptions
   } = options;
   const context = createOAuthContext(serverOptions);
+  grantRegistry('createAuthorizationServer()', grants); // checked here, under this name
   const paths = resolveOAuthPaths(pathOptions);
   // an issuer with a path (https://host/auth) serves its endpoints under that path
   const prefix = new URL(context.issuer).pathname.replace(/\/$/, '');
