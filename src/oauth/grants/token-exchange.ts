@@ -3,7 +3,6 @@ import type { JwtVerifier } from '../../auth/jwt/jwt.js';
 import type { JwtClaims } from '../../core/jwt-types.js';
 import {
   assertKnownOptions,
-  assertNotThenable,
   booleanOption,
   functionOption,
   invalidOption,
@@ -142,6 +141,25 @@ function tokenTypeOf(
   throw new OAuthError('invalid_request', `This ${name} is not supported.`);
 }
 
+/** The request's tokens and their types: `invalid_request` for what is missing or unsupported. */
+function tokensOf(params: ReadonlyMap<string, string>, idTokens: boolean) {
+  const subjectToken = requiredParameter(params, 'subject_token');
+  const subjectType = tokenTypeOf(params, 'subject_token_type', idTokens);
+  const requestedType = params.get('requested_token_type');
+  if (requestedType !== undefined && requestedType !== ACCESS_TOKEN) {
+    throw new OAuthError('invalid_request', 'This requested_token_type is not supported.');
+  }
+  const actorToken = params.get('actor_token');
+  if (actorToken === undefined) {
+    if (params.has('actor_token_type')) {
+      throw new OAuthError('invalid_request', 'actor_token_type goes with an actor_token.');
+    }
+    return { subjectToken, subjectType, actor: undefined };
+  }
+  const actor = { token: actorToken, type: tokenTypeOf(params, 'actor_token_type', idTokens) };
+  return { subjectToken, subjectType, actor };
+}
+
 const scopesOf = (claims: JwtClaims): string[] =>
   typeof claims.scope === 'string' ? claims.scope.split(' ').filter((s) => s !== '') : [];
 
@@ -231,7 +249,6 @@ const refused = (which: string) =>
  */
 export function tokenExchangeGrant(options: TokenExchangeOptions = {}): Grant {
   assertKnownOptions(OWNER, options, OPTIONS);
-  assertNotThenable(OWNER, 'options', options);
   const targets = listOption('targets', options.targets);
   const clients = listOption('clients', options.clients);
   const idTokens = booleanOption(OWNER, 'idTokens', options.idTokens, false);
@@ -278,18 +295,7 @@ export function tokenExchangeGrant(options: TokenExchangeOptions = {}): Grant {
       'scope',
     ],
     async handle(ctx, client, params, binding) {
-      const subjectToken = requiredParameter(params, 'subject_token');
-      const subjectType = tokenTypeOf(params, 'subject_token_type', idTokens);
-      const requestedType = params.get('requested_token_type');
-      if (requestedType !== undefined && requestedType !== ACCESS_TOKEN) {
-        throw new OAuthError('invalid_request', 'This requested_token_type is not supported.');
-      }
-      const actorToken = params.get('actor_token');
-      if (actorToken === undefined && params.has('actor_token_type')) {
-        throw new OAuthError('invalid_request', 'actor_token_type goes with an actor_token.');
-      }
-      const actorType =
-        actorToken === undefined ? undefined : tokenTypeOf(params, 'actor_token_type', idTokens);
+      const request = tokensOf(params, idTokens);
       // the actor named in the new token must have proven who it is
       if (!isConfidential(client)) {
         throw new OAuthError('unauthorized_client', 'Token exchange is for confidential clients.');
@@ -302,17 +308,26 @@ export function tokenExchangeGrant(options: TokenExchangeOptions = {}): Grant {
       if (!allowedTargets.includes(target)) {
         throw new OAuthError('invalid_target', 'Tokens are not issued for this target.');
       }
-      const subject = await verified(ctx, client, subjectToken, subjectType, 'subject_token');
+      const subjectType = request.subjectType;
+      const subject = await verified(
+        ctx,
+        client,
+        request.subjectToken,
+        subjectType,
+        'subject_token',
+      );
       checkSubjectBinding(subject, binding);
-      if (!(Number(subject.exp) - Math.floor(Date.now() / 1000) >= 1))
+      if (!(Number(subject.exp) - Math.floor(Date.now() / 1000) >= 1)) {
         throw refused('subject_token');
+      }
       const actor =
-        actorToken === undefined || actorType === undefined
+        request.actor === undefined
           ? undefined
-          : await verified(ctx, client, actorToken, actorType, 'actor_token');
+          : await verified(ctx, client, request.actor.token, request.actor.type, 'actor_token');
+      // an actor token is the asking client's own (an ID token: issued to it, checked above)
       if (
         actor !== undefined &&
-        actorType === ACCESS_TOKEN &&
+        request.actor?.type === ACCESS_TOKEN &&
         actor.client_id !== client.clientId
       ) {
         throw new OAuthError('invalid_grant', 'The actor_token was issued to another client.');
