@@ -147,9 +147,9 @@ const rows: [string, number, () => unknown][] = [
       server.context.tokens.accessToken({ sub: CLIENT_ID, clientId: CLIENT_ID, scope: [SCOPE] }),
   ],
   [
-    `portico clientCredentialsGrant(), ${IN_FLIGHT} in flight`,
+    `portico clientCredentialsGrant.handle(), ${IN_FLIGHT} in flight`,
     IN_FLIGHT,
-    () => clientCredentialsGrant(server.context, client, params, {}),
+    () => clientCredentialsGrant.handle(server.context, client, params, {}),
   ],
 ];
 

@@ -13,7 +13,12 @@ import {
   type UserClaims,
 } from 'portico';
 import type { Logger } from 'portico/diagnostics';
-import { createEndSessionEndpoint } from 'portico/oauth';
+import {
+  createEndSessionEndpoint,
+  defaultGrants,
+  TOKEN_EXCHANGE_GRANT,
+  tokenExchangeGrant,
+} from 'portico/oauth';
 import type { SharedState } from './shared-state.js';
 import type { User, Users } from './users.js';
 
@@ -48,7 +53,8 @@ async function demoClients(fapiJwks: JwkSet | undefined): Promise<MemoryClientSt
       defineClient({
         clientId: 'demo-service',
         secret: 'demo-service-secret',
-        grantTypes: ['client_credentials'],
+        // its own tokens, and tokens acting for a user whose token it was given (RFC 8693)
+        grantTypes: ['client_credentials', TOKEN_EXCHANGE_GRANT],
         redirectUris: [],
         scopes: ['read:messages', 'write:messages'],
         // a resource server too: it may introspect every access token, not only its own
@@ -144,6 +150,15 @@ export async function createOAuth(options: {
       deviceFailureStore: shared.deviceFailureStore,
     }),
     clients: await demoClients(options.fapiJwks),
+    // token exchange (RFC 8693): demo-service trades a user's access token for one acting on
+    // the user's behalf, for one of the two resources (BASE_URL itself, the default, or /mcp)
+    grants: [
+      ...defaultGrants,
+      tokenExchangeGrant({
+        targets: [options.issuer, `${options.issuer.replace(/\/$/, '')}/mcp`],
+        clients: ['demo-service'],
+      }),
+    ],
     keys,
     sessions: options.sessions,
     users: {

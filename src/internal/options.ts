@@ -18,6 +18,28 @@ function distance(a: string, b: string): number {
 }
 
 /**
+ * The candidate closest to `value` (Levenshtein, case-insensitive) within `maxDistance`, for a
+ * "did you mean" hint; `undefined` when none is that close or `value` is one of them.
+ */
+export function closestName(
+  value: string,
+  candidates: readonly string[],
+  maxDistance = 3,
+): string | undefined {
+  if (candidates.includes(value)) return undefined;
+  let best: string | undefined;
+  let bestDistance = Number.POSITIVE_INFINITY;
+  for (const candidate of candidates) {
+    const d = distance(value.toLowerCase(), candidate.toLowerCase());
+    if (d < bestDistance) {
+      best = candidate;
+      bestDistance = d;
+    }
+  }
+  return bestDistance <= maxDistance ? best : undefined;
+}
+
+/**
  * Option names users arrive with from the libraries of docs/migration.md (helmet, cors,
  * express-rate-limit, @fastify/rate-limit, express-jwt, express-oauth2-jwt-bearer, passport-jwt,
  * @fastify/jwt), where portico's name differs: per owner, then for every owner (`'*'`). Each

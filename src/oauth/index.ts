@@ -65,25 +65,38 @@ export {
 } from './endpoints/metadata.js';
 export { createPushedAuthorizationEndpoint, REQUEST_URI_PREFIX } from './endpoints/par.js';
 export { createRevocationEndpoint } from './endpoints/revocation.js';
-export { createTokenEndpoint } from './endpoints/token.js';
+export { createTokenEndpoint, type TokenEndpointOptions } from './endpoints/token.js';
 export {
   createUserInfoEndpoint,
   type UserInfoOptions,
 } from './endpoints/userinfo.js';
 export type { AuthorizationServerFeatures, ResolvedFeatures } from './features.js';
+export { authorizationCodeGrant } from './grants/authorization-code.js';
+export { clientCredentialsGrant } from './grants/client-credentials.js';
 export {
-  authorizationCodeGrant,
+  assertCanIssue,
+  defineGrant,
+  type Grant,
   type GrantHandler,
+  grantUser,
+  issueUserTokens,
+  requiredParameter,
   type TokenBinding,
   type TokenResponse,
   type UserGrant,
-} from './grants/authorization-code.js';
-export { clientCredentialsGrant } from './grants/client-credentials.js';
+} from './grants/contract.js';
 export {
   DEVICE_CODE_GRANT,
   deviceCodeGrant,
 } from './grants/device-code.js';
 export { refreshTokenGrant } from './grants/refresh-token.js';
+export { defaultGrants } from './grants/registry.js';
+export {
+  TOKEN_EXCHANGE_GRANT,
+  type TokenExchange,
+  type TokenExchangeOptions,
+  tokenExchangeGrant,
+} from './grants/token-exchange.js';
 export type {
   FormFields,
   FormPageOptions,
@@ -134,6 +147,7 @@ export {
 export type { TokenContext } from './tokens/context.js';
 export {
   type AccessTokenRequest,
+  type ActorClaim,
   createTokenIssuer,
   type IdTokenClaimRelease,
   type IdTokenRequest,

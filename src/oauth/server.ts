@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Authenticator } from '../auth/authenticator.js';
 import type { Duration } from '../core/duration.js';
 import type { MethodTable } from '../http/routing/router.js';
-import { assertGivenOptions } from '../internal/options.js';
+import { assertGivenOptions, invalidOption } from '../internal/options.js';
 import type { RateLimitStore } from '../rate-limit/store.js';
 import { type UserGrants, userGrants } from './consents.js';
 import {
@@ -31,11 +31,26 @@ import { createPushedAuthorizationEndpoint } from './endpoints/par.js';
 import { createRevocationEndpoint } from './endpoints/revocation.js';
 import { createTokenEndpoint } from './endpoints/token.js';
 import { createUserInfoEndpoint } from './endpoints/userinfo.js';
+import type { Grant } from './grants/contract.js';
+import { DEVICE_CODE_GRANT } from './grants/device-code.js';
+import { grantRegistry } from './grants/registry.js';
 import type { OAuthPages } from './pages/render.js';
 import { ownAccessTokens } from './tokens/verify.js';
 
 /** Options of {@link createAuthorizationServer}: the server's, and where and how it is served. */
 export interface CreateAuthorizationServerOptions extends AuthorizationServerOptions {
+  /**
+   * The grants of the token endpoint, each answering one `grant_type`: the token endpoint
+   * dispatches on them (`unsupported_grant_type` for any other) and the metadata lists their
+   * types (`grant_types_supported`). Add one by spreading the defaults
+   * (`[...defaultGrants, tokenExchangeGrant({ … })]`), take one away by filtering them.
+   * @defaultValue `defaultGrants`: authorization code, refresh token, client credentials, device code
+   * @example
+   * ```ts
+   * grants: [...defaultGrants, tokenExchangeGrant({ targets: [issuer, `${issuer}/mcp`] })],
+   * ```
+   */
+  grants?: readonly Grant[];
   /** Where each endpoint is mounted. @defaultValue `DEFAULT_OAUTH_PATHS` (`portico/oauth`) */
   paths?: Partial<OAuthPaths>;
   /**
@@ -103,6 +118,30 @@ export interface AuthorizationServer {
 }
 
 /**
+ * The device flow's switch as the grants decide it: on only when the device grant is one of
+ * them; switched on explicitly without it, the server refuses to start.
+ */
+function withDeviceFlow(
+  options: AuthorizationServerOptions,
+  hasDeviceGrant: boolean,
+): AuthorizationServerOptions {
+  const { features } = options;
+  if (
+    hasDeviceGrant ||
+    features === null ||
+    (features !== undefined && typeof features !== 'object')
+  ) {
+    return options;
+  }
+  if (features?.deviceFlow === true) {
+    throw invalidOption(
+      'createAuthorizationServer(): `features.deviceFlow` needs the device grant in `grants`',
+    );
+  }
+  return { ...options, features: { ...features, deviceFlow: false } };
+}
+
+/**
  * Builds a complete OAuth 2.0 / OpenID Connect authorization server: authorization code with
  * PKCE, refresh tokens with rotation, client credentials and the device flow, revocation,
  * introspection, UserInfo, JWKS and discovery metadata, as routes for portico's router.
@@ -153,20 +192,28 @@ export function createAuthorizationServer(
     deviceMaxFailures,
     deviceFailureWindow,
     deviceFailureStore,
+    grants,
     ...serverOptions
   } = options;
-  const context = createOAuthContext(serverOptions);
+  // checked here, under this name; the device flow follows its grant unless switched on
+  const registry = grantRegistry('createAuthorizationServer()', grants);
+  const context = createOAuthContext(
+    withDeviceFlow(serverOptions, registry.has(DEVICE_CODE_GRANT)),
+  );
   const paths = resolveOAuthPaths(pathOptions);
   // an issuer with a path (https://host/auth) serves its endpoints under that path
   const prefix = new URL(context.issuer).pathname.replace(/\/$/, '');
-  const metadataOptions: MetadataOptions = scopesSupported === undefined ? {} : { scopesSupported };
+  const metadataOptions: MetadataOptions = {
+    ...(scopesSupported !== undefined && { scopesSupported }),
+    ...(grants !== undefined && { grants }),
+  };
   // one key for every form endpoint, so a form rendered by one is accepted by another
   const forms = {
     pages,
     formKey: formKey ?? randomBytes(32),
     ...(formTtl === undefined ? {} : { formTtl }),
   };
-  const token = createTokenEndpoint(context);
+  const token = createTokenEndpoint(context, grants === undefined ? {} : { grants });
   const metadata = createMetadataEndpoint(context, paths, metadataOptions);
   const at = (path: string) => `${prefix}${path}`;
   const on = context.features;

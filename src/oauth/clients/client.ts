@@ -2,25 +2,64 @@ import { isJwkSetShape, parseHttpUrl } from '../../auth/jwt/jwks-remote.js';
 import { hashPassword } from '../../auth/password.js';
 import { assertScopes } from '../../auth/scopes.js';
 import type { JwkSet } from '../../core/jwt-types.js';
-import { assertGivenOptions, invalidOption } from '../../internal/options.js';
+import {
+  assertGivenOptions,
+  assertNotThenable,
+  closestName,
+  invalidOption,
+} from '../../internal/options.js';
 
 /**
- * The grants an authorization server supports.
+ * A grant type a client may use: one of portico's grants, or the `type` of a grant the
+ * server registers (`grants` of `createAuthorizationServer`), a name or an absolute URI
+ * (RFC 6749 §4.5).
  *
  * @see {@link https://www.rfc-editor.org/rfc/rfc6749#section-1.3 | RFC 6749 §1.3}
+ * @see {@link https://www.rfc-editor.org/rfc/rfc6749#section-4.5 | RFC 6749 §4.5}
  */
 export type GrantType =
   | 'authorization_code'
   | 'refresh_token'
   | 'client_credentials'
-  | 'urn:ietf:params:oauth:grant-type:device_code';
+  | 'urn:ietf:params:oauth:grant-type:device_code'
+  | 'urn:ietf:params:oauth:grant-type:token-exchange'
+  | (string & {});
 
-const GRANT_TYPES: readonly GrantType[] = [
+/** The grant types of portico's own grants: a name close to one of them is a typo. */
+const GRANT_TYPES: readonly string[] = [
   'authorization_code',
   'refresh_token',
   'client_credentials',
   'urn:ietf:params:oauth:grant-type:device_code',
+  'urn:ietf:params:oauth:grant-type:token-exchange',
 ];
+
+/**
+ * Whether `value` is written as a grant type can be (RFC 6749 Appendix A.10): a name of
+ * letters, digits, `-`, `.` and `_`, or an absolute URI.
+ */
+export function isGrantTypeSyntax(value: unknown): value is string {
+  if (typeof value !== 'string' || value === '' || value.length > 255) return false;
+  if (/^[\w.-]+$/.test(value)) return true;
+  return /^[a-z][a-z0-9+.-]*:[\x21-\x7e]+$/i.test(value) && URL.canParse(value);
+}
+
+/**
+ * Refuses what cannot be a grant type, and a near miss of one of portico's ("did you mean"):
+ * any other well-formed name is taken, for a grant the server registers; one it does not
+ * register is `unsupported_grant_type` at the token endpoint.
+ */
+function checkGrantType(grant: unknown): void {
+  if (!isGrantTypeSyntax(grant)) {
+    throw invalidOption(
+      `defineClient(): unknown grant \`${String(grant)}\`: a grant type is a name or an absolute URI`,
+    );
+  }
+  const near = closestName(grant, GRANT_TYPES);
+  if (near !== undefined) {
+    throw invalidOption(`defineClient(): unknown grant \`${grant}\`. Did you mean \`${near}\`?`);
+  }
+}
 
 /**
  * A registered client. Confidential clients have a secret hash (`client_secret_basic` or
@@ -148,10 +187,7 @@ export async function defineClient(definition: ClientDefinition): Promise<OAuthC
   if (typeof client.clientId !== 'string' || !/^[\x21-\x7e]{1,128}$/.test(client.clientId)) {
     throw invalidOption('defineClient(): `clientId` must be 1–128 visible ASCII characters');
   }
-  for (const grant of client.grantTypes ?? []) {
-    if (!GRANT_TYPES.includes(grant))
-      throw invalidOption(`defineClient(): unknown grant \`${grant}\``);
-  }
+  for (const grant of client.grantTypes ?? []) checkGrantType(grant);
   checkClientKeys(client, secret);
   const confidential =
     secret !== undefined || client.jwks !== undefined || client.jwksUri !== undefined;

@@ -5,6 +5,8 @@ import { methods } from '../../http/routing/router.js';
 import { assertKnownOptions, durationOption, invalidOption } from '../../internal/options.js';
 import { CLIENT_ASSERTION_ALGORITHMS } from '../clients/assertion.js';
 import type { OAuthContext } from '../context.js';
+import type { Grant } from '../grants/contract.js';
+import { grantRegistry } from '../grants/registry.js';
 
 /** Where the authorization server's endpoints are served, as paths under the issuer. */
 export interface OAuthPaths {
@@ -61,11 +63,17 @@ export interface MetadataOptions {
    * @defaultValue `300_000` (5 minutes)
    */
   maxAge?: Duration;
+  /**
+   * The grants the token endpoint answers: their types are `grant_types_supported`.
+   * @defaultValue `defaultGrants`
+   */
+  grants?: readonly Grant[];
 }
 
 const METADATA_OPTIONS = [
   'scopesSupported',
   'maxAge',
+  'grants',
 ] as const satisfies readonly (keyof MetadataOptions)[];
 
 /**
@@ -178,7 +186,8 @@ export function metadataPaths(issuer: string): [string, string] {
 /**
  * The authorization server metadata (RFC 8414), also valid as an OpenID Connect Discovery
  * document: the exact issuer string of the tokens and `iss` parameters, every endpoint as
- * the issuer (without a trailing slash) followed by its path, the four grants, PKCE `S256`
+ * the issuer (without a trailing slash) followed by its path, the types of its `grants`
+ * (`grant_types_supported`, by default those of `defaultGrants`), PKCE `S256`
  * only, and `authorization_response_iss_parameter_supported: true` (RFC 9207).
  * Client authentication is `client_secret_basic`, `client_secret_post`, `private_key_jwt`
  * (with its assertion algorithms) or `none`; introspection leaves out `none`: it is closed
@@ -225,10 +234,7 @@ export function authorizationServerMetadata(
     response_types_supported: ['code'],
     response_modes_supported: ['query'],
     grant_types_supported: [
-      'authorization_code',
-      'refresh_token',
-      'client_credentials',
-      ...(on.deviceFlow ? ['urn:ietf:params:oauth:grant-type:device_code'] : []),
+      ...grantRegistry('authorizationServerMetadata()', options.grants, ctx.features).keys(),
     ],
     scopes_supported: [...scopes],
     token_endpoint_auth_methods_supported: [...clientAuth],

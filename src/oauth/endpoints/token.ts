@@ -8,32 +8,37 @@ import {
   type TokenIssuedMessage,
   type TokenRefusedMessage,
 } from '../../diagnostics/channels.js';
-import type { GrantType, OAuthClient } from '../clients/client.js';
+import { assertKnownOptions } from '../../internal/options.js';
+import type { OAuthClient } from '../clients/client.js';
 import type { OAuthContext } from '../context.js';
-import {
-  authorizationCodeGrant,
-  type GrantHandler,
-  type TokenBinding,
-  type TokenResponse,
-} from '../grants/authorization-code.js';
-import { clientCredentialsGrant } from '../grants/client-credentials.js';
-import { DEVICE_CODE_GRANT, deviceCodeGrant } from '../grants/device-code.js';
-import { refreshTokenGrant } from '../grants/refresh-token.js';
+import type { Grant, TokenBinding, TokenResponse } from '../grants/contract.js';
+import { grantRegistry } from '../grants/registry.js';
 import { asOAuthError, NO_STORE, OAuthError, sendOAuthError } from '../protocol/errors.js';
 import { readOAuthForm } from '../protocol/form.js';
 import { singleParams } from '../protocol/parameters.js';
 import { createEndpointProofs } from '../shared/endpoint-proof.js';
 import { PendingIds } from '../store/one-time-ids.js';
 
-const GRANTS: Readonly<Record<GrantType, GrantHandler>> = {
-  authorization_code: authorizationCodeGrant,
-  refresh_token: refreshTokenGrant,
-  client_credentials: clientCredentialsGrant,
-  [DEVICE_CODE_GRANT]: deviceCodeGrant,
-};
+/** Options of {@link createTokenEndpoint}. */
+export interface TokenEndpointOptions {
+  /**
+   * The grants it answers, by their `type`: any other `grant_type` is
+   * `unsupported_grant_type`.
+   * @defaultValue `defaultGrants`
+   */
+  grants?: readonly Grant[];
+}
 
-function isGrantType(value: string): value is GrantType {
-  return Object.hasOwn(GRANTS, value);
+const OPTIONS = ['grants'] as const satisfies readonly (keyof TokenEndpointOptions)[];
+
+/** The parameters a grant is given: `grant_type` and those it lists, nothing else. */
+function grantParams(grant: Grant, params: ReadonlyMap<string, string>): Map<string, string> {
+  const given = new Map<string, string>();
+  for (const name of ['grant_type', ...grant.parameters]) {
+    const value = params.get(name);
+    if (value !== undefined) given.set(name, value);
+  }
+  return given;
 }
 
 function sendTokens(res: ServerResponse, tokens: TokenResponse): void {
@@ -74,6 +79,28 @@ function tokenBinding(
   return { jkt: proof.jkt, commit };
 }
 
+/**
+ * A client names a grant type that no grant of this server answers: a typo, or a grant left
+ * out of `grants`. The request is `unsupported_grant_type`; the deployment is told once per
+ * client and type (`warned`, bounded).
+ */
+function unregistered(
+  ctx: OAuthContext,
+  warned: Set<string>,
+  client: OAuthClient,
+  grantType: string,
+): void {
+  const key = `${client.clientId} ${grantType}`;
+  if (warned.has(key) || warned.size >= 1_000) return;
+  warned.add(key);
+  log(
+    ctx.logger,
+    'warn',
+    { component: 'oauth', event: 'token.unregistered_grant', clientId: client.clientId, grantType },
+    'a client names a grant type no grant of this server answers (not in `grants`)',
+  );
+}
+
 /** The refusals of a credential (a grant, a proof, a client assertion) the guard counts. */
 const REFUSED_CREDENTIALS = new Set(['invalid_grant', 'invalid_client', 'invalid_dpop_proof']);
 
@@ -92,9 +119,11 @@ async function counted(ctx: OAuthContext, req: IncomingMessage, answer: OAuthErr
 }
 
 /**
- * The token endpoint (RFC 6749 §3.2) with its four grants: `authorization_code` (with PKCE),
- * `refresh_token` (rotating, reuse revokes the grant), `client_credentials` and
- * `urn:ietf:params:oauth:grant-type:device_code` (RFC 8628). The client authenticates with
+ * The token endpoint (RFC 6749 §3.2), answering the grants it is given (`grants`, by
+ * default `defaultGrants`: `authorization_code` with PKCE, `refresh_token` rotating,
+ * `client_credentials` and `urn:ietf:params:oauth:grant-type:device_code`, RFC 8628). Another
+ * `grant_type` is `unsupported_grant_type`; one the client's `grantTypes` does not name is
+ * `unauthorized_client`; a grant sees only the parameters it lists. The client authenticates with
  * `client_secret_basic`, `client_secret_post` or, if public, `none`; each parameter may
  * appear once. It answers every request itself: tokens as `200` JSON (RFC 6749 §5.1), every
  * failure in the OAuth error format (§5.2) rather than as Problem Details, both with
@@ -114,14 +143,21 @@ async function counted(ctx: OAuthContext, req: IncomingMessage, answer: OAuthErr
  * @example
  * ```ts
  * const ctx = createOAuthContext({ issuer, clients, keys, users, sessions });
- * const token = createTokenEndpoint(ctx);
+ * const token = createTokenEndpoint(ctx, { grants: [...defaultGrants, tokenExchangeGrant()] });
  * router.route('/token', { POST: token });
  * router.route('/oauth/token', { POST: token });
  * ```
  * @see {@link https://www.rfc-editor.org/rfc/rfc6749#section-3.2 | RFC 6749 §3.2}
  */
-export function createTokenEndpoint(ctx: OAuthContext): Middleware {
+export function createTokenEndpoint(
+  ctx: OAuthContext,
+  options: TokenEndpointOptions = {},
+): Middleware {
+  assertKnownOptions('createTokenEndpoint()', options, OPTIONS);
+  const grants = grantRegistry('createTokenEndpoint()', options.grants, ctx.features);
+  const isRegistered = (type: string | undefined) => type !== undefined && grants.has(type);
   const endpointProof = createEndpointProofs(ctx);
+  const warned = new Set<string>();
   return async function tokenEndpoint(req, res) {
     let grantType: string | undefined;
     let clientId: string | undefined;
@@ -141,17 +177,16 @@ export function createTokenEndpoint(ctx: OAuthContext): Middleware {
       if (grantType === undefined || grantType === '') {
         throw new OAuthError('invalid_request', 'The parameter grant_type is required.');
       }
-      if (
-        !isGrantType(grantType) ||
-        (grantType === DEVICE_CODE_GRANT && !ctx.features.deviceFlow)
-      ) {
+      const grant = grants.get(grantType);
+      if (grant === undefined) {
+        if (client.grantTypes.includes(grantType)) unregistered(ctx, warned, client, grantType);
         throw new OAuthError('unsupported_grant_type', 'This grant type is not supported.');
       }
       if (!client.grantTypes.includes(grantType)) {
         throw new OAuthError('unauthorized_client', 'This client may not use this grant type.');
       }
       const binding = tokenBinding(ctx, await endpointProof.check(req), client, pending);
-      const tokens = await GRANTS[grantType](ctx, client, params, binding);
+      const tokens = await grant.handle(ctx, client, grantParams(grant, params), binding);
       await pending.commit(); // a grant that did not: before any token leaves
       sendTokens(res, tokens);
       if (published.tokenIssued.hasSubscribers) {
@@ -184,7 +219,7 @@ export function createTokenEndpoint(ctx: OAuthContext): Middleware {
         published.tokenRefused.publish({
           req,
           // only a grant type this server knows: anything else is the caller's text
-          grantType: grantType !== undefined && isGrantType(grantType) ? grantType : undefined,
+          grantType: isRegistered(grantType) ? grantType : undefined,
           clientId,
           error: answer.error,
           status: answer.status,

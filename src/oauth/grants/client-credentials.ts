@@ -1,22 +1,10 @@
 import { isConfidential } from '../clients/client.js';
 import { resolveScopes } from '../clients/scope.js';
 import { OAuthError } from '../protocol/errors.js';
-import { assertCanIssue, type GrantHandler } from './authorization-code.js';
+import { assertCanIssue, defineGrant, type Grant, type GrantHandler } from './contract.js';
 
-/**
- * The `client_credentials` grant (RFC 6749 §4.4), for confidential clients only: the access
- * token's `sub` is the client id. The requested scope must lie within the client's allowed
- * scopes (least privilege); without one, the client's `defaultScopes` are granted, else all
- * its scopes. No refresh token (RFC 6749 §4.4.3) and no ID token: there is no user.
- *
- * @example
- * ```ts
- * const answer = await clientCredentialsGrant(ctx, client, new Map([['scope', 'read:messages']]));
- * // { access_token: '…', token_type: 'Bearer', expires_in: 900, scope: 'read:messages' }
- * ```
- * @see {@link https://www.rfc-editor.org/rfc/rfc6749#section-4.4 | RFC 6749 §4.4}
- */
-export const clientCredentialsGrant: GrantHandler = async (ctx, client, params, binding) => {
+/** What client_credentials does: see {@link clientCredentialsGrant}. */
+const issueToClient: GrantHandler = async (ctx, client, params, binding) => {
   if (!isConfidential(client)) {
     throw new OAuthError(
       'unauthorized_client',
@@ -39,3 +27,23 @@ export const clientCredentialsGrant: GrantHandler = async (ctx, client, params, 
     scope: scope.join(' '),
   };
 };
+
+/**
+ * The `client_credentials` grant (RFC 6749 §4.4), for confidential clients only: the access
+ * token's `sub` is the client id. The requested scope must lie within the client's allowed
+ * scopes (least privilege); without one, the client's `defaultScopes` are granted, else all
+ * its scopes. No refresh token (RFC 6749 §4.4.3) and no ID token: there is no user.
+ *
+ * @example
+ * ```ts
+ * const params = new Map([['scope', 'read:messages']]);
+ * const answer = await clientCredentialsGrant.handle(ctx, client, params, {});
+ * // { access_token: '…', token_type: 'Bearer', expires_in: 900, scope: 'read:messages' }
+ * ```
+ * @see {@link https://www.rfc-editor.org/rfc/rfc6749#section-4.4 | RFC 6749 §4.4}
+ */
+export const clientCredentialsGrant: Grant = defineGrant({
+  type: 'client_credentials',
+  parameters: ['scope'],
+  handle: issueToClient,
+});

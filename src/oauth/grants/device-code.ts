@@ -3,11 +3,13 @@ import { isDeviceCodeExpired } from '../store/store.js';
 import { hashToken } from '../tokens/issue.js';
 import {
   assertCanIssue,
+  defineGrant,
+  type Grant,
   type GrantHandler,
   grantUser,
   issueUserTokens,
-  required,
-} from './authorization-code.js';
+  requiredParameter,
+} from './contract.js';
 
 /**
  * The `grant_type` of the device authorization grant (RFC 8628 §3.4).
@@ -24,28 +26,9 @@ export const DEVICE_CODE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
 /** Added to the polling interval on each `slow_down`: 5 seconds (RFC 8628 §3.5), in milliseconds. */
 const SLOW_DOWN_STEP = 5_000;
 
-/**
- * The device authorization grant's token request (RFC 8628 §3.4–3.5). While the user has not
- * decided, the device gets `authorization_pending`; polling again sooner than the interval
- * gets `slow_down`, and the interval grows by 5 seconds for this and every later poll. A
- * denial answers `access_denied` once and ends the authorization; an approval issues the
- * tokens once (the device code is consumed atomically) — a refresh token when the client
- * may refresh, an ID token when the scope has `openid`. A device code past its expiry is
- * `expired_token` (the device should start over); one never issued, or whose authorization
- * already ended (exchanged, denied, or expired long ago), is `invalid_grant` (RFC 6749 §5.2).
- *
- * @example
- * ```ts
- * // a custom token endpoint: the grants take the context, the authenticated client and the
- * // form parameters (each at most once)
- * const params = singleParams(await readForm(req));
- * const answer = await deviceCodeGrant(ctx, client, params);
- * sendJson(res, 200, answer, NO_STORE);
- * ```
- * @see {@link https://www.rfc-editor.org/rfc/rfc8628#section-3.5 | RFC 8628 §3.5}
- */
-export const deviceCodeGrant: GrantHandler = async (ctx, client, params, binding) => {
-  const hash = hashToken(required(params, 'device_code'));
+/** What the device grant does: see {@link deviceCodeGrant}. */
+const pollDeviceCode: GrantHandler = async (ctx, client, params, binding) => {
+  const hash = hashToken(requiredParameter(params, 'device_code'));
   const record = await ctx.store.getDeviceCode(hash);
   if (record === undefined) {
     throw new OAuthError('invalid_grant', 'The device code is invalid or was already used.');
@@ -100,3 +83,29 @@ export const deviceCodeGrant: GrantHandler = async (ctx, client, params, binding
     binding,
   );
 };
+
+/**
+ * The device authorization grant's token request (RFC 8628 §3.4–3.5). While the user has not
+ * decided, the device gets `authorization_pending`; polling again sooner than the interval
+ * gets `slow_down`, and the interval grows by 5 seconds for this and every later poll. A
+ * denial answers `access_denied` once and ends the authorization; an approval issues the
+ * tokens once (the device code is consumed atomically) — a refresh token when the client
+ * may refresh, an ID token when the scope has `openid`. A device code past its expiry is
+ * `expired_token` (the device should start over); one never issued, or whose authorization
+ * already ended (exchanged, denied, or expired long ago), is `invalid_grant` (RFC 6749 §5.2).
+ *
+ * @example
+ * ```ts
+ * // a custom token endpoint: the grants take the context, the authenticated client and the
+ * // form parameters (each at most once)
+ * const params = singleParams(await readForm(req));
+ * const answer = await deviceCodeGrant.handle(ctx, client, params, binding);
+ * sendJson(res, 200, answer, NO_STORE);
+ * ```
+ * @see {@link https://www.rfc-editor.org/rfc/rfc8628#section-3.5 | RFC 8628 §3.5}
+ */
+export const deviceCodeGrant: Grant = defineGrant({
+  type: DEVICE_CODE_GRANT,
+  parameters: ['device_code'],
+  handle: pollDeviceCode,
+});

@@ -5,45 +5,19 @@ import { hashToken } from '../tokens/issue.js';
 import { revocationTtlMs, revokeGrant } from '../tokens/revoke-grant.js';
 import {
   assertCanIssue,
+  defineGrant,
+  type Grant,
   type GrantHandler,
   grantUser,
   issueUserTokens,
-  required,
-} from './authorization-code.js';
+  requiredParameter,
+} from './contract.js';
 
 const invalid = () => new OAuthError('invalid_grant', 'The refresh token is invalid or expired.');
 
-/**
- * The `refresh_token` grant (RFC 6749 §6), rotating: every use consumes the token and issues
- * a successor in the same family, whose absolute end never moves. Presenting a token that
- * was already rotated revokes the whole grant, successors and access tokens included
- * (RFC 9700 §4.14.2), except within `refreshGracePeriod` milliseconds of its rotation, by the same
- * client, where it gets a successor of its own (two tabs refreshing at once, Ory Hydra #1831);
- * after that window reuse revokes as always. A client held to FAPI 2.0 (`fapi2`) keeps its
- * refresh token instead: no successor is issued (the Security Profile asks the authorization server for no
- * rotation; the client's key authentication, and its DPoP key, guard the token). `scope` may narrow the access token's scope,
- * never widen it; the new refresh token keeps the original scope (RFC 6749 §6).
- *
- * Every check that can fail runs before the token is consumed, so a refused request (a
- * widened scope, a typo'd client) does not cost the client its token. A token presented by
- * another client is refused without being consumed or revoking anything: for a confidential
- * client, client authentication is what makes a stolen refresh token useless, and letting
- * any other client revoke the grant would only give whoever finds a token a way to sign the
- * user out.
- *
- * @example
- * ```ts
- * // a custom token endpoint: the grants take the context, the authenticated client and the
- * // form parameters (each at most once)
- * const params = singleParams(await readForm(req));
- * const answer = await refreshTokenGrant(ctx, client, params);
- * sendJson(res, 200, answer, NO_STORE);
- * ```
- * @see {@link https://www.rfc-editor.org/rfc/rfc6749#section-6 | RFC 6749 §6}
- * @see {@link https://www.rfc-editor.org/rfc/rfc9700#section-4.14.2 | RFC 9700 §4.14.2}
- */
-export const refreshTokenGrant: GrantHandler = async (ctx, client, params, binding) => {
-  const hash = hashToken(required(params, 'refresh_token'));
+/** What refresh_token does: see {@link refreshTokenGrant}. */
+const refresh: GrantHandler = async (ctx, client, params, binding) => {
+  const hash = hashToken(requiredParameter(params, 'refresh_token'));
   const seen = await ctx.store.getRefreshToken(hash);
   if (seen === undefined) throw invalid();
   const { record } = seen;
@@ -98,3 +72,38 @@ function withinGrace(usedAt: number, graceMs: number): boolean {
 function familyOf(record: RefreshTokenRecord) {
   return { scope: record.scope, expiresAt: record.familyExpiresAt };
 }
+
+/**
+ * The `refresh_token` grant (RFC 6749 §6), rotating: every use consumes the token and issues
+ * a successor in the same family, whose absolute end never moves. Presenting a token that
+ * was already rotated revokes the whole grant, successors and access tokens included
+ * (RFC 9700 §4.14.2), except within `refreshGracePeriod` milliseconds of its rotation, by the same
+ * client, where it gets a successor of its own (two tabs refreshing at once, Ory Hydra #1831);
+ * after that window reuse revokes as always. A client held to FAPI 2.0 (`fapi2`) keeps its
+ * refresh token instead: no successor is issued (the Security Profile asks the authorization server for no
+ * rotation; the client's key authentication, and its DPoP key, guard the token). `scope` may narrow the access token's scope,
+ * never widen it; the new refresh token keeps the original scope (RFC 6749 §6).
+ *
+ * Every check that can fail runs before the token is consumed, so a refused request (a
+ * widened scope, a typo'd client) does not cost the client its token. A token presented by
+ * another client is refused without being consumed or revoking anything: for a confidential
+ * client, client authentication is what makes a stolen refresh token useless, and letting
+ * any other client revoke the grant would only give whoever finds a token a way to sign the
+ * user out.
+ *
+ * @example
+ * ```ts
+ * // a custom token endpoint: the grants take the context, the authenticated client and the
+ * // form parameters (each at most once)
+ * const params = singleParams(await readForm(req));
+ * const answer = await refreshTokenGrant.handle(ctx, client, params, binding);
+ * sendJson(res, 200, answer, NO_STORE);
+ * ```
+ * @see {@link https://www.rfc-editor.org/rfc/rfc6749#section-6 | RFC 6749 §6}
+ * @see {@link https://www.rfc-editor.org/rfc/rfc9700#section-4.14.2 | RFC 9700 §4.14.2}
+ */
+export const refreshTokenGrant: Grant = defineGrant({
+  type: 'refresh_token',
+  parameters: ['refresh_token', 'scope'],
+  handle: refresh,
+});

@@ -18,6 +18,7 @@ export type OAuthErrorCode =
   | 'unauthorized_client'
   | 'unsupported_grant_type'
   | 'invalid_scope'
+  | 'invalid_target'
   | 'access_denied'
   | 'unsupported_response_type'
   | 'server_error'

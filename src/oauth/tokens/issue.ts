@@ -90,6 +90,32 @@ export interface AccessTokenRequest {
   user?: Pick<UserClaims, 'name' | 'role'>;
   /** The DPoP key the token is bound to (`cnf.jkt`, RFC 9449 §6): a thumbprint. */
   jkt?: string;
+  /**
+   * `aud`: the resources the token is for (RFC 8707, RFC 8693 §2.1).
+   * @defaultValue the issuer's `audience`
+   */
+  audience?: string | readonly string[];
+  /** `act`: who acts for `sub` (RFC 8693 §4.1), on a token minted by delegation. */
+  act?: ActorClaim;
+  /**
+   * The latest the token may expire, epoch seconds: its lifetime is cut to end by then (a
+   * token exchanged from another ends no later than it, RFC 8693).
+   * @defaultValue none: the full `accessTokenTtl`
+   */
+  expiresAt?: number;
+}
+
+/**
+ * The `act` claim of RFC 8693 §4.1: the party acting for the token's subject (`sub`, and
+ * `client_id` for a client), with, nested in `act`, the one that acted before it in a chain
+ * of delegations. Only the outermost names the current actor.
+ *
+ * @see {@link https://www.rfc-editor.org/rfc/rfc8693#section-4.1 | RFC 8693 §4.1}
+ */
+export interface ActorClaim {
+  readonly sub: string;
+  readonly client_id?: string;
+  readonly act?: ActorClaim;
 }
 
 /**
@@ -180,9 +206,11 @@ export function createTokenIssuer(options: TokenIssuerOptions) {
       request: AccessTokenRequest,
     ): Promise<{ token: string; expiresIn: number; jti: string }> {
       const jti = randomUUID();
+      const seconds = lifetimeOf(accessSeconds, request.expiresAt);
+      const aud = request.audience ?? audience;
       const payload: JWTPayload = {
         sub: request.sub,
-        aud: audience,
+        aud: typeof aud === 'string' ? aud : [...aud],
         jti,
         client_id: request.clientId,
         scope: request.scope.join(' '),
@@ -191,8 +219,9 @@ export function createTokenIssuer(options: TokenIssuerOptions) {
       if (request.user?.role !== undefined) payload.role = request.user.role;
       if (request.grantId !== undefined) payload.grant_id = request.grantId;
       if (request.jkt !== undefined) payload.cnf = { jkt: request.jkt };
-      const token = await sign(payload, 'at+jwt', accessSeconds);
-      return { token, expiresIn: accessSeconds, jti };
+      if (request.act !== undefined) payload.act = structuredClone(request.act);
+      const token = await sign(payload, 'at+jwt', seconds);
+      return { token, expiresIn: seconds, jti };
     },
     /** An OpenID Connect ID token, with the user claims `idTokenClaims` says. */
     async idToken(request: IdTokenRequest): Promise<string> {
@@ -206,6 +235,14 @@ export function createTokenIssuer(options: TokenIssuerOptions) {
       return sign(payload, 'JWT', idSeconds);
     },
   };
+}
+
+/** Whole seconds of an access token: the configured lifetime, cut to end by `expiresAt`. */
+function lifetimeOf(seconds: number, expiresAt: number | undefined): number {
+  if (expiresAt === undefined) return seconds;
+  const left = Math.floor(expiresAt) - Math.floor(Date.now() / 1000);
+  if (!(left >= 1)) throw new Error('An access token cannot be issued past its `expiresAt`.');
+  return Math.min(seconds, left);
 }
 
 /** The token issuer `createTokenIssuer` returns. */

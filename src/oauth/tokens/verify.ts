@@ -69,11 +69,15 @@ function followKeys<T>(ctx: TokenContext, build: (jwks: JSONWebKeySet) => T): ()
 }
 
 /** The verification settings shared by the authenticator and the verifier. */
-function baseOptions(ctx: TokenContext, jwks: JSONWebKeySet) {
+function baseOptions(
+  ctx: TokenContext,
+  jwks: JSONWebKeySet,
+  audience: string | readonly string[] = ctx.tokens.audience,
+) {
   return {
     jwks,
     issuer: ctx.tokens.issuer,
-    audience: ctx.tokens.audience,
+    audience,
     algorithms: [ctx.keys.signingKey().alg],
     typ: 'at+jwt',
     requiredClaims: [...ACCESS_TOKEN_CLAIMS],
@@ -125,18 +129,54 @@ export async function isAccessTokenRevoked(
  * ```ts
  * const verifier = createOwnTokenVerifier(ctx);
  * const { payload } = await verifier.verify(token);
+ * // a token exchange takes this server's tokens for any of the audiences it mints
+ * const anyOfOurs = createOwnTokenVerifier(ctx, [ctx.tokens.audience, 'https://api.example.com']);
  * ```
  * @see {@link https://www.rfc-editor.org/rfc/rfc9068#section-4 | RFC 9068 §4}
  */
-export function createOwnTokenVerifier(ctx: TokenContext): JwtVerifier {
+export function createOwnTokenVerifier(
+  ctx: TokenContext,
+  audience: string | readonly string[] = ctx.tokens.audience,
+): JwtVerifier {
   const current = followKeys(ctx, (jwks) =>
-    createJwtVerifier({ ...baseOptions(ctx, jwks), cache: { max: 1_000 } }),
+    createJwtVerifier({ ...baseOptions(ctx, jwks, audience), cache: { max: 1_000 } }),
   );
   return {
     verify(token, context): Promise<VerifiedJwt> {
       return current().verify(token, context ?? ownBinding(token));
     },
   };
+}
+
+/** The claims every ID token of this server carries (OpenID Connect Core §2). */
+const ID_TOKEN_CLAIMS = ['iss', 'sub', 'aud', 'exp', 'iat'] as const;
+
+/**
+ * Verifies this server's own ID tokens issued to one client (`aud` holds `clientId`):
+ * signature by a key of `ctx.keys` as published now, `typ: JWT` (an access token, `at+jwt`, is
+ * refused), `iss` of the server, `exp`. Rejects with a `JwtError` otherwise.
+ *
+ * @example
+ * ```ts
+ * const { payload } = await verifyOwnIdToken(ctx, subjectToken, client.clientId);
+ * ```
+ * @see {@link https://openid.net/specs/openid-connect-core-1_0.html#IDTokenValidation | OpenID Connect Core §3.1.3.7}
+ */
+export function verifyOwnIdToken(
+  ctx: TokenContext,
+  token: string,
+  clientId: string,
+): Promise<VerifiedJwt> {
+  const verifier = createJwtVerifier({
+    jwks: ctx.keys.jwks(),
+    issuer: ctx.tokens.issuer,
+    audience: clientId,
+    algorithms: [ctx.keys.signingKey().alg],
+    typ: 'JWT',
+    requiredClaims: [...ID_TOKEN_CLAIMS],
+    cache: false,
+  });
+  return verifier.verify(token);
 }
 
 /**

@@ -137,10 +137,10 @@ describe('client authentication', () => {
     await expect(
       defineClient({
         clientId: 'x',
-        grantTypes: ['password' as never],
+        grantTypes: ['refresh_tokens'],
         redirectUris: [],
         scopes: [],
       }),
-    ).rejects.toThrow(/unknown grant/);
+    ).rejects.toThrow(/unknown grant `refresh_tokens`. Did you mean `refresh_token`/);
   });
 });

@@ -163,11 +163,36 @@ describe('clients.ts', () => {
   });
 
   describe('grants', () => {
-    it('refuses an unknown grant, naming it', async () => {
+    it("refuses a near miss of one of portico's grant types, naming the one meant", async () => {
       await refusal(
-        { ...SERVICE, grantTypes: ['password' as never] },
-        'defineClient(): unknown grant `password`',
+        { ...SERVICE, grantTypes: ['urn:ietf:params:oauth:grant-type:device-code'] },
+        'defineClient(): unknown grant `urn:ietf:params:oauth:grant-type:device-code`. Did you mean `urn:ietf:params:oauth:grant-type:device_code`?',
       );
+      await refusal(
+        { ...SERVICE, grantTypes: ['Client_Credential'] },
+        'defineClient(): unknown grant `Client_Credential`. Did you mean `client_credentials`?',
+      );
+    });
+
+    it('refuses what cannot be a grant type: a name or an absolute URI (RFC 6749 §A.10)', async () => {
+      for (const grant of ['pass word', '', 'a/b', 'not a uri:', 7 as never]) {
+        await refusal(
+          { ...SERVICE, grantTypes: [grant] },
+          `defineClient(): unknown grant \`${String(grant)}\`: a grant type is a name or an absolute URI`,
+        );
+      }
+    });
+
+    it('takes the type of a grant the server registers: a name, an absolute URI', async () => {
+      const client = await defineClient({
+        ...SERVICE,
+        grantTypes: ['password', 'urn:example:grant-type:magic-link', 'client_credentials'],
+      });
+      expect(client.grantTypes).toEqual([
+        'password',
+        'urn:example:grant-type:magic-link',
+        'client_credentials',
+      ]);
     });
 
     it('refuses client_credentials for a public client', async () => {
