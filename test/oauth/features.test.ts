@@ -9,6 +9,7 @@ import {
   type AuthorizationServerFeatures,
   createAuthorizationServer,
   createKeySet,
+  defaultGrants,
   defineClient,
   MemoryClientStore,
 } from '../../src/oauth/index.js';
@@ -132,6 +133,23 @@ describe('feature switches', () => {
     });
     expect(reply.status).toBe(400);
     expect(json(reply)).toMatchObject({ error: 'unsupported_grant_type' });
+  });
+
+  it('follows the grants: no device grant, no device flow (and refuses one switched on)', async () => {
+    let listener: RequestListener = (_req, res) => res.end();
+    const listening = await listen((req, res) => listener(req, res));
+    const options = await baseOptions(listening.url);
+    const grants = defaultGrants.filter((grant) => grant.type !== DEVICE_GRANT);
+    const server = createAuthorizationServer({ ...options, grants });
+    listener = toNodeListener([createRouter(server.routes)]);
+    expect((await request(listening, '/device', { method: 'POST' })).status).toBe(404);
+    expect(server.metadata()).not.toHaveProperty('device_authorization_endpoint');
+    expect(server.metadata().grant_types_supported).not.toContain(DEVICE_GRANT);
+    expect(
+      thrownTypeError(() =>
+        createAuthorizationServer({ ...options, grants, features: { deviceFlow: true } }),
+      ).message,
+    ).toMatch(/`features.deviceFlow` needs the device grant in `grants`/);
   });
 
   it('answers a request_uri at /authorize as not supported when PAR is off', async () => {
