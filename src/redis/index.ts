@@ -3,7 +3,7 @@
  * through `ioredis` or node-redis v5 (`redis`), both optional peer dependencies: {@link RedisRateLimitStore} (exact limits across processes),
  * {@link RedisBroker} (the realtime hub's fan-out and resume history across processes),
  * {@link RedisWebhookStore} (a durable, leased webhook delivery queue shared by every sender),
- * {@link RedisSessionStore}, {@link RedisApiKeyStore} and {@link RedisOAuthStore} (one-time codes
+ * {@link RedisSessionStore}, {@link RedisApiKeyStore} and {@link RedisRecordStore} (one-time codes
  * and refresh-token rotation atomic across processes).
  * When Redis is down, what needs it fails fast with {@link RedisUnavailableError}, answered as
  * a 503 problem with `Retry-After`; ioredis reconnects on its own.
@@ -20,8 +20,8 @@ export type {
   NodeRedisCluster,
   NodeRedisListener,
 } from './node-redis-connection.js';
-export { RedisOAuthStore, type RedisOAuthStoreOptions } from './oauth-store.js';
 export { RedisRateLimitStore, type RedisRateLimitStoreOptions } from './rate-limit-store.js';
+export { RedisRecordStore, type RedisRecordStoreOptions } from './record-store.js';
 export { RedisReplayStore, type RedisReplayStoreOptions } from './replay-store.js';
 export { type RedisClient, RedisUnavailableError } from './script.js';
 export { RedisSessionStore, type RedisSessionStoreOptions } from './session-store.js';

@@ -2,7 +2,7 @@ import { isConfidential, type OAuthClient } from '../clients/client.js';
 import type { OAuthContext } from '../context.js';
 import { OAuthError } from '../protocol/errors.js';
 import { isCodeVerifier, verifyCodeVerifier } from '../protocol/pkce.js';
-import type { AuthorizationCodeRecord } from '../store/store.js';
+import { type AuthorizationCodeRecord, codes, refreshTokens } from '../store/records.js';
 import { hashToken, newOpaqueToken, type UserClaims } from '../tokens/issue.js';
 import { revocationTtlMs, revokeGrant } from '../tokens/revoke-grant.js';
 
@@ -85,11 +85,11 @@ export async function grantUser(ctx: OAuthContext, sub: string): Promise<UserCla
  * ```ts
  * checkVerifier(record, verifier);
  * await assertCanIssue(ctx, binding); // 503 temporarily_unavailable while the store is full
- * const consumed = await ctx.store.consumeCode(hash);
+ * const consumed = await codes(ctx.store).consume(hash);
  * ```
  */
 export async function assertCanIssue(ctx: OAuthContext, binding?: TokenBinding): Promise<void> {
-  await ctx.store.checkCapacity?.();
+  await ctx.store.checkCapacity?.(refreshTokens.kind);
   await binding?.commit?.();
 }
 
@@ -123,7 +123,7 @@ export async function issueUserTokens(
   const ttl = grant.family.expiresAt - Date.now();
   if (client.grantTypes.includes('refresh_token') && ttl > 0 && grant.keepRefreshToken !== true) {
     const refreshToken = newOpaqueToken();
-    await ctx.store.saveRefreshToken(
+    await refreshTokens(ctx.store).save(
       hashToken(refreshToken),
       {
         clientId: client.clientId,
@@ -257,7 +257,7 @@ function checkDpopKey(record: AuthorizationCodeRecord, binding: TokenBinding): v
 export const authorizationCodeGrant: GrantHandler = async (ctx, client, params, binding) => {
   const hash = hashToken(required(params, 'code'));
   const verifier = codeVerifierOf(params);
-  const seen = await ctx.store.getCode(hash);
+  const seen = await codes(ctx.store).find(hash);
   if (seen === undefined) throw invalidCode();
   const { record } = seen;
   if (record.clientId !== client.clientId) {
@@ -268,7 +268,7 @@ export const authorizationCodeGrant: GrantHandler = async (ctx, client, params, 
   checkVerifier(record, verifier);
   checkDpopKey(record, binding);
   await assertCanIssue(ctx, binding);
-  const consumed = await ctx.store.consumeCode(hash);
+  const consumed = await codes(ctx.store).consume(hash);
   if (consumed === undefined) throw invalidCode();
   if (consumed.state === 'used') return replayed(ctx, record);
   if (await ctx.store.isGrantRevoked(record.grantId)) {

@@ -15,6 +15,7 @@ import {
 } from '../../../src/oauth/clients/client.js';
 import type { AuthorizationServerOptions } from '../../../src/oauth/context.js';
 import { type AuthorizationServer, createAuthorizationServer } from '../../../src/oauth/server.js';
+import { consents } from '../../../src/oauth/store/records.js';
 import type { KeySet } from '../../../src/oauth/tokens/key-set.js';
 import { hiddenInputs, sessionCookie } from '../../helpers/browser.js';
 import { json, type Listening, listen, type Reply, request } from '../../helpers/http.js';
@@ -164,7 +165,8 @@ export function push(
 /** Forgets alice's remembered consents: the next request of a client shows its consent page. */
 export async function forgetConsents(site: Site): Promise<void> {
   const { store } = site.as.context;
-  for (const grant of await store.listGrants('alice')) await store.deleteGrant('alice', grant.id);
+  for (const grant of await consents(store).list('alice'))
+    await consents(store).delete('alice', grant.id);
 }
 
 /**

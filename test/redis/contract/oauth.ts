@@ -1,8 +1,14 @@
-// RedisOAuthStore: the OAuthStore contract (test/oauth/store-contract.ts, on the Redis clock:
+// RedisRecordStore: the RecordStore contract (test/oauth/store-contract.ts, on the Redis clock:
 // time passes for real), and what needs two processes: one consumption seen by the other,
 // simultaneous redemptions.
 import { expect } from 'vitest';
-import { RedisOAuthStore } from '../../../src/redis/oauth-store.js';
+import {
+  codes,
+  deviceCodes,
+  pushedRequests,
+  refreshTokens,
+} from '../../../src/oauth/store/records.js';
+import { RedisRecordStore } from '../../../src/redis/record-store.js';
 import {
   code,
   device,
@@ -12,10 +18,10 @@ import {
 import { asClient, type CheckContext, type CheckGroup, sleep } from './check.js';
 
 const oauthStore = ({ client, prefix }: CheckContext) =>
-  new RedisOAuthStore({ client: asClient(client()), prefix });
+  new RedisRecordStore({ client: asClient(client()), prefix });
 
 export const oauthChecks: CheckGroup = {
-  store: 'RedisOAuthStore',
+  store: 'RedisRecordStore',
   checks: [
     ...OAUTH_STORE_CONTRACT.map(({ name, run }) => ({
       name,
@@ -27,15 +33,22 @@ export const oauthChecks: CheckGroup = {
       name: 'never undoes a decision with a stale "pending" write (a poll racing the approval)',
       async run(context) {
         const store = oauthStore(context);
-        await store.saveDeviceCode('d', device, 60_000);
-        const polled = await store.getDeviceCode('d');
-        await store.updateDeviceCode('d', { ...device, status: 'approved', sub: 'alice' });
-        await store.updateDeviceCode('d', { ...polled!, lastPollAt: Date.now() });
-        expect(await store.getDeviceCode('d')).toMatchObject({ status: 'approved', sub: 'alice' });
+        await deviceCodes(store).save('d', device, 60_000);
+        const polled = await deviceCodes(store).get('d');
+        await deviceCodes(store).replace('d', { ...device, status: 'approved', sub: 'alice' });
+        await deviceCodes(store).replace('d', { ...polled!, lastPollAt: Date.now() });
+        expect(await deviceCodes(store).get('d')).toMatchObject({
+          status: 'approved',
+          sub: 'alice',
+        });
         // pending to pending, and one decision to another, are still written
-        await store.saveDeviceCode('e', { ...device, userCode: 'BCDFGHJK' }, 60_000);
-        await store.updateDeviceCode('e', { ...device, userCode: 'BCDFGHJK', interval: 10_000 });
-        expect(await store.getDeviceCode('e')).toMatchObject({
+        await deviceCodes(store).save('e', { ...device, userCode: 'BCDFGHJK' }, 60_000);
+        await deviceCodes(store).replace('e', {
+          ...device,
+          userCode: 'BCDFGHJK',
+          interval: 10_000,
+        });
+        expect(await deviceCodes(store).get('e')).toMatchObject({
           status: 'pending',
           interval: 10_000,
         });
@@ -45,34 +58,38 @@ export const oauthChecks: CheckGroup = {
       name: 'sees one process’s consumption from another (two stores on two clients)',
       async run(context) {
         const [a, b] = [oauthStore(context), oauthStore(context)];
-        await a.saveCode('c', code, 60_000);
-        expect((await b.consumeCode('c'))?.state).toBe('fresh');
-        expect((await a.consumeCode('c'))?.state).toBe('used');
+        await codes(a).save('c', code, 60_000);
+        expect((await codes(b).consume('c'))?.state).toBe('fresh');
+        expect((await codes(a).consume('c'))?.state).toBe('used');
 
-        await b.saveRefreshToken('r', refreshRecord(), 60_000);
-        expect((await a.rotateRefreshToken('r'))?.state).toBe('fresh');
-        expect((await b.getRefreshToken('r'))?.state).toBe('used');
-        expect((await b.rotateRefreshToken('r'))?.state).toBe('used');
+        await refreshTokens(b).save('r', refreshRecord(), 60_000);
+        expect((await refreshTokens(a).consume('r'))?.state).toBe('fresh');
+        expect((await refreshTokens(b).find('r'))?.state).toBe('used');
+        expect((await refreshTokens(b).consume('r'))?.state).toBe('used');
 
-        await a.saveDeviceCode('d', device, 60_000);
-        const found = await b.findDeviceCode('ABCDEFGH');
-        await b.updateDeviceCode(found!.hash, { ...found!.record, status: 'approved', sub: 'bob' });
-        expect(await a.getDeviceCode('d')).toMatchObject({ status: 'approved', sub: 'bob' });
-        expect(await a.consumeDeviceCode('d')).toBe(true);
-        expect(await b.consumeDeviceCode('d')).toBe(false);
-        expect(await b.findDeviceCode('ABCDEFGH')).toBeUndefined();
+        await deviceCodes(a).save('d', device, 60_000);
+        const found = await deviceCodes(b).findByKey('ABCDEFGH');
+        await deviceCodes(b).replace(found!.id, {
+          ...found!.record,
+          status: 'approved',
+          sub: 'bob',
+        });
+        expect(await deviceCodes(a).get('d')).toMatchObject({ status: 'approved', sub: 'bob' });
+        expect(await deviceCodes(a).destroy('d')).toBe(true);
+        expect(await deviceCodes(b).destroy('d')).toBe(false);
+        expect(await deviceCodes(b).findByKey('ABCDEFGH')).toBeUndefined();
 
-        await a.savePushedRequest('p', { clientId: 'c', params: [['scope', 'openid']] }, 60_000);
-        expect(await b.getPushedRequest('p')).toEqual({
+        await pushedRequests(a).save('p', { clientId: 'c', params: [['scope', 'openid']] }, 60_000);
+        expect(await pushedRequests(b).get('p')).toEqual({
           clientId: 'c',
           params: [['scope', 'openid']],
         });
-        expect(await b.consumePushedRequest('p')).toEqual({
+        expect(await pushedRequests(b).take('p')).toEqual({
           clientId: 'c',
           params: [['scope', 'openid']],
         });
-        expect(await a.getPushedRequest('p')).toBeUndefined();
-        expect(await a.consumePushedRequest('p')).toBeUndefined();
+        expect(await pushedRequests(a).get('p')).toBeUndefined();
+        expect(await pushedRequests(a).take('p')).toBeUndefined();
 
         await b.revokeGrant('g', 60_000);
         expect(await a.isGrantRevoked('g')).toBe(true);
@@ -82,32 +99,32 @@ export const oauthChecks: CheckGroup = {
       name: 'lets exactly one of 20 simultaneous redemptions across two processes see a first use',
       async run(context) {
         const stores = [oauthStore(context), oauthStore(context)] as const;
-        await stores[0].saveRefreshToken('r', refreshRecord(), 60_000);
-        await stores[1].saveCode('c', code, 60_000);
-        await stores[0].saveDeviceCode(
+        await refreshTokens(stores[0]).save('r', refreshRecord(), 60_000);
+        await codes(stores[1]).save('c', code, 60_000);
+        await deviceCodes(stores[0]).save(
           'd',
           { ...device, status: 'approved', sub: 'alice' },
           60_000,
         );
-        await stores[1].savePushedRequest('p', { clientId: 'c', params: [] }, 60_000);
-        const all = <T>(run: (store: RedisOAuthStore) => Promise<T>) =>
+        await pushedRequests(stores[1]).save('p', { clientId: 'c', params: [] }, 60_000);
+        const all = <T>(run: (store: RedisRecordStore) => Promise<T>) =>
           Promise.all(Array.from({ length: 20 }, (_, i) => run(stores[i % 2]!)));
 
-        const rotated = await all((s) => s.rotateRefreshToken('r'));
+        const rotated = await all((s) => refreshTokens(s).consume('r'));
         const fresh = rotated.filter((r) => r?.state === 'fresh');
         const used = rotated.filter((r) => r?.state === 'used');
         expect([fresh.length, used.length]).toEqual([1, 19]);
         // every later one reports the same first use
         expect(new Set(used.map((r) => (r?.state === 'used' ? r.usedAt : 0))).size).toBe(1);
 
-        const codes = await all((s) => s.consumeCode('c'));
-        expect(codes.filter((r) => r?.state === 'fresh')).toHaveLength(1);
-        expect(codes.filter((r) => r?.state === 'used')).toHaveLength(19);
+        const redeemed = await all((s) => codes(s).consume('c'));
+        expect(redeemed.filter((r) => r?.state === 'fresh')).toHaveLength(1);
+        expect(redeemed.filter((r) => r?.state === 'used')).toHaveLength(19);
 
-        const devices = await all((s) => s.consumeDeviceCode('d'));
+        const devices = await all((s) => deviceCodes(s).destroy('d'));
         expect(devices.filter(Boolean)).toHaveLength(1);
 
-        const pushed = await all((s) => s.consumePushedRequest('p'));
+        const pushed = await all((s) => pushedRequests(s).take('p'));
         expect(pushed.filter((p) => p !== undefined)).toHaveLength(1);
       },
     },
