@@ -84,12 +84,16 @@ end
 return v
 `);
 
-// The stored entry, when it reads as one whose record meets the condition: a decoded table.
+// The stored entry, when it reads as one (the shape entryOf checks in JS) whose record meets
+// the condition: a decoded table.
 const ENTRY = `
 local function entryOf(v, condition)
   if type(v) ~= 'string' then return nil end
   local ok, entry = pcall(cjson.decode, v)
   if not ok or type(entry) ~= 'table' or type(entry.record) ~= 'table' then return nil end
+  if entry.usedAt ~= nil and type(entry.usedAt) ~= 'number' then return nil end
+  if entry.lookup ~= nil and type(entry.lookup) ~= 'string' then return nil end
+  if entry.group ~= nil and type(entry.group) ~= 'string' then return nil end
   local okc, when = pcall(cjson.decode, condition)
   if not okc or type(when) ~= 'table' then return nil end
   for field, value in pairs(when) do

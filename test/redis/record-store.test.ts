@@ -47,19 +47,23 @@ describe.skipIf(!hasRedis)('RedisRecordStore (real redis-server)', () => {
     const keys = (await client.keys('portico:oauth:*')).sort();
     expect(keys).toEqual([
       'portico:oauth:code:c1',
+      'portico:oauth:device.key:ABCDEFGH',
       'portico:oauth:device:d1',
       'portico:oauth:revoked:g1',
       'portico:oauth:rt:r1',
-      'portico:oauth:user-code:ABCDEFGH',
     ]);
     expect(JSON.parse((await client.get('portico:oauth:code:c1'))!)).toEqual({ record: code });
-    expect(await client.get('portico:oauth:user-code:ABCDEFGH')).toBe('d1');
+    expect(await client.get('portico:oauth:device.key:ABCDEFGH')).toBe('d1');
+    expect(JSON.parse((await client.get('portico:oauth:device:d1'))!)).toEqual({
+      record: device,
+      lookup: 'ABCDEFGH',
+    });
     const ttl = async (key: string) => client.pttl(`portico:oauth:${key}`);
     expect(await ttl('code:c1')).toBeGreaterThan(59_000);
     expect(await ttl('code:c1')).toBeLessThanOrEqual(60_000);
     expect(await ttl('rt:r1')).toBeGreaterThan(119_000);
     expect(await ttl('device:d1')).toBeGreaterThan(599_000);
-    const [index, record] = [await ttl('user-code:ABCDEFGH'), await ttl('device:d1')];
+    const [index, record] = [await ttl('device.key:ABCDEFGH'), await ttl('device:d1')];
     expect(Math.abs(index - record)).toBeLessThan(100);
     expect(await ttl('revoked:g1')).toBeGreaterThan(29_000);
 
@@ -86,21 +90,27 @@ describe.skipIf(!hasRedis)('RedisRecordStore (real redis-server)', () => {
       ['code:null-used', JSON.stringify({ usedAt: null, record: code })],
       ['rt:text', '{"record":'],
       ['rt:scope', JSON.stringify({ record: { ...refreshRecord(), scope: 'openid' } })],
+      ['code:record-array', JSON.stringify({ record: [code] })],
+      ['code:bad-lookup', JSON.stringify({ record: code, lookup: 5 })],
+      ['code:bad-group', JSON.stringify({ record: code, group: ['x'] })],
       ['device:text', '\u0000\u0001'],
-      ['device:status', JSON.stringify({ ...device, status: 'maybe' })],
-      ['device:expiry', JSON.stringify({ ...device, expiresAt: 'soon' })],
-      ['user-code:AAAAAAAA', 'device:text'],
-      ['user-code:BBBBBBBB', 'elsewhere'],
+      ['device:bare', JSON.stringify(device)],
+      ['device:status', JSON.stringify({ record: { ...device, status: 'maybe' } })],
+      ['device:expiry', JSON.stringify({ record: { ...device, expiresAt: 'soon' } })],
+      ['device.key:AAAAAAAA', 'text'],
+      ['device.key:BBBBBBBB', 'elsewhere'],
+      ['device.key:EEEEEEEE', 'status'],
       ['par:text', 'not json'],
-      ['par:partial', JSON.stringify({ clientId: 'c' })],
-      ['par:params', JSON.stringify({ clientId: 'c', params: [['scope']] })],
+      ['par:partial', JSON.stringify({ record: { clientId: 'c' } })],
+      ['par:params', JSON.stringify({ record: { clientId: 'c', params: [['scope']] } })],
     ];
     for (const [key, value] of garbage) await client.set(p + key, value, 'PX', 60_000);
     await client.hset(`${p}code:hash`, 'a', '1');
     await client.rpush(`${p}device:list`, 'x');
-    await client.sadd(`${p}user-code:CCCCCCCC`, 'x');
+    await client.sadd(`${p}device.key:CCCCCCCC`, 'x');
 
-    for (const hash of ['text', 'array', 'empty', 'partial', 'bad-used', 'null-used', 'hash']) {
+    const malformed = ['text', 'array', 'empty', 'partial', 'bad-used', 'null-used', 'hash'];
+    for (const hash of [...malformed, 'record-array', 'bad-lookup', 'bad-group']) {
       expect(await codes(store).find(hash), hash).toBeUndefined();
       expect(await codes(store).consume(hash), hash).toBeUndefined();
     }
@@ -108,12 +118,16 @@ describe.skipIf(!hasRedis)('RedisRecordStore (real redis-server)', () => {
       expect(await refreshTokens(store).find(hash)).toBeUndefined();
       expect(await refreshTokens(store).consume(hash)).toBeUndefined();
     }
-    for (const hash of ['text', 'status', 'list']) {
+    for (const hash of ['text', 'bare', 'list']) {
       expect(await deviceCodes(store).get(hash)).toBeUndefined();
       expect(await deviceCodes(store).destroy(hash)).toBe(false);
-      await deviceCodes(store).replace(hash, device); // does not bring a record to life
+      expect(await deviceCodes(store).replace(hash, device)).toBe(false); // no record to life
       expect(await deviceCodes(store).get(hash)).toBeUndefined();
     }
+    // a record of the wrong shape for its kind (another version's, another app's) reads as absent
+    expect(await deviceCodes(store).get('status')).toBeUndefined();
+    expect(await deviceCodes(store).find('status')).toBeUndefined();
+    expect(await deviceCodes(store).consume('status')).toBeUndefined();
     for (const hash of ['text', 'partial', 'params']) {
       expect(await pushedRequests(store).get(hash), hash).toBeUndefined();
       expect(await pushedRequests(store).take(hash), hash).toBeUndefined();
@@ -122,17 +136,19 @@ describe.skipIf(!hasRedis)('RedisRecordStore (real redis-server)', () => {
     expect(await pushedRequests(store).get('hash')).toBeUndefined();
     // an expiry that is not a number: no record (and so never exchanged)
     expect(await deviceCodes(store).get('expiry')).toBeUndefined();
-    expect(await deviceCodes(store).destroy('expiry')).toBe(false);
-    for (const userCode of ['AAAAAAAA', 'BBBBBBBB', 'CCCCCCCC']) {
+    // (removing it, which the grant never does without reading it first, only clears the key)
+    expect(await deviceCodes(store).destroy('expiry')).toBe(true);
+    expect(await client.exists(`${p}device:expiry`)).toBe(0);
+    for (const userCode of ['AAAAAAAA', 'BBBBBBBB', 'CCCCCCCC', 'EEEEEEEE']) {
       expect(await deviceCodes(store).findByKey(userCode)).toBeUndefined();
     }
     // an index pointing at another authorization is no match
     await deviceCodes(store).save('x', { ...device, userCode: 'DDDDDDDD' }, 60_000);
-    await client.set(`${p}user-code:ABCDEFGH`, 'x');
+    await client.set(`${p}device.key:ABCDEFGH`, 'x');
     expect(await deviceCodes(store).findByKey('ABCDEFGH')).toBeUndefined();
     // an index of another type does not stop the device code from being consumed
-    await client.del(`${p}user-code:DDDDDDDD`);
-    await client.sadd(`${p}user-code:DDDDDDDD`, 'x');
+    await client.del(`${p}device.key:DDDDDDDD`);
+    await client.sadd(`${p}device.key:DDDDDDDD`, 'x');
     expect(await deviceCodes(store).destroy('x')).toBe(true);
   });
 

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { codes, consents, deviceCodes, refreshTokens } from '../../../src/oauth/store/records.js';
 import { MemoryRecordStore } from '../../../src/oauth/store/store.js';
 import { hashToken, newOpaqueToken } from '../../../src/oauth/tokens/issue.js';
+import { RECORD_STORE_CONTRACT } from './record-store-contract.js';
 import { OAUTH_STORE_CONTRACT } from './store-contract.js';
 
 const code = {
@@ -14,7 +15,7 @@ const code = {
 };
 
 describe('RecordStore contract: MemoryRecordStore', () => {
-  for (const { name, run } of OAUTH_STORE_CONTRACT) {
+  for (const { name, run } of [...RECORD_STORE_CONTRACT, ...OAUTH_STORE_CONTRACT]) {
     it(name, () => {
       const clock = { t: 1_000_000 };
       return run({
@@ -29,6 +30,29 @@ describe('RecordStore contract: MemoryRecordStore', () => {
 });
 
 describe('MemoryRecordStore', () => {
+  it('fails closed at its bound for every kind: a 503, never a live record forgotten', () => {
+    const clock = { t: 0 };
+    const store = new MemoryRecordStore({ maxEntries: 2, now: () => clock.t });
+    const full = expect.objectContaining({ status: 503, code: 'ERR_STORE_FULL' });
+    store.save('thing', 'a', { n: 1 }, 1_000, { lookup: 'A', group: 'g' });
+    store.save('thing', 'b', { n: 2 }, 60_000, { lookup: 'B', group: 'g' });
+    store.consume('thing', 'a');
+    expect(() => store.save('thing', 'c', { n: 3 }, 60_000)).toThrow(full);
+    expect(() => store.checkCapacity('thing')).toThrow(full);
+    // another kind has its own bound; a record saved again takes no new place
+    store.save('other', 'c', { n: 3 }, 60_000);
+    store.save('thing', 'b', { n: 4 }, 60_000, { lookup: 'B', group: 'g' });
+    // nothing was forgotten: the used one still reads as used
+    expect(store.find('thing', 'a')).toMatchObject({ state: 'used' });
+    expect(store.findByKey('thing', 'B')).toMatchObject({ id: 'b', record: { n: 4 } });
+    expect(store.list('thing', 'g').map((found) => found.id)).toEqual(['a', 'b']);
+    // once the first one's time is up there is room again
+    clock.t = 1_000;
+    store.checkCapacity('thing');
+    store.save('thing', 'c', { n: 3 }, 60_000);
+    expect(store.list('thing', 'g').map((found) => found.id)).toEqual(['b']);
+  });
+
   it('consumes a code once and remembers it was used until it would have expired', () => {
     const c = { t: 0 };
     const store = new MemoryRecordStore({ now: () => c.t });

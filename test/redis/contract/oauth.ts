@@ -8,14 +8,16 @@ import {
   pushedRequests,
   refreshTokens,
 } from '../../../src/oauth/store/records.js';
+import { connectionOf } from '../../../src/redis/commands.js';
 import { RedisRecordStore } from '../../../src/redis/record-store.js';
+import { RECORD_STORE_CONTRACT } from '../../oauth/store/record-store-contract.js';
 import {
   code,
   device,
   OAUTH_STORE_CONTRACT,
   refreshRecord,
 } from '../../oauth/store/store-contract.js';
-import { asClient, type CheckContext, type CheckGroup, sleep } from './check.js';
+import { asClient, type CheckContext, type CheckGroup, primariesOf, sleep } from './check.js';
 
 const oauthStore = ({ client, prefix }: CheckContext) =>
   new RedisRecordStore({ client: asClient(client()), prefix });
@@ -23,7 +25,7 @@ const oauthStore = ({ client, prefix }: CheckContext) =>
 export const oauthChecks: CheckGroup = {
   store: 'RedisRecordStore',
   checks: [
-    ...OAUTH_STORE_CONTRACT.map(({ name, run }) => ({
+    ...[...RECORD_STORE_CONTRACT, ...OAUTH_STORE_CONTRACT].map(({ name, run }) => ({
       name,
       run: (context: CheckContext) =>
         // Redis expires keys on its own clock: let a little more than `ms` pass
@@ -32,26 +34,93 @@ export const oauthChecks: CheckGroup = {
     {
       name: 'never undoes a decision with a stale "pending" write (a poll racing the approval)',
       async run(context) {
-        const store = oauthStore(context);
-        await deviceCodes(store).save('d', device, 60_000);
-        const polled = await deviceCodes(store).get('d');
-        await deviceCodes(store).replace('d', { ...device, status: 'approved', sub: 'alice' });
-        await deviceCodes(store).replace('d', { ...polled!, lastPollAt: Date.now() });
-        expect(await deviceCodes(store).get('d')).toMatchObject({
+        const [poller, verifier] = [oauthStore(context), oauthStore(context)];
+        const pending = { status: 'pending' } as const;
+        await deviceCodes(poller).save('d', device, 60_000);
+        const polled = await deviceCodes(poller).get('d');
+        const approved = { ...device, status: 'approved' as const, sub: 'alice' };
+        expect(await deviceCodes(verifier).replace('d', approved, pending)).toBe(true);
+        // the poll read "pending" before the approval: its write is refused
+        const stale = { ...polled!, lastPollAt: Date.now() };
+        expect(await deviceCodes(poller).replace('d', stale, pending)).toBe(false);
+        expect(await deviceCodes(poller).get('d')).toMatchObject({
           status: 'approved',
           sub: 'alice',
         });
-        // pending to pending, and one decision to another, are still written
-        await deviceCodes(store).save('e', { ...device, userCode: 'BCDFGHJK' }, 60_000);
-        await deviceCodes(store).replace('e', {
-          ...device,
-          userCode: 'BCDFGHJK',
-          interval: 10_000,
-        });
-        expect(await deviceCodes(store).get('e')).toMatchObject({
+        // a second decision is refused as well: decided once
+        const denied = { ...device, status: 'denied' as const };
+        expect(await deviceCodes(verifier).replace('d', denied, pending)).toBe(false);
+        // pending to pending is still written
+        await deviceCodes(poller).save('e', { ...device, userCode: 'BCDFGHJK' }, 60_000);
+        const slower = { ...device, userCode: 'BCDFGHJK', interval: 10_000 };
+        expect(await deviceCodes(poller).replace('e', slower, pending)).toBe(true);
+        expect(await deviceCodes(verifier).get('e')).toMatchObject({
           status: 'pending',
           interval: 10_000,
         });
+      },
+    },
+    {
+      name: 'reads garbage under a record, lookup or group key as absent, never failing',
+      async run(context) {
+        const { prefix } = context;
+        const store = oauthStore(context);
+        const raw = connectionOf('test', context.client());
+        const put = (key: string, command: (string | number)[]) =>
+          raw.send(prefix + key, [command[0]!, prefix + key, ...command.slice(1)]);
+        await put('thing:text', ['SET', 'not json']);
+        await put('thing:array', ['SET', '[1,2]']);
+        await put('thing:no-record', ['SET', '{"usedAt":1}']);
+        await put('thing:record-string', ['SET', '{"record":"x"}']);
+        await put('thing:bad-used', ['SET', '{"record":{},"usedAt":"soon"}']);
+        await put('thing:hash', ['HSET', 'f', 'v']);
+        await put('thing.key:K1', ['SET', 'text']);
+        await put('thing.key:K2', ['SADD', 'x']);
+        await put('thing.group:G1', ['SET', 'text']);
+        await put('thing.group:G2', ['ZADD', Date.now() + 60_000, 'text']);
+        for (const id of ['text', 'array', 'no-record', 'record-string', 'bad-used', 'hash']) {
+          expect(await store.find('thing', id), id).toBeUndefined();
+          expect(await store.consume('thing', id), id).toBeUndefined();
+          expect(await store.replace('thing', id, { n: 1 }), id).toBe(false);
+          expect(await store.destroy('thing', id), id).toBe(false);
+        }
+        expect(await store.findByKey('thing', 'K1')).toBeUndefined();
+        expect(await store.findByKey('thing', 'K2')).toBeUndefined();
+        expect(await store.list('thing', 'G1')).toEqual([]);
+        expect(await store.list('thing', 'G2')).toEqual([]);
+        // a group key of another type is taken over by the next save into the group
+        await store.save('thing', 'ok', { n: 1 }, 60_000, { group: 'G1', lookup: 'K2' });
+        expect(await store.list('thing', 'G1')).toEqual([
+          { id: 'ok', state: 'fresh', record: { n: 1 } },
+        ]);
+        expect(await store.findByKey('thing', 'K2')).toMatchObject({ id: 'ok' });
+        // a well-formed record of the wrong shape for its kind reads as absent through it
+        await put('code:partial', ['SET', JSON.stringify({ record: { clientId: 'c' } })]);
+        expect(await codes(store).find('partial')).toBeUndefined();
+        expect(await codes(store).consume('partial')).toBeUndefined();
+      },
+    },
+    {
+      name: 'finds and lists records whose record, lookup and group keys lie on different primaries',
+      clusterOnly: true,
+      async run(context) {
+        const { prefix } = context;
+        const store = oauthStore(context);
+        const ids = Array.from({ length: 30 }, (_, i) => `id${i}`);
+        for (const id of ids) {
+          await store.save('thing', id, { id }, 60_000, { lookup: `key-${id}`, group: 'one' });
+        }
+        const keys = ids.flatMap((id) => [`${prefix}thing:${id}`, `${prefix}thing.key:key-${id}`]);
+        expect(await primariesOf(context, keys)).toBe(3);
+        expect((await store.list('thing', 'one')).map((found) => found.id).sort()).toEqual(
+          [...ids].sort(),
+        );
+        for (const id of ids) {
+          expect(await store.findByKey('thing', `key-${id}`)).toMatchObject({ id, record: { id } });
+        }
+        expect(await store.destroy('thing', 'id0')).toBe(true);
+        expect(await store.findByKey('thing', 'key-id0')).toBeUndefined();
+        expect(await store.list('thing', 'one')).toHaveLength(29);
       },
     },
     {
