@@ -3,8 +3,8 @@ import {
   type ApiKeyStore,
   type Broker,
   createHub,
-  type OAuthStore,
   type RateLimitStore,
+  type RecordStore,
   type Revocations,
   type SessionStore,
   serviceUnavailable,
@@ -16,8 +16,8 @@ import { MemoryBroker } from 'portico/realtime';
 import {
   RedisApiKeyStore,
   RedisBroker,
-  RedisOAuthStore,
   RedisRateLimitStore,
+  RedisRecordStore,
   RedisReplayStore,
   RedisSessionStore,
   RedisWebhookStore,
@@ -38,7 +38,7 @@ export interface SharedState {
   /** Wrong device user codes per user (RFC 8628 §5.1 lockout); `undefined`: in memory. */
   deviceFailureStore: RateLimitStore | undefined;
   /** Authorization codes, refresh tokens, device codes; `undefined`: in memory. */
-  oauthStore: OAuthStore | undefined;
+  oauthStore: RecordStore | undefined;
   /**
    * The ids of accepted client assertions and of accepted DPoP proofs, a store each (neither
    * can fill the other's); `undefined`: in memory, a store each too.
@@ -127,7 +127,7 @@ export function createSharedState(
       revocations,
       ...replicated,
     }),
-    oauthStore: new RedisOAuthStore({ client, prefix: 'portico:ref:oauth:', ...replicated }),
+    oauthStore: new RedisRecordStore({ client, prefix: 'portico:ref:oauth:', ...replicated }),
     replayStores: {
       assertions: new RedisReplayStore({ client, prefix: 'portico:ref:jti:assertion:' }),
       dpop: new RedisReplayStore({ client, prefix: 'portico:ref:jti:dpop:' }),

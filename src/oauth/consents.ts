@@ -3,7 +3,7 @@
 // a later approval widens it; a revoked one is forgotten and the next approval starts anew.
 import { randomUUID } from 'node:crypto';
 import type { OAuthContext } from './context.js';
-import type { GrantRecord } from './store/store.js';
+import { consents, type GrantRecord } from './store/records.js';
 import { revocationTtlMs, revokeGrant } from './tokens/revoke-grant.js';
 
 /** How long a consent is remembered after its last use: as long as a refresh-token family. */
@@ -15,10 +15,10 @@ async function liveGrant(
   sub: string,
   clientId: string,
 ): Promise<GrantRecord | undefined> {
-  const grant = await ctx.store.getGrant(sub, clientId);
+  const grant = await consents(ctx.store).get(sub, clientId);
   if (grant === undefined) return undefined;
   if (!(await ctx.store.isGrantRevoked(grant.id))) return grant;
-  await ctx.store.deleteGrant(sub, grant.id);
+  await consents(ctx.store).delete(sub, grant.id);
   return undefined;
 }
 
@@ -42,7 +42,7 @@ export async function approveGrant(
     scope: [...new Set([...(held?.scope ?? []), ...scope])],
     createdAt: held?.createdAt ?? Date.now(),
   };
-  await ctx.store.saveGrant(grant, grantTtl(ctx));
+  await consents(ctx.store).save(grant, grantTtl(ctx));
   return grant.id;
 }
 
@@ -94,17 +94,17 @@ export interface UserGrants {
 export function userGrants(ctx: OAuthContext): UserGrants {
   return {
     async list(sub) {
-      const held = await ctx.store.listGrants(sub);
+      const held = await consents(ctx.store).list(sub);
       const revoked = await Promise.all(held.map((grant) => ctx.store.isGrantRevoked(grant.id)));
       return held.filter((_, i) => !revoked[i]);
     },
     async revoke(sub, id) {
-      const grant = (await ctx.store.listGrants(sub)).find((held) => held.id === id);
+      const grant = (await consents(ctx.store).list(sub)).find((held) => held.id === id);
       if (grant === undefined) return false;
       // revoked first: were the consent forgotten and the revocation then lost, its tokens
       // would live on unlisted
       await revokeGrant(ctx, id, revocationTtlMs(ctx));
-      await ctx.store.deleteGrant(sub, id);
+      await consents(ctx.store).delete(sub, id);
       return true;
     },
   };

@@ -23,7 +23,7 @@ import {
   type ResolvedFeatures,
   resolveFeatures,
 } from './features.js';
-import { MemoryOAuthStore, type OAuthStore } from './store/store.js';
+import { MemoryRecordStore, type RecordStore } from './store/store.js';
 import type { TokenContext } from './tokens/context.js';
 import {
   createTokenIssuer,
@@ -61,9 +61,9 @@ export interface AuthorizationServerOptions {
   /**
    * Where codes, device codes, refresh tokens and revoked grants live; share one (Redis) between
    * the processes of one server.
-   * @defaultValue a new {@link MemoryOAuthStore}
+   * @defaultValue a new {@link MemoryRecordStore}
    */
-  store?: OAuthStore;
+  store?: RecordStore;
   /** Access token lifetime, in milliseconds. @defaultValue `900_000` (15 minutes) */
   accessTokenTtl?: Duration;
   /** ID token lifetime, in milliseconds. @defaultValue `3_600_000` (1 hour) */
@@ -193,7 +193,7 @@ export interface OAuthContext extends TokenContext {
   readonly keys: KeySet;
   readonly users: OAuthUsers;
   readonly sessions: Sessions;
-  readonly store: OAuthStore;
+  readonly store: RecordStore;
   readonly tokens: TokenIssuer;
   readonly authenticateClient: ReturnType<typeof createClientAuthenticator>;
   /** The guard of refused credentials, when one was given. */
@@ -384,7 +384,7 @@ export function createOAuthContext(options: AuthorizationServerOptions): OAuthCo
     keys: options.keys,
     users: options.users,
     sessions: options.sessions,
-    store: options.store ?? new MemoryOAuthStore(),
+    store: options.store ?? new MemoryRecordStore(),
     tokens,
     authenticateClient: createClientAuthenticator(options.clients, {
       guard: options.guard,

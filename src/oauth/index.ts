@@ -133,16 +133,22 @@ export {
   createAuthorizationServer,
 } from './server.js';
 export type { PendingIds } from './store/one-time-ids.js';
+export type {
+  AuthorizationCodeRecord,
+  DeviceCodeRecord,
+  GrantRecord,
+  PushedAuthorizationRecord,
+  RefreshTokenRecord,
+} from './store/records.js';
 export {
-  type AuthorizationCodeRecord,
   type Consumed,
-  type DeviceCodeRecord,
-  type GrantRecord,
-  MemoryOAuthStore,
-  type MemoryOAuthStoreOptions,
-  type OAuthStore,
-  type PushedAuthorizationRecord,
-  type RefreshTokenRecord,
+  type FoundRecord,
+  MemoryRecordStore,
+  type MemoryRecordStoreOptions,
+  type RecordCondition,
+  type RecordKeys,
+  type RecordStore,
+  type StoredRecord,
 } from './store/store.js';
 export type { TokenContext } from './tokens/context.js';
 export {

@@ -4,7 +4,7 @@
  * {@link RedisBroker} (the realtime hub's fan-out and resume history across processes),
  * {@link RedisWebhookStore} (a durable, leased webhook delivery queue shared by every sender),
  * {@link RedisSessionStore}, {@link RedisApiKeyStore}, {@link RedisClientStore} (OAuth clients
- * added at run time) and {@link RedisOAuthStore} (one-time codes and refresh-token rotation
+ * added at run time) and {@link RedisRecordStore} (one-time codes and refresh-token rotation
  * atomic across processes).
  * When Redis is down, what needs it fails fast with {@link RedisUnavailableError}, answered as
  * a 503 problem with `Retry-After`; ioredis reconnects on its own.
@@ -22,8 +22,8 @@ export type {
   NodeRedisCluster,
   NodeRedisListener,
 } from './node-redis-connection.js';
-export { RedisOAuthStore, type RedisOAuthStoreOptions } from './oauth-store.js';
 export { RedisRateLimitStore, type RedisRateLimitStoreOptions } from './rate-limit-store.js';
+export { RedisRecordStore, type RedisRecordStoreOptions } from './record-store.js';
 export { RedisReplayStore, type RedisReplayStoreOptions } from './replay-store.js';
 export { type RedisClient, RedisUnavailableError } from './script.js';
 export { RedisSessionStore, type RedisSessionStoreOptions } from './session-store.js';

@@ -2,7 +2,7 @@
 // leave out: every option check of createOAuthContext() (exact messages, each required option
 // missing or null, the issuer's query and fragment, the `fapi2` switch against DPoP and the
 // signing algorithm, which clients a `fapi2` list holds), `idTokenClaims: 'all'` reaching the ID
-// tokens, and MemoryOAuthStore's own edges: its option messages, the device-code expiry
+// tokens, and MemoryRecordStore's own edges: its option messages, the device-code expiry
 // boundary, the user-code index filling before the device codes, a stale user code, and a
 // deleted consent giving its place back. Each context and store is built inside its test, so
 // that the code under test is the test's own.
@@ -14,10 +14,12 @@ import type { OAuthClient } from '../../src/oauth/clients/client.js';
 import { MemoryClientStore } from '../../src/oauth/clients/store.js';
 import { type AuthorizationServerOptions, createOAuthContext } from '../../src/oauth/context.js';
 import {
+  consents,
   type DeviceCodeRecord,
+  deviceCodes,
   isDeviceCodeExpired,
-  MemoryOAuthStore,
-} from '../../src/oauth/store/store.js';
+} from '../../src/oauth/store/records.js';
+import { MemoryRecordStore } from '../../src/oauth/store/store.js';
 import { createKeySet } from '../../src/oauth/tokens/key-set.js';
 
 const ISSUER = 'https://auth.example.test';
@@ -264,26 +266,26 @@ describe('isDeviceCodeExpired', () => {
   });
 });
 
-describe('MemoryOAuthStore: options', () => {
+describe('MemoryRecordStore: options', () => {
   it('names itself and the option in its refusals', () => {
     expectInvalid(
-      refusal(() => new MemoryOAuthStore({ maxEntrys: 5 } as never)),
-      'MemoryOAuthStore: unknown option `maxEntrys`. Did you mean `maxEntries`?',
+      refusal(() => new MemoryRecordStore({ maxEntrys: 5 } as never)),
+      'MemoryRecordStore: unknown option `maxEntrys`. Did you mean `maxEntries`?',
     );
     for (const maxEntries of [0, 1.5, -1]) {
       expectInvalid(
-        refusal(() => new MemoryOAuthStore({ maxEntries })),
-        'MemoryOAuthStore: `maxEntries` must be an integer, at least 1',
+        refusal(() => new MemoryRecordStore({ maxEntries })),
+        'MemoryRecordStore: `maxEntries` must be an integer, at least 1',
       );
     }
     expectInvalid(
-      refusal(() => new MemoryOAuthStore({ now: 5 as never })),
-      'MemoryOAuthStore: `now` must be a function returning epoch milliseconds',
+      refusal(() => new MemoryRecordStore({ now: 5 as never })),
+      'MemoryRecordStore: `now` must be a function returning epoch milliseconds',
     );
   });
 });
 
-describe('MemoryOAuthStore: device codes and their user-code index', () => {
+describe('MemoryRecordStore: device codes and their user-code index', () => {
   const device = (userCode: string): DeviceCodeRecord => ({
     clientId: 'tv',
     scope: ['read:messages'],
@@ -295,49 +297,52 @@ describe('MemoryOAuthStore: device codes and their user-code index', () => {
 
   it('saves a device code again under its own user code when full (the index needs no new place)', () => {
     const clock = { t: 1_000 };
-    const store = new MemoryOAuthStore({ maxEntries: 1, now: () => clock.t });
-    store.saveDeviceCode('h1', device('AAAABBBB'), 60_000);
-    store.saveDeviceCode('h1', { ...device('AAAABBBB'), status: 'denied' }, 60_000);
-    expect(store.getDeviceCode('h1')?.status).toBe('denied');
-    expect(store.findDeviceCode('AAAABBBB')).toEqual({
-      hash: 'h1',
+    const store = new MemoryRecordStore({ maxEntries: 1, now: () => clock.t });
+    deviceCodes(store).save('h1', device('AAAABBBB'), 60_000);
+    deviceCodes(store).save('h1', { ...device('AAAABBBB'), status: 'denied' }, 60_000);
+    expect(deviceCodes(store).get('h1')?.status).toBe('denied');
+    expect(deviceCodes(store).findByKey('AAAABBBB')).toEqual({
+      id: 'h1',
+      state: 'fresh',
       record: { ...device('AAAABBBB'), status: 'denied' },
     });
   });
 
-  it('writes neither the record nor its user code when the index is full', () => {
+  it('frees the old user code of a device code saved again under another, and writes neither when full', () => {
     const clock = { t: 1_000 };
-    const store = new MemoryOAuthStore({ maxEntries: 2, now: () => clock.t });
-    // one device code known under two user codes: the index is full, the records are not
-    store.saveDeviceCode('h1', device('AAAABBBB'), 60_000);
-    store.saveDeviceCode('h1', device('CCCCDDDD'), 60_000);
-    const err = refusal(() => store.saveDeviceCode('h2', device('FFFFGGGG'), 60_000));
+    const store = new MemoryRecordStore({ maxEntries: 2, now: () => clock.t });
+    deviceCodes(store).save('h1', device('AAAABBBB'), 60_000);
+    deviceCodes(store).save('h1', device('CCCCDDDD'), 60_000);
+    expect(deviceCodes(store).findByKey('AAAABBBB')).toBeUndefined();
+    deviceCodes(store).save('h2', device('FFFFGGGG'), 60_000);
+    const err = refusal(() => deviceCodes(store).save('h3', device('HHHHJJJJ'), 60_000));
     expect(err).toMatchObject({
       status: 503,
       code: 'ERR_STORE_FULL',
       message: 'The server holds as many pending credentials as it can; try again later.',
     });
-    expect(store.getDeviceCode('h2')).toBeUndefined();
-    expect(store.findDeviceCode('FFFFGGGG')).toBeUndefined();
-    expect(store.getDeviceCode('h1')?.userCode).toBe('CCCCDDDD');
+    expect(deviceCodes(store).get('h3')).toBeUndefined();
+    expect(deviceCodes(store).findByKey('HHHHJJJJ')).toBeUndefined();
+    expect(deviceCodes(store).get('h1')?.userCode).toBe('CCCCDDDD');
+    expect(deviceCodes(store).findByKey('FFFFGGGG')?.id).toBe('h2');
   });
 
   it('finds nothing under a user code whose device code was consumed', () => {
-    const store = new MemoryOAuthStore();
-    store.saveDeviceCode('h1', device('AAAABBBB'), 60_000);
-    store.saveDeviceCode('h1', device('CCCCDDDD'), 60_000);
-    expect(store.consumeDeviceCode('h1')).toBe(true);
+    const store = new MemoryRecordStore();
+    deviceCodes(store).save('h1', device('AAAABBBB'), 60_000);
+    deviceCodes(store).save('h1', device('CCCCDDDD'), 60_000);
+    expect(deviceCodes(store).destroy('h1')).toBe(true);
     // AAAABBBB still points at h1 in the index, but h1 is gone
-    expect(store.findDeviceCode('AAAABBBB')).toBeUndefined();
-    expect(store.findDeviceCode('CCCCDDDD')).toBeUndefined();
-    expect(store.findDeviceCode('ZZZZZZZZ')).toBeUndefined();
+    expect(deviceCodes(store).findByKey('AAAABBBB')).toBeUndefined();
+    expect(deviceCodes(store).findByKey('CCCCDDDD')).toBeUndefined();
+    expect(deviceCodes(store).findByKey('ZZZZZZZZ')).toBeUndefined();
   });
 });
 
-describe('MemoryOAuthStore: consents', () => {
+describe('MemoryRecordStore: consents', () => {
   it("gives a user's place back when their last consent is deleted", () => {
     const clock = { t: 1_000 };
-    const store = new MemoryOAuthStore({ maxEntries: 1, now: () => clock.t });
+    const store = new MemoryRecordStore({ maxEntries: 1, now: () => clock.t });
     const grant = (sub: string) => ({
       id: `grant-${sub}`,
       sub,
@@ -345,17 +350,17 @@ describe('MemoryOAuthStore: consents', () => {
       scope: ['openid'],
       createdAt: clock.t,
     });
-    store.saveGrant(grant('alice'), 60_000);
-    expect(store.deleteGrant('alice', 'grant-alice')).toEqual(grant('alice'));
-    expect(store.deleteGrant('alice', 'grant-alice')).toBeUndefined();
-    expect(store.listGrants('alice')).toEqual([]);
+    consents(store).save(grant('alice'), 60_000);
+    expect(consents(store).delete('alice', 'grant-alice')).toEqual(grant('alice'));
+    expect(consents(store).delete('alice', 'grant-alice')).toBeUndefined();
+    expect(consents(store).list('alice')).toEqual([]);
     // alice holds no place any more: bob's consent fits
-    store.saveGrant(grant('bob'), 60_000);
-    expect(store.getGrant('bob', 'web')).toEqual(grant('bob'));
+    consents(store).save(grant('bob'), 60_000);
+    expect(consents(store).get('bob', 'web')).toEqual(grant('bob'));
   });
 
   it("keeps a user's other consents when one of them is deleted", () => {
-    const store = new MemoryOAuthStore();
+    const store = new MemoryRecordStore();
     const grant = (clientId: string, createdAt: number) => ({
       id: `grant-${clientId}`,
       sub: 'alice',
@@ -363,10 +368,10 @@ describe('MemoryOAuthStore: consents', () => {
       scope: ['openid'],
       createdAt,
     });
-    store.saveGrant(grant('web', 1), 60_000);
-    store.saveGrant(grant('tv', 2), 60_000);
-    expect(store.deleteGrant('alice', 'grant-web')).toEqual(grant('web', 1));
-    expect(store.listGrants('alice')).toEqual([grant('tv', 2)]);
-    expect(store.getGrant('alice', 'tv')).toEqual(grant('tv', 2));
+    consents(store).save(grant('web', 1), 60_000);
+    consents(store).save(grant('tv', 2), 60_000);
+    expect(consents(store).delete('alice', 'grant-web')).toEqual(grant('web', 1));
+    expect(consents(store).list('alice')).toEqual([grant('tv', 2)]);
+    expect(consents(store).get('alice', 'tv')).toEqual(grant('tv', 2));
   });
 });

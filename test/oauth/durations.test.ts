@@ -10,7 +10,8 @@ import { createDeviceAuthorizationEndpoint } from '../../src/oauth/endpoints/dev
 import { createJwksEndpoint } from '../../src/oauth/endpoints/jwks.js';
 import { createMetadataEndpoint } from '../../src/oauth/endpoints/metadata.js';
 import { createFormTokens } from '../../src/oauth/pages/form-token.js';
-import { MemoryOAuthStore } from '../../src/oauth/store/store.js';
+import { deviceCodes } from '../../src/oauth/store/records.js';
+import { MemoryRecordStore } from '../../src/oauth/store/store.js';
 import { createTokenIssuer } from '../../src/oauth/tokens/issue.js';
 import { createKeySet, type KeySet } from '../../src/oauth/tokens/key-set.js';
 import { thrownTypeError as thrown } from '../helpers/errors.js';
@@ -104,7 +105,7 @@ describe('durations in milliseconds', () => {
   });
 
   it('tells the device expires_in rounded down and interval rounded up, and stores milliseconds', async () => {
-    const store = new MemoryOAuthStore();
+    const store = new MemoryRecordStore();
     const ctx = context({ store, deviceCodeTtl: 600_500, devicePollInterval: 5_500 });
     const device = await serve(createDeviceAuthorizationEndpoint(ctx));
     const reply = await request(device, '/', {
@@ -116,7 +117,7 @@ describe('durations in milliseconds', () => {
     const body = json(reply);
     expect(body.expires_in).toBe(600);
     expect(body.interval).toBe(6);
-    const found = store.findDeviceCode(String(body.user_code).replace('-', ''));
+    const found = deviceCodes(store).findByKey(String(body.user_code).replace('-', ''));
     expect(found?.record.interval).toBe(5_500);
   });
 

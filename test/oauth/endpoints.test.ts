@@ -24,7 +24,7 @@ import {
 } from '../../src/oauth/endpoints/metadata.js';
 import { createRevocationEndpoint } from '../../src/oauth/endpoints/revocation.js';
 import { createUserInfoEndpoint } from '../../src/oauth/endpoints/userinfo.js';
-import type { RefreshTokenRecord } from '../../src/oauth/store/store.js';
+import { type RefreshTokenRecord, refreshTokens } from '../../src/oauth/store/records.js';
 import { hashToken, newOpaqueToken, type UserClaims } from '../../src/oauth/tokens/issue.js';
 import { createKeySet, type KeySet } from '../../src/oauth/tokens/key-set.js';
 import { ownAccessTokens } from '../../src/oauth/tokens/verify.js';
@@ -185,7 +185,7 @@ async function refreshToken(
     familyExpiresAt: Date.now() + 3_600_000,
     ...record,
   };
-  await ctx.store.saveRefreshToken(hashToken(value), full, 3_600_000);
+  await refreshTokens(ctx.store).save(hashToken(value), full, 3_600_000);
   return { value, record: full };
 }
 
@@ -494,7 +494,7 @@ describe('revocation (RFC 7009)', () => {
     const reply = await post('/revoke', { token: value, token_type_hint: 'refresh_token' }, WEB);
     expect(reply.status).toBe(200);
     expect(reply.body).toBe('');
-    expect(await ctx.store.getRefreshToken(hashToken(value))).toBeUndefined();
+    expect(await refreshTokens(ctx.store).find(hashToken(value))).toBeUndefined();
     expect(await ctx.store.isGrantRevoked(record.grantId)).toBe(true);
     expect((await me(access.token)).status).toBe(401);
     expect(json(await post('/introspect', { token: access.token }, SERVICE))).toEqual({
@@ -597,7 +597,7 @@ describe('revocation (RFC 7009)', () => {
     expect(accessAsPublic.status).toBe(400);
     expect((await me(webAccess.token)).status).toBe(200);
     expect(await ctx.store.isGrantRevoked(ownedByWeb.record.grantId)).toBe(false);
-    expect(await ctx.store.getRefreshToken(hashToken(foreignRefresh.value))).toMatchObject({
+    expect(await refreshTokens(ctx.store).find(hashToken(foreignRefresh.value))).toMatchObject({
       state: 'fresh',
     });
     expect(await ctx.store.isGrantRevoked(foreignRefresh.record.grantId)).toBe(false);
@@ -703,7 +703,7 @@ describe('introspection (RFC 7662)', () => {
     const revoked = await userToken();
     await ctx.store.revokeGrant(revoked.grantId, 60_000);
     const rotated = await refreshToken();
-    await ctx.store.rotateRefreshToken(hashToken(rotated.value));
+    await refreshTokens(ctx.store).consume(hashToken(rotated.value));
     const revokedRefresh = await refreshToken();
     await ctx.store.revokeGrant(revokedRefresh.record.grantId, 60_000);
     const endedFamily = await refreshToken({ familyExpiresAt: Date.now() - 1 });

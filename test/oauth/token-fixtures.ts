@@ -21,7 +21,12 @@ import { createIntrospectionEndpoint } from '../../src/oauth/endpoints/introspec
 import { createRevocationEndpoint } from '../../src/oauth/endpoints/revocation.js';
 import { createTokenEndpoint } from '../../src/oauth/endpoints/token.js';
 import { codeChallengeS256 } from '../../src/oauth/protocol/pkce.js';
-import type { AuthorizationCodeRecord, DeviceCodeRecord } from '../../src/oauth/store/store.js';
+import {
+  type AuthorizationCodeRecord,
+  codes,
+  type DeviceCodeRecord,
+  deviceCodes,
+} from '../../src/oauth/store/records.js';
 import { hashToken, newOpaqueToken, type UserClaims } from '../../src/oauth/tokens/issue.js';
 import { createKeySet, type KeySet } from '../../src/oauth/tokens/key-set.js';
 import { ownAccessTokens } from '../../src/oauth/tokens/verify.js';
@@ -272,7 +277,7 @@ export async function plantCode(
     grantId: randomUUID(),
     ...overrides,
   };
-  await ctx.store.saveCode(hashToken(code), record, ttlMs);
+  await codes(ctx.store).save(hashToken(code), record, ttlMs);
   return { code, record };
 }
 
@@ -292,7 +297,7 @@ export async function plantDeviceCode(
     ...overrides,
   };
   const hash = hashToken(deviceCode);
-  await ctx.store.saveDeviceCode(hash, record, 600_000);
+  await deviceCodes(ctx.store).save(hash, record, 600_000);
   return { deviceCode, hash, record };
 }
 

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OAuthContext } from '../../src/oauth/context.js';
 import { createDeviceAuthorizationEndpoint } from '../../src/oauth/endpoints/device-authorization.js';
 import { DEVICE_CODE_GRANT } from '../../src/oauth/grants/device-code.js';
+import { deviceCodes, refreshTokens } from '../../src/oauth/store/records.js';
 import { hashToken, newOpaqueToken } from '../../src/oauth/tokens/issue.js';
 import { closeAll, json, type Listening, request, serve } from '../helpers/http.js';
 import {
@@ -79,8 +80,8 @@ describe('refresh_token grant', () => {
     });
     expect(access.exp! - access.iat!).toBe(900);
 
-    const before = await ctx.store.getRefreshToken(hashToken(first.refresh_token));
-    const after = await ctx.store.getRefreshToken(hashToken(second.refresh_token!));
+    const before = await refreshTokens(ctx.store).find(hashToken(first.refresh_token));
+    const after = await refreshTokens(ctx.store).find(hashToken(second.refresh_token!));
     expect(after?.state).toBe('fresh');
     expect(after?.record.familyExpiresAt).toBe(before?.record.familyExpiresAt);
     expect(before!.record.familyExpiresAt - Date.now()).toBeGreaterThan(2_592_000_000 - 60_000);
@@ -144,7 +145,7 @@ describe('refresh_token grant', () => {
       'invalid_request',
     );
     const token = newOpaqueToken();
-    await ctx.store.saveRefreshToken(
+    await refreshTokens(ctx.store).save(
       hashToken(token),
       {
         clientId: 'demo-web',
@@ -160,7 +161,7 @@ describe('refresh_token grant', () => {
 
   it('refuses a refresh token whose user is gone', async () => {
     const token = newOpaqueToken();
-    await ctx.store.saveRefreshToken(
+    await refreshTokens(ctx.store).save(
       hashToken(token),
       {
         clientId: 'demo-web',
@@ -220,25 +221,25 @@ describe('device_code grant (RFC 8628)', () => {
     expectError(await poll(deviceCode), 'authorization_pending');
     // polling again at once is too fast: slow_down, and the interval grows by 5 s
     expectError(await poll(deviceCode), 'slow_down');
-    expect((await ctx.store.getDeviceCode(hash))?.interval).toBe(6_000);
+    expect((await deviceCodes(ctx.store).get(hash))?.interval).toBe(6_000);
     // a device that waits the old interval (1 s) is still too fast now
-    await ctx.store.updateDeviceCode(hash, {
-      ...(await ctx.store.getDeviceCode(hash))!,
+    await deviceCodes(ctx.store).replace(hash, {
+      ...(await deviceCodes(ctx.store).get(hash))!,
       lastPollAt: Date.now() - 2_000,
     });
     expectError(await poll(deviceCode), 'slow_down');
-    expect((await ctx.store.getDeviceCode(hash))?.interval).toBe(11_000);
+    expect((await deviceCodes(ctx.store).get(hash))?.interval).toBe(11_000);
     // one that waits the new interval is merely pending
-    await ctx.store.updateDeviceCode(hash, {
-      ...(await ctx.store.getDeviceCode(hash))!,
+    await deviceCodes(ctx.store).replace(hash, {
+      ...(await deviceCodes(ctx.store).get(hash))!,
       lastPollAt: Date.now() - 11_000,
     });
     expectError(await poll(deviceCode), 'authorization_pending');
-    expect((await ctx.store.getDeviceCode(hash))?.interval).toBe(11_000);
+    expect((await deviceCodes(ctx.store).get(hash))?.interval).toBe(11_000);
 
     const authTime = Math.floor(Date.now() / 1000);
-    await ctx.store.updateDeviceCode(hash, {
-      ...(await ctx.store.getDeviceCode(hash))!,
+    await deviceCodes(ctx.store).replace(hash, {
+      ...(await deviceCodes(ctx.store).get(hash))!,
       status: 'approved',
       sub: 'bob',
       authTime,
@@ -271,8 +272,8 @@ describe('device_code grant (RFC 8628)', () => {
 
   it('answers access_denied once the user denied, then invalid_grant', async () => {
     const { deviceCode, hash } = await plantDeviceCode(ctx);
-    await ctx.store.updateDeviceCode(hash, {
-      ...(await ctx.store.getDeviceCode(hash))!,
+    await deviceCodes(ctx.store).replace(hash, {
+      ...(await deviceCodes(ctx.store).get(hash))!,
       status: 'denied',
     });
     expectError(await poll(deviceCode), 'access_denied');
@@ -299,7 +300,7 @@ describe('device_code grant (RFC 8628)', () => {
       expiresAt: Date.now() - 1,
     });
     expectError(await poll(approved.deviceCode), 'expired_token');
-    expect(await ctx.store.getDeviceCode(approved.hash)).toBeDefined();
+    expect(await deviceCodes(ctx.store).get(approved.hash)).toBeDefined();
   });
 
   it('answers a device code from /device: pending, expired_token once expired, then invalid_grant', async () => {
@@ -329,7 +330,7 @@ describe('device_code grant (RFC 8628)', () => {
   it('refuses a device code of another client without touching it', async () => {
     const { deviceCode, hash } = await plantDeviceCode(ctx);
     expectError(await poll(deviceCode, 'other-device'), 'invalid_grant');
-    expect((await ctx.store.getDeviceCode(hash))?.lastPollAt).toBeUndefined();
+    expect((await deviceCodes(ctx.store).get(hash))?.lastPollAt).toBeUndefined();
     expectError(await poll(deviceCode), 'authorization_pending');
   });
 
@@ -343,7 +344,7 @@ describe('device_code grant (RFC 8628)', () => {
     const tokens = expectTokens(await poll(deviceCode, 'other-device'));
     expect(tokens.refresh_token).toBeUndefined();
     expect(tokens.id_token).toBeUndefined();
-    expect(await ctx.store.getDeviceCode(hash)).toBeUndefined();
+    expect(await deviceCodes(ctx.store).get(hash)).toBeUndefined();
   });
 
   it('gives exactly one of concurrent polls of an approved code its tokens', async () => {

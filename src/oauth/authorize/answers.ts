@@ -10,7 +10,7 @@ import { FORM_TOKEN_FIELD, type FormEndpoint, sessionBinding } from '../pages/fo
 import { localizeMessage } from '../pages/messages.js';
 import { type FormFields, sendPage } from '../pages/render.js';
 import { signInChallenge } from '../pages/sign-in-form.js';
-import type { GrantRecord } from '../store/store.js';
+import { codes, type GrantRecord } from '../store/records.js';
 import { hashToken, newOpaqueToken } from '../tokens/issue.js';
 import type { CheckedAuthorization, PendingAuthorization } from './request.js';
 
@@ -212,7 +212,7 @@ export async function approve(
   const { client, scope } = pending;
   const grantId = await approveGrant(ctx, session.sub, client.clientId, scope, grant);
   const code = newOpaqueToken();
-  await ctx.store.saveCode(
+  await codes(ctx.store).save(
     hashToken(code),
     {
       clientId: pending.client.clientId,

@@ -10,7 +10,6 @@ import { NO_STORE, OAuthError } from '../protocol/errors.js';
 import { readOAuthForm } from '../protocol/form.js';
 import { singleParams } from '../protocol/parameters.js';
 import { oauthEndpoint } from '../shared/endpoint.js';
-import type { DeviceCodeRecord } from '../store/store.js';
 import { hashToken, newOpaqueToken } from '../tokens/issue.js';
 import { formatUserCode, generateUserCode } from '../user-codes/format.js';
 
@@ -24,6 +23,8 @@ export {
   createDeviceVerificationEndpoint,
   type DeviceVerificationOptions,
 } from './device-verify.js';
+
+import { type DeviceCodeRecord, deviceCodes } from '../store/records.js';
 
 /**
  * Options of {@link createDeviceAuthorizationEndpoint}.
@@ -84,7 +85,7 @@ export function createDeviceAuthorizationEndpoint(
     }
     const scope = resolveScopes(client, params.get('scope'));
     let userCode = generateUserCode();
-    for (let tries = 1; (await ctx.store.findDeviceCode(userCode)) !== undefined; tries++) {
+    for (let tries = 1; (await deviceCodes(ctx.store).findByKey(userCode)) !== undefined; tries++) {
       if (tries === 5) throw new OAuthError('temporarily_unavailable', 'Try again.');
       userCode = generateUserCode();
     }
@@ -99,7 +100,7 @@ export function createDeviceAuthorizationEndpoint(
       expiresAt: Date.now() + deviceCodeTtl,
     };
     // kept for as long again once expired: a late poll is `expired_token`, not an unknown code
-    await ctx.store.saveDeviceCode(hashToken(deviceCode), record, 2 * deviceCodeTtl);
+    await deviceCodes(ctx.store).save(hashToken(deviceCode), record, 2 * deviceCodeTtl);
     const shown = formatUserCode(userCode);
     const withCode = new URL(complete);
     withCode.searchParams.set('user_code', shown);

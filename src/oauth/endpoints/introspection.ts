@@ -6,6 +6,7 @@ import type { OAuthContext } from '../context.js';
 import { NO_STORE, OAuthError } from '../protocol/errors.js';
 import { oauthEndpoint } from '../shared/endpoint.js';
 import { looksLikeJwt, readTokenRequest } from '../shared/token-request.js';
+import { refreshTokens } from '../store/records.js';
 import { hashToken } from '../tokens/issue.js';
 import { createOwnTokenVerifier, isAccessTokenRevoked } from '../tokens/verify.js';
 
@@ -117,7 +118,7 @@ export function createIntrospectionEndpoint(ctx: OAuthContext): Middleware {
     client: OAuthClient,
     token: string,
   ): Promise<IntrospectionResponse | undefined> {
-    const found = await ctx.store.getRefreshToken(hashToken(token));
+    const found = await refreshTokens(ctx.store).find(hashToken(token));
     if (found === undefined) return undefined;
     const { record } = found;
     if (

@@ -13,6 +13,7 @@ import { singleParams } from '../protocol/parameters.js';
 import { oauthEndpoint } from '../shared/endpoint.js';
 import { createEndpointProofs } from '../shared/endpoint-proof.js';
 import { PendingIds } from '../store/one-time-ids.js';
+import { pushedRequests } from '../store/records.js';
 import { hashToken } from '../tokens/issue.js';
 
 export { REQUEST_URI_PREFIX };
@@ -94,7 +95,7 @@ export function createPushedAuthorizationEndpoint(ctx: OAuthContext): Middleware
     await pending.commit();
     const requestUri = `${REQUEST_URI_PREFIX}${randomBytes(32).toString('base64url')}`;
     const ttl = ctx.settings.pushedRequestTtl;
-    await ctx.store.savePushedRequest(
+    await pushedRequests(ctx.store).save(
       hashToken(requestUri),
       { clientId: client.clientId, params: pushed },
       ttl,
@@ -135,15 +136,15 @@ export async function takePushedRequest(
   } as const;
   if (!requestUri.startsWith(REQUEST_URI_PREFIX) || requestUri.length > 256) return unknown;
   const hash = hashToken(requestUri);
-  const seen = await ctx.store.getPushedRequest(hash);
+  const seen = await pushedRequests(ctx.store).get(hash);
   if (seen === undefined) return unknown;
   // read first: another client presenting it is refused without spending it for its own
   if (seen.clientId !== ids[0]) {
     return { kind: 'page', message: 'This request was pushed by another application.' };
   }
-  const record = await ctx.store.consumePushedRequest(hash);
-  if (record === undefined) return unknown;
-  const params = new URLSearchParams(record.params);
+  // taken once: of two concurrent uses, one removes it
+  if (!(await pushedRequests(ctx.store).destroy(hash))) return unknown;
+  const params = new URLSearchParams(seen.params);
   params.set('request_uri', requestUri);
   return { kind: 'ok', params };
 }

@@ -6,6 +6,7 @@ import type { OAuthContext } from '../context.js';
 import { NO_STORE, OAuthError } from '../protocol/errors.js';
 import { oauthEndpoint } from '../shared/endpoint.js';
 import { looksLikeJwt, readTokenRequest } from '../shared/token-request.js';
+import { refreshTokens } from '../store/records.js';
 import { hashToken } from '../tokens/issue.js';
 import { revocationTtlMs, revokeGrant, revokeTokenById } from '../tokens/revoke-grant.js';
 import { createOwnTokenVerifier } from '../tokens/verify.js';
@@ -54,12 +55,12 @@ export function createRevocationEndpoint(ctx: OAuthContext): Middleware {
 
   async function revokeRefreshToken(client: OAuthClient, token: string): Promise<boolean> {
     const hash = hashToken(token);
-    const found = await ctx.store.getRefreshToken(hash);
+    const found = await refreshTokens(ctx.store).find(hash);
     if (found === undefined) return false;
     const { record } = found;
     if (record.clientId !== client.clientId) return notTheirs();
     await revokeGrant(ctx, record.grantId, revocationTtlMs(ctx, record.familyExpiresAt));
-    await ctx.store.deleteRefreshToken(hash);
+    await refreshTokens(ctx.store).destroy(hash);
     return true;
   }
 

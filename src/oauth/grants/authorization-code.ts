@@ -1,7 +1,7 @@
 import type { OAuthContext } from '../context.js';
 import { OAuthError } from '../protocol/errors.js';
 import { isCodeVerifier, verifyCodeVerifier } from '../protocol/pkce.js';
-import type { AuthorizationCodeRecord } from '../store/store.js';
+import { type AuthorizationCodeRecord, codes } from '../store/records.js';
 import { hashToken } from '../tokens/issue.js';
 import { revocationTtlMs, revokeGrant } from '../tokens/revoke-grant.js';
 import {
@@ -88,7 +88,7 @@ function checkDpopKey(record: AuthorizationCodeRecord, binding: TokenBinding): v
 const exchangeCode: GrantHandler = async (ctx, client, params, binding) => {
   const hash = hashToken(requiredParameter(params, 'code'));
   const verifier = codeVerifierOf(params);
-  const seen = await ctx.store.getCode(hash);
+  const seen = await codes(ctx.store).find(hash);
   if (seen === undefined) throw invalidCode();
   const { record } = seen;
   if (record.clientId !== client.clientId) {
@@ -99,7 +99,7 @@ const exchangeCode: GrantHandler = async (ctx, client, params, binding) => {
   checkVerifier(record, verifier);
   checkDpopKey(record, binding);
   await assertCanIssue(ctx, binding);
-  const consumed = await ctx.store.consumeCode(hash);
+  const consumed = await codes(ctx.store).consume(hash);
   if (consumed === undefined) throw invalidCode();
   if (consumed.state === 'used') return replayed(ctx, record);
   if (await ctx.store.isGrantRevoked(record.grantId)) {

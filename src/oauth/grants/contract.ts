@@ -2,6 +2,7 @@ import { assertKnownOptions, invalidOption } from '../../internal/options.js';
 import { isConfidential, isGrantTypeSyntax, type OAuthClient } from '../clients/client.js';
 import type { OAuthContext } from '../context.js';
 import { OAuthError } from '../protocol/errors.js';
+import { refreshTokens } from '../store/records.js';
 import { hashToken, newOpaqueToken, type UserClaims } from '../tokens/issue.js';
 
 /**
@@ -96,11 +97,11 @@ export async function grantUser(ctx: OAuthContext, sub: string): Promise<UserCla
  * ```ts
  * checkVerifier(record, verifier);
  * await assertCanIssue(ctx, binding); // 503 temporarily_unavailable while the store is full
- * const consumed = await ctx.store.consumeCode(hash);
+ * const consumed = await codes(ctx.store).consume(hash);
  * ```
  */
 export async function assertCanIssue(ctx: OAuthContext, binding?: TokenBinding): Promise<void> {
-  await ctx.store.checkCapacity?.();
+  await ctx.store.checkCapacity?.(refreshTokens.kind);
   await binding?.commit?.();
 }
 
@@ -140,7 +141,7 @@ export async function issueUserTokens(
   const ttl = grant.family.expiresAt - Date.now();
   if (client.grantTypes.includes('refresh_token') && ttl > 0 && grant.keepRefreshToken !== true) {
     const refreshToken = newOpaqueToken();
-    await ctx.store.saveRefreshToken(
+    await refreshTokens(ctx.store).save(
       hashToken(refreshToken),
       {
         clientId: client.clientId,

@@ -1,5 +1,5 @@
 import { OAuthError } from '../protocol/errors.js';
-import { isDeviceCodeExpired } from '../store/store.js';
+import { deviceCodes, isDeviceCodeExpired } from '../store/records.js';
 import { hashToken } from '../tokens/issue.js';
 import {
   assertCanIssue,
@@ -29,7 +29,7 @@ const SLOW_DOWN_STEP = 5_000;
 /** What the device grant does: see {@link deviceCodeGrant}. */
 const pollDeviceCode: GrantHandler = async (ctx, client, params, binding) => {
   const hash = hashToken(requiredParameter(params, 'device_code'));
-  const record = await ctx.store.getDeviceCode(hash);
+  const record = await deviceCodes(ctx.store).get(hash);
   if (record === undefined) {
     throw new OAuthError('invalid_grant', 'The device code is invalid or was already used.');
   }
@@ -43,7 +43,12 @@ const pollDeviceCode: GrantHandler = async (ctx, client, params, binding) => {
     const now = Date.now();
     const early = record.lastPollAt !== undefined && now - record.lastPollAt < record.interval;
     const interval = early ? record.interval + SLOW_DOWN_STEP : record.interval;
-    await ctx.store.updateDeviceCode(hash, { ...record, lastPollAt: now, interval });
+    // a decision made meanwhile is never undone by this poll's stale 'pending'
+    await deviceCodes(ctx.store).replace(
+      hash,
+      { ...record, lastPollAt: now, interval },
+      { status: 'pending' },
+    );
     if (early) {
       throw new OAuthError(
         'slow_down',
@@ -53,7 +58,7 @@ const pollDeviceCode: GrantHandler = async (ctx, client, params, binding) => {
     throw new OAuthError('authorization_pending', 'The user has not decided yet.');
   }
   if (record.status === 'denied') {
-    await ctx.store.consumeDeviceCode(hash);
+    await deviceCodes(ctx.store).destroy(hash);
     throw new OAuthError('access_denied', 'The user denied the authorization.');
   }
   if (record.sub === undefined) {
@@ -64,7 +69,7 @@ const pollDeviceCode: GrantHandler = async (ctx, client, params, binding) => {
   }
   const user = await grantUser(ctx, record.sub);
   await assertCanIssue(ctx, binding);
-  if (!(await ctx.store.consumeDeviceCode(hash))) {
+  if (!(await deviceCodes(ctx.store).destroy(hash))) {
     throw new OAuthError('invalid_grant', 'The device code was already used.');
   }
   return issueUserTokens(

@@ -1,6 +1,6 @@
 import { narrowScopes } from '../clients/scope.js';
 import { OAuthError } from '../protocol/errors.js';
-import type { RefreshTokenRecord } from '../store/store.js';
+import { type RefreshTokenRecord, refreshTokens } from '../store/records.js';
 import { hashToken } from '../tokens/issue.js';
 import { revocationTtlMs, revokeGrant } from '../tokens/revoke-grant.js';
 import {
@@ -18,7 +18,7 @@ const invalid = () => new OAuthError('invalid_grant', 'The refresh token is inva
 /** What refresh_token does: see {@link refreshTokenGrant}. */
 const refresh: GrantHandler = async (ctx, client, params, binding) => {
   const hash = hashToken(requiredParameter(params, 'refresh_token'));
-  const seen = await ctx.store.getRefreshToken(hash);
+  const seen = await refreshTokens(ctx.store).find(hash);
   if (seen === undefined) throw invalid();
   const { record } = seen;
   if (record.clientId !== client.clientId) {
@@ -58,7 +58,7 @@ const refresh: GrantHandler = async (ctx, client, params, binding) => {
     if (seen.state === 'used') await reused(seen.usedAt);
     return issueUserTokens(ctx, client, { ...grant, keepRefreshToken: true }, binding);
   }
-  const rotated = await ctx.store.rotateRefreshToken(hash);
+  const rotated = await refreshTokens(ctx.store).consume(hash);
   if (rotated === undefined) throw invalid();
   if (rotated.state === 'used') await reused(rotated.usedAt);
   // A reuse within the grace period, by this client (checked above), continues the family.

@@ -3,6 +3,7 @@
 import type { ServerResponse } from 'node:http';
 import type { SessionRecord } from '../../auth/session/store.js';
 import { approveGrant } from '../consents.js';
+import { deviceCodes } from '../store/records.js';
 import type { PendingDeviceCode, UserCodeAttempts } from '../user-codes/attempts.js';
 import { formatUserCode } from '../user-codes/format.js';
 import {
@@ -139,7 +140,7 @@ export async function recordDecision(
   approved: boolean,
 ): Promise<void> {
   const { ctx, pages, language = 'en' } = verifier;
-  await ctx.store.updateDeviceCode(
+  await deviceCodes(ctx.store).replace(
     hash,
     approved
       ? {
@@ -151,6 +152,8 @@ export async function recordDecision(
           grantId: await approveGrant(ctx, session.sub, record.clientId, record.scope),
         }
       : { ...record, status: 'denied' },
+    // decided once: a decision racing another (or a code gone meanwhile) changes nothing
+    { status: 'pending' },
   );
   const client = await ctx.clients.get(record.clientId);
   const clientName = client?.name ?? record.clientId;

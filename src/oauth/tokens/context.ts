@@ -1,5 +1,5 @@
 import type { Revocations } from '../../auth/revocations.js';
-import type { OAuthStore } from '../store/store.js';
+import type { RecordStore } from '../store/store.js';
 import type { TokenIssuer } from './issue.js';
 import type { KeySet } from './key-set.js';
 
@@ -17,7 +17,7 @@ import type { KeySet } from './key-set.js';
 export interface TokenContext {
   readonly keys: KeySet;
   readonly tokens: TokenIssuer;
-  readonly store: OAuthStore;
+  readonly store: RecordStore;
   readonly revocations: Revocations;
   readonly settings: { readonly refreshTokenTtl: number };
 }

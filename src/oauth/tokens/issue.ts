@@ -11,7 +11,7 @@ import type { KeySet } from './key-set.js';
  * @example
  * ```ts
  * const refreshToken = newOpaqueToken(); // 43 base64url characters
- * await ctx.store.saveRefreshToken(hashToken(refreshToken), record, ttlMs);
+ * await ctx.store.save('rt', hashToken(refreshToken), record, ttlMs);
  * ```
  * @see {@link https://www.rfc-editor.org/rfc/rfc6749#section-10.10 | RFC 6749 §10.10}
  */
@@ -24,7 +24,7 @@ export function newOpaqueToken(): string {
  *
  * @example
  * ```ts
- * const record = await ctx.store.getDeviceCode(hashToken(deviceCode));
+ * const found = await ctx.store.find('device', hashToken(deviceCode));
  * ```
  */
 export function hashToken(value: string): string {

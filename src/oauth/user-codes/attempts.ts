@@ -1,6 +1,6 @@
 import type { RateLimitStore } from '../../rate-limit/store.js';
 import type { OAuthContext } from '../context.js';
-import { type DeviceCodeRecord, isDeviceCodeExpired } from '../store/store.js';
+import { type DeviceCodeRecord, deviceCodes, isDeviceCodeExpired } from '../store/records.js';
 
 /** A pending device code found by its user code. */
 export interface PendingDeviceCode {
@@ -35,9 +35,9 @@ export async function findPendingDeviceCode(
   ctx: OAuthContext,
   code: string | undefined,
 ): Promise<PendingDeviceCode | undefined> {
-  const found = code === undefined ? undefined : await ctx.store.findDeviceCode(code);
-  if (found === undefined || found.record.status !== 'pending') return undefined;
-  return isDeviceCodeExpired(found.record) ? undefined : found;
+  const found = code === undefined ? undefined : await deviceCodes(ctx.store).findByKey(code);
+  if (found?.state !== 'fresh' || found.record.status !== 'pending') return undefined;
+  return isDeviceCodeExpired(found.record) ? undefined : { hash: found.id, record: found.record };
 }
 
 /**

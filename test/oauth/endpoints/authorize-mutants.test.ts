@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { defineClient, type OAuthClient } from '../../../src/oauth/clients/client.js';
 import type { MemoryClientStore } from '../../../src/oauth/clients/store.js';
 import { appendQuery, createAuthorizeEndpoint } from '../../../src/oauth/endpoints/authorize.js';
-import type { AuthorizationCodeRecord } from '../../../src/oauth/store/store.js';
+import type { AuthorizationCodeRecord } from '../../../src/oauth/store/records.js';
 import { createKeySet, type KeySet } from '../../../src/oauth/tokens/key-set.js';
 import { hiddenInputs } from '../../helpers/browser.js';
 import { closeAll, json, type Reply, request } from '../../helpers/http.js';
@@ -177,7 +177,7 @@ describe('par.ts: the pushed request taken at /authorize', () => {
 
   it('tells another client that the request is not its own, without taking it', async () => {
     const requestUri = requestUriOf(await push(site, 'web'));
-    const consume = vi.spyOn(site.as.context.store, 'consumePushedRequest');
+    const consume = vi.spyOn(site.as.context.store, 'destroy');
     try {
       const stolen = await get(authorizeWith('other', requestUri), site.cookie);
       expectPage(stolen, 400, 'This request was pushed by another application.');
@@ -192,7 +192,7 @@ describe('par.ts: the pushed request taken at /authorize', () => {
   it('answers a request taken meanwhile (a concurrent use won) as used already', async () => {
     const requestUri = requestUriOf(await push(site, 'web'));
     const { store } = site.as.context;
-    const consume = vi.spyOn(store, 'consumePushedRequest').mockResolvedValueOnce(undefined);
+    const consume = vi.spyOn(store, 'destroy').mockReturnValueOnce(false);
     try {
       const lost = await get(authorizeWith('web', requestUri), site.cookie);
       const used = 'This request has expired or was used already. Go back to the application.';
@@ -205,7 +205,7 @@ describe('par.ts: the pushed request taken at /authorize', () => {
 
   it('asks the store for a request_uri of at most 256 characters only', async () => {
     const { store } = site.as.context;
-    const read = vi.spyOn(store, 'getPushedRequest');
+    const read = vi.spyOn(store, 'find');
     try {
       const prefix = 'urn:ietf:params:oauth:request_uri:';
       const longest = `${prefix}${'A'.repeat(256 - prefix.length)}`;
@@ -493,13 +493,14 @@ describe('authorize-answers.ts: silent approval and the code kept', () => {
 
   it('keeps no dpop_jkt with a code the request bound to no key', async () => {
     const { store } = site.as.context;
-    const save = vi.spyOn(store, 'saveCode');
+    const save = vi.spyOn(store, 'save');
     try {
       await forgetConsents(site);
       const { code } = await approveVia(site, `/authorize?${authorizationQuery('web')}`);
       expect(code).toBeDefined();
-      expect(save).toHaveBeenCalledTimes(1);
-      const record = save.mock.calls[0]![1] as AuthorizationCodeRecord;
+      const saved = save.mock.calls.filter(([kind]) => kind === 'code');
+      expect(saved).toHaveLength(1);
+      const record = saved[0]![2] as AuthorizationCodeRecord;
       expect(record.redirectUri).toBe(WEB);
       expect(Object.keys(record)).not.toContain('dpopJkt');
       expect(Object.keys(record)).not.toContain('redirectUriOmitted');

@@ -9,7 +9,8 @@ import { MemoryClientStore } from '../../../src/oauth/clients/store.js';
 import { createOAuthContext, type OAuthContext } from '../../../src/oauth/context.js';
 import { createAuthorizeEndpoint } from '../../../src/oauth/endpoints/authorize.js';
 import { escapeHtml } from '../../../src/oauth/pages/render.js';
-import { MemoryOAuthStore } from '../../../src/oauth/store/store.js';
+import { codes, consents } from '../../../src/oauth/store/records.js';
+import { MemoryRecordStore } from '../../../src/oauth/store/store.js';
 import { hashToken } from '../../../src/oauth/tokens/issue.js';
 import { createKeySet } from '../../../src/oauth/tokens/key-set.js';
 import { hiddenInputs, sessionCookie } from '../../helpers/browser.js';
@@ -26,7 +27,7 @@ const USERS: Record<string, { password: string; name: string; role: string }> = 
 };
 
 let server: Listening;
-let store: MemoryOAuthStore;
+let store: MemoryRecordStore;
 let ctx: OAuthContext;
 
 beforeAll(async () => {
@@ -67,7 +68,7 @@ beforeAll(async () => {
       scopes: ['read:messages'],
     }),
   ]);
-  store = new MemoryOAuthStore();
+  store = new MemoryRecordStore();
   ctx = createOAuthContext({
     issuer: ISSUER,
     clients,
@@ -100,7 +101,8 @@ afterAll(closeAll);
 // every test starts with no remembered consent: each asks for the consent page it needs
 beforeEach(async () => {
   for (const sub of Object.keys(USERS)) {
-    for (const grant of await store.listGrants(sub)) await store.deleteGrant(sub, grant.id);
+    for (const grant of await consents(store).list(sub))
+      await consents(store).delete(sub, grant.id);
   }
 });
 
@@ -461,8 +463,8 @@ describe('consent', () => {
     expect(url.searchParams.get('iss')).toBe(ISSUER);
     const code = url.searchParams.get('code')!;
     expect(code).toMatch(/^[A-Za-z0-9_-]{43}$/);
-    expect(store.consumeCode(code)).toBeUndefined(); // never stored in clear
-    const consumed = store.consumeCode(hashToken(code));
+    expect(codes(store).consume(code)).toBeUndefined(); // never stored in clear
+    const consumed = codes(store).consume(hashToken(code));
     expect(consumed?.state).toBe('fresh');
     expect(consumed?.record).toEqual({
       clientId: 'web',
@@ -492,7 +494,7 @@ describe('consent', () => {
       /^https:\/\/tenant\.example\.com\/cb\?tenant=a%20b&x=~&code=[A-Za-z0-9_-]{43}&state=a\+b%26c&iss=https%3A%2F%2Fauth\.example\.test$/,
     );
     const code = new URL(reply.headers.location!).searchParams.get('code')!;
-    expect(store.consumeCode(hashToken(code))?.record).toMatchObject({
+    expect(codes(store).consume(hashToken(code))?.record).toMatchObject({
       redirectUri: 'https://tenant.example.com/cb?tenant=a%20b&x=~',
       codeChallenge: CHALLENGE,
       scope: ['openid', 'profile', 'email', 'offline_access', 'read:messages'],
@@ -527,7 +529,7 @@ describe('consent', () => {
       await post([...hiddenInputs(consent.body), ['decision', 'approve']], cookie),
     );
     expect(`${url.origin}${url.pathname}`).toBe(SPA_CB);
-    const record = store.consumeCode(hashToken(url.searchParams.get('code')!))?.record;
+    const record = codes(store).consume(hashToken(url.searchParams.get('code')!))?.record;
     expect(record).toMatchObject({ clientId: 'spa', sub: 'bob', codeChallenge: CHALLENGE });
   });
 
@@ -698,7 +700,7 @@ describe('OpenID Connect prompt and max_age (Core §3.1.2.1)', () => {
       expect(fresh).toBeDefined();
       const reply = await post([...hiddenInputs(signedIn.body), ['decision', 'approve']], fresh);
       const code = location(reply).searchParams.get('code')!;
-      const record = store.consumeCode(hashToken(code));
+      const record = codes(store).consume(hashToken(code));
       expect(record?.state).toBe('fresh');
       expect(record!.record.authTime).toBe(Math.floor(Date.now() / 1000));
       // consent remembered: prompt=consent asks again, unknown values change nothing

@@ -13,7 +13,8 @@ import {
   formatUserCode,
   generateUserCode,
 } from '../../../src/oauth/endpoints/device-authorization.js';
-import { MemoryOAuthStore } from '../../../src/oauth/store/store.js';
+import { deviceCodes } from '../../../src/oauth/store/records.js';
+import { MemoryRecordStore } from '../../../src/oauth/store/store.js';
 import { hashToken } from '../../../src/oauth/tokens/issue.js';
 import { createKeySet } from '../../../src/oauth/tokens/key-set.js';
 import type { RateLimitStore } from '../../../src/rate-limit/store.js';
@@ -26,11 +27,11 @@ const ISSUER = 'https://auth.example.test';
 const FORM = { 'Content-Type': 'application/x-www-form-urlencoded' };
 
 /** A memory OAuth store that records the user codes looked up. */
-class CountingStore extends MemoryOAuthStore {
+class CountingStore extends MemoryRecordStore {
   readonly lookups: string[] = [];
-  override findDeviceCode(userCode: string): ReturnType<MemoryOAuthStore['findDeviceCode']> {
-    this.lookups.push(userCode);
-    return super.findDeviceCode(userCode);
+  override findByKey(kind: string, key: string): ReturnType<MemoryRecordStore['findByKey']> {
+    if (kind === deviceCodes.kind) this.lookups.push(key);
+    return super.findByKey(kind, key);
   }
 }
 
@@ -42,10 +43,10 @@ interface Verifier {
 
 async function startVerifier(failureStores: (RateLimitStore | undefined)[]): Promise<Verifier> {
   const store = new CountingStore();
-  // a lookup that takes 5 ms, like a network store's (RedisOAuthStore) under load
-  const find = store.findDeviceCode.bind(store);
-  store.findDeviceCode = (code) =>
-    new Promise((resolve) => setTimeout(() => resolve(find(code)), 5)) as never;
+  // a lookup that takes 5 ms, like a network store's (RedisRecordStore) under load
+  const find = store.findByKey.bind(store);
+  store.findByKey = (kind, code) =>
+    new Promise((resolve) => setTimeout(() => resolve(find(kind, code)), 5)) as never;
   const ctx = createOAuthContext({
     issuer: ISSUER,
     clients: new MemoryClientStore([
@@ -147,7 +148,7 @@ async function burst({ servers, store }: Verifier, user: string) {
   );
   expect(after.status).toBe(429);
   expect(store.lookups.length).toBeLessThanOrEqual(5);
-  const record = store.getDeviceCode(hashToken(started.device_code as string));
+  const record = deviceCodes(store).get(hashToken(started.device_code as string));
   expect(record?.status).toBe('pending');
 }
 

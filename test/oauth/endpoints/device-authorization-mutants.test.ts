@@ -14,7 +14,8 @@ import {
   type DeviceVerificationOptions,
   formatUserCode,
 } from '../../../src/oauth/endpoints/device-authorization.js';
-import { MemoryOAuthStore } from '../../../src/oauth/store/store.js';
+import { deviceCodes } from '../../../src/oauth/store/records.js';
+import { MemoryRecordStore } from '../../../src/oauth/store/store.js';
 import { hashToken } from '../../../src/oauth/tokens/issue.js';
 import { createKeySet } from '../../../src/oauth/tokens/key-set.js';
 import { hiddenInputs, sessionCookie } from '../../helpers/browser.js';
@@ -38,13 +39,13 @@ class VanishingClients extends MemoryClientStore {
 
 interface DeviceSetup {
   server: Listening;
-  store: MemoryOAuthStore;
+  store: MemoryRecordStore;
   clients: VanishingClients;
 }
 
 interface SetupOptions {
   issuer?: string;
-  store?: MemoryOAuthStore;
+  store?: MemoryRecordStore;
   authorization?: DeviceAuthorizationOptions;
   verification?: DeviceVerificationOptions;
   logger?: ReturnType<typeof captureLogger>;
@@ -68,7 +69,7 @@ async function startDevice(options: SetupOptions = {}): Promise<DeviceSetup> {
       scopes: ['openid'],
     }),
   ]);
-  const store = options.store ?? new MemoryOAuthStore();
+  const store = options.store ?? new MemoryRecordStore();
   const ctx = createOAuthContext({
     issuer: options.issuer ?? ISSUER,
     clients,
@@ -136,16 +137,18 @@ function expectOptionError(err: unknown, message: string): void {
 }
 
 /** A store in which the first `taken` user codes looked up belong to another device already. */
-class CollidingStore extends MemoryOAuthStore {
+class CollidingStore extends MemoryRecordStore {
   readonly lookups: string[] = [];
   constructor(readonly taken: number) {
     super();
   }
-  override findDeviceCode(userCode: string): ReturnType<MemoryOAuthStore['findDeviceCode']> {
+  override findByKey(kind: string, userCode: string): ReturnType<MemoryRecordStore['findByKey']> {
+    if (kind !== deviceCodes.kind) return super.findByKey(kind, userCode);
     this.lookups.push(userCode);
-    if (this.lookups.length > this.taken) return super.findDeviceCode(userCode);
+    if (this.lookups.length > this.taken) return super.findByKey(kind, userCode);
     return {
-      hash: 'another-device',
+      id: 'another-device',
+      state: 'fresh',
       record: {
         clientId: 'tv',
         scope: [],
@@ -187,7 +190,7 @@ describe('device.ts', () => {
       issuer: ISSUER,
       clients: new MemoryClientStore(),
       keys: await KEYS,
-      store: new MemoryOAuthStore(),
+      store: new MemoryRecordStore(),
       users: { verify: () => undefined, get: () => undefined },
       sessions: createSessions({ allowedOrigins: [ISSUER], cookie: { secure: false } }),
     });
@@ -233,7 +236,7 @@ describe('device.ts', () => {
     expect(store.lookups).toHaveLength(3);
     expect(body.user_code).toBe(formatUserCode(store.lookups[2]!));
     expect(new Set(store.lookups).size).toBe(3);
-    expect(store.getDeviceCode(hashToken(body.device_code as string))?.userCode).toBe(
+    expect(deviceCodes(store).get(hashToken(body.device_code as string))?.userCode).toBe(
       store.lookups[2],
     );
   });
@@ -251,9 +254,9 @@ describe('device.ts', () => {
   });
 
   it('leaves a failure of the store that is no OAuth error to the adapter, which logs it', async () => {
-    const store = new MemoryOAuthStore();
+    const store = new MemoryRecordStore();
     const failure = new Error('disk on fire');
-    store.saveDeviceCode = () => {
+    store.save = () => {
       throw failure;
     };
     const logger = captureLogger();
@@ -266,7 +269,7 @@ describe('device.ts', () => {
   });
 
   it('answers a full store with temporarily_unavailable in the OAuth format', async () => {
-    const { server } = await startDevice({ store: new MemoryOAuthStore({ maxEntries: 1 }) });
+    const { server } = await startDevice({ store: new MemoryRecordStore({ maxEntries: 1 }) });
     expect((await startCode(server)).status).toBe(200);
     const full = await startCode(server);
     expect(full.status).toBe(503);
@@ -284,7 +287,7 @@ describe('device-verify.ts', () => {
       issuer: ISSUER,
       clients: new MemoryClientStore(),
       keys: await KEYS,
-      store: new MemoryOAuthStore(),
+      store: new MemoryRecordStore(),
       users: { verify: () => undefined, get: () => undefined },
       sessions: createSessions({ allowedOrigins: [ISSUER], cookie: { secure: false } }),
     });
@@ -386,7 +389,7 @@ describe('device-verify.ts', () => {
     );
     expect(reply.status).toBe(400);
     expect(reply.body).toContain('Choose Allow or Deny.');
-    expect(store.getDeviceCode(hashToken(deviceCode))?.status).toBe('pending');
+    expect(deviceCodes(store).get(hashToken(deviceCode))?.status).toBe('pending');
   });
 });
 
@@ -446,7 +449,7 @@ describe('device-verify-pages.ts', () => {
     expect(done.status).toBe(200);
     expect(done.body).toContain('Device refused');
     expect(done.body).toContain('tv was not given access.');
-    expect(store.getDeviceCode(hashToken(deviceCode))?.status).toBe('denied');
+    expect(deviceCodes(store).get(hashToken(deviceCode))?.status).toBe('denied');
   });
 
   it('records the time of the sign-in in seconds as the approval authTime', async () => {
@@ -461,7 +464,7 @@ describe('device-verify-pages.ts', () => {
       cookie,
     );
     expect(done.body).toContain('Device connected');
-    const record = store.getDeviceCode(hashToken(deviceCode));
+    const record = deviceCodes(store).get(hashToken(deviceCode));
     expect(record).toMatchObject({ status: 'approved', sub: 'alice' });
     expect(record?.authTime).toBeGreaterThanOrEqual(before);
     expect(record?.authTime).toBeLessThanOrEqual(after);

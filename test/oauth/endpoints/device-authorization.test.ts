@@ -13,7 +13,8 @@ import {
   normalizeUserCode,
   USER_CODE_ALPHABET,
 } from '../../../src/oauth/endpoints/device-authorization.js';
-import { MemoryOAuthStore } from '../../../src/oauth/store/store.js';
+import { deviceCodes } from '../../../src/oauth/store/records.js';
+import { MemoryRecordStore } from '../../../src/oauth/store/store.js';
 import { hashToken } from '../../../src/oauth/tokens/issue.js';
 import { createKeySet } from '../../../src/oauth/tokens/key-set.js';
 import { hiddenInputs, sessionCookie } from '../../helpers/browser.js';
@@ -32,7 +33,7 @@ const USERS: Record<string, string> = {
 };
 
 let server: Listening;
-let store: MemoryOAuthStore;
+let store: MemoryRecordStore;
 
 beforeAll(async () => {
   const scopes = ['openid', 'profile', 'offline_access', 'read:messages'];
@@ -60,7 +61,7 @@ beforeAll(async () => {
       scopes,
     }),
   ]);
-  store = new MemoryOAuthStore();
+  store = new MemoryRecordStore();
   const ctx = createOAuthContext({
     issuer: ISSUER,
     clients,
@@ -161,8 +162,8 @@ describe('POST /device', () => {
     );
     expect(body.expires_in).toBe(600);
     expect(body.interval).toBe(5);
-    expect(store.getDeviceCode(body.device_code as string)).toBeUndefined();
-    expect(store.getDeviceCode(hashToken(body.device_code as string))).toEqual({
+    expect(deviceCodes(store).get(body.device_code as string)).toBeUndefined();
+    expect(deviceCodes(store).get(hashToken(body.device_code as string))).toEqual({
       clientId: 'tv',
       scope: ['openid', 'read:messages'],
       userCode: (body.user_code as string).replace('-', ''),
@@ -171,7 +172,7 @@ describe('POST /device', () => {
       grantId: expect.stringMatching(/^[0-9a-f-]{36}$/),
       expiresAt: expect.any(Number),
     });
-    const { expiresAt } = store.getDeviceCode(hashToken(body.device_code as string))!;
+    const { expiresAt } = deviceCodes(store).get(hashToken(body.device_code as string))!;
     expect(Math.abs(expiresAt! - (Date.now() + 600_000))).toBeLessThan(5_000);
   });
 
@@ -180,7 +181,7 @@ describe('POST /device', () => {
     const reply = await startDevice('', { Authorization: basic });
     expect(reply.status).toBe(200);
     const code = json(reply).device_code as string;
-    expect(store.getDeviceCode(hashToken(code))?.scope).toEqual(['read:messages']);
+    expect(deviceCodes(store).get(hashToken(code))?.scope).toEqual(['read:messages']);
     const wrong = await startDevice('client_id=console&client_secret=nope');
     expect(wrong.status).toBe(401);
     expect(json(wrong).error).toBe('invalid_client');
@@ -234,7 +235,7 @@ describe('/device/verify', () => {
     );
     expect(done.status).toBe(200);
     expect(done.body).toContain('Device connected');
-    expect(store.getDeviceCode(hashToken(deviceCode))).toMatchObject({
+    expect(deviceCodes(store).get(hashToken(deviceCode))).toMatchObject({
       status: 'approved',
       sub: 'alice',
       authTime: expect.any(Number),
@@ -260,7 +261,7 @@ describe('/device/verify', () => {
       const done = await verifyPost(fields(confirm.body), cookie);
       expect(done.status).toBe(200);
       expect(done.body).toContain('Device connected');
-      expect(store.getDeviceCode(hashToken(deviceCode))).toMatchObject({
+      expect(deviceCodes(store).get(hashToken(deviceCode))).toMatchObject({
         status: 'approved',
         sub: 'bob',
       });
@@ -276,7 +277,7 @@ describe('/device/verify', () => {
     );
     expect(done.status).toBe(200);
     expect(done.body).toContain('Device refused');
-    const record = store.getDeviceCode(hashToken(deviceCode));
+    const record = deviceCodes(store).get(hashToken(deviceCode));
     expect(record?.status).toBe('denied');
     expect(record?.sub).toBeUndefined();
   });
@@ -305,7 +306,7 @@ describe('/device/verify', () => {
       other.cookie,
     );
     expect(crossed.status).toBe(400);
-    expect(store.getDeviceCode(hashToken(deviceCode))?.status).toBe('pending');
+    expect(deviceCodes(store).get(hashToken(deviceCode))?.status).toBe('pending');
   });
 
   it('stays on the sign-in page after a wrong password', async () => {
@@ -342,7 +343,10 @@ describe('/device/verify', () => {
   it('refuses a code past its expiry that the store still keeps, on the form and on approval', async () => {
     const { deviceCode, userCode } = await start();
     const hash = hashToken(deviceCode);
-    store.updateDeviceCode(hash, { ...store.getDeviceCode(hash)!, expiresAt: Date.now() - 1 });
+    deviceCodes(store).replace(hash, {
+      ...deviceCodes(store).get(hash)!,
+      expiresAt: Date.now() - 1,
+    });
     const { page, cookie } = await signIn('dave', `?user_code=${userCode}`);
     expect(page.body).toContain('not valid or has expired');
     expect(page.body).not.toContain('Living-room TV');
@@ -352,7 +356,7 @@ describe('/device/verify', () => {
     );
     expect(done.status).toBe(400);
     expect(done.body).toContain('not valid or has expired');
-    expect(store.getDeviceCode(hash)?.status).toBe('pending');
+    expect(deviceCodes(store).get(hash)?.status).toBe('pending');
   });
 
   it('limits wrong codes per user: 429 with Retry-After, even for a right code then', async () => {
@@ -375,7 +379,7 @@ describe('/device/verify', () => {
     const right = await attempt(userCode);
     expect(right.status).toBe(429);
     expect(right.headers['retry-after']).toBeDefined();
-    expect(store.getDeviceCode(hashToken(deviceCode))?.status).toBe('pending');
+    expect(deviceCodes(store).get(hashToken(deviceCode))?.status).toBe('pending');
     // a prefilled code is no way around the limit
     const prefilled = await request(server, `/device/verify?user_code=${userCode}`, {
       headers: { Cookie: cookie },
@@ -397,7 +401,7 @@ describe('/device/verify shows what is approved (RFC 8628 §5.4)', () => {
     const body = json(await startDevice(`client_id=tv&scope=${encodeURIComponent(scope)}`));
     return { deviceCode: body.device_code as string, userCode: body.user_code as string };
   }
-  const statusOf = (deviceCode: string) => store.getDeviceCode(hashToken(deviceCode))?.status;
+  const statusOf = (deviceCode: string) => deviceCodes(store).get(hashToken(deviceCode))?.status;
   const expectConfirmation = (page: Reply, userCode: string) => {
     expect(page.status).toBe(200);
     expect(page.body).toContain('Living-room TV');
@@ -425,7 +429,7 @@ describe('/device/verify shows what is approved (RFC 8628 §5.4)', () => {
       cookie,
     );
     expect(done.body).toContain('Device connected');
-    expect(store.getDeviceCode(hashToken(deviceCode))).toMatchObject({
+    expect(deviceCodes(store).get(hashToken(deviceCode))).toMatchObject({
       status: 'approved',
       sub: 'frank',
     });

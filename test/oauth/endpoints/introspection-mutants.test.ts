@@ -21,7 +21,7 @@ import {
 } from '../../../src/oauth/context.js';
 import { createIntrospectionEndpoint } from '../../../src/oauth/endpoints/introspection.js';
 import { createRevocationEndpoint } from '../../../src/oauth/endpoints/revocation.js';
-import type { RefreshTokenRecord } from '../../../src/oauth/store/store.js';
+import { type RefreshTokenRecord, refreshTokens } from '../../../src/oauth/store/records.js';
 import { hashToken, newOpaqueToken } from '../../../src/oauth/tokens/issue.js';
 import { createKeySet, type KeySet } from '../../../src/oauth/tokens/key-set.js';
 import { closeAll, json, type Listening, type Reply, request, serve } from '../../helpers/http.js';
@@ -152,7 +152,7 @@ async function plantRefresh(
     familyExpiresAt: Date.now() + 3_600_000,
     ...record,
   };
-  await ctx.store.saveRefreshToken(hashToken(value), full, 3_600_000);
+  await refreshTokens(ctx.store).save(hashToken(value), full, 3_600_000);
   return { value, record: full };
 }
 

@@ -16,6 +16,7 @@ import {
   type OAuthPaths,
   resolveOAuthPaths,
 } from '../../../src/oauth/endpoints/metadata.js';
+import { refreshTokens } from '../../../src/oauth/store/records.js';
 import { hashToken, newOpaqueToken } from '../../../src/oauth/tokens/issue.js';
 import { createKeySet, type KeySet } from '../../../src/oauth/tokens/key-set.js';
 import { thrownTypeError } from '../../helpers/errors.js';
@@ -262,7 +263,7 @@ describe('scope.ts', () => {
 
   async function plantRefreshToken(scope: string[]): Promise<string> {
     const token = newOpaqueToken();
-    await ctx.store.saveRefreshToken(
+    await refreshTokens(ctx.store).save(
       hashToken(token),
       {
         clientId: 'demo-web',

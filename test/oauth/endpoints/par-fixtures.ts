@@ -12,6 +12,7 @@ import { defineClient, type OAuthClient } from '../../../src/oauth/clients/clien
 import { MemoryClientStore } from '../../../src/oauth/clients/store.js';
 import type { AuthorizationServerOptions } from '../../../src/oauth/context.js';
 import { type AuthorizationServer, createAuthorizationServer } from '../../../src/oauth/server.js';
+import { consents } from '../../../src/oauth/store/records.js';
 import type { KeySet } from '../../../src/oauth/tokens/key-set.js';
 import { hiddenInputs, sessionCookie } from '../../helpers/browser.js';
 import { json, type Listening, listen, type Reply, request } from '../../helpers/http.js';
@@ -161,7 +162,8 @@ export function push(
 /** Forgets alice's remembered consents: the next request of a client shows its consent page. */
 export async function forgetConsents(site: Site): Promise<void> {
   const { store } = site.as.context;
-  for (const grant of await store.listGrants('alice')) await store.deleteGrant('alice', grant.id);
+  for (const grant of await consents(store).list('alice'))
+    await consents(store).delete('alice', grant.id);
 }
 
 /**

@@ -9,7 +9,7 @@ import { createSessions } from '../../../src/auth/session/session.js';
 import { CLIENT_ASSERTION_TYPE } from '../../../src/oauth/clients/assertion.js';
 import { MemoryClientStore } from '../../../src/oauth/clients/store.js';
 import { createAuthorizationServer } from '../../../src/oauth/server.js';
-import { MemoryOAuthStore } from '../../../src/oauth/store/store.js';
+import { MemoryRecordStore } from '../../../src/oauth/store/store.js';
 import { createKeySet, type KeySet } from '../../../src/oauth/tokens/key-set.js';
 import { hiddenInputs } from '../../helpers/browser.js';
 import { closeAll, json, request } from '../../helpers/http.js';
@@ -260,7 +260,7 @@ describe('clients that must push (require_pushed_authorization_requests)', () =>
   });
 
   it('fails closed when its store is full: 503 temporarily_unavailable, nothing forgotten', async () => {
-    const full = await startSite({ store: new MemoryOAuthStore({ maxEntries: 2 }) });
+    const full = await startSite({ store: new MemoryRecordStore({ maxEntries: 2 }) });
     const first = requestUriOf(await push(full, 'web'));
     expect((await push(full, 'web')).status).toBe(201);
     const refused = await push(full, 'web');

@@ -19,7 +19,8 @@ import {
 } from '../../../src/oauth/context.js';
 import { createRevocationEndpoint } from '../../../src/oauth/endpoints/revocation.js';
 import { createUserInfoEndpoint } from '../../../src/oauth/endpoints/userinfo.js';
-import { MemoryOAuthStore, type RefreshTokenRecord } from '../../../src/oauth/store/store.js';
+import { type RefreshTokenRecord, refreshTokens } from '../../../src/oauth/store/records.js';
+import { MemoryRecordStore } from '../../../src/oauth/store/store.js';
 import { hashToken, type UserClaims } from '../../../src/oauth/tokens/issue.js';
 import { createKeySet } from '../../../src/oauth/tokens/key-set.js';
 import { closeAll, json, type Listening, type Reply, request, serve } from '../../helpers/http.js';
@@ -52,7 +53,7 @@ const basic = (id: string, secret: string) =>
 const WEB = { Authorization: basic('web', 'web-secret-1234') };
 
 /** A memory store that also writes down every grant (or token) it is told to revoke. */
-class RecordingStore extends MemoryOAuthStore {
+class RecordingStore extends MemoryRecordStore {
   readonly revocations: [string, number][] = [];
   override revokeGrant(grantId: string, ttlMs: number): void {
     this.revocations.push([grantId, ttlMs]);
@@ -142,7 +143,7 @@ async function plantRefresh(ctx: OAuthContext, value: string): Promise<RefreshTo
     grantId: randomUUID(),
     familyExpiresAt: Date.now() + 3_600_000,
   };
-  await ctx.store.saveRefreshToken(hashToken(value), record, 3_600_000);
+  await refreshTokens(ctx.store).save(hashToken(value), record, 3_600_000);
   return record;
 }
 
@@ -205,7 +206,7 @@ it('tries the access token first with token_type_hint=access_token, and stops th
   expect(reply.headers['cache-control']).toBe('no-store');
   expect(await ctx.store.isGrantRevoked(accessGrant)).toBe(true);
   expect(await ctx.store.isGrantRevoked(refreshGrant)).toBe(false);
-  expect(await ctx.store.getRefreshToken(hashToken(token))).toMatchObject({
+  expect(await refreshTokens(ctx.store).find(hashToken(token))).toMatchObject({
     record: { grantId: refreshGrant },
   });
   expect(store.revocations.map(([id]) => id)).toEqual([accessGrant]);
@@ -223,7 +224,7 @@ it('tries the refresh token first without a hint (or another one), and stops the
     expect(reply.body).toBe('');
     expect(await ctx.store.isGrantRevoked(refreshGrant)).toBe(true);
     expect(await ctx.store.isGrantRevoked(accessGrant)).toBe(false);
-    expect(await ctx.store.getRefreshToken(hashToken(token))).toBeUndefined();
+    expect(await refreshTokens(ctx.store).find(hashToken(token))).toBeUndefined();
     expect(store.revocations.at(-1)?.[0]).toBe(refreshGrant);
   }
   expect(store.revocations).toHaveLength(3);
@@ -239,7 +240,7 @@ it('goes on to the refresh token when a JWT-shaped token hinted as access token 
   const reply = await revoke(server, { token: bad, token_type_hint: 'access_token' });
   expect(reply.status).toBe(200);
   expect(await ctx.store.isGrantRevoked(refresh.grantId)).toBe(true);
-  expect(await ctx.store.getRefreshToken(hashToken(bad))).toBeUndefined();
+  expect(await refreshTokens(ctx.store).find(hashToken(bad))).toBeUndefined();
 });
 
 it('revokes an access token with an empty grant_id by its jti, not the grant ""', async () => {

@@ -1,6 +1,7 @@
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { OAuthContext } from '../../../src/oauth/context.js';
+import { codes } from '../../../src/oauth/store/records.js';
 import { hashToken } from '../../../src/oauth/tokens/issue.js';
 import { closeAll, json, type Listening, request } from '../../helpers/http.js';
 import {
@@ -407,7 +408,7 @@ describe('authorization_code grant', () => {
     };
     expectError(await tokenRequest(server, params, { client: 'other-web' }), 'invalid_grant');
     // the attempt did not burn the code: its rightful client redeems it
-    expect(await ctx.store.getCode(hashToken(code))).toMatchObject({ state: 'fresh' });
+    expect(await codes(ctx.store).find(hashToken(code))).toMatchObject({ state: 'fresh' });
     expectTokens(await tokenRequest(server, params, { client: 'demo-web' }));
 
     const redeemed = await exchange();
@@ -520,7 +521,7 @@ describe('authorization_code grant', () => {
         ),
         'invalid_grant',
       );
-      expect(await ctx.store.getCode(hashToken(code))).toMatchObject({ state: 'fresh' });
+      expect(await codes(ctx.store).find(hashToken(code))).toMatchObject({ state: 'fresh' });
       const tokens = expectTokens(await redeem(code, 'demo-web', { code_verifier: verifier }));
       // nothing of the refused attempts counted as a replay
       const grantId = (await verifyAccessToken(ctx, tokens.access_token)).grant_id as string;

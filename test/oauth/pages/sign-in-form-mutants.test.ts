@@ -21,7 +21,8 @@ import {
 } from '../../../src/oauth/endpoints/device-authorization.js';
 import { defaultPages } from '../../../src/oauth/pages/render.js';
 import { sendThrottledPage, signInFromForm } from '../../../src/oauth/pages/sign-in-form.js';
-import { MemoryOAuthStore } from '../../../src/oauth/store/store.js';
+import { deviceCodes } from '../../../src/oauth/store/records.js';
+import { MemoryRecordStore } from '../../../src/oauth/store/store.js';
 import { createKeySet, type KeySet } from '../../../src/oauth/tokens/key-set.js';
 import { hiddenInputs, sessionCookie } from '../../helpers/browser.js';
 import {
@@ -431,7 +432,7 @@ describe('sendThrottledPage()', () => {
 /** A device verification page (and device endpoint) over `store`, with these sessions. */
 async function startDevice(
   options: {
-    store?: MemoryOAuthStore;
+    store?: MemoryRecordStore;
     sessions?: (base: Sessions) => Sessions;
     maxFailures?: number;
   } = {},
@@ -449,7 +450,7 @@ async function startDevice(
       }),
     ]),
     keys: await sharedKeys(),
-    store: options.store ?? new MemoryOAuthStore(),
+    store: options.store ?? new MemoryRecordStore(),
     users: alice,
     sessions: options.sessions?.(base) ?? base,
   });
@@ -538,11 +539,11 @@ describe('user codes', () => {
 });
 
 /** A memory OAuth store that records the user codes looked up. */
-class CountingStore extends MemoryOAuthStore {
+class CountingStore extends MemoryRecordStore {
   readonly lookups: unknown[] = [];
-  override findDeviceCode(userCode: string): ReturnType<MemoryOAuthStore['findDeviceCode']> {
-    this.lookups.push(userCode);
-    return super.findDeviceCode(userCode);
+  override findByKey(kind: string, key: string): ReturnType<MemoryRecordStore['findByKey']> {
+    if (kind === deviceCodes.kind) this.lookups.push(key);
+    return super.findByKey(kind, key);
   }
 }
 

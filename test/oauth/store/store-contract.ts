@@ -1,17 +1,22 @@
-// The OAuthStore contract: what every store (MemoryOAuthStore, RedisOAuthStore on every Redis
+// The RecordStore contract: what every store (MemoryRecordStore, RedisRecordStore on every Redis
 // target of test/redis/contract/) does, through its public methods only, on the harness's clock.
 import { expect } from 'vitest';
-import type {
-  AuthorizationCodeRecord,
-  DeviceCodeRecord,
-  GrantRecord,
-  OAuthStore,
-  RefreshTokenRecord,
-} from '../../../src/oauth/store/store.js';
+import {
+  type AuthorizationCodeRecord,
+  codes,
+  consents,
+  type DeviceCodeRecord,
+  deviceCodes,
+  type GrantRecord,
+  pushedRequests,
+  type RefreshTokenRecord,
+  refreshTokens,
+} from '../../../src/oauth/store/records.js';
+import type { RecordStore } from '../../../src/oauth/store/store.js';
 
 /** A store under test, with its clock: `elapse` moves the memory store's, sleeps for Redis. */
 export interface Harness {
-  store: OAuthStore;
+  store: RecordStore;
   now(): number;
   elapse(ms: number): Promise<void>;
 }
@@ -46,7 +51,7 @@ export const device: DeviceCodeRecord = {
   grantId: 'g',
 };
 
-/** The checks every OAuthStore passes, each given a fresh store and its clock. */
+/** The checks every RecordStore passes, each given a fresh store and its clock. */
 export const OAUTH_STORE_CONTRACT: readonly { name: string; run(h: Harness): Promise<void> }[] = [
   {
     name: 'gives a pushed request once, as it was pushed, and forgets it when its time is up',
@@ -59,72 +64,72 @@ export const OAUTH_STORE_CONTRACT: readonly { name: string; run(h: Harness): Pro
           ['dpop_jkt', 'x'.repeat(43)],
         ] as [string, string][],
       };
-      await store.savePushedRequest('p1', pushed, TTL);
-      await store.savePushedRequest('p2', pushed, TTL);
-      expect(await store.consumePushedRequest('p1')).toEqual(pushed);
-      expect(await store.consumePushedRequest('p1')).toBeUndefined();
-      expect(await store.getPushedRequest('p1')).toBeUndefined();
+      await pushedRequests(store).save('p1', pushed, TTL);
+      await pushedRequests(store).save('p2', pushed, TTL);
+      expect(await pushedRequests(store).take('p1')).toEqual(pushed);
+      expect(await pushedRequests(store).take('p1')).toBeUndefined();
+      expect(await pushedRequests(store).get('p1')).toBeUndefined();
       await elapse(TTL);
-      expect(await store.getPushedRequest('p2')).toBeUndefined();
-      expect(await store.consumePushedRequest('p2')).toBeUndefined();
-      expect(await store.consumePushedRequest('never')).toBeUndefined();
+      expect(await pushedRequests(store).get('p2')).toBeUndefined();
+      expect(await pushedRequests(store).take('p2')).toBeUndefined();
+      expect(await pushedRequests(store).take('never')).toBeUndefined();
     },
   },
   {
     name: 'reads a pushed request without taking it, as many times as asked, until it is taken',
     async run({ store }) {
       const pushed = { clientId: 'c', params: [['scope', 'openid']] as [string, string][] };
-      await store.savePushedRequest('p', pushed, TTL);
-      expect(await store.getPushedRequest('p')).toEqual(pushed);
-      const read = await store.getPushedRequest('p');
+      await pushedRequests(store).save('p', pushed, TTL);
+      expect(await pushedRequests(store).get('p')).toEqual(pushed);
+      const read = await pushedRequests(store).get('p');
       expect(read).toEqual(pushed);
       // what a caller does with the record it read is not the store's
       read!.clientId = 'someone else';
       read!.params.push(['scope', 'admin']);
-      expect(await store.consumePushedRequest('p')).toEqual(pushed);
-      expect(await store.getPushedRequest('p')).toBeUndefined();
+      expect(await pushedRequests(store).take('p')).toEqual(pushed);
+      expect(await pushedRequests(store).get('p')).toBeUndefined();
     },
   },
   {
     name: 'consumes a code once and remembers it was used until it would have expired',
     async run({ store, now, elapse }) {
-      await store.saveCode('h', code, TTL);
+      await codes(store).save('h', code, TTL);
       const before = now();
-      expect(await store.consumeCode('h')).toEqual({ state: 'fresh', record: code });
+      expect(await codes(store).consume('h')).toEqual({ state: 'fresh', record: code });
       const after = now();
       await elapse(20);
-      const again = await store.consumeCode('h');
+      const again = await codes(store).consume('h');
       expect(again).toMatchObject({ state: 'used', record: code });
       const usedAt = again?.state === 'used' ? again.usedAt : Number.NaN;
       expect(usedAt).toBeGreaterThanOrEqual(before);
       expect(usedAt).toBeLessThanOrEqual(after);
       await elapse(TTL);
-      expect(await store.consumeCode('h')).toBeUndefined();
+      expect(await codes(store).consume('h')).toBeUndefined();
     },
   },
   {
     name: 'reads a code without consuming it, fresh then used',
     async run({ store }) {
-      await store.saveCode('read', code, TTL);
-      expect(await store.getCode('read')).toEqual({ state: 'fresh', record: code });
-      expect(await store.getCode('read')).toEqual({ state: 'fresh', record: code });
-      expect((await store.consumeCode('read'))?.state).toBe('fresh');
-      expect(await store.getCode('read')).toMatchObject({ state: 'used', record: code });
-      expect((await store.consumeCode('read'))?.state).toBe('used');
+      await codes(store).save('read', code, TTL);
+      expect(await codes(store).find('read')).toEqual({ state: 'fresh', record: code });
+      expect(await codes(store).find('read')).toEqual({ state: 'fresh', record: code });
+      expect((await codes(store).consume('read'))?.state).toBe('fresh');
+      expect(await codes(store).find('read')).toMatchObject({ state: 'used', record: code });
+      expect((await codes(store).consume('read'))?.state).toBe('used');
     },
   },
   {
     name: 'reports the first use on every later consumption, not the latest',
     async run({ store, now, elapse }) {
-      await store.saveRefreshToken('r', refreshRecord(), TTL);
+      await refreshTokens(store).save('r', refreshRecord(), TTL);
       const before = now();
-      expect((await store.rotateRefreshToken('r'))?.state).toBe('fresh');
+      expect((await refreshTokens(store).consume('r'))?.state).toBe('fresh');
       const after = now();
       await elapse(30);
-      const second = await store.rotateRefreshToken('r');
+      const second = await refreshTokens(store).consume('r');
       await elapse(30);
-      const third = await store.rotateRefreshToken('r');
-      const read = await store.getRefreshToken('r');
+      const third = await refreshTokens(store).consume('r');
+      const read = await refreshTokens(store).find('r');
       for (const seen of [second, third, read]) {
         expect(seen?.state).toBe('used');
         const usedAt = seen?.state === 'used' ? seen.usedAt : Number.NaN;
@@ -138,27 +143,27 @@ export const OAUTH_STORE_CONTRACT: readonly { name: string; run(h: Harness): Pro
     name: 'rotates a refresh token once, reads it without consuming, and deletes it',
     async run({ store }) {
       const record = refreshRecord();
-      await store.saveRefreshToken('r', record, 1e6);
-      expect(await store.getRefreshToken('r')).toEqual({ state: 'fresh', record });
-      expect(await store.getRefreshToken('r')).toEqual({ state: 'fresh', record });
-      expect((await store.rotateRefreshToken('r'))?.state).toBe('fresh');
-      expect((await store.rotateRefreshToken('r'))?.state).toBe('used');
-      expect(await store.getRefreshToken('r')).toMatchObject({ state: 'used', record });
-      await store.deleteRefreshToken('r');
-      expect(await store.getRefreshToken('r')).toBeUndefined();
-      expect(await store.rotateRefreshToken('r')).toBeUndefined();
-      await store.deleteRefreshToken('never-saved');
+      await refreshTokens(store).save('r', record, 1e6);
+      expect(await refreshTokens(store).find('r')).toEqual({ state: 'fresh', record });
+      expect(await refreshTokens(store).find('r')).toEqual({ state: 'fresh', record });
+      expect((await refreshTokens(store).consume('r'))?.state).toBe('fresh');
+      expect((await refreshTokens(store).consume('r'))?.state).toBe('used');
+      expect(await refreshTokens(store).find('r')).toMatchObject({ state: 'used', record });
+      await refreshTokens(store).destroy('r');
+      expect(await refreshTokens(store).find('r')).toBeUndefined();
+      expect(await refreshTokens(store).consume('r')).toBeUndefined();
+      await refreshTokens(store).destroy('never-saved');
     },
   },
   {
     name: 'forgets a refresh token when its time is up, used or not',
     async run({ store, elapse }) {
-      await store.saveRefreshToken('fresh', refreshRecord(), TTL);
-      await store.saveRefreshToken('used', refreshRecord(), TTL);
-      await store.rotateRefreshToken('used');
+      await refreshTokens(store).save('fresh', refreshRecord(), TTL);
+      await refreshTokens(store).save('used', refreshRecord(), TTL);
+      await refreshTokens(store).consume('used');
       await elapse(TTL);
-      expect(await store.getRefreshToken('fresh')).toBeUndefined();
-      expect(await store.rotateRefreshToken('used')).toBeUndefined();
+      expect(await refreshTokens(store).find('fresh')).toBeUndefined();
+      expect(await refreshTokens(store).consume('used')).toBeUndefined();
     },
   },
   {
@@ -171,11 +176,11 @@ export const OAUTH_STORE_CONTRACT: readonly { name: string; run(h: Harness): Pro
         nonce: 'n-0S6_WzA2Mj "quoted" ✓',
         scope: ['openid', 'profile', 'read:messages'],
       };
-      await store.saveCode('full', full, TTL);
-      expect(await store.consumeCode('full')).toEqual({ state: 'fresh', record: full });
+      await codes(store).save('full', full, TTL);
+      expect(await codes(store).consume('full')).toEqual({ state: 'fresh', record: full });
       const rt = { ...refreshRecord(), scope: [], authTime: 1_700_000_000 };
-      await store.saveRefreshToken('full', rt, TTL);
-      expect(await store.getRefreshToken('full')).toEqual({ state: 'fresh', record: rt });
+      await refreshTokens(store).save('full', rt, TTL);
+      expect(await refreshTokens(store).find('full')).toEqual({ state: 'fresh', record: rt });
       const approved: DeviceCodeRecord = {
         ...device,
         userCode: 'BCDFGHJK',
@@ -185,41 +190,52 @@ export const OAUTH_STORE_CONTRACT: readonly { name: string; run(h: Harness): Pro
         lastPollAt: 1_700_000_000_123,
         expiresAt: 1_700_000_600_000,
       };
-      await store.saveDeviceCode('full', approved, TTL);
-      expect(await store.getDeviceCode('full')).toEqual(approved);
+      await deviceCodes(store).save('full', approved, TTL);
+      expect(await deviceCodes(store).get('full')).toEqual(approved);
     },
   },
   {
     name: 'finds device codes by user code, updates them in place and consumes once',
     async run({ store }) {
-      await store.saveDeviceCode('dh', device, 600_000);
-      expect(await store.findDeviceCode('ABCDEFGH')).toEqual({ hash: 'dh', record: device });
-      expect(await store.findDeviceCode('ZZZZZZZZ')).toBeUndefined();
-      await store.updateDeviceCode('dh', { ...device, status: 'approved', sub: 'alice' });
-      expect(await store.getDeviceCode('dh')).toMatchObject({ status: 'approved', sub: 'alice' });
-      expect(await store.findDeviceCode('ABCDEFGH')).toMatchObject({
-        hash: 'dh',
+      await deviceCodes(store).save('dh', device, 600_000);
+      expect(await deviceCodes(store).findByKey('ABCDEFGH')).toEqual({
+        id: 'dh',
+        state: 'fresh',
+        record: device,
+      });
+      expect(await deviceCodes(store).findByKey('ZZZZZZZZ')).toBeUndefined();
+      await deviceCodes(store).replace('dh', { ...device, status: 'approved', sub: 'alice' });
+      expect(await deviceCodes(store).get('dh')).toMatchObject({
+        status: 'approved',
+        sub: 'alice',
+      });
+      expect(await deviceCodes(store).findByKey('ABCDEFGH')).toMatchObject({
+        id: 'dh',
         record: { status: 'approved', sub: 'alice' },
       });
-      expect(await store.consumeDeviceCode('dh')).toBe(true);
-      expect(await store.consumeDeviceCode('dh')).toBe(false);
-      expect(await store.findDeviceCode('ABCDEFGH')).toBeUndefined();
-      expect(await store.getDeviceCode('dh')).toBeUndefined();
+      expect(await deviceCodes(store).destroy('dh')).toBe(true);
+      expect(await deviceCodes(store).destroy('dh')).toBe(false);
+      expect(await deviceCodes(store).findByKey('ABCDEFGH')).toBeUndefined();
+      expect(await deviceCodes(store).get('dh')).toBeUndefined();
     },
   },
   {
     name: 'keeps a device code’s expiry when it is updated, and never brings one back',
     async run({ store, elapse }) {
-      await store.saveDeviceCode('dh', device, TTL);
+      await deviceCodes(store).save('dh', device, TTL);
       await elapse(TTL / 2);
-      await store.updateDeviceCode('dh', { ...device, lastPollAt: Date.now(), interval: 10_000 });
-      expect(await store.getDeviceCode('dh')).toMatchObject({ interval: 10_000 });
+      await deviceCodes(store).replace('dh', {
+        ...device,
+        lastPollAt: Date.now(),
+        interval: 10_000,
+      });
+      expect(await deviceCodes(store).get('dh')).toMatchObject({ interval: 10_000 });
       await elapse(TTL / 2);
-      expect(await store.getDeviceCode('dh')).toBeUndefined();
-      expect(await store.findDeviceCode('ABCDEFGH')).toBeUndefined();
-      await store.updateDeviceCode('dh', { ...device, status: 'approved', sub: 'alice' });
-      expect(await store.getDeviceCode('dh')).toBeUndefined();
-      expect(await store.consumeDeviceCode('dh')).toBe(false);
+      expect(await deviceCodes(store).get('dh')).toBeUndefined();
+      expect(await deviceCodes(store).findByKey('ABCDEFGH')).toBeUndefined();
+      await deviceCodes(store).replace('dh', { ...device, status: 'approved', sub: 'alice' });
+      expect(await deviceCodes(store).get('dh')).toBeUndefined();
+      expect(await deviceCodes(store).destroy('dh')).toBe(false);
     },
   },
   {
@@ -232,23 +248,25 @@ export const OAUTH_STORE_CONTRACT: readonly { name: string; run(h: Harness): Pro
         scope: ['openid', 'read:messages'],
         createdAt,
       });
-      await store.saveGrant(grant('g2', 'web', 2_000), 60_000);
-      await store.saveGrant(grant('g1', 'spa', 1_000), 60_000);
-      await store.saveGrant({ ...grant('g3', 'web', 3_000), sub: 'bob' }, 60_000);
-      expect(await store.getGrant('alice', 'web')).toEqual(grant('g2', 'web', 2_000));
-      expect(await store.getGrant('alice', 'tv')).toBeUndefined();
-      expect(await store.getGrant('carol', 'web')).toBeUndefined();
-      expect(await store.listGrants('alice')).toEqual([
+      await consents(store).save(grant('g2', 'web', 2_000), 60_000);
+      await consents(store).save(grant('g1', 'spa', 1_000), 60_000);
+      await consents(store).save({ ...grant('g3', 'web', 3_000), sub: 'bob' }, 60_000);
+      expect(await consents(store).get('alice', 'web')).toEqual(grant('g2', 'web', 2_000));
+      expect(await consents(store).get('alice', 'tv')).toBeUndefined();
+      expect(await consents(store).get('carol', 'web')).toBeUndefined();
+      expect(await consents(store).list('alice')).toEqual([
         grant('g1', 'spa', 1_000),
         grant('g2', 'web', 2_000),
       ]);
       // the same user and client again: one consent, the new one
       const wider = { ...grant('g2', 'web', 2_000), scope: ['openid', 'read:messages', 'email'] };
-      await store.saveGrant(wider, 60_000);
-      expect(await store.getGrant('alice', 'web')).toEqual(wider);
-      expect(await store.listGrants('alice')).toHaveLength(2);
-      expect(await store.listGrants('bob')).toEqual([{ ...grant('g3', 'web', 3_000), sub: 'bob' }]);
-      expect(await store.listGrants('nobody')).toEqual([]);
+      await consents(store).save(wider, 60_000);
+      expect(await consents(store).get('alice', 'web')).toEqual(wider);
+      expect(await consents(store).list('alice')).toHaveLength(2);
+      expect(await consents(store).list('bob')).toEqual([
+        { ...grant('g3', 'web', 3_000), sub: 'bob' },
+      ]);
+      expect(await consents(store).list('nobody')).toEqual([]);
     },
   },
   {
@@ -261,23 +279,23 @@ export const OAUTH_STORE_CONTRACT: readonly { name: string; run(h: Harness): Pro
         scope: ['openid'],
         createdAt: 1,
       });
-      await store.saveGrant(grant('g1', 'web'), 60_000);
-      await store.saveGrant(grant('g2', 'spa'), TTL);
-      expect(await store.deleteGrant('bob', 'g1')).toBeUndefined();
-      expect(await store.deleteGrant('alice', 'nope')).toBeUndefined();
-      expect(await store.deleteGrant('alice', 'g1')).toEqual(grant('g1', 'web'));
-      expect(await store.deleteGrant('alice', 'g1')).toBeUndefined();
-      expect(await store.getGrant('alice', 'web')).toBeUndefined();
-      expect(await store.listGrants('alice')).toEqual([grant('g2', 'spa')]);
+      await consents(store).save(grant('g1', 'web'), 60_000);
+      await consents(store).save(grant('g2', 'spa'), TTL);
+      expect(await consents(store).delete('bob', 'g1')).toBeUndefined();
+      expect(await consents(store).delete('alice', 'nope')).toBeUndefined();
+      expect(await consents(store).delete('alice', 'g1')).toEqual(grant('g1', 'web'));
+      expect(await consents(store).delete('alice', 'g1')).toBeUndefined();
+      expect(await consents(store).get('alice', 'web')).toBeUndefined();
+      expect(await consents(store).list('alice')).toEqual([grant('g2', 'spa')]);
       await elapse(TTL);
-      expect(await store.getGrant('alice', 'spa')).toBeUndefined();
-      expect(await store.listGrants('alice')).toEqual([]);
-      expect(await store.deleteGrant('alice', 'g2')).toBeUndefined();
+      expect(await consents(store).get('alice', 'spa')).toBeUndefined();
+      expect(await consents(store).list('alice')).toEqual([]);
+      expect(await consents(store).delete('alice', 'g2')).toBeUndefined();
       // a short consent does not shorten a longer one of the same user
-      await store.saveGrant(grant('g4', 'web'), 60_000);
-      await store.saveGrant(grant('g5', 'spa'), TTL);
+      await consents(store).save(grant('g4', 'web'), 60_000);
+      await consents(store).save(grant('g5', 'spa'), TTL);
       await elapse(TTL);
-      expect(await store.listGrants('alice')).toEqual([grant('g4', 'web')]);
+      expect(await consents(store).list('alice')).toEqual([grant('g4', 'web')]);
     },
   },
   {
@@ -293,15 +311,15 @@ export const OAUTH_STORE_CONTRACT: readonly { name: string; run(h: Harness): Pro
   {
     name: 'knows nothing of values it was never given',
     async run({ store }) {
-      expect(await store.consumeCode('nope')).toBeUndefined();
-      expect(await store.getCode('nope')).toBeUndefined();
-      expect(await store.rotateRefreshToken('nope')).toBeUndefined();
-      expect(await store.getRefreshToken('nope')).toBeUndefined();
-      expect(await store.getDeviceCode('nope')).toBeUndefined();
-      expect(await store.findDeviceCode('NOPENOPE')).toBeUndefined();
-      expect(await store.consumeDeviceCode('nope')).toBe(false);
-      expect(await store.getPushedRequest('nope')).toBeUndefined();
-      expect(await store.consumePushedRequest('nope')).toBeUndefined();
+      expect(await codes(store).consume('nope')).toBeUndefined();
+      expect(await codes(store).find('nope')).toBeUndefined();
+      expect(await refreshTokens(store).consume('nope')).toBeUndefined();
+      expect(await refreshTokens(store).find('nope')).toBeUndefined();
+      expect(await deviceCodes(store).get('nope')).toBeUndefined();
+      expect(await deviceCodes(store).findByKey('NOPENOPE')).toBeUndefined();
+      expect(await deviceCodes(store).destroy('nope')).toBe(false);
+      expect(await pushedRequests(store).get('nope')).toBeUndefined();
+      expect(await pushedRequests(store).take('nope')).toBeUndefined();
       expect(await store.isGrantRevoked('nope')).toBe(false);
     },
   },

@@ -2,7 +2,8 @@
 // (the old store dropped the oldest, and a family killed by reuse detection worked again);
 // while revocations are over the bound, new grants are refused with a 503 in the OAuth format.
 import { afterAll, describe, expect, it } from 'vitest';
-import { MemoryOAuthStore } from '../../../src/oauth/store/store.js';
+import { codes, refreshTokens } from '../../../src/oauth/store/records.js';
+import { MemoryRecordStore } from '../../../src/oauth/store/store.js';
 import { hashToken } from '../../../src/oauth/tokens/issue.js';
 import { closeAll, json, type Listening, type Reply, request } from '../../helpers/http.js';
 import {
@@ -33,13 +34,13 @@ const post = (server: Listening, path: string, body: Record<string, string>, hea
 function expectFull(reply: Reply): void {
   const body = expectError(reply, 'temporarily_unavailable', 503);
   expect(reply.headers['retry-after']).toMatch(/^[1-9]\d*$/);
-  expect(body.error_description).not.toMatch(/MemoryOAuthStore|ExpiringMap/);
+  expect(body.error_description).not.toMatch(/MemoryRecordStore|ExpiringMap/);
 }
 
-describe('MemoryOAuthStore at its bound, behind a real token endpoint', () => {
+describe('MemoryRecordStore at its bound, behind a real token endpoint', () => {
   it('never forgets a revoked family under a flood of revocations, and refuses new grants meanwhile', async () => {
     const clock = { skew: 0 };
-    const store = new MemoryOAuthStore({ maxEntries: MAX, now: () => Date.now() + clock.skew });
+    const store = new MemoryRecordStore({ maxEntries: MAX, now: () => Date.now() + clock.skew });
     const { ctx, server } = await startOAuthServer({ store });
     const redeem = (code: string, verifier: string) => redeemWebCode(server, code, verifier);
     const refresh = (token: string) =>
@@ -94,8 +95,8 @@ describe('MemoryOAuthStore at its bound, behind a real token endpoint', () => {
     // new grants are refused with a 503 rather than forgetting anything, and spend nothing
     expectFull(await clientCredentials());
     expectFull(await redeem(waiting.code, later.verifier));
-    expect(await ctx.store.getCode(hashToken(waiting.code))).toMatchObject({ state: 'fresh' });
-    expect(() => store.saveCode('another', planted.record, 60_000)).toThrow(
+    expect(await codes(ctx.store).find(hashToken(waiting.code))).toMatchObject({ state: 'fresh' });
+    expect(() => codes(store).save('another', planted.record, 60_000)).toThrow(
       expect.objectContaining({ status: 503, code: 'ERR_STORE_FULL' }),
     );
 
@@ -110,7 +111,7 @@ describe('MemoryOAuthStore at its bound, behind a real token endpoint', () => {
   });
 
   it('refuses a grant with a 503 when its refresh token could not be kept, spending nothing', async () => {
-    const store = new MemoryOAuthStore({ maxEntries: 2 });
+    const store = new MemoryRecordStore({ maxEntries: 2 });
     const { ctx, server } = await startOAuthServer({ store });
     const exchange = async () => {
       const { verifier, challenge } = pkce();
@@ -134,7 +135,7 @@ describe('MemoryOAuthStore at its bound, behind a real token endpoint', () => {
       { client: 'demo-web' },
     );
     expectFull(refused);
-    expect(await ctx.store.getRefreshToken(hashToken(b.refresh_token!))).toMatchObject({
+    expect(await refreshTokens(ctx.store).find(hashToken(b.refresh_token!))).toMatchObject({
       state: 'fresh',
     });
   });

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { MemoryOAuthStore } from '../../../src/oauth/store/store.js';
+import { codes, consents, deviceCodes, refreshTokens } from '../../../src/oauth/store/records.js';
+import { MemoryRecordStore } from '../../../src/oauth/store/store.js';
 import { hashToken, newOpaqueToken } from '../../../src/oauth/tokens/issue.js';
+import { RECORD_STORE_CONTRACT } from './record-store-contract.js';
 import { OAUTH_STORE_CONTRACT } from './store-contract.js';
 
 const code = {
@@ -12,12 +14,12 @@ const code = {
   grantId: 'g1',
 };
 
-describe('OAuthStore contract: MemoryOAuthStore', () => {
-  for (const { name, run } of OAUTH_STORE_CONTRACT) {
+describe('RecordStore contract: MemoryRecordStore', () => {
+  for (const { name, run } of [...RECORD_STORE_CONTRACT, ...OAUTH_STORE_CONTRACT]) {
     it(name, () => {
       const clock = { t: 1_000_000 };
       return run({
-        store: new MemoryOAuthStore({ now: () => clock.t }),
+        store: new MemoryRecordStore({ now: () => clock.t }),
         now: () => clock.t,
         elapse: async (ms) => {
           clock.t += ms;
@@ -27,19 +29,42 @@ describe('OAuthStore contract: MemoryOAuthStore', () => {
   }
 });
 
-describe('MemoryOAuthStore', () => {
+describe('MemoryRecordStore', () => {
+  it('fails closed at its bound for every kind: a 503, never a live record forgotten', () => {
+    const clock = { t: 0 };
+    const store = new MemoryRecordStore({ maxEntries: 2, now: () => clock.t });
+    const full = expect.objectContaining({ status: 503, code: 'ERR_STORE_FULL' });
+    store.save('thing', 'a', { n: 1 }, 1_000, { lookup: 'A', group: 'g' });
+    store.save('thing', 'b', { n: 2 }, 60_000, { lookup: 'B', group: 'g' });
+    store.consume('thing', 'a');
+    expect(() => store.save('thing', 'c', { n: 3 }, 60_000)).toThrow(full);
+    expect(() => store.checkCapacity('thing')).toThrow(full);
+    // another kind has its own bound; a record saved again takes no new place
+    store.save('other', 'c', { n: 3 }, 60_000);
+    store.save('thing', 'b', { n: 4 }, 60_000, { lookup: 'B', group: 'g' });
+    // nothing was forgotten: the used one still reads as used
+    expect(store.find('thing', 'a')).toMatchObject({ state: 'used' });
+    expect(store.findByKey('thing', 'B')).toMatchObject({ id: 'b', record: { n: 4 } });
+    expect(store.list('thing', 'g').map((found) => found.id)).toEqual(['a', 'b']);
+    // once the first one's time is up there is room again
+    clock.t = 1_000;
+    store.checkCapacity('thing');
+    store.save('thing', 'c', { n: 3 }, 60_000);
+    expect(store.list('thing', 'g').map((found) => found.id)).toEqual(['b']);
+  });
+
   it('consumes a code once and remembers it was used until it would have expired', () => {
     const c = { t: 0 };
-    const store = new MemoryOAuthStore({ now: () => c.t });
-    store.saveCode('h', code, 60_000);
-    expect(store.consumeCode('h')).toEqual({ state: 'fresh', record: code });
-    expect(store.consumeCode('h')).toMatchObject({ state: 'used', record: code, usedAt: 0 });
+    const store = new MemoryRecordStore({ now: () => c.t });
+    codes(store).save('h', code, 60_000);
+    expect(codes(store).consume('h')).toEqual({ state: 'fresh', record: code });
+    expect(codes(store).consume('h')).toMatchObject({ state: 'used', record: code, usedAt: 0 });
     c.t = 60_000;
-    expect(store.consumeCode('h')).toBeUndefined();
+    expect(codes(store).consume('h')).toBeUndefined();
   });
 
   it('rotates a refresh token once, reads it without consuming, and deletes it', () => {
-    const store = new MemoryOAuthStore();
+    const store = new MemoryRecordStore();
     const record = {
       clientId: 'c',
       sub: 'alice',
@@ -47,17 +72,17 @@ describe('MemoryOAuthStore', () => {
       grantId: 'g',
       familyExpiresAt: Date.now() + 1e6,
     };
-    store.saveRefreshToken('r', record, 1e6);
-    expect(store.getRefreshToken('r')?.state).toBe('fresh');
-    expect(store.rotateRefreshToken('r')?.state).toBe('fresh');
-    expect(store.rotateRefreshToken('r')?.state).toBe('used');
-    expect(store.getRefreshToken('r')?.state).toBe('used');
-    store.deleteRefreshToken('r');
-    expect(store.getRefreshToken('r')).toBeUndefined();
+    refreshTokens(store).save('r', record, 1e6);
+    expect(refreshTokens(store).find('r')?.state).toBe('fresh');
+    expect(refreshTokens(store).consume('r')?.state).toBe('fresh');
+    expect(refreshTokens(store).consume('r')?.state).toBe('used');
+    expect(refreshTokens(store).find('r')?.state).toBe('used');
+    refreshTokens(store).destroy('r');
+    expect(refreshTokens(store).find('r')).toBeUndefined();
   });
 
   it('finds device codes by user code, updates them in place and consumes once', () => {
-    const store = new MemoryOAuthStore();
+    const store = new MemoryRecordStore();
     const record = {
       clientId: 'd',
       scope: ['openid'],
@@ -66,18 +91,18 @@ describe('MemoryOAuthStore', () => {
       interval: 5_000,
       grantId: 'g',
     };
-    store.saveDeviceCode('dh', record, 600_000);
-    expect(store.findDeviceCode('ABCDEFGH')).toEqual({ hash: 'dh', record });
-    store.updateDeviceCode('dh', { ...record, status: 'approved', sub: 'alice' });
-    expect(store.getDeviceCode('dh')).toMatchObject({ status: 'approved', sub: 'alice' });
-    expect(store.consumeDeviceCode('dh')).toBe(true);
-    expect(store.consumeDeviceCode('dh')).toBe(false);
-    expect(store.findDeviceCode('ABCDEFGH')).toBeUndefined();
+    deviceCodes(store).save('dh', record, 600_000);
+    expect(deviceCodes(store).findByKey('ABCDEFGH')).toEqual({ id: 'dh', state: 'fresh', record });
+    deviceCodes(store).replace('dh', { ...record, status: 'approved', sub: 'alice' });
+    expect(deviceCodes(store).get('dh')).toMatchObject({ status: 'approved', sub: 'alice' });
+    expect(deviceCodes(store).destroy('dh')).toBe(true);
+    expect(deviceCodes(store).destroy('dh')).toBe(false);
+    expect(deviceCodes(store).findByKey('ABCDEFGH')).toBeUndefined();
   });
 
   it('revokes grants for a while', () => {
     const c = { t: 0 };
-    const store = new MemoryOAuthStore({ now: () => c.t });
+    const store = new MemoryRecordStore({ now: () => c.t });
     store.revokeGrant('g', 1_000);
     expect(store.isGrantRevoked('g')).toBe(true);
     expect(store.isGrantRevoked('other')).toBe(false);
@@ -86,18 +111,18 @@ describe('MemoryOAuthStore', () => {
   });
 
   it('reads a code without consuming it', () => {
-    const store = new MemoryOAuthStore();
-    store.saveCode('h', code, 60_000);
-    expect(store.getCode('h')).toEqual({ state: 'fresh', record: code });
-    expect(store.getCode('h')).toEqual({ state: 'fresh', record: code });
-    expect(store.consumeCode('h')?.state).toBe('fresh');
-    expect(store.getCode('h')).toMatchObject({ state: 'used', record: code });
-    expect(store.getCode('nope')).toBeUndefined();
+    const store = new MemoryRecordStore();
+    codes(store).save('h', code, 60_000);
+    expect(codes(store).find('h')).toEqual({ state: 'fresh', record: code });
+    expect(codes(store).find('h')).toEqual({ state: 'fresh', record: code });
+    expect(codes(store).consume('h')?.state).toBe('fresh');
+    expect(codes(store).find('h')).toMatchObject({ state: 'used', record: code });
+    expect(codes(store).find('nope')).toBeUndefined();
   });
 
   it('never shortens a revocation', () => {
     const c = { t: 0 };
-    const store = new MemoryOAuthStore({ now: () => c.t });
+    const store = new MemoryRecordStore({ now: () => c.t });
     store.revokeGrant('g', 10_000);
     store.revokeGrant('g', 1_000);
     c.t = 5_000;
@@ -105,7 +130,7 @@ describe('MemoryOAuthStore', () => {
   });
 
   it('fails closed at its bound: refuses new values with 503, never forgets a used one', () => {
-    const store = new MemoryOAuthStore({ maxEntries: 2 });
+    const store = new MemoryRecordStore({ maxEntries: 2 });
     const refresh = {
       clientId: 'c',
       sub: 'alice',
@@ -113,13 +138,13 @@ describe('MemoryOAuthStore', () => {
       grantId: 'g',
       familyExpiresAt: Date.now() + 1e6,
     };
-    store.saveRefreshToken('r1', refresh, 1e6);
-    store.rotateRefreshToken('r1');
-    store.saveRefreshToken('r2', refresh, 1e6);
+    refreshTokens(store).save('r1', refresh, 1e6);
+    refreshTokens(store).consume('r1');
+    refreshTokens(store).save('r2', refresh, 1e6);
     const full = expect.objectContaining({ status: 503, code: 'ERR_STORE_FULL' });
-    expect(() => store.saveRefreshToken('r3', refresh, 1e6)).toThrow(full);
-    expect(() => store.checkCapacity()).toThrow(full);
-    expect(store.rotateRefreshToken('r1')?.state).toBe('used'); // the reuse is still seen
+    expect(() => refreshTokens(store).save('r3', refresh, 1e6)).toThrow(full);
+    expect(() => store.checkCapacity('rt')).toThrow(full);
+    expect(refreshTokens(store).consume('r1')?.state).toBe('used'); // the reuse is still seen
     // device codes: the record and its user-code index, both or neither
     const device = {
       clientId: 'd',
@@ -129,33 +154,33 @@ describe('MemoryOAuthStore', () => {
       interval: 5_000,
       grantId: 'g',
     };
-    store.saveDeviceCode('d1', device, 60_000);
-    store.saveDeviceCode('d2', { ...device, userCode: 'BCDFGHJK' }, 60_000);
-    expect(() => store.saveDeviceCode('d3', { ...device, userCode: 'CDFGHJKL' }, 60_000)).toThrow(
-      full,
-    );
-    expect(store.findDeviceCode('CDFGHJKL')).toBeUndefined();
-    expect(store.findDeviceCode('ABCDEFGH')?.hash).toBe('d1');
+    deviceCodes(store).save('d1', device, 60_000);
+    deviceCodes(store).save('d2', { ...device, userCode: 'BCDFGHJK' }, 60_000);
+    expect(() =>
+      deviceCodes(store).save('d3', { ...device, userCode: 'CDFGHJKL' }, 60_000),
+    ).toThrow(full);
+    expect(deviceCodes(store).findByKey('CDFGHJKL')).toBeUndefined();
+    expect(deviceCodes(store).findByKey('ABCDEFGH')?.id).toBe('d1');
   });
 
   it('records every revocation past its bound, and takes no new grant while over it', () => {
     const c = { t: 0 };
-    const store = new MemoryOAuthStore({ maxEntries: 2, now: () => c.t });
+    const store = new MemoryRecordStore({ maxEntries: 2, now: () => c.t });
     const full = expect.objectContaining({ status: 503, code: 'ERR_STORE_FULL' });
     store.revokeGrant('family', 60_000);
     for (let i = 0; i < 10; i++) store.revokeGrant(`flood-${i}`, 1_000);
     expect(store.isGrantRevoked('family')).toBe(true);
     for (let i = 0; i < 10; i++) expect(store.isGrantRevoked(`flood-${i}`)).toBe(true);
-    expect(() => store.checkCapacity()).toThrow(full);
-    expect(() => store.saveCode('h', code, 60_000)).toThrow(full);
+    expect(() => store.checkCapacity('rt')).toThrow(full);
+    expect(() => codes(store).save('h', code, 60_000)).toThrow(full);
     c.t = 1_000;
-    store.checkCapacity();
-    store.saveCode('h', code, 60_000);
+    store.checkCapacity('rt');
+    codes(store).save('h', code, 60_000);
     expect(store.isGrantRevoked('family')).toBe(true);
   });
 
   it('rejects unknown options', () => {
-    expect(() => new MemoryOAuthStore({ maxEntry: 5 } as never)).toThrow(/maxEntries/);
+    expect(() => new MemoryRecordStore({ maxEntry: 5 } as never)).toThrow(/maxEntries/);
   });
 
   it('makes 256-bit opaque values and hashes them', () => {
@@ -167,9 +192,9 @@ describe('MemoryOAuthStore', () => {
   });
 });
 
-describe('MemoryOAuthStore grants at the bound', () => {
-  it('refuses a consent of one more user (503) rather than forget one; known users still update', () => {
-    const store = new MemoryOAuthStore({ maxEntries: 2 });
+describe('MemoryRecordStore grants at the bound', () => {
+  it('refuses one more consent (503) rather than forget one; known consents still update', () => {
+    const store = new MemoryRecordStore({ maxEntries: 2 });
     const grant = (sub: string, clientId = 'web') => ({
       id: `g-${sub}-${clientId}`,
       sub,
@@ -177,19 +202,24 @@ describe('MemoryOAuthStore grants at the bound', () => {
       scope: ['openid'],
       createdAt: 1,
     });
-    store.saveGrant(grant('alice'), 60_000);
-    store.saveGrant(grant('bob'), 60_000);
+    consents(store).save(grant('alice'), 60_000);
+    consents(store).save(grant('bob'), 60_000);
     let refused: unknown;
     try {
-      store.saveGrant(grant('carol'), 60_000);
+      consents(store).save(grant('carol'), 60_000);
     } catch (error) {
       refused = error;
     }
     expect(refused).toMatchObject({ status: 503, code: 'ERR_STORE_FULL' });
-    expect(store.listGrants('carol')).toEqual([]);
-    // nothing was forgotten to make room, and alice may still consent to another client
-    store.saveGrant(grant('alice', 'spa'), 60_000);
-    expect(store.listGrants('alice').map((g) => g.clientId)).toEqual(['web', 'spa']);
-    expect(store.getGrant('bob', 'web')).toEqual(grant('bob'));
+    expect(consents(store).list('carol')).toEqual([]);
+    // nothing was forgotten to make room, and alice's consent may still widen
+    consents(store).save({ ...grant('alice'), scope: ['openid', 'profile'] }, 60_000);
+    expect(consents(store).list('alice')).toEqual([
+      { ...grant('alice'), scope: ['openid', 'profile'] },
+    ]);
+    expect(() => consents(store).save(grant('alice', 'spa'), 60_000)).toThrow(
+      expect.objectContaining({ status: 503 }),
+    );
+    expect(consents(store).get('bob', 'web')).toEqual(grant('bob'));
   });
 });

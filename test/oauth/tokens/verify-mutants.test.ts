@@ -19,7 +19,7 @@ import { getPrincipal } from '../../../src/core/principal.js';
 import { sendJson } from '../../../src/core/send.js';
 import { MemoryClientStore } from '../../../src/oauth/clients/store.js';
 import { createOAuthContext, type OAuthContext } from '../../../src/oauth/context.js';
-import { MemoryOAuthStore } from '../../../src/oauth/store/store.js';
+import { MemoryRecordStore } from '../../../src/oauth/store/store.js';
 import { claimsForScopes, createTokenIssuer } from '../../../src/oauth/tokens/issue.js';
 import { createKeySet, type KeySet, type SigningKey } from '../../../src/oauth/tokens/key-set.js';
 import {
@@ -38,7 +38,7 @@ const INVALID_TOKEN =
   'Bearer realm="api", error="invalid_token", error_description="The access token is not valid."';
 
 /** A store that records which revocation keys were looked up, and says yes to all of them. */
-class EverythingRevoked extends MemoryOAuthStore {
+class EverythingRevoked extends MemoryRecordStore {
   readonly asked: string[] = [];
   override isGrantRevoked(grantId: string): boolean {
     this.asked.push(grantId);
@@ -49,7 +49,7 @@ class EverythingRevoked extends MemoryOAuthStore {
 /** A context over `keys` (a new ES256 set unless given), built by the calling test. */
 async function context(
   keys?: KeySet,
-  store: MemoryOAuthStore = new MemoryOAuthStore(),
+  store: MemoryRecordStore = new MemoryRecordStore(),
 ): Promise<OAuthContext> {
   return createOAuthContext({
     issuer: ISSUER,
@@ -173,7 +173,7 @@ describe('isAccessTokenRevoked', () => {
   });
 
   it('a jti that is not revoked is live', async () => {
-    const store = new MemoryOAuthStore();
+    const store = new MemoryRecordStore();
     const ctx = await context(undefined, store);
     store.revokeGrant('jti:other', 60_000);
     expect(await isAccessTokenRevoked(ctx, { jti: 'abc' })).toBe(false);
@@ -182,7 +182,7 @@ describe('isAccessTokenRevoked', () => {
   });
 
   it('an empty or non-string grant_id counts as revoked without a look-up', async () => {
-    const store = new MemoryOAuthStore();
+    const store = new MemoryRecordStore();
     const ctx = await context(undefined, store);
     const lookUp = vi.spyOn(store, 'isGrantRevoked');
     expect(await isAccessTokenRevoked(ctx, { grant_id: '', jti: 'abc' })).toBe(true);

@@ -7,10 +7,16 @@ import { createRouter } from '../../src/http/routing/router.js';
 import { defineClient } from '../../src/oauth/clients/client.js';
 import { MemoryClientStore } from '../../src/oauth/clients/store.js';
 import { createAuthorizationServer } from '../../src/oauth/server.js';
-import type { OAuthStore } from '../../src/oauth/store/store.js';
+import {
+  codes,
+  deviceCodes,
+  pushedRequests,
+  refreshTokens,
+} from '../../src/oauth/store/records.js';
+import type { RecordStore } from '../../src/oauth/store/store.js';
 import { hashToken } from '../../src/oauth/tokens/issue.js';
 import { createKeySet } from '../../src/oauth/tokens/key-set.js';
-import { RedisOAuthStore } from '../../src/redis/oauth-store.js';
+import { RedisRecordStore } from '../../src/redis/record-store.js';
 import { RedisUnavailableError } from '../../src/redis/script.js';
 import { hiddenInputs, sessionCookie } from '../helpers/browser.js';
 import { closeAll, json, type Listening, type Reply, request, serve } from '../helpers/http.js';
@@ -19,7 +25,7 @@ import { code, device, refreshRecord } from '../oauth/store/store-contract.js';
 
 // ---- the Redis store ------------------------------------------------------------------------
 
-describe.skipIf(!hasRedis)('RedisOAuthStore (real redis-server)', () => {
+describe.skipIf(!hasRedis)('RedisRecordStore (real redis-server)', () => {
   let redis: RedisServer;
   let prefixes = 0;
   const prefix = () => `t${++prefixes}:`;
@@ -34,36 +40,40 @@ describe.skipIf(!hasRedis)('RedisOAuthStore (real redis-server)', () => {
 
   it('keeps JSON records under one key family each, expiring with PX', async () => {
     const client = redis.client();
-    const store = new RedisOAuthStore({ client });
-    await store.saveCode('c1', code, 60_000);
-    await store.saveRefreshToken('r1', refreshRecord(), 120_000);
-    await store.saveDeviceCode('d1', device, 600_000);
+    const store = new RedisRecordStore({ client });
+    await codes(store).save('c1', code, 60_000);
+    await refreshTokens(store).save('r1', refreshRecord(), 120_000);
+    await deviceCodes(store).save('d1', device, 600_000);
     await store.revokeGrant('g1', 30_000);
     const keys = (await client.keys('portico:oauth:*')).sort();
     expect(keys).toEqual([
       'portico:oauth:code:c1',
+      'portico:oauth:device.key:ABCDEFGH',
       'portico:oauth:device:d1',
       'portico:oauth:revoked:g1',
       'portico:oauth:rt:r1',
-      'portico:oauth:user-code:ABCDEFGH',
     ]);
     expect(JSON.parse((await client.get('portico:oauth:code:c1'))!)).toEqual({ record: code });
-    expect(await client.get('portico:oauth:user-code:ABCDEFGH')).toBe('d1');
+    expect(await client.get('portico:oauth:device.key:ABCDEFGH')).toBe('d1');
+    expect(JSON.parse((await client.get('portico:oauth:device:d1'))!)).toEqual({
+      record: device,
+      lookup: 'ABCDEFGH',
+    });
     const ttl = async (key: string) => client.pttl(`portico:oauth:${key}`);
     expect(await ttl('code:c1')).toBeGreaterThan(59_000);
     expect(await ttl('code:c1')).toBeLessThanOrEqual(60_000);
     expect(await ttl('rt:r1')).toBeGreaterThan(119_000);
     expect(await ttl('device:d1')).toBeGreaterThan(599_000);
-    const [index, record] = [await ttl('user-code:ABCDEFGH'), await ttl('device:d1')];
+    const [index, record] = [await ttl('device.key:ABCDEFGH'), await ttl('device:d1')];
     expect(Math.abs(index - record)).toBeLessThan(100);
     expect(await ttl('revoked:g1')).toBeGreaterThan(29_000);
 
     // consuming keeps the record and its time left
-    await store.consumeCode('c1');
+    await codes(store).consume('c1');
     const used = JSON.parse((await client.get('portico:oauth:code:c1'))!);
     expect(used).toEqual({ usedAt: expect.any(Number), record: code });
     expect(await ttl('code:c1')).toBeGreaterThan(59_000);
-    await store.updateDeviceCode('d1', { ...device, interval: 10_000 });
+    await deviceCodes(store).replace('d1', { ...device, interval: 10_000 });
     expect(await ttl('device:d1')).toBeGreaterThan(599_000);
     await client.del(keys);
   });
@@ -71,7 +81,7 @@ describe.skipIf(!hasRedis)('RedisOAuthStore (real redis-server)', () => {
   it('reads values it cannot make sense of as absent, never failing', async () => {
     const client = redis.client();
     const p = prefix();
-    const store = new RedisOAuthStore({ client, prefix: p });
+    const store = new RedisRecordStore({ client, prefix: p });
     const garbage: [string, string][] = [
       ['code:text', 'not json'],
       ['code:array', '[1,2]'],
@@ -81,69 +91,81 @@ describe.skipIf(!hasRedis)('RedisOAuthStore (real redis-server)', () => {
       ['code:null-used', JSON.stringify({ usedAt: null, record: code })],
       ['rt:text', '{"record":'],
       ['rt:scope', JSON.stringify({ record: { ...refreshRecord(), scope: 'openid' } })],
+      ['code:record-array', JSON.stringify({ record: [code] })],
+      ['code:bad-lookup', JSON.stringify({ record: code, lookup: 5 })],
+      ['code:bad-group', JSON.stringify({ record: code, group: ['x'] })],
       ['device:text', '\u0000\u0001'],
-      ['device:status', JSON.stringify({ ...device, status: 'maybe' })],
-      ['device:expiry', JSON.stringify({ ...device, expiresAt: 'soon' })],
-      ['user-code:AAAAAAAA', 'device:text'],
-      ['user-code:BBBBBBBB', 'elsewhere'],
+      ['device:bare', JSON.stringify(device)],
+      ['device:status', JSON.stringify({ record: { ...device, status: 'maybe' } })],
+      ['device:expiry', JSON.stringify({ record: { ...device, expiresAt: 'soon' } })],
+      ['device.key:AAAAAAAA', 'text'],
+      ['device.key:BBBBBBBB', 'elsewhere'],
+      ['device.key:EEEEEEEE', 'status'],
       ['par:text', 'not json'],
-      ['par:partial', JSON.stringify({ clientId: 'c' })],
-      ['par:params', JSON.stringify({ clientId: 'c', params: [['scope']] })],
+      ['par:partial', JSON.stringify({ record: { clientId: 'c' } })],
+      ['par:params', JSON.stringify({ record: { clientId: 'c', params: [['scope']] } })],
     ];
     for (const [key, value] of garbage) await client.set(p + key, value, 'PX', 60_000);
     await client.hset(`${p}code:hash`, 'a', '1');
     await client.rpush(`${p}device:list`, 'x');
-    await client.sadd(`${p}user-code:CCCCCCCC`, 'x');
+    await client.sadd(`${p}device.key:CCCCCCCC`, 'x');
 
-    for (const hash of ['text', 'array', 'empty', 'partial', 'bad-used', 'null-used', 'hash']) {
-      expect(await store.getCode(hash), hash).toBeUndefined();
-      expect(await store.consumeCode(hash), hash).toBeUndefined();
+    const malformed = ['text', 'array', 'empty', 'partial', 'bad-used', 'null-used', 'hash'];
+    for (const hash of [...malformed, 'record-array', 'bad-lookup', 'bad-group']) {
+      expect(await codes(store).find(hash), hash).toBeUndefined();
+      expect(await codes(store).consume(hash), hash).toBeUndefined();
     }
     for (const hash of ['text', 'scope']) {
-      expect(await store.getRefreshToken(hash)).toBeUndefined();
-      expect(await store.rotateRefreshToken(hash)).toBeUndefined();
+      expect(await refreshTokens(store).find(hash)).toBeUndefined();
+      expect(await refreshTokens(store).consume(hash)).toBeUndefined();
     }
-    for (const hash of ['text', 'status', 'list']) {
-      expect(await store.getDeviceCode(hash)).toBeUndefined();
-      expect(await store.consumeDeviceCode(hash)).toBe(false);
-      await store.updateDeviceCode(hash, device); // does not bring a record to life
-      expect(await store.getDeviceCode(hash)).toBeUndefined();
+    for (const hash of ['text', 'bare', 'list']) {
+      expect(await deviceCodes(store).get(hash)).toBeUndefined();
+      expect(await deviceCodes(store).destroy(hash)).toBe(false);
+      expect(await deviceCodes(store).replace(hash, device)).toBe(false); // no record to life
+      expect(await deviceCodes(store).get(hash)).toBeUndefined();
     }
+    // a record of the wrong shape for its kind (another version's, another app's) reads as absent
+    expect(await deviceCodes(store).get('status')).toBeUndefined();
+    expect(await deviceCodes(store).find('status')).toBeUndefined();
+    expect(await deviceCodes(store).consume('status')).toBeUndefined();
     for (const hash of ['text', 'partial', 'params']) {
-      expect(await store.getPushedRequest(hash), hash).toBeUndefined();
-      expect(await store.consumePushedRequest(hash), hash).toBeUndefined();
+      expect(await pushedRequests(store).get(hash), hash).toBeUndefined();
+      expect(await pushedRequests(store).take(hash), hash).toBeUndefined();
     }
     await client.hset(`${p}par:hash`, 'a', '1');
-    expect(await store.getPushedRequest('hash')).toBeUndefined();
+    expect(await pushedRequests(store).get('hash')).toBeUndefined();
     // an expiry that is not a number: no record (and so never exchanged)
-    expect(await store.getDeviceCode('expiry')).toBeUndefined();
-    expect(await store.consumeDeviceCode('expiry')).toBe(false);
-    for (const userCode of ['AAAAAAAA', 'BBBBBBBB', 'CCCCCCCC']) {
-      expect(await store.findDeviceCode(userCode)).toBeUndefined();
+    expect(await deviceCodes(store).get('expiry')).toBeUndefined();
+    // (removing it, which the grant never does without reading it first, only clears the key)
+    expect(await deviceCodes(store).destroy('expiry')).toBe(true);
+    expect(await client.exists(`${p}device:expiry`)).toBe(0);
+    for (const userCode of ['AAAAAAAA', 'BBBBBBBB', 'CCCCCCCC', 'EEEEEEEE']) {
+      expect(await deviceCodes(store).findByKey(userCode)).toBeUndefined();
     }
     // an index pointing at another authorization is no match
-    await store.saveDeviceCode('x', { ...device, userCode: 'DDDDDDDD' }, 60_000);
-    await client.set(`${p}user-code:ABCDEFGH`, 'x');
-    expect(await store.findDeviceCode('ABCDEFGH')).toBeUndefined();
+    await deviceCodes(store).save('x', { ...device, userCode: 'DDDDDDDD' }, 60_000);
+    await client.set(`${p}device.key:ABCDEFGH`, 'x');
+    expect(await deviceCodes(store).findByKey('ABCDEFGH')).toBeUndefined();
     // an index of another type does not stop the device code from being consumed
-    await client.del(`${p}user-code:DDDDDDDD`);
-    await client.sadd(`${p}user-code:DDDDDDDD`, 'x');
-    expect(await store.consumeDeviceCode('x')).toBe(true);
+    await client.del(`${p}device.key:DDDDDDDD`);
+    await client.sadd(`${p}device.key:DDDDDDDD`, 'x');
+    expect(await deviceCodes(store).destroy('x')).toBe(true);
   });
 
   it('stores nothing for a time to live already over, and never shortens a revocation', async () => {
     const client = redis.client();
     const p = prefix();
-    const store = new RedisOAuthStore({ client, prefix: p });
-    await store.saveCode('c', code, 60_000);
-    await store.saveCode('c', code, 0);
-    expect(await store.consumeCode('c')).toBeUndefined();
-    await store.saveRefreshToken('r', refreshRecord(), -5);
-    await store.saveDeviceCode('d', device, 0);
+    const store = new RedisRecordStore({ client, prefix: p });
+    await codes(store).save('c', code, 60_000);
+    await codes(store).save('c', code, 0);
+    expect(await codes(store).consume('c')).toBeUndefined();
+    await refreshTokens(store).save('r', refreshRecord(), -5);
+    await deviceCodes(store).save('d', device, 0);
     await store.revokeGrant('g0', 0);
     expect(await client.keys(`${p}*`)).toEqual([]);
 
-    await store.saveCode('frac', code, 0.4);
+    await codes(store).save('frac', code, 0.4);
     expect(await client.pttl(`${p}code:frac`)).toBeLessThanOrEqual(1);
     await store.revokeGrant('g', 60_000);
     await store.revokeGrant('g', 1_000);
@@ -155,22 +177,22 @@ describe.skipIf(!hasRedis)('RedisOAuthStore (real redis-server)', () => {
   it('fails fast with RedisUnavailableError while Redis is down, and works again after', async () => {
     const own = await startRedis();
     try {
-      const store = new RedisOAuthStore({ client: own.client(), timeoutMs: '300ms' });
-      await store.saveCode('c', code, 60_000);
+      const store = new RedisRecordStore({ client: own.client(), timeoutMs: '300ms' });
+      await codes(store).save('c', code, 60_000);
       await own.kill();
       const started = Date.now();
       const calls: (() => unknown)[] = [
-        () => store.saveCode('c', code, 60_000),
-        () => store.getCode('c'),
-        () => store.consumeCode('c'),
-        () => store.rotateRefreshToken('r'),
-        () => store.getRefreshToken('r'),
-        () => store.deleteRefreshToken('r'),
-        () => store.saveDeviceCode('d', device, 60_000),
-        () => store.getDeviceCode('d'),
-        () => store.findDeviceCode('ABCDEFGH'),
-        () => store.updateDeviceCode('d', device),
-        () => store.consumeDeviceCode('d'),
+        () => codes(store).save('c', code, 60_000),
+        () => codes(store).find('c'),
+        () => codes(store).consume('c'),
+        () => refreshTokens(store).consume('r'),
+        () => refreshTokens(store).find('r'),
+        () => refreshTokens(store).destroy('r'),
+        () => deviceCodes(store).save('d', device, 60_000),
+        () => deviceCodes(store).get('d'),
+        () => deviceCodes(store).findByKey('ABCDEFGH'),
+        () => deviceCodes(store).replace('d', device),
+        () => deviceCodes(store).destroy('d'),
         () => store.revokeGrant('g', 60_000),
         () => store.isGrantRevoked('g'),
       ];
@@ -182,20 +204,20 @@ describe.skipIf(!hasRedis)('RedisOAuthStore (real redis-server)', () => {
       await expect
         .poll(() => store.isGrantRevoked('g').catch(() => 'down'), { timeout: 10_000 })
         .toBe(false);
-      await store.saveCode('c', code, 60_000);
-      expect((await store.consumeCode('c'))?.state).toBe('fresh');
+      await codes(store).save('c', code, 60_000);
+      expect((await codes(store).consume('c'))?.state).toBe('fresh');
     } finally {
       await own.stop();
     }
   });
 
   it('rejects bad options', () => {
-    expect(() => new RedisOAuthStore({} as never)).toThrow(TypeError);
-    expect(() => new RedisOAuthStore(undefined as never)).toThrow(TypeError);
+    expect(() => new RedisRecordStore({} as never)).toThrow(TypeError);
+    expect(() => new RedisRecordStore(undefined as never)).toThrow(TypeError);
     const client = redis.client();
-    expect(() => new RedisOAuthStore({ client, timeoutMs: 0 })).toThrow(TypeError);
-    expect(() => new RedisOAuthStore({ client, prefix: 1 as never })).toThrow(TypeError);
-    expect(() => new RedisOAuthStore({ client, prefx: 'a:' } as never)).toThrow(
+    expect(() => new RedisRecordStore({ client, timeoutMs: 0 })).toThrow(TypeError);
+    expect(() => new RedisRecordStore({ client, prefix: 1 as never })).toThrow(TypeError);
+    expect(() => new RedisRecordStore({ client, prefx: 'a:' } as never)).toThrow(
       /Did you mean `prefix`/,
     );
   });
@@ -240,7 +262,7 @@ describe.skipIf(!hasRedis)('RedisOAuthStore (real redis-server)', () => {
       return Promise.all(
         [0, 1].map(async () => {
           const client: Redis = on.client();
-          const store = new RedisOAuthStore({ client, prefix: p, timeoutMs });
+          const store = new RedisRecordStore({ client, prefix: p, timeoutMs });
           const server = createAuthorizationServer({
             issuer: ISSUER,
             clients,
@@ -262,7 +284,7 @@ describe.skipIf(!hasRedis)('RedisOAuthStore (real redis-server)', () => {
         }),
       ) as Promise<[Node, Node]>;
     }
-    type Node = { http: Listening; store: RedisOAuthStore };
+    type Node = { http: Listening; store: RedisRecordStore };
 
     const post = (on: Listening, path: string, fields: [string, string][], headers = {}) =>
       request(on, path, {
@@ -334,8 +356,8 @@ describe.skipIf(!hasRedis)('RedisOAuthStore (real redis-server)', () => {
       expect(reply.status, reply.body).toBe(200);
       return json<{ access_token: string; refresh_token: string; id_token: string }>(reply);
     };
-    const grantOf = async (store: OAuthStore, refreshToken: string) =>
-      (await store.getRefreshToken(hashToken(refreshToken)))!.record.grantId;
+    const grantOf = async (store: RecordStore, refreshToken: string) =>
+      (await refreshTokens(store).find(hashToken(refreshToken)))!.record.grantId;
 
     it('redeems at B a code issued at A; a replay at A revokes the grant', async () => {
       const [a, b] = await twoServers(redis);
