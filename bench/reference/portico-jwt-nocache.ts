@@ -24,7 +24,7 @@ export function createAuthorizationServer(
     paths: server.paths,
     routes: server.routes,
     bearer: ownAccessTokens(server.context, { cache: false }),
-    grants: server.grants,
+    consents: server.consents,
     metadata: () => server.metadata(),
   });
 }

@@ -23,7 +23,7 @@ export function grantRoutes(oauth: AuthorizationServer): Record<string, MethodTa
       GET: compose([
         own,
         async (req, res) => {
-          const grants = await oauth.grants.list(requirePrincipal(req).sub);
+          const grants = await oauth.consents.list(requirePrincipal(req).sub);
           sendJson(
             res,
             200,
@@ -42,7 +42,7 @@ export function grantRoutes(oauth: AuthorizationServer): Record<string, MethodTa
       DELETE: compose([
         own,
         async (req, res) => {
-          const revoked = await oauth.grants.revoke(
+          const revoked = await oauth.consents.revoke(
             requirePrincipal(req).sub,
             getParams(req).id ?? '',
           );

@@ -67,11 +67,11 @@ export async function rememberedGrant(
  *
  * @example
  * ```ts
- * const grants = await server.grants.list(principal.sub);
+ * const grants = await server.consents.list(principal.sub);
  * // [{ id: '6f1c…', sub: 'alice', clientId: 'demo-web', scope: ['openid'], createdAt: 1767225600000 }]
  * ```
  */
-export interface UserGrants {
+export interface UserConsents {
   /** The live consents of `sub`, oldest first (a revoked grant is not listed). */
   list(sub: string): Promise<readonly GrantRecord[]>;
   /**
@@ -83,15 +83,15 @@ export interface UserGrants {
 }
 
 /**
- * The {@link UserGrants} of an authorization server's context.
+ * The {@link UserConsents} of an authorization server's context.
  *
  * @example
  * ```ts
- * const grants = userGrants(server.context);
+ * const grants = userConsents(server.context);
  * if (!(await grants.revoke('alice', grantId))) throw notFound();
  * ```
  */
-export function userGrants(ctx: OAuthContext): UserGrants {
+export function userConsents(ctx: OAuthContext): UserConsents {
   return {
     async list(sub) {
       const held = await consents(ctx.store).list(sub);

@@ -26,7 +26,7 @@ export {
   type MemoryClientStoreOptions,
   type WritableClientStore,
 } from './clients/store.js';
-export { type UserGrants, userGrants } from './consents.js';
+export { type UserConsents, userConsents } from './consents.js';
 export {
   type AuthorizationServerOptions,
   createOAuthContext,

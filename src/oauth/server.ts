@@ -4,7 +4,7 @@ import type { Duration } from '../core/duration.js';
 import type { MethodTable } from '../http/routing/router.js';
 import { assertGivenOptions, invalidOption } from '../internal/options.js';
 import type { RateLimitStore } from '../rate-limit/store.js';
-import { type UserGrants, userGrants } from './consents.js';
+import { type UserConsents, userConsents } from './consents.js';
 import {
   type AuthorizationServerOptions,
   createOAuthContext,
@@ -112,7 +112,7 @@ export interface AuthorizationServer {
    * Each user's authorized applications: list them, and revoke one (its tokens stop working,
    * its streams end, the consent is forgotten), for a "your authorized apps" page or API.
    */
-  readonly grants: UserGrants;
+  readonly consents: UserConsents;
   /** The RFC 8414 / OpenID Connect Discovery metadata. */
   metadata(): AuthorizationServerMetadata;
 }
@@ -260,7 +260,7 @@ export function createAuthorizationServer(
         ? {}
         : { dpop: { origin: new URL(context.issuer).origin, verifier: context.dpop } },
     ),
-    grants: userGrants(context),
+    consents: userConsents(context),
     metadata: () => authorizationServerMetadata(context, paths, metadataOptions),
   });
 }

@@ -187,7 +187,7 @@ describe('remembered consent (OIDC Core §3.1.2.1, §3.1.2.4)', () => {
       expect(redirectedTo(await authorize({ scope })).get('code')).not.toBeNull();
     }
     // one consent per user and client, holding every scope approved
-    expect(await site.as.grants.list('alice')).toEqual([
+    expect(await site.as.consents.list('alice')).toEqual([
       {
         id: expect.any(String),
         sub: 'alice',
@@ -286,11 +286,11 @@ describe('remembered consent (OIDC Core §3.1.2.1, §3.1.2.4)', () => {
       access_token: string;
       refresh_token: string;
     };
-    const [grant] = await site.as.grants.list('alice');
+    const [grant] = await site.as.consents.list('alice');
     expect(decodeJwt(tokens.access_token).grant_id).toBe(grant!.id);
-    expect(await site.as.grants.revoke('bob', grant!.id)).toBe(false);
-    expect(await site.as.grants.revoke('alice', grant!.id)).toBe(true);
-    expect(await site.as.grants.list('alice')).toEqual([]);
+    expect(await site.as.consents.revoke('bob', grant!.id)).toBe(false);
+    expect(await site.as.consents.revoke('alice', grant!.id)).toBe(true);
+    expect(await site.as.consents.list('alice')).toEqual([]);
     // the refresh token is dead, the consent page is back
     const refreshed = await post(
       site,
@@ -303,7 +303,7 @@ describe('remembered consent (OIDC Core §3.1.2.1, §3.1.2.4)', () => {
     expect((await authorize()).status).toBe(200);
     // a new consent is a new grant
     await approveConsent(await authorize());
-    const [next] = await site.as.grants.list('alice');
+    const [next] = await site.as.consents.list('alice');
     expect(next!.id).not.toBe(grant!.id);
   });
 });

@@ -93,7 +93,7 @@ export interface DeviceCodeRecord {
  *
  * @example
  * ```ts
- * const grants = await server.grants.list('alice');
+ * const grants = await server.consents.list('alice');
  * const grant: GrantRecord | undefined = grants.find((held) => held.clientId === 'demo-web');
  * if (grant?.scope.includes('read:messages')) console.log('alice let demo-web read messages');
  * ```
