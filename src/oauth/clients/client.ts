@@ -2,12 +2,7 @@ import { isJwkSetShape, parseHttpUrl } from '../../auth/jwt/jwks-remote.js';
 import { hashPassword } from '../../auth/password.js';
 import { assertScopes } from '../../auth/scopes.js';
 import type { JwkSet } from '../../core/jwt-types.js';
-import {
-  assertGivenOptions,
-  assertNotThenable,
-  closestName,
-  invalidOption,
-} from '../../internal/options.js';
+import { assertGivenOptions, closestName, invalidOption } from '../../internal/options.js';
 
 /**
  * A grant type a client may use: one of portico's grants, or the `type` of a grant the

@@ -74,10 +74,13 @@ export function createRevocationEndpoint(ctx: OAuthContext): Middleware {
     }
     if (payload.client_id !== client.clientId) return notTheirs();
     const grantId = payload.grant_id;
-    if (typeof grantId === 'string' && grantId !== '') {
+    // a delegated token (token exchange, `act`) carries the grant of the user's consent to
+    // another client: its acting client ends that token, never the user's grant
+    if (typeof grantId === 'string' && grantId !== '' && payload.act === undefined) {
       await revokeGrant(ctx, grantId, revocationTtlMs(ctx));
     } else if (typeof payload.jti === 'string' && payload.jti !== '') {
-      // no grant (client credentials): the token itself, marked until it expires
+      // no grant of its own (client credentials, or delegated): the token itself, marked
+      // until it expires
       const left = (payload.exp ?? 0) * 1000 - Date.now();
       await revokeTokenById(ctx, payload.jti, Math.max(left, 0) + 60_000);
     }

@@ -114,7 +114,12 @@ export async function isAccessTokenRevoked(
       : false;
   }
   if (typeof grantId !== 'string' || grantId === '') return true;
-  return ctx.store.isGrantRevoked(grantId);
+  if (await ctx.store.isGrantRevoked(grantId)) return true;
+  // a delegated token (token exchange) also ends alone, revoked by its acting client
+  const { act, jti } = payload;
+  return act !== undefined && typeof jti === 'string' && jti !== ''
+    ? ctx.store.isGrantRevoked(revokedTokenKey(jti))
+    : false;
 }
 
 /**

@@ -287,6 +287,20 @@ describe('token exchange (RFC 8693)', () => {
     expect(await isAccessTokenRevoked(ctx(), await claimsOf(forMcp.access_token))).toBe(true);
   });
 
+  it("is revoked alone by its acting client: the user's grant with the other client lives on", async () => {
+    const { token } = await userToken('alice');
+    const delegated = await exchange(token);
+    const claims = await claimsOf(delegated.access_token);
+    await client.tokenRevocation(configs.svc!, delegated.access_token);
+    expect(await client.tokenIntrospection(configs.svc!, delegated.access_token)).toMatchObject({
+      active: false,
+    });
+    expect(await isAccessTokenRevoked(ctx(), claims)).toBe(true);
+    // the subject token, and the consent behind it, are untouched
+    expect(await client.tokenIntrospection(configs.web!, token)).toMatchObject({ active: true });
+    expect((await exchange(token)).access_token).toBeTypeOf('string');
+  });
+
   it('links a token without a grant (client credentials) by its jti', async () => {
     const own = await client.clientCredentialsGrant(configs.svc!, { scope: 'read:all write:all' });
     const tokens = await exchange(own.access_token, { scope: 'read:all' });
