@@ -2,6 +2,7 @@ import { isJwkSetShape, parseHttpUrl } from '../../auth/jwt/jwks-remote.js';
 import { hashPassword } from '../../auth/password.js';
 import { assertScopes } from '../../auth/scopes.js';
 import type { JwkSet } from '../../core/jwt-types.js';
+import { VCHARS } from '../../internal/grammar.js';
 import { assertGivenOptions, closestName, invalidOption } from '../../internal/options.js';
 
 /**
@@ -179,7 +180,11 @@ export async function defineClient(definition: ClientDefinition): Promise<OAuthC
   // `secret: process.env.CLIENT_SECRET` unset must not define a public client
   assertGivenOptions('defineClient()', definition, ['secret', 'jwks', 'jwksUri']);
   const { secret, ...client } = definition;
-  if (typeof client.clientId !== 'string' || !/^[\x21-\x7e]{1,128}$/.test(client.clientId)) {
+  if (
+    typeof client.clientId !== 'string' ||
+    !VCHARS.test(client.clientId) ||
+    client.clientId.length > 128
+  ) {
     throw invalidOption('defineClient(): `clientId` must be 1–128 visible ASCII characters');
   }
   for (const grant of client.grantTypes ?? []) checkGrantType(grant);

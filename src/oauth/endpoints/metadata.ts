@@ -2,6 +2,7 @@ import type { Middleware } from '../../core/compose.js';
 import type { Duration } from '../../core/duration.js';
 import { JSON_TYPE, send } from '../../core/send.js';
 import { methods } from '../../http/routing/router.js';
+import { VCHARS } from '../../internal/grammar.js';
 import { assertKnownOptions, durationOption, invalidOption } from '../../internal/options.js';
 import { CLIENT_ASSERTION_ALGORITHMS } from '../clients/assertion.js';
 import type { OAuthContext } from '../context.js';
@@ -150,7 +151,12 @@ export function resolveOAuthPaths(paths: Partial<OAuthPaths> = {}): OAuthPaths {
   const resolved = { ...DEFAULT_OAUTH_PATHS, ...paths };
   for (const name of PATH_NAMES) {
     const path = resolved[name];
-    if (typeof path !== 'string' || !/^\/[\x21-\x7e]*$/.test(path) || /[?#]/.test(path)) {
+    if (
+      typeof path !== 'string' ||
+      !path.startsWith('/') ||
+      !VCHARS.test(path) ||
+      /[?#]/.test(path)
+    ) {
       throw invalidOption(`OAuthPaths: \`${name}\` must be a path starting with /`);
     }
   }
