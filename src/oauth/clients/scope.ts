@@ -30,7 +30,8 @@ export function resolveScopes(client: OAuthClient, requested: string | undefined
 }
 
 /**
- * Narrows `granted` to `requested` (a refresh may narrow, never widen): `invalid_scope` otherwise.
+ * Narrows `granted` to `requested` (a refresh may narrow, never widen): `invalid_scope` otherwise,
+ * with `wider` as its description.
  *
  * @example
  * ```ts
@@ -40,11 +41,13 @@ export function resolveScopes(client: OAuthClient, requested: string | undefined
  * ```
  * @see {@link https://www.rfc-editor.org/rfc/rfc6749#section-6 | RFC 6749 §6}
  */
-export function narrowScopes(granted: readonly string[], requested: string | undefined): string[] {
+export function narrowScopes(
+  granted: readonly string[],
+  requested: string | undefined,
+  wider = 'The requested scope is wider than the original grant.',
+): string[] {
   if (requested === undefined || requested.trim() === '') return [...granted];
   const scopes = [...new Set(requested.split(' ').filter((s) => s !== ''))];
-  if (scopes.some((s) => !granted.includes(s))) {
-    throw new OAuthError('invalid_scope', 'The requested scope is wider than the original grant.');
-  }
+  if (scopes.some((s) => !granted.includes(s))) throw new OAuthError('invalid_scope', wider);
   return scopes;
 }

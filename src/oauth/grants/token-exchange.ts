@@ -8,6 +8,7 @@ import {
   invalidOption,
 } from '../../internal/options.js';
 import { isConfidential, type OAuthClient } from '../clients/client.js';
+import { narrowScopes } from '../clients/scope.js';
 import type { OAuthContext } from '../context.js';
 import { OAuthError } from '../protocol/errors.js';
 import type { ActorClaim } from '../tokens/issue.js';
@@ -165,18 +166,13 @@ const scopesOf = (claims: JwtClaims): string[] =>
 
 /** The scope of the new token: the one asked for, within `allowed`; none asked: all of it. */
 function narrowedScope(allowed: readonly string[], requested: string | undefined): string[] {
-  if (requested === undefined || requested.trim() === '') {
-    if (allowed.length === 0) {
-      throw new OAuthError('invalid_scope', 'No scope of the subject token is allowed here.');
-    }
-    return [...allowed];
-  }
-  const scope = [...new Set(requested.split(' ').filter((s) => s !== ''))];
-  if (scope.some((s) => !allowed.includes(s))) {
-    throw new OAuthError(
-      'invalid_scope',
-      "The requested scope is wider than the subject token's or this client's.",
-    );
+  const scope = narrowScopes(
+    allowed,
+    requested,
+    "The requested scope is wider than the subject token's or this client's.",
+  );
+  if (scope.length === 0) {
+    throw new OAuthError('invalid_scope', 'No scope of the subject token is allowed here.');
   }
   return scope;
 }
