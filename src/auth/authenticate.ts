@@ -13,7 +13,6 @@ import { authenticationRequired, forbiddenRole, insufficientScope } from './erro
 import { assertScopeTokens } from './scopes.js';
 
 // the identification step, where test/auth/authenticate-mutants.test.ts looks for it
-export { createIdentifier } from './credential-check.js';
 
 /** Options of {@link authenticate}. */
 export interface AuthenticateOptions {

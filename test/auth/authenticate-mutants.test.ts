@@ -5,14 +5,10 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  authenticate,
-  createIdentifier,
-  requireRole,
-  requireScopes,
-} from '../../src/auth/authenticate.js';
+import { authenticate, requireRole, requireScopes } from '../../src/auth/authenticate.js';
 import { type Authenticator, challenge, quoteParam } from '../../src/auth/authenticator.js';
 import { basicAuth, parseBasicCredentials } from '../../src/auth/basic.js';
+import { createIdentifier } from '../../src/auth/credential-check.js';
 import { type CredentialGuard, createCredentialGuard } from '../../src/auth/credential-guard.js';
 import {
   authenticationRequired,
