@@ -17,6 +17,7 @@ export {
   defineClient,
   type GrantType,
   isConfidential,
+  type ClientProvenance,
   type OAuthClient,
 } from './clients/client.js';
 export {

@@ -114,7 +114,18 @@ export interface OAuthClient {
    * @defaultValue `false`
    */
   readonly requirePushedAuthorizationRequests?: boolean;
+  /**
+   * How the server came to know the client: `'configured'`, defined by the deployment;
+   * `'registered'`, by dynamic registration (RFC 7591); `'metadata-document'`, from the
+   * document its `https` client id points at. The consent page shows the name of a client of
+   * the last two kinds as unverified, with the host its code will go to.
+   * @defaultValue `'configured'`
+   */
+  readonly provenance?: ClientProvenance;
 }
+
+/** How a client came to be known: see {@link OAuthClient.provenance}. */
+export type ClientProvenance = 'configured' | 'registered' | 'metadata-document';
 
 /**
  * What {@link defineClient} takes: the client with its secret in clear, hashed at once.
@@ -217,6 +228,14 @@ export async function defineClient(definition: ClientDefinition): Promise<OAuthC
     if (client[flag] !== undefined && typeof client[flag] !== 'boolean') {
       throw invalidOption(`defineClient(): \`${flag}\` must be a boolean`);
     }
+  }
+  if (
+    client.provenance !== undefined &&
+    !['configured', 'registered', 'metadata-document'].includes(client.provenance)
+  ) {
+    throw invalidOption(
+      "defineClient(): `provenance` must be 'configured', 'registered' or 'metadata-document'",
+    );
   }
   if (client.introspection === 'any' && !confidential) {
     throw invalidOption(
