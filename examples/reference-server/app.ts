@@ -33,6 +33,7 @@ import { grantRoutes } from './grants.js';
 import { publishChange } from './history.js';
 import { keyRoutes } from './keys.js';
 import { accessLog, createLogger } from './logging.js';
+import { createMcp } from './mcp.js';
 import { createMessages, READ, READ_MESSAGES } from './messages.js';
 import { createOAuth } from './oauth.js';
 import { createSharedState } from './shared-state.js';
@@ -231,6 +232,17 @@ export async function createApp(
     },
   });
 
+  // POST/GET/DELETE /mcp: MCP over Streamable HTTP, for the authorization server's tokens only
+  const mcp = createMcp({
+    baseUrl,
+    authenticator: oauth.bearer,
+    guard,
+    origins: ownAndCorsOrigins,
+    revocations,
+    messages,
+    logger,
+  });
+
   const limits = {
     limit: config.rateLimit,
     windowMs: config.rateLimitWindowMs,
@@ -285,6 +297,7 @@ export async function createApp(
     ...oauth.routes,
     ...consoleRoutes(),
     ...avatarRoutes(),
+    ...mcp.routes,
     // /ws is served through the `upgrade` event; a plain request there is told to upgrade
     // (and, from the method table, another method gets 405 with Allow, OPTIONS 204)
     '/ws': { GET: upgradeRequired },
@@ -341,11 +354,13 @@ export async function createApp(
     // the live connections first: WebSocket clients get 1001, event streams end
     async beforeDrain() {
       events.endStreams();
+      mcp.close();
       await channels.close();
     },
     // then (serve() waits for it) the requests in flight get their answers, and what they
     // created is fanned out and queued for webhooks, before the hubs and the stores (Redis) go
     async close() {
+      mcp.close();
       await Promise.all([events.close(), webhooks.close()]);
       await channelHub.close();
       shed.close();

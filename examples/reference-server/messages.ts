@@ -190,6 +190,18 @@ export function createMessages(
     return stored;
   }
 
+  /** A new message of `body` (checked as POST /api/messages checks it, 422 otherwise) by `from`, stored. */
+  async function add(body: unknown, from: string): Promise<Stored> {
+    const fields = validate(body, ['text']);
+    return store({
+      id: randomUUID(),
+      text: fields.text!,
+      channel: fields.channel ?? DEFAULT_CHANNEL,
+      from,
+      createdAt: new Date().toISOString(),
+    });
+  }
+
   function validators(stored: Stored) {
     return { etag: stored.etag, lastModified: stored.modified };
   }
@@ -214,15 +226,8 @@ export function createMessages(
       sendJson(res, 200, list);
     },
     async POST(req, res) {
-      const fields = validate(await readJson(req), ['text']);
-      const message: Message = {
-        id: randomUUID(),
-        text: fields.text!,
-        channel: fields.channel ?? DEFAULT_CHANNEL,
-        from: requirePrincipal(req).sub,
-        createdAt: new Date().toISOString(),
-      };
-      const stored = await store(message);
+      const stored = await add(await readJson(req), requirePrincipal(req).sub);
+      const { message } = stored;
       answer(res, 201, stored, `/api/messages/${message.id}`);
       options.onCreate?.(message);
     },
@@ -271,6 +276,25 @@ export function createMessages(
     routes: {
       '/api/messages': withScopes(collection),
       '/api/messages/:id': withScopes(item),
+    },
+    /**
+     * Creates a message exactly as `POST /api/messages` does (same checks: an `HttpError` 422
+     * with its field errors otherwise), by `from`, and tells `onCreate` (streams, /ws, webhooks).
+     */
+    async create(body: unknown, from: string): Promise<Message> {
+      const { message } = await add(body, from);
+      options.onCreate?.(message);
+      return message;
+    },
+    /** The newest `limit` messages not deleted (of `channel` only, when given), oldest first. */
+    async latest(limit: number, channel?: string): Promise<Message[]> {
+      const list: Message[] = [];
+      for (const stored of await messages.list()) {
+        if (!stored.deleted && (channel === undefined || stored.message.channel === channel)) {
+          list.push(stored.message);
+        }
+      }
+      return list.slice(-limit);
     },
   };
 }
