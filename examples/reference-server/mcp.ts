@@ -233,7 +233,7 @@ export function createMcp(options: McpOptions) {
   }
 
   function armIdle(session: Session): void {
-    if (session.busy > 0 || closed) return;
+    if (session.busy > 0 || session.ended || closed) return;
     if (session.idle !== undefined) clearTimeout(session.idle);
     session.idle = setTimeout(() => end(session.transport.sessionId, session), idleTimeoutMs);
     session.idle.unref();
