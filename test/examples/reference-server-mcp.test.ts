@@ -1,12 +1,15 @@
 // Issue 40, contract "The MCP endpoint": the reference server's /mcp, driven by the official MCP
 // TypeScript SDK client (and by hand where the SDK client hides the answer), over real sockets
 // against a spawned reference server.
+
+import { createHash, randomUUID } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import {
   StreamableHTTPClientTransport,
   StreamableHTTPError,
 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
+import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect as connectStream } from '../helpers/sse.js';
 import {
@@ -340,6 +343,59 @@ describe('/mcp refusals', () => {
     const orphan = await post(call(1, 'whoami'), { Authorization: `Bearer ${token}` });
     expect(orphan.status).toBe(400);
     expect(await orphan.json()).toMatchObject({ error: { code: -32000 } });
+  });
+});
+
+describe('/mcp with a DPoP-bound token', () => {
+  it('answers with a proof per request; without one, or as a Bearer token: 401', async () => {
+    const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
+    const jwk = await exportJWK(publicKey);
+    const proof = (htm: string, htu: string, token?: string) =>
+      new SignJWT({
+        htm,
+        htu,
+        iat: Math.floor(Date.now() / 1000),
+        jti: randomUUID(),
+        ...(token !== undefined && {
+          ath: createHash('sha256').update(token).digest('base64url'),
+        }),
+      })
+        .setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk })
+        .sign(privateKey);
+    const res = await asClient(
+      server.url,
+      SERVICE,
+      { grant_type: 'client_credentials', scope: 'read:messages', resource: resource() },
+      { headers: { DPoP: await proof('POST', `${server.url}/token`) } },
+    );
+    expect(res.status).toBe(200);
+    const tokens = (await res.json()) as Tokens & { token_type: string };
+    expect(tokens.token_type).toBe('DPoP');
+    const token = tokens.access_token;
+    const opened = await post(initialize, {
+      Authorization: `DPoP ${token}`,
+      DPoP: await proof('POST', mcpUrl.href, token),
+    });
+    expect(opened.status).toBe(200);
+    const sessionId = opened.headers.get('mcp-session-id')!;
+    await opened.body?.cancel();
+    const noProof = await post(call(2, 'whoami'), {
+      Authorization: `DPoP ${token}`,
+      'Mcp-Session-Id': sessionId,
+    });
+    expect(noProof.status).toBe(401);
+    const asBearer = await post(call(2, 'whoami'), {
+      Authorization: `Bearer ${token}`,
+      'Mcp-Session-Id': sessionId,
+    });
+    expect(asBearer.status).toBe(401);
+    const called = await post(call(3, 'whoami'), {
+      Authorization: `DPoP ${token}`,
+      DPoP: await proof('POST', mcpUrl.href, token),
+      'Mcp-Session-Id': sessionId,
+    });
+    expect(called.status).toBe(200);
+    expect(await called.text()).toContain('demo-service');
   });
 });
 
