@@ -306,6 +306,13 @@ export function createMcp(options: McpOptions) {
       if (read === undefined) return;
       body = read.body;
     }
+    // a tool call the token lacks the scope of: 403 with the step-up challenge, before the SDK
+    // (and before a session is opened for it)
+    const checkScopes = async () => {
+      const needed = scopesNeeded(body);
+      // RESOURCE: the integrator passes `{ resource }` here too (resource_metadata)
+      if (needed.length > 0) await requireScopes(needed)(req, res, async () => {});
+    };
     const id = req.headers['mcp-session-id'];
     let session: Session;
     let created = false;
@@ -314,6 +321,7 @@ export function createMcp(options: McpOptions) {
         rpcError(res, 400, -32000, 'Bad Request: Mcp-Session-Id header is required');
         return;
       }
+      await checkScopes();
       session = open(principal);
       created = true;
     } else {
@@ -324,12 +332,7 @@ export function createMcp(options: McpOptions) {
         return;
       }
       session = found;
-    }
-    // a tool call the token lacks the scope of: 403 with the step-up challenge, before the SDK
-    const needed = scopesNeeded(body);
-    if (needed.length > 0) {
-      // RESOURCE: the integrator passes `{ resource }` here too (resource_metadata)
-      await requireScopes(needed)(req, res, async () => {});
+      await checkScopes();
     }
     (req as WithAuth).auth = {
       token: /^(?:Bearer|DPoP)\s+(\S+)$/i.exec(req.headers.authorization ?? '')?.[1] ?? '',
