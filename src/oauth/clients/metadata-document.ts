@@ -55,16 +55,16 @@ export interface ClientMetadataDocumentOptions {
    */
   maxEntries?: number;
   /**
-   * The longest a document is kept, whatever its `Cache-Control` says (at most 24 hours). A
-   * document without `max-age` is kept 5 minutes (or `maxAge` if shorter); `no-store`,
-   * `no-cache` or `max-age=0` make every lookup fetch it again.
+   * The longest a document is kept, in milliseconds, whatever its `Cache-Control` says (at
+   * most 24 hours). A document without `max-age` is kept 5 minutes (or `maxAge` if shorter);
+   * `no-store`, `no-cache` or `max-age=0` make every lookup fetch it again.
    * @defaultValue `86_400_000` (24 hours)
    */
   maxAge?: Duration;
   /**
-   * How long a failure (unreachable, invalid, too big, too slow…) is remembered: lookups of
-   * the same URL meanwhile fail at once, without a fetch, so that requests naming it cannot
-   * make the server fetch in a loop. `0` remembers none.
+   * How long a failure (unreachable, invalid, too big, too slow…) is remembered, in
+   * milliseconds: lookups of the same URL meanwhile fail at once, without a fetch, so that
+   * requests naming it cannot make the server fetch in a loop. `0` remembers none.
    * @defaultValue `10_000` (10 seconds)
    */
   failureMaxAge?: Duration;
