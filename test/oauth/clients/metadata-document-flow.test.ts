@@ -172,6 +172,17 @@ describe.skipIf(!hasOpenssl)('a client of a metadata document at the authorizati
     expect(docs.hits.get(new URL(id).pathname)).toBeUndefined();
   });
 
+  it('shows the sign-out error page for a client_id whose document cannot be used', async () => {
+    const id = docs.json(path('logout'), (u) => ({ ...documentOf(u), client_secret: 'x-x-x-x-x' }));
+    const res = await fetch(
+      `${running.url}/session/end?${new URLSearchParams({ client_id: id })}`,
+      { redirect: 'manual' },
+    );
+    expect(res.status).toBe(400);
+    expect(res.headers.get('location')).toBeNull();
+    expect(await res.text()).toMatch(/carries a client secret/);
+  });
+
   it('answers invalid_client at /token (and /par) for a document that cannot be used', async () => {
     const id = docs.json(path('token'), (u) => ({
       ...documentOf(u),
