@@ -31,6 +31,8 @@ export interface ServerConfig {
   redisCluster: { host: string; port: number }[] | undefined;
   /** `WEBHOOK_ALLOW_PRIVATE=1`: webhook URLs may point at loopback/private addresses (and use http). */
   webhookAllowPrivate: boolean;
+  /** `CLIENT_METADATA_ALLOW_PRIVATE=1`: client metadata documents may be fetched from loopback/private addresses. */
+  clientMetadataAllowPrivate?: boolean;
   /** `WEBHOOK_RETRY_SCHEDULE` (seconds): between delivery attempts, in milliseconds; unset, the library's schedule. */
   webhookRetrySchedule: number[] | undefined;
   /** `WEBHOOK_TIMEOUT` (seconds, 15): what a delivery attempt may take, in milliseconds. */
@@ -151,6 +153,15 @@ function retrySchedule(raw: string | undefined): number[] | undefined {
   });
 }
 
+/**
+ * `CLIENT_METADATA_ALLOW_PRIVATE=1`: the authorization server fetches client ID metadata
+ * documents from loopback and private addresses too (local demos and tests).
+ */
+export function clientMetadataAllowPrivate(env: NodeJS.ProcessEnv = process.env): boolean {
+  const value = env.CLIENT_METADATA_ALLOW_PRIVATE;
+  return value === '1' || value === 'true';
+}
+
 /** Reads and checks the environment. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
   const cert = pem(env, 'TLS_CERT');
@@ -200,6 +211,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     redisUrl: redisUrl(env.REDIS_URL),
     redisCluster: redisCluster(env.REDIS_CLUSTER, env.REDIS_URL),
     webhookAllowPrivate: env.WEBHOOK_ALLOW_PRIVATE === '1' || env.WEBHOOK_ALLOW_PRIVATE === 'true',
+    clientMetadataAllowPrivate: clientMetadataAllowPrivate(env),
     webhookRetrySchedule: retrySchedule(env.WEBHOOK_RETRY_SCHEDULE),
     webhookTimeoutMs: integer(env, 'WEBHOOK_TIMEOUT', 15, 1) * SECOND,
     logLevel: logLevel(env.LOG_LEVEL),

@@ -19,6 +19,7 @@ import {
   TOKEN_EXCHANGE_GRANT,
   tokenExchangeGrant,
 } from 'portico/oauth';
+import { clientMetadataAllowPrivate } from './config.js';
 import type { SharedState } from './shared-state.js';
 import type { User, Users } from './users.js';
 
@@ -119,6 +120,8 @@ export async function createOAuth(options: {
   fapiJwks?: JwkSet | undefined;
   /** What `POST /logout` without RP-Initiated Logout parameters does: the API's sign-out. */
   apiSignOut: Middleware;
+  /** Client metadata documents from loopback/private addresses. @defaultValue `CLIENT_METADATA_ALLOW_PRIVATE` */
+  clientMetadataAllowPrivate?: boolean;
 }): Promise<AuthorizationServer> {
   const { shared } = options;
   // SIGNING_KEY, else one key for the whole service (made by the first process with Redis)
@@ -176,6 +179,11 @@ export async function createOAuth(options: {
     idTokenClaims: 'all',
     tokenPathAliases: ['/oauth/token'],
     scopesSupported: USER_CLIENT_SCOPES,
+    // an https client_id with a path is the client its metadata document describes (fetched
+    // through the webhooks' address guard, at most 5 s and 5 KiB, cached at most 24 h)
+    clientMetadataDocuments: {
+      allowPrivate: options.clientMetadataAllowPrivate ?? clientMetadataAllowPrivate(),
+    },
   });
   const logout = createEndSessionEndpoint(server.context, {
     formKey,

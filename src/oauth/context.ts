@@ -17,6 +17,12 @@ import {
 } from '../internal/options.js';
 import { createClientAuthenticator } from './clients/authentication.js';
 import type { OAuthClient } from './clients/client.js';
+import {
+  type ClientMetadataDocumentOptions,
+  type ClientMetadataDocuments,
+  clientMetadataDocumentsOption,
+  withClientMetadataDocuments,
+} from './clients/metadata-document.js';
 import type { ClientStore } from './clients/store.js';
 import {
   type AuthorizationServerFeatures,
@@ -52,6 +58,15 @@ export interface AuthorizationServerOptions {
   audience?: string;
   /** The registered clients. */
   clients: ClientStore;
+  /**
+   * OAuth Client ID Metadata Documents: a client id that is an `https` URL with a path, and no
+   * client of `clients`, is the client its document there describes (fetched through the
+   * address guard, validated, cached; see `createClientMetadataDocuments()`). `true` for the
+   * defaults (the document clients' scopes are then the server's `scopesSupported`), options,
+   * or a resolver. Discovery says `client_id_metadata_document_supported: true`.
+   * @defaultValue off: such a client id is an unknown client
+   */
+  clientMetadataDocuments?: boolean | ClientMetadataDocumentOptions | ClientMetadataDocuments;
   /** The keys that sign access and ID tokens, published at the JWKS endpoint. */
   keys: KeySet;
   /** Checks user credentials at sign-in and gives the claims of a user. */
@@ -190,6 +205,8 @@ export interface AuthorizationServerOptions {
 export interface OAuthContext extends TokenContext {
   readonly issuer: string;
   readonly clients: ClientStore;
+  /** The resolver of client metadata documents, when they are on. */
+  readonly clientMetadataDocuments?: ClientMetadataDocuments | undefined;
   readonly keys: KeySet;
   readonly users: OAuthUsers;
   readonly sessions: Sessions;
@@ -245,6 +262,7 @@ const KNOWN = [
   'pushedRequestTtl',
   'fapi2',
   'features',
+  'clientMetadataDocuments',
 ] as const satisfies readonly (keyof AuthorizationServerOptions)[];
 
 const OWNER = 'createAuthorizationServer()';
@@ -356,6 +374,8 @@ export function createOAuthContext(options: AuthorizationServerOptions): OAuthCo
       throw invalidOption(`${OWNER}: \`${name}\` is required`);
   }
   const guard = guardOption('createAuthorizationServer()', options.guard);
+  const documents = clientMetadataDocumentsOption(OWNER, options.clientMetadataDocuments);
+  const clients = withClientMetadataDocuments(options.clients, documents);
   const replay = options.replay ?? new MemoryReplayStore();
   const dpop = dpopOf(options);
   const fapi2 = fapi2Of(options);
@@ -380,13 +400,14 @@ export function createOAuthContext(options: AuthorizationServerOptions): OAuthCo
   });
   return Object.freeze({
     issuer: options.issuer,
-    clients: options.clients,
+    clients,
+    clientMetadataDocuments: documents,
     keys: options.keys,
     users: options.users,
     sessions: options.sessions,
     store: options.store ?? new MemoryRecordStore(),
     tokens,
-    authenticateClient: createClientAuthenticator(options.clients, {
+    authenticateClient: createClientAuthenticator(clients, {
       guard: options.guard,
       issuer: options.issuer,
       replay,

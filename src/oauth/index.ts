@@ -14,12 +14,19 @@ export {
 } from './clients/authentication.js';
 export {
   type ClientDefinition,
+  type ClientProvenance,
   defineClient,
   type GrantType,
   isConfidential,
-  type ClientProvenance,
   type OAuthClient,
 } from './clients/client.js';
+export {
+  ClientMetadataDocumentError,
+  type ClientMetadataDocumentOptions,
+  type ClientMetadataDocumentReason,
+  type ClientMetadataDocuments,
+  createClientMetadataDocuments,
+} from './clients/metadata-document.js';
 export {
   type ClientStore,
   clientStores,

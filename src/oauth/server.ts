@@ -4,6 +4,7 @@ import type { Duration } from '../core/duration.js';
 import type { MethodTable } from '../http/routing/router.js';
 import { assertGivenOptions, invalidOption } from '../internal/options.js';
 import type { RateLimitStore } from '../rate-limit/store.js';
+import { clientMetadataDocumentsOption } from './clients/metadata-document.js';
 import { type UserConsents, userConsents } from './consents.js';
 import {
   type AuthorizationServerOptions,
@@ -197,8 +198,19 @@ export function createAuthorizationServer(
   } = options;
   // checked here, under this name; the device flow follows its grant unless switched on
   const registry = grantRegistry('createAuthorizationServer()', grants);
+  // document clients may ask for the scopes the server advertises
+  const documents = clientMetadataDocumentsOption(
+    'createAuthorizationServer()',
+    serverOptions.clientMetadataDocuments,
+    scopesSupported,
+  );
   const context = createOAuthContext(
-    withDeviceFlow(serverOptions, registry.has(DEVICE_CODE_GRANT)),
+    withDeviceFlow(
+      documents === undefined
+        ? serverOptions
+        : { ...serverOptions, clientMetadataDocuments: documents },
+      registry.has(DEVICE_CODE_GRANT),
+    ),
   );
   const paths = resolveOAuthPaths(pathOptions);
   // an issuer with a path (https://host/auth) serves its endpoints under that path

@@ -2,6 +2,7 @@
 // sets, before any page is shown or any post is acted on.
 import type { SessionRecord } from '../../auth/session/store.js';
 import type { OAuthClient } from '../clients/client.js';
+import { ClientMetadataDocumentError } from '../clients/metadata-document.js';
 import { resolveScopes } from '../clients/scope.js';
 import type { OAuthContext } from '../context.js';
 import type { FormFields } from '../pages/render.js';
@@ -151,7 +152,15 @@ async function redirectTarget(ctx: OAuthContext, values: Values): Promise<Target
           : 'The request names its application more than once.',
     };
   }
-  const client = await ctx.clients.get(ids[0]!);
+  let client: OAuthClient | undefined;
+  try {
+    client = await ctx.clients.get(ids[0]!);
+  } catch (error) {
+    // a client metadata document that cannot be used: said on the page, never redirected
+    if (error instanceof ClientMetadataDocumentError)
+      return { kind: 'page', message: error.message };
+    throw error;
+  }
   if (client === undefined) {
     return { kind: 'page', message: 'The application that sent you here is not known.' };
   }

@@ -12,6 +12,7 @@ import { targetQuery } from '../../internal/target.js';
 import { authorizeErrorPage, redirectBack } from '../authorize/answers.js';
 import { readIdTokenHint } from '../authorize/id-token-hint.js';
 import type { OAuthClient } from '../clients/client.js';
+import { ClientMetadataDocumentError } from '../clients/metadata-document.js';
 import type { OAuthContext } from '../context.js';
 import {
   createFormEndpoint,
@@ -141,7 +142,14 @@ async function checkLogout(
     return { error: 'The ID token was not issued to this application.' };
   }
   if (clientId === undefined && hint?.audience.length === 1) clientId = hint.audience[0];
-  const client = clientId === undefined ? undefined : await ctx.clients.get(clientId);
+  let client: OAuthClient | undefined;
+  try {
+    client = clientId === undefined ? undefined : await ctx.clients.get(clientId);
+  } catch (error) {
+    // a client metadata document that cannot be used: said on the page
+    if (error instanceof ClientMetadataDocumentError) return { error: error.message };
+    throw error;
+  }
   if (clientId !== undefined && client === undefined) {
     return { error: 'The application that sent you here is not known.' };
   }

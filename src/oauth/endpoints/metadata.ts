@@ -118,6 +118,8 @@ export interface AuthorizationServerMetadata {
   request_uri_parameter_supported: boolean;
   /** The DPoP proof algorithms the token endpoint takes (RFC 9449 §5.1), when DPoP is on. */
   dpop_signing_alg_values_supported?: string[];
+  /** Client ids that are `https` URLs of client metadata documents are taken, when they are on. */
+  client_id_metadata_document_supported?: boolean;
 }
 
 const DEFAULT_SCOPES = ['openid', 'profile', 'email', 'offline_access'];
@@ -262,6 +264,9 @@ export function authorizationServerMetadata(
     request_parameter_supported: false,
     request_uri_parameter_supported: false,
     ...(ctx.dpop !== undefined && { dpop_signing_alg_values_supported: [...ctx.dpop.algorithms] }),
+    ...(ctx.clientMetadataDocuments !== undefined && {
+      client_id_metadata_document_supported: true,
+    }),
   };
 }
 

@@ -257,6 +257,8 @@ function guardedLookup(guard: Guard): LookupFunction {
 export function guardedAgentWith(
   undici: Pick<typeof import('undici'), 'Agent' | 'buildConnector'>,
   options: GuardedAgentOptions = {},
+  // the TLS trust of the connections (`ca`: tests' own CA); the system's roots otherwise
+  tls: { readonly ca?: string | Buffer | readonly (string | Buffer)[] } = {},
 ): Agent {
   const owner = 'createGuardedAgent()'; // the public name of this agent
   assertKnownOptions(owner, options, AGENT_OPTIONS);
@@ -272,7 +274,11 @@ export function guardedAgentWith(
   const timeout = durationOption(owner, 'connectTimeout', options.connectTimeout, 10_000, {
     min: 1,
   });
-  const connectChecked = undici.buildConnector({ timeout, lookup: guardedLookup(guard) });
+  const connectChecked = undici.buildConnector({
+    timeout,
+    lookup: guardedLookup(guard),
+    ...(tls.ca !== undefined && { ca: tls.ca as string | Buffer | (string | Buffer)[] }),
+  });
   const connect: buildConnector.connector = (target, callback) => {
     try {
       checkScheme(target.protocol, guard);
