@@ -14,10 +14,10 @@ export {
 } from './clients/authentication.js';
 export {
   type ClientDefinition,
+  type ClientProvenance,
   defineClient,
   type GrantType,
   isConfidential,
-  type ClientProvenance,
   type OAuthClient,
 } from './clients/client.js';
 export {
@@ -128,6 +128,7 @@ export {
   OAuthError,
   type OAuthErrorCode,
 } from './protocol/errors.js';
+export type { ConfiguredResource, ResourceDefinition } from './resources.js';
 export {
   type AuthorizationServer,
   type CreateAuthorizationServerOptions,
