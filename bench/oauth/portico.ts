@@ -23,7 +23,7 @@ const {
 
 const server = createAuthorizationServer({
   issuer: ISSUER,
-  audience: AUDIENCE,
+  resources: [{ identifier: AUDIENCE }],
   clients: new MemoryClientStore([
     await defineClient({
       clientId: CLIENT_ID,

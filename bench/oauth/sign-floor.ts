@@ -55,7 +55,7 @@ const signingInput = Buffer.from(
 const keys = await portico.createKeySet();
 const server = portico.createAuthorizationServer({
   issuer: ISSUER,
-  audience: AUDIENCE,
+  resources: [{ identifier: AUDIENCE }],
   clients: new portico.MemoryClientStore([
     await portico.defineClient({
       clientId: CLIENT_ID,

@@ -24,6 +24,9 @@ export function createAuthorizationServer(
     paths: server.paths,
     routes: server.routes,
     bearer: ownAccessTokens(server.context, { cache: false }),
+    resources: server.resources,
+    bearerFor: (identifier: string) =>
+      ownAccessTokens(server.context, { cache: false, resource: identifier }),
     consents: server.consents,
     metadata: () => server.metadata(),
   });

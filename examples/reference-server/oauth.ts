@@ -1,6 +1,7 @@
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import {
+  type Authenticator,
   type AuthorizationServer,
   type CredentialGuard,
   createAuthorizationServer,
@@ -104,6 +105,19 @@ function newSigningKeyPem(): string {
   return privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
 }
 
+/** The identifier of the MCP endpoint as a resource (RFC 8707): `{BASE_URL}/mcp`. */
+export function mcpResource(issuer: string): string {
+  return `${issuer.replace(/\/$/, '')}/mcp`;
+}
+
+/** The reference service's authorization server, with the verifier of its `/mcp` resource. */
+export interface ReferenceOAuth extends AuthorizationServer {
+  /** `{BASE_URL}/mcp`, the MCP endpoint's resource identifier. */
+  readonly mcpResource: string;
+  /** Verifies tokens for `/mcp` (audience includes it); `bearer` is BASE_URL's. */
+  readonly mcpBearer: Authenticator;
+}
+
 /** The authorization server of the reference service, at the contract's paths. */
 export async function createOAuth(options: {
   issuer: string;
@@ -122,7 +136,7 @@ export async function createOAuth(options: {
   apiSignOut: Middleware;
   /** Client metadata documents from loopback/private addresses. @defaultValue `CLIENT_METADATA_ALLOW_PRIVATE` */
   clientMetadataAllowPrivate?: boolean;
-}): Promise<AuthorizationServer> {
+}): Promise<ReferenceOAuth> {
   const { shared } = options;
   // SIGNING_KEY, else one key for the whole service (made by the first process with Redis)
   const pem =
@@ -153,14 +167,17 @@ export async function createOAuth(options: {
       deviceFailureStore: shared.deviceFailureStore,
     }),
     clients: await demoClients(options.fapiJwks),
-    // token exchange (RFC 8693): demo-service trades a user's access token for one acting on
-    // the user's behalf, for one of the two resources (BASE_URL itself, the default, or /mcp)
+    // RFC 8707: tokens are for BASE_URL (the default: the API, /events, /ws, /userinfo) or
+    // for /mcp, each carrying only the scopes its resource understands
+    resources: [
+      { identifier: options.issuer, scopes: USER_CLIENT_SCOPES },
+      { identifier: mcpResource(options.issuer), scopes: ['read:messages', 'write:messages'] },
+    ],
     grants: [
       ...defaultGrants,
-      tokenExchangeGrant({
-        targets: [options.issuer, `${options.issuer.replace(/\/$/, '')}/mcp`],
-        clients: ['demo-service'],
-      }),
+      // token exchange (RFC 8693): demo-service trades a user's access token for one acting on
+      // the user's behalf, for one of the two resources (its targets by default)
+      tokenExchangeGrant({ clients: ['demo-service'] }),
     ],
     keys,
     sessions: options.sessions,
@@ -189,5 +206,12 @@ export async function createOAuth(options: {
     formKey,
     withoutParameters: options.apiSignOut,
   });
-  return { ...server, routes: { ...server.routes, '/logout': logout } };
+  const mcp = mcpResource(options.issuer);
+  return {
+    ...server,
+    routes: { ...server.routes, '/logout': logout },
+    // the /mcp endpoint's own verifier: tokens whose audience includes {BASE_URL}/mcp
+    mcpResource: mcp,
+    mcpBearer: server.bearerFor(mcp),
+  };
 }

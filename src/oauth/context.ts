@@ -29,6 +29,7 @@ import {
   type ResolvedFeatures,
   resolveFeatures,
 } from './features.js';
+import { type ConfiguredResource, type ResourceDefinition, resolveResources } from './resources.js';
 import { MemoryRecordStore, type RecordStore } from './store/store.js';
 import type { TokenContext } from './tokens/context.js';
 import {
@@ -54,8 +55,19 @@ export interface OAuthUsers {
 export interface AuthorizationServerOptions {
   /** The issuer identifier: one exact string in metadata, tokens and `iss` parameters. */
   issuer: string;
-  /** `aud` of access tokens. @defaultValue the issuer */
-  audience?: string;
+  /**
+   * The resources access tokens are for (RFC 8707): each `{ identifier, scopes?, name? }`, an
+   * identifier being an absolute URI without a fragment, unique. A client names one or several
+   * with `resource` at `/authorize`, `/par`, `/device` and `/token`; a token is for those
+   * (`aud`), for the first (the default resource) when no `resource` is named anywhere.
+   * Replaces `audience`: `audience: X` is `resources: [{ identifier: X }]`.
+   * @defaultValue `[{ identifier: issuer }]`
+   * @example
+   * ```ts
+   * resources: [{ identifier: 'https://api.example.com' }, { identifier: 'https://api.example.com/mcp', scopes: ['read:messages'] }],
+   * ```
+   */
+  resources?: readonly ResourceDefinition[];
   /** The registered clients. */
   clients: ClientStore;
   /**
@@ -212,6 +224,8 @@ export interface OAuthContext extends TokenContext {
   readonly sessions: Sessions;
   readonly store: RecordStore;
   readonly tokens: TokenIssuer;
+  /** The resources tokens are issued for (RFC 8707), the default one first. */
+  readonly resources: readonly ConfiguredResource[];
   readonly authenticateClient: ReturnType<typeof createClientAuthenticator>;
   /** The guard of refused credentials, when one was given. */
   readonly guard: CredentialGuard | undefined;
@@ -239,7 +253,7 @@ export interface OAuthContext extends TokenContext {
 
 const KNOWN = [
   'issuer',
-  'audience',
+  'resources',
   'clients',
   'keys',
   'users',
@@ -340,6 +354,11 @@ function idTokenClaimsOf(value: IdTokenClaimRelease | undefined): IdTokenClaimRe
  * ```
  */
 export function createOAuthContext(options: AuthorizationServerOptions): OAuthContext {
+  if (typeof options === 'object' && options !== null && 'audience' in options) {
+    throw invalidOption(
+      `${OWNER}: \`audience\` was replaced by \`resources\` (RFC 8707): write \`resources: [{ identifier: ${JSON.stringify((options as { audience?: unknown }).audience)} }]\``,
+    );
+  }
   assertKnownOptions(OWNER, options, KNOWN);
   let issuerUrl: URL;
   try {
@@ -390,9 +409,11 @@ export function createOAuthContext(options: AuthorizationServerOptions): OAuthCo
   // checked here under this factory's name; the issuer then takes them as written
   durationOption(OWNER, 'accessTokenTtl', options.accessTokenTtl, 900_000);
   durationOption(OWNER, 'idTokenTtl', options.idTokenTtl, 3_600_000);
+  const resources = resolveResources(OWNER, options.resources, options.issuer);
   const tokens = createTokenIssuer({
     issuer: options.issuer,
-    audience: options.audience,
+    // the default resource: the `aud` of a token when no `resource` is named anywhere
+    audience: resources[0]!.identifier,
     keys: options.keys,
     accessTokenTtl: options.accessTokenTtl,
     idTokenTtl: options.idTokenTtl,
@@ -407,6 +428,7 @@ export function createOAuthContext(options: AuthorizationServerOptions): OAuthCo
     sessions: options.sessions,
     store: options.store ?? new MemoryRecordStore(),
     tokens,
+    resources,
     authenticateClient: createClientAuthenticator(clients, {
       guard: options.guard,
       issuer: options.issuer,

@@ -135,6 +135,7 @@ export {
   OAuthError,
   type OAuthErrorCode,
 } from './protocol/errors.js';
+export type { ConfiguredResource, ResourceDefinition } from './resources.js';
 export {
   type AuthorizationServer,
   type CreateAuthorizationServerOptions,

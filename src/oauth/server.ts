@@ -36,6 +36,7 @@ import type { Grant } from './grants/contract.js';
 import { DEVICE_CODE_GRANT } from './grants/device-code.js';
 import { grantRegistry } from './grants/registry.js';
 import type { OAuthPages } from './pages/render.js';
+import type { ConfiguredResource } from './resources.js';
 import { ownAccessTokens } from './tokens/verify.js';
 
 /** Options of {@link createAuthorizationServer}: the server's, and where and how it is served. */
@@ -107,8 +108,25 @@ export interface AuthorizationServer {
   readonly paths: OAuthPaths;
   /** Every endpoint by path, for `createRouter({ ...server.routes })`. */
   readonly routes: Readonly<Record<string, MethodTable>>;
-  /** Verifies this server's access tokens (resource servers in the same process). */
+  /**
+   * Verifies this server's access tokens for its default resource (the first of `resources`):
+   * a token for another resource only is refused (401 `invalid_token`).
+   */
   readonly bearer: Authenticator;
+  /** The resources tokens are issued for (RFC 8707), the default one first. */
+  readonly resources: readonly ConfiguredResource[];
+  /**
+   * Verifies this server's access tokens for one configured resource (RFC 8707): a token
+   * whose `aud` does not include `identifier` is refused (401 `invalid_token`). An identifier
+   * that is not configured is a `TypeError`, at once. One authenticator per identifier, made
+   * once.
+   *
+   * @example
+   * ```ts
+   * const mcpAuth = authenticate([server.bearerFor('https://api.example.com/mcp')]);
+   * ```
+   */
+  bearerFor(identifier: string): Authenticator;
   /**
    * Each user's authorized applications: list them, and revoke one (its tokens stop working,
    * its streams end, the consent is forgotten), for a "your authorized apps" page or API.
@@ -261,17 +279,34 @@ export function createAuthorizationServer(
   // the discovery documents' own paths already follow the issuer's (RFC 8414 §3)
   for (const path of metadataPaths(context.issuer)) routes[path] = { GET: metadata };
   for (const alias of tokenPathAliases) routes[at(alias)] = { POST: token };
+  // this server's own tokens, DPoP-bound ones too (with their proofs, at the issuer's origin)
+  const dpop =
+    context.dpop === undefined
+      ? {}
+      : { dpop: { origin: new URL(context.issuer).origin, verifier: context.dpop } };
+  const bearer = ownAccessTokens(context, dpop);
+  const bearers = new Map<string, Authenticator>([[context.resources[0]!.identifier, bearer]]);
+  const bearerFor = (identifier: string): Authenticator => {
+    const resource = context.resources.find((held) => held.identifier === identifier);
+    if (resource === undefined) {
+      throw invalidOption(
+        `bearerFor(): ${String(identifier)} is not one of the configured resources (${context.resources.map((held) => held.identifier).join(', ')})`,
+      );
+    }
+    let found = bearers.get(resource.identifier);
+    if (found === undefined) {
+      found = ownAccessTokens(context, { ...dpop, resource: resource.identifier });
+      bearers.set(resource.identifier, found);
+    }
+    return found;
+  };
   return Object.freeze({
     context,
     paths,
     routes: Object.freeze(routes),
-    // this server's own tokens, DPoP-bound ones too (with their proofs, at the issuer's origin)
-    bearer: ownAccessTokens(
-      context,
-      context.dpop === undefined
-        ? {}
-        : { dpop: { origin: new URL(context.issuer).origin, verifier: context.dpop } },
-    ),
+    bearer,
+    resources: context.resources,
+    bearerFor,
     consents: userConsents(context),
     metadata: () => authorizationServerMetadata(context, paths, metadataOptions),
   });

@@ -225,6 +225,7 @@ export async function approve(
       authTime: Math.floor(session.createdAt / 1000),
       grantId,
       ...(pending.dpopJkt !== undefined && { dpopJkt: pending.dpopJkt }),
+      ...(pending.resources.length > 0 && { resources: [...pending.resources] }),
     },
     ctx.settings.codeTtl,
   );

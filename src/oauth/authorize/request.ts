@@ -8,6 +8,7 @@ import type { OAuthContext } from '../context.js';
 import type { FormFields } from '../pages/render.js';
 import { OAuthError } from '../protocol/errors.js';
 import { isCodeChallenge } from '../protocol/pkce.js';
+import { configuredResources } from '../resources.js';
 import { readIdTokenHint } from './id-token-hint.js';
 
 /** The authorization request parameters portico reads; others are ignored (RFC 6749 §3.1). */
@@ -30,7 +31,12 @@ const PARAMS = [
   'claims_locales',
   // carried only by a request taken from /par, and sealed with it in the forms
   'request_uri',
+  // RFC 8707: the resources the grant is for; the one parameter that may repeat
+  'resource',
 ] as const;
+
+/** The parameters that may appear more than once. */
+const REPEATABLE: ReadonlySet<string> = new Set(['resource']);
 
 /**
  * The prefix of every `request_uri` this server issues (RFC 9126 §2.2).
@@ -73,6 +79,8 @@ export interface PendingAuthorization {
   dpopJkt?: string;
   /** The user an `id_token_hint` names (OpenID Connect Core §3.1.2.1), when one was sent. */
   hintedSub?: string;
+  /** The configured resources the request named (RFC 8707); empty: none named. */
+  resources: readonly string[];
   /** The request's parameters, as the forms carry them in hidden inputs. */
   fields: FormFields;
 }
@@ -242,7 +250,9 @@ export async function checkAuthorizationRequest(
     );
   }
   for (const name of PARAMS) {
-    if (values(name).length > 1) return invalid(`The parameter ${name} is repeated.`);
+    if (values(name).length > 1 && !REPEATABLE.has(name)) {
+      return invalid(`The parameter ${name} is repeated.`);
+    }
   }
   if (states.length === 1 && state === undefined) {
     return invalid(`state must be at most ${MAX_OPAQUE} characters.`);
@@ -281,6 +291,13 @@ export async function checkAuthorizationRequest(
     if (err instanceof OAuthError) return fail(err);
     throw err;
   }
+  let resources: string[];
+  try {
+    resources = configuredResources(ctx.resources, [...new Set(values('resource'))]);
+  } catch (err) {
+    if (err instanceof OAuthError) return fail(err);
+    throw err;
+  }
   const challenge = one('code_challenge');
   const pkceError = pkceProblem(challenge, one('code_challenge_method'));
   if (pkceError !== undefined) return invalid(pkceError);
@@ -315,6 +332,7 @@ export async function checkAuthorizationRequest(
       maxAge: maxAgeText === undefined ? undefined : Number(maxAgeText) * 1000,
       ...(dpopJkt !== undefined && { dpopJkt }),
       ...(hint !== undefined && { hintedSub: hint.sub }),
+      resources,
       fields: authorizationFields(params),
     },
   };

@@ -9,6 +9,7 @@ import { DEVICE_CODE_GRANT } from '../grants/device-code.js';
 import { NO_STORE, OAuthError } from '../protocol/errors.js';
 import { readOAuthForm } from '../protocol/form.js';
 import { singleParams } from '../protocol/parameters.js';
+import { configuredResources, takeResources } from '../resources.js';
 import { oauthEndpoint } from '../shared/endpoint.js';
 import { hashToken, newOpaqueToken } from '../tokens/issue.js';
 import { formatUserCode, generateUserCode } from '../user-codes/format.js';
@@ -78,12 +79,16 @@ export function createDeviceAuthorizationEndpoint(
 
   // a full store or Redis down is `temporarily_unavailable`, in the RFC 6749 §5.2 format
   const deviceAuthorization = oauthEndpoint(async (req, res) => {
-    const params = singleParams(await readOAuthForm(req));
+    const form = await readOAuthForm(req);
+    // `resource` alone may repeat (RFC 8707 §2): the resources the grant is for
+    const named = takeResources(form);
+    const params = singleParams(form);
     const client = await ctx.authenticateClient(req, params);
     if (!client.grantTypes.includes(DEVICE_CODE_GRANT)) {
       throw new OAuthError('unauthorized_client', 'This client may not use the device grant.');
     }
     const scope = resolveScopes(client, params.get('scope'));
+    const resources = configuredResources(ctx.resources, named);
     let userCode = generateUserCode();
     for (let tries = 1; (await deviceCodes(ctx.store).findByKey(userCode)) !== undefined; tries++) {
       if (tries === 5) throw new OAuthError('temporarily_unavailable', 'Try again.');
@@ -98,6 +103,7 @@ export function createDeviceAuthorizationEndpoint(
       interval: devicePollInterval,
       grantId: randomUUID(),
       expiresAt: Date.now() + deviceCodeTtl,
+      ...(resources.length > 0 && { resources }),
     };
     // kept for as long again once expired: a late poll is `expired_token`, not an unknown code
     await deviceCodes(ctx.store).save(hashToken(deviceCode), record, 2 * deviceCodeTtl);

@@ -82,7 +82,11 @@ function mayIntrospect(client: OAuthClient, clientId: unknown): boolean {
  * @see {@link https://www.rfc-editor.org/rfc/rfc7662 | RFC 7662}
  */
 export function createIntrospectionEndpoint(ctx: OAuthContext): Middleware {
-  const verifier = createOwnTokenVerifier(ctx);
+  // a token for any configured resource (RFC 8707) is one of ours
+  const verifier = createOwnTokenVerifier(
+    ctx,
+    ctx.resources.map((resource) => resource.identifier),
+  );
 
   async function accessToken(
     client: OAuthClient,

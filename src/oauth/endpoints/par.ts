@@ -36,6 +36,7 @@ async function checkedPush(
   ctx: OAuthContext,
   client: OAuthClient,
   params: Map<string, string>,
+  resources: readonly string[],
   dpopJkt: string | undefined,
 ): Promise<[string, string][]> {
   if (params.has('request_uri')) {
@@ -55,6 +56,7 @@ async function checkedPush(
   // what is kept is authorizationFields' projection: the client's credentials never are
   const request = new URLSearchParams([...params]);
   request.set('client_id', client.clientId);
+  for (const resource of resources) request.append('resource', resource);
   if (dpopJkt !== undefined) request.set('dpop_jkt', dpopJkt);
   const checked = await checkAuthorizationRequest(ctx, request, 'par');
   if (checked.kind === 'page') throw new OAuthError('invalid_request', checked.message);
@@ -84,14 +86,24 @@ async function checkedPush(
 export function createPushedAuthorizationEndpoint(ctx: OAuthContext): Middleware {
   const endpointProof = createEndpointProofs(ctx);
   return oauthEndpoint(async (req, res) => {
-    const params = singleParams(await readOAuthForm(req));
+    const form = await readOAuthForm(req);
+    // `resource` alone may repeat (RFC 8707 §2), checked with the request below
+    const resources = form.getAll('resource');
+    form.delete('resource');
+    const params = singleParams(form);
     // the assertion's and the proof's ids are recorded once the push holds: a refused push
     // writes nothing to a replay store (still atomically: of two racing uses, one wins)
     const pending = new PendingIds();
     const client = await ctx.authenticateClient(req, params, pending);
     const proof = await endpointProof.check(req);
     if (proof !== undefined) pending.add(proof.remember);
-    const pushed = await checkedPush(ctx, client, params, boundKey(proof, params.get('dpop_jkt')));
+    const pushed = await checkedPush(
+      ctx,
+      client,
+      params,
+      resources,
+      boundKey(proof, params.get('dpop_jkt')),
+    );
     await pending.commit();
     const requestUri = `${REQUEST_URI_PREFIX}${randomBytes(32).toString('base64url')}`;
     const ttl = ctx.settings.pushedRequestTtl;

@@ -16,6 +16,7 @@ import { grantRegistry } from '../grants/registry.js';
 import { asOAuthError, NO_STORE, OAuthError, sendOAuthError } from '../protocol/errors.js';
 import { readOAuthForm } from '../protocol/form.js';
 import { singleParams } from '../protocol/parameters.js';
+import { takeResources } from '../resources.js';
 import { createEndpointProofs } from '../shared/endpoint-proof.js';
 import { PendingIds } from '../store/one-time-ids.js';
 
@@ -168,7 +169,11 @@ export function createTokenEndpoint(
           headers: { Allow: 'POST' },
         });
       }
-      const params = singleParams(await readOAuthForm(req));
+      const form = await readOAuthForm(req);
+      // `resource` alone may repeat (RFC 8707 §2): the grants get them separated by spaces
+      const resources = takeResources(form);
+      const params = singleParams(form);
+      if (resources.length > 0) params.set('resource', resources.join(' '));
       grantType = params.get('grant_type');
       // the jti of its assertion and proof: recorded once the grant holds, nothing before
       const pending = new PendingIds();

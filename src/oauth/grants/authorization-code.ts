@@ -1,6 +1,7 @@
 import type { OAuthContext } from '../context.js';
 import { OAuthError } from '../protocol/errors.js';
 import { isCodeVerifier, verifyCodeVerifier } from '../protocol/pkce.js';
+import { resourcesOf, tokenAudience } from '../resources.js';
 import { type AuthorizationCodeRecord, codes } from '../store/records.js';
 import { hashToken } from '../tokens/issue.js';
 import { revocationTtlMs, revokeGrant } from '../tokens/revoke-grant.js';
@@ -98,6 +99,8 @@ const exchangeCode: GrantHandler = async (ctx, client, params, binding) => {
   checkRedirectUri(record, params.get('redirect_uri'));
   checkVerifier(record, verifier);
   checkDpopKey(record, binding);
+  // RFC 8707 §2.2: one of the resources granted (or any configured, when none was named)
+  const audience = tokenAudience(ctx.resources, record.resources, resourcesOf(params));
   await assertCanIssue(ctx, binding);
   const consumed = await codes(ctx.store).consume(hash);
   if (consumed === undefined) throw invalidCode();
@@ -114,9 +117,11 @@ const exchangeCode: GrantHandler = async (ctx, client, params, binding) => {
       grantId: record.grantId,
       authTime: record.authTime,
       nonce: record.nonce,
+      audience,
       family: {
         scope: record.scope,
         expiresAt: Date.now() + ctx.settings.refreshTokenTtl,
+        ...(record.resources !== undefined && { resources: record.resources }),
       },
     },
     binding,
@@ -136,6 +141,10 @@ const exchangeCode: GrantHandler = async (ctx, client, params, binding) => {
  * redeemed the code, and letting it revoke would hand whoever finds a spent code a way to
  * sign the user out.
  *
+ * `resource` (RFC 8707, repeatable) names the resources the token is for: among those the
+ * authorization request named, when it named any (`invalid_target` otherwise); none named,
+ * the token is for every resource of the grant (or the default resource).
+ *
  * @example
  * ```ts
  * // a custom token endpoint: the grants take the context, the authenticated client and the
@@ -150,6 +159,6 @@ const exchangeCode: GrantHandler = async (ctx, client, params, binding) => {
  */
 export const authorizationCodeGrant: Grant = defineGrant({
   type: 'authorization_code',
-  parameters: ['code', 'code_verifier', 'redirect_uri'],
+  parameters: ['code', 'code_verifier', 'redirect_uri', 'resource'],
   handle: exchangeCode,
 });

@@ -1,6 +1,7 @@
 import { isConfidential } from '../clients/client.js';
 import { resolveScopes } from '../clients/scope.js';
 import { OAuthError } from '../protocol/errors.js';
+import { audienceClaim, resourcesOf, scopeForAudience, tokenAudience } from '../resources.js';
 import { assertCanIssue, defineGrant, type Grant, type GrantHandler } from './contract.js';
 
 /** What client_credentials does: see {@link clientCredentialsGrant}. */
@@ -11,13 +12,19 @@ const issueToClient: GrantHandler = async (ctx, client, params, binding) => {
       'client_credentials is for confidential clients only.',
     );
   }
-  const scope = resolveScopes(client, params.get('scope'));
+  const audience = tokenAudience(ctx.resources, undefined, resourcesOf(params));
+  const scope = scopeForAudience(
+    ctx.resources,
+    audience,
+    resolveScopes(client, params.get('scope')),
+  );
   await assertCanIssue(ctx, binding);
   const { jkt } = binding;
   const access = await ctx.tokens.accessToken({
     sub: client.clientId,
     clientId: client.clientId,
     scope,
+    audience: audienceClaim(audience),
     ...(jkt !== undefined && { jkt }),
   });
   return {
@@ -32,7 +39,9 @@ const issueToClient: GrantHandler = async (ctx, client, params, binding) => {
  * The `client_credentials` grant (RFC 6749 §4.4), for confidential clients only: the access
  * token's `sub` is the client id. The requested scope must lie within the client's allowed
  * scopes (least privilege); without one, the client's `defaultScopes` are granted, else all
- * its scopes. No refresh token (RFC 6749 §4.4.3) and no ID token: there is no user.
+ * its scopes. `resource` (RFC 8707, repeatable) names the configured resources the token is
+ * for (`aud`; the default resource without one), and its scope is cut to what they understand.
+ * No refresh token (RFC 6749 §4.4.3) and no ID token: there is no user.
  *
  * @example
  * ```ts
@@ -44,6 +53,6 @@ const issueToClient: GrantHandler = async (ctx, client, params, binding) => {
  */
 export const clientCredentialsGrant: Grant = defineGrant({
   type: 'client_credentials',
-  parameters: ['scope'],
+  parameters: ['scope', 'resource'],
   handle: issueToClient,
 });

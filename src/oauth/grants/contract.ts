@@ -2,6 +2,7 @@ import { assertKnownOptions, invalidOption } from '../../internal/options.js';
 import { isConfidential, isGrantTypeSyntax, type OAuthClient } from '../clients/client.js';
 import type { OAuthContext } from '../context.js';
 import { OAuthError } from '../protocol/errors.js';
+import { audienceClaim, scopeForAudience } from '../resources.js';
 import { refreshTokens } from '../store/records.js';
 import { hashToken, newOpaqueToken, type UserClaims } from '../tokens/issue.js';
 
@@ -65,8 +66,17 @@ export interface UserGrant {
   authTime?: number;
   /** The `nonce` of the authentication request, for the ID token of a code exchange. */
   nonce?: string;
-  /** The refresh-token family: its scope (the original grant's) and absolute end, epoch ms. */
-  family: { scope: readonly string[]; expiresAt: number };
+  /**
+   * The token's audience (RFC 8707): configured resource identifiers; the access token's
+   * scope is cut to what they understand.
+   * @defaultValue the default resource
+   */
+  audience?: readonly string[];
+  /**
+   * The refresh-token family: its scope (the original grant's), absolute end, epoch ms, and
+   * the resources the grant is for (none: any configured resource, one per token).
+   */
+  family: { scope: readonly string[]; expiresAt: number; resources?: readonly string[] };
   /** The refresh token presented stays in use: no new one is issued (no rotation). */
   keepRefreshToken?: boolean;
 }
@@ -124,10 +134,14 @@ export async function issueUserTokens(
 ): Promise<TokenResponse> {
   const { user, scope, grantId } = grant;
   const { jkt } = binding;
+  const audience = grant.audience ?? [ctx.resources[0]!.identifier];
+  // the access token carries the scopes its resources understand; the ID token, the grant's
+  const accessScope = scopeForAudience(ctx.resources, audience, scope);
   const access = await ctx.tokens.accessToken({
     sub: user.sub,
     clientId: client.clientId,
-    scope,
+    scope: accessScope,
+    audience: audienceClaim(audience),
     grantId,
     user: { name: user.name, role: user.role },
     ...(jkt !== undefined && { jkt }),
@@ -136,7 +150,7 @@ export async function issueUserTokens(
     access_token: access.token,
     token_type: jkt === undefined ? 'Bearer' : 'DPoP',
     expires_in: access.expiresIn,
-    scope: scope.join(' '),
+    scope: accessScope.join(' '),
   };
   const ttl = grant.family.expiresAt - Date.now();
   if (client.grantTypes.includes('refresh_token') && ttl > 0 && grant.keepRefreshToken !== true) {
@@ -150,6 +164,8 @@ export async function issueUserTokens(
         grantId,
         ...(grant.authTime === undefined ? {} : { authTime: grant.authTime }),
         familyExpiresAt: grant.family.expiresAt,
+        ...(grant.family.resources !== undefined &&
+          grant.family.resources.length > 0 && { resources: [...grant.family.resources] }),
         // a public client's refresh token is bound to its DPoP key (RFC 9449 §5)
         ...(jkt !== undefined && !isConfidential(client) && { jkt }),
       },

@@ -1,4 +1,5 @@
 import { OAuthError } from '../protocol/errors.js';
+import { resourcesOf, tokenAudience } from '../resources.js';
 import { deviceCodes, isDeviceCodeExpired } from '../store/records.js';
 import { hashToken } from '../tokens/issue.js';
 import {
@@ -68,6 +69,7 @@ const pollDeviceCode: GrantHandler = async (ctx, client, params, binding) => {
     throw new OAuthError('invalid_grant', 'The grant was revoked.');
   }
   const user = await grantUser(ctx, record.sub);
+  const audience = tokenAudience(ctx.resources, record.resources, resourcesOf(params));
   await assertCanIssue(ctx, binding);
   if (!(await deviceCodes(ctx.store).destroy(hash))) {
     throw new OAuthError('invalid_grant', 'The device code was already used.');
@@ -80,9 +82,11 @@ const pollDeviceCode: GrantHandler = async (ctx, client, params, binding) => {
       scope: record.scope,
       grantId: record.grantId,
       authTime: record.authTime,
+      audience,
       family: {
         scope: record.scope,
         expiresAt: Date.now() + ctx.settings.refreshTokenTtl,
+        ...(record.resources !== undefined && { resources: record.resources }),
       },
     },
     binding,
@@ -111,6 +115,6 @@ const pollDeviceCode: GrantHandler = async (ctx, client, params, binding) => {
  */
 export const deviceCodeGrant: Grant = defineGrant({
   type: DEVICE_CODE_GRANT,
-  parameters: ['device_code'],
+  parameters: ['device_code', 'resource'],
   handle: pollDeviceCode,
 });

@@ -1,5 +1,6 @@
 import { narrowScopes } from '../clients/scope.js';
 import { OAuthError } from '../protocol/errors.js';
+import { resourcesOf, tokenAudience } from '../resources.js';
 import { type RefreshTokenRecord, refreshTokens } from '../store/records.js';
 import { hashToken } from '../tokens/issue.js';
 import { revocationTtlMs, revokeGrant } from '../tokens/revoke-grant.js';
@@ -44,6 +45,8 @@ const refresh: GrantHandler = async (ctx, client, params, binding) => {
     throw invalid();
   }
   const scope = narrowScopes(record.scope, params.get('scope'));
+  // RFC 8707: the grant's resources, or one of them; never another
+  const audience = tokenAudience(ctx.resources, record.resources, resourcesOf(params));
   const user = await grantUser(ctx, record.sub);
   await assertCanIssue(ctx, binding);
   const grant = {
@@ -51,6 +54,7 @@ const refresh: GrantHandler = async (ctx, client, params, binding) => {
     scope,
     grantId: record.grantId,
     authTime: record.authTime,
+    audience,
     family: familyOf(record),
   };
   // FAPI 2.0: no refresh-token rotation; the client's key authentication guards the token
@@ -70,7 +74,11 @@ function withinGrace(usedAt: number, graceMs: number): boolean {
 }
 
 function familyOf(record: RefreshTokenRecord) {
-  return { scope: record.scope, expiresAt: record.familyExpiresAt };
+  return {
+    scope: record.scope,
+    expiresAt: record.familyExpiresAt,
+    ...(record.resources !== undefined && { resources: record.resources }),
+  };
 }
 
 /**
@@ -82,7 +90,9 @@ function familyOf(record: RefreshTokenRecord) {
  * after that window reuse revokes as always. A client held to FAPI 2.0 (`fapi2`) keeps its
  * refresh token instead: no successor is issued (the Security Profile asks the authorization server for no
  * rotation; the client's key authentication, and its DPoP key, guard the token). `scope` may narrow the access token's scope,
- * never widen it; the new refresh token keeps the original scope (RFC 6749 §6).
+ * never widen it; the new refresh token keeps the original scope (RFC 6749 §6). Likewise
+ * `resource` (RFC 8707) may narrow the new access token to one of the grant's resources,
+ * never name another (`invalid_target`); the new refresh token keeps the grant's resources.
  *
  * Every check that can fail runs before the token is consumed, so a refused request (a
  * widened scope, a typo'd client) does not cost the client its token. A token presented by
@@ -104,6 +114,6 @@ function familyOf(record: RefreshTokenRecord) {
  */
 export const refreshTokenGrant: Grant = defineGrant({
   type: 'refresh_token',
-  parameters: ['refresh_token', 'scope'],
+  parameters: ['refresh_token', 'scope', 'resource'],
   handle: refresh,
 });

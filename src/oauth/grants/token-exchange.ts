@@ -11,6 +11,7 @@ import { isConfidential, type OAuthClient } from '../clients/client.js';
 import { narrowScopes } from '../clients/scope.js';
 import type { OAuthContext } from '../context.js';
 import { OAuthError } from '../protocol/errors.js';
+import { resourcesOf, scopeForAudience } from '../resources.js';
 import type { ActorClaim } from '../tokens/issue.js';
 import {
   createOwnTokenVerifier,
@@ -68,8 +69,8 @@ export interface TokenExchangeOptions {
    * The targets a new token may be for: each a `resource` (an absolute URI, RFC 8707) or an
    * `audience` (a name) a request may ask for, and the new token's `aud`. A request naming
    * none gets the first. Subject tokens of this server are taken whichever of these, or the
-   * server's own `audience`, they were issued for.
-   * @defaultValue `[audience]`: the server's access-token audience only
+   * server's default resource, they were issued for.
+   * @defaultValue the identifiers of the server's `resources`, the default one first
    */
   targets?: readonly string[];
   /**
@@ -118,7 +119,12 @@ function listOption(name: string, value: readonly string[] | undefined): string[
 
 /** A target asked for: `resource` (an absolute URI without fragment) or `audience`, one. */
 function requestedTarget(params: ReadonlyMap<string, string>): string | undefined {
-  const resource = params.get('resource');
+  // the token endpoint hands the `resource` values separated by spaces (RFC 8707 lets them repeat)
+  const resources = resourcesOf(params);
+  if (resources.length > 1) {
+    throw new OAuthError('invalid_target', 'Name one resource: a new token is for one target.');
+  }
+  const resource = resources[0];
   const audience = params.get('audience');
   if (resource !== undefined && (!URL.canParse(resource) || resource.includes('#'))) {
     throw new OAuthError('invalid_target', 'resource must be an absolute URI without fragment.');
@@ -250,7 +256,8 @@ export function tokenExchangeGrant(options: TokenExchangeOptions = {}): Grant {
   const idTokens = booleanOption(OWNER, 'idTokens', options.idTokens, false);
   const allow = functionOption(OWNER, 'allow', options.allow);
   const verifiers = new WeakMap<OAuthContext, JwtVerifier>();
-  const targetsOf = (ctx: OAuthContext) => targets ?? [ctx.tokens.audience];
+  const targetsOf = (ctx: OAuthContext) =>
+    targets ?? ctx.resources.map((resource) => resource.identifier);
 
   /** A token of this server, verified as its type says, or `invalid_grant`. */
   async function verified(
@@ -265,7 +272,11 @@ export function tokenExchangeGrant(options: TokenExchangeOptions = {}): Grant {
       let verifier = verifiers.get(ctx);
       if (verifier === undefined) {
         verifier = createOwnTokenVerifier(ctx, [
-          ...new Set([ctx.tokens.audience, ...targetsOf(ctx)]),
+          ...new Set([
+            ctx.tokens.audience,
+            ...ctx.resources.map((resource) => resource.identifier),
+            ...targetsOf(ctx),
+          ]),
         ]);
         verifiers.set(ctx, verifier);
       }
@@ -334,7 +345,18 @@ export function tokenExchangeGrant(options: TokenExchangeOptions = {}): Grant {
         subjectType === ID_TOKEN
           ? [...client.scopes]
           : scopesOf(subject).filter((s) => client.scopes.includes(s));
-      const scope = narrowedScope(allowedScope, params.get('scope'));
+      // a token for a configured resource carries only the scopes it understands (RFC 8707)
+      const scope = scopeForAudience(
+        ctx.resources,
+        [target],
+        narrowedScope(allowedScope, params.get('scope')),
+      );
+      if (scope.length === 0) {
+        throw new OAuthError(
+          'invalid_scope',
+          'No scope asked for is one this resource understands.',
+        );
+      }
       const exchange = { client, subject, subjectTokenType: subjectType, actor, target, scope };
       if (allow !== undefined && (await allow(exchange)) !== true) {
         throw new OAuthError('unauthorized_client', 'This exchange is not allowed.');

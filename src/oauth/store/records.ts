@@ -36,6 +36,11 @@ export interface AuthorizationCodeRecord {
    * exchanged only with a proof of that key.
    */
   dpopJkt?: string;
+  /**
+   * The resources (RFC 8707) the authorization request named: the grant is for them alone.
+   * Absent: for any configured resource, the default one unless a token request names another.
+   */
+  resources?: readonly string[];
 }
 
 /**
@@ -62,6 +67,8 @@ export interface RefreshTokenRecord {
    * token is used only with a proof of that key (RFC 9449 §5).
    */
   jkt?: string;
+  /** The resources (RFC 8707) of the grant, which a refresh never widens; absent: any configured. */
+  resources?: readonly string[];
 }
 
 /** A device authorization (RFC 8628), from `/device` until the device gets its tokens. */
@@ -85,6 +92,8 @@ export interface DeviceCodeRecord {
    * is never approved nor exchanged. Without it, the record ends with its entry in the store.
    */
   expiresAt?: number;
+  /** The resources (RFC 8707) the device authorization request named; absent: any configured. */
+  resources?: readonly string[];
 }
 
 /**
@@ -272,6 +281,7 @@ export const codes = recordKind<AuthorizationCodeRecord>('code', {
   authTime: 'number',
   grantId: 'string',
   dpopJkt: 'string?',
+  resources: 'strings?',
 });
 
 /** Refresh tokens, under the hash of the token: consumed (rotated) on every use. @internal */
@@ -283,6 +293,7 @@ export const refreshTokens = recordKind<RefreshTokenRecord>('rt', {
   authTime: 'number?',
   familyExpiresAt: 'number',
   jkt: 'string?',
+  resources: 'strings?',
 });
 
 /** Device authorizations, under the hash of the device code, found by user code. @internal */
@@ -299,6 +310,7 @@ export const deviceCodes = recordKind<DeviceCodeRecord>(
     lastPollAt: 'number?',
     grantId: 'string',
     expiresAt: 'number?',
+    resources: 'strings?',
   },
   (record) => ({ lookup: record.userCode }),
 );

@@ -14,7 +14,7 @@ import type {
 } from '../../core/jwt-types.js';
 import type { Principal } from '../../core/principal.js';
 import { peekConfirmation } from '../../internal/jwt-peek.js';
-import { assertKnownOptions, functionOption } from '../../internal/options.js';
+import { assertKnownOptions, functionOption, invalidOption } from '../../internal/options.js';
 import type { TokenContext } from './context.js';
 
 /**
@@ -27,6 +27,13 @@ const ACCESS_TOKEN_CLAIMS = ['iss', 'exp', 'aud', 'sub', 'client_id', 'iat', 'jt
 export interface OwnAccessTokenOptions
   extends Pick<JwtBearerOptions, 'realm' | 'clockTolerance' | 'cache' | 'maxTokenLength' | 'dpop'> {
   /**
+   * The resource whose tokens it takes (RFC 8707): a token whose `aud` does not include this
+   * identifier is refused (401 `invalid_token`). `server.bearerFor(identifier)` checks that it
+   * is a configured resource.
+   * @defaultValue the server's default resource (`ctx.tokens.audience`)
+   */
+  resource?: string;
+  /**
    * Maps the verified claims to the principal, once the token is known to be good and its
    * grant not revoked; returning `undefined` refuses the token (401).
    * @defaultValue `{ sub, name, role, scopes, method: 'bearer', clientId, claims }`
@@ -35,6 +42,7 @@ export interface OwnAccessTokenOptions
 }
 
 const OPTIONS = [
+  'resource',
   'realm',
   'clockTolerance',
   'cache',
@@ -221,7 +229,10 @@ export function ownAccessTokens(
   options: OwnAccessTokenOptions = {},
 ): Authenticator {
   assertKnownOptions('ownAccessTokens()', options, OPTIONS);
-  const { toPrincipal: given, ...rest } = withOneDpopVerifier(options);
+  const { toPrincipal: given, resource, ...rest } = withOneDpopVerifier(options);
+  if (resource !== undefined && (typeof resource !== 'string' || resource === '')) {
+    throw invalidOption('ownAccessTokens(): `resource` must be a resource identifier');
+  }
   const toPrincipal = functionOption('ownAccessTokens()', 'toPrincipal', given);
   const principalOf = async (
     payload: JWTPayload,
@@ -231,7 +242,7 @@ export function ownAccessTokens(
     return toPrincipal === undefined ? principalFromClaims(payload) : toPrincipal(payload, header);
   };
   const current = followKeys(ctx, (jwks) =>
-    jwtBearer({ ...rest, ...baseOptions(ctx, jwks), toPrincipal: principalOf }),
+    jwtBearer({ ...rest, ...baseOptions(ctx, jwks, resource), toPrincipal: principalOf }),
   );
   const first = current(); // validates the options now, not at the first request
   return {
