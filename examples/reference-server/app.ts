@@ -235,7 +235,7 @@ export async function createApp(
   // POST/GET/DELETE /mcp: MCP over Streamable HTTP, for the authorization server's tokens only
   const mcp = createMcp({
     baseUrl,
-    authenticator: oauth.bearer,
+    authenticator: oauth.mcpBearer,
     guard,
     origins: ownAndCorsOrigins,
     revocations,

@@ -144,6 +144,8 @@ export interface Tokens {
 export interface FlowOptions {
   user?: string;
   origin?: string;
+  /** The resource indicator of the authorization request (RFC 8707), when one is named. */
+  resource?: string;
 }
 
 /** A code of `client` for `scope` (PKCE S256), with its verifier; alice unless told. */
@@ -159,6 +161,7 @@ export async function codeFor(
     state: 'st',
     code_challenge: challenge,
     code_challenge_method: 'S256',
+    ...(options.resource !== undefined && { resource: options.resource }),
   });
   const browser = new Browser(options.origin ?? baseUrl);
   const back = await throughAuthorize(browser, url, client, options.user);

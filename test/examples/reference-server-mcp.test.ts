@@ -43,11 +43,7 @@ afterAll(async () => {
   await server?.stop();
 });
 
-/**
- * The resource a token is asked for. Today's authorization server ignores it (the audience is
- * BASE_URL, which the endpoint accepts until the integrator swaps in `bearerFor`); with
- * resource indicators it makes a token whose audience is `{BASE_URL}/mcp`.
- */
+/** The resource every token here is asked for (RFC 8707): `/mcp` takes no other audience. */
 const resource = () => `${server.url}/mcp`;
 
 /** A demo-service token (client credentials) for `scope`. */
@@ -151,7 +147,9 @@ describe('/mcp with the SDK client', () => {
   it('post_message creates a message as POST /api/messages does: on /events, in list_messages', async () => {
     const events = await openEvents(server.url, { 'X-API-Key': DEMO_KEY });
     expect(events.status).toBe(200);
-    const tokens = await userTokens(server.url, WEB, 'read:messages write:messages');
+    const tokens = await userTokens(server.url, WEB, 'read:messages write:messages', {
+      resource: resource(),
+    });
     const { client } = await connected(tokens.access_token);
     const text = `posted over MCP ${Date.now()}`;
     const result = await client.callTool({
@@ -310,7 +308,7 @@ describe('/mcp refusals', () => {
 
   it('a session presented by another principal is unknown (404), as an unknown one is', async () => {
     const { client, sessionId } = await connected(await serviceToken('read:messages'));
-    const alice = await userTokens(server.url, WEB, 'read:messages');
+    const alice = await userTokens(server.url, WEB, 'read:messages', { resource: resource() });
     const foreign = await post(call(4, 'whoami'), {
       Authorization: `Bearer ${alice.access_token}`,
       'Mcp-Session-Id': sessionId,
@@ -401,7 +399,9 @@ describe('/mcp with a DPoP-bound token', () => {
 
 describe('/mcp and the end of its credential', () => {
   it('revoking the grant closes the open GET stream, and the next request is 401', async () => {
-    const tokens = await userTokens(server.url, WEB, 'read:messages offline_access');
+    const tokens = await userTokens(server.url, WEB, 'read:messages offline_access', {
+      resource: resource(),
+    });
     const sessionId = await openedByHand(tokens.access_token);
     const stream = await connectStream({ port: Number(mcpUrl.port) }, '/mcp', {
       Accept: 'text/event-stream',
@@ -434,6 +434,7 @@ describe('/mcp at shutdown', () => {
       const res = await asClient(own.url, SERVICE, {
         grant_type: 'client_credentials',
         scope: 'read:messages',
+        resource: `${own.url}/mcp`,
       });
       const token = ((await res.json()) as Tokens).access_token;
       const opened = await fetch(`${own.url}/mcp`, {
