@@ -131,7 +131,7 @@ function addParams(challenge: ParsedChallenge, params: Record<string, string | u
 /**
  * The challenges of `values` (one `WWW-Authenticate` field value each), with the resource's
  * parameters added to each `Bearer` and `DPoP` one and `Bearer` first: `status` 401 adds
- * `scope` too, and `params.bearer` when no `Bearer` challenge is there.
+ * `scope` too, and `params.bearer` first when no `Bearer` nor `DPoP` challenge is there.
  */
 export function resourceChallenges(
   values: readonly string[],
@@ -145,6 +145,7 @@ export function resourceChallenges(
   };
   const bearer: string[] = [];
   const rest: string[] = [];
+  let tokenScheme = false;
   for (const value of values) {
     const parsed = parseChallenges(value);
     if (parsed === undefined) {
@@ -152,10 +153,13 @@ export function resourceChallenges(
       continue;
     }
     for (const challenge of parsed) {
+      if (TOKEN_SCHEMES.has(challenge.scheme)) tokenScheme = true;
       (challenge.scheme === 'bearer' ? bearer : rest).push(addParams(challenge, add));
     }
   }
-  if (unauthorized && bearer.length === 0 && params.bearer !== undefined) {
+  // a refused DPoP proof or token is answered in its own scheme (RFC 9449 §7.1); any other
+  // 401 (no credential, a refused API key) offers Bearer first
+  if (unauthorized && !tokenScheme && params.bearer !== undefined) {
     const parsed = parseChallenges(params.bearer)?.[0];
     if (parsed !== undefined) bearer.push(addParams(parsed, add));
   }
