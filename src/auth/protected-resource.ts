@@ -222,6 +222,10 @@ export function protectedResource(options: ProtectedResourceOptions): ProtectedR
   const url = urlOption('resource', options.resource, false);
   const identifier = options.resource;
   const path = url.pathname === '/' ? '' : url.pathname;
+  // the router's patterns start a segment with `:`; such an identifier would name a pattern
+  if (path.split('/').some((segment) => segment.startsWith(':'))) {
+    throw invalidOption(`${OWNER}: \`resource\` must have no path segment starting with ':'`);
+  }
   const metadataPath = `${WELL_KNOWN}${path}`;
   const metadataUrl = `${url.origin}${metadataPath}`;
   const servers = options.authorizationServers;
@@ -332,7 +336,11 @@ export function protectedResource(options: ProtectedResourceOptions): ProtectedR
     metadataPath,
     metadata,
     routes: Object.freeze({
-      [metadataPath]: Object.freeze({ GET: serve, HEAD: serve, OPTIONS: preflight }),
+      // in the router's normal form: percent-encoded unreserved characters decoded
+      [metadataPath.replace(/%[0-9A-Fa-f]{2}/g, (escape) => {
+        const char = String.fromCharCode(Number.parseInt(escape.slice(1), 16));
+        return /[A-Za-z0-9\-._~]/.test(char) ? char : escape;
+      })]: Object.freeze({ GET: serve, HEAD: serve, OPTIONS: preflight }),
     }),
   });
   made.add(resource);

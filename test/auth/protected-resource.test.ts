@@ -124,6 +124,7 @@ describe('protectedResource()', () => {
     [{ resource: 'https://a.example', maxAge: 60 }, /looks like seconds/],
     [{ resource: 'https://a.example', resourceName: '' }, /resourceName/],
     [{ resource: 'https://a.example', jwksUri: 'keys' }, /jwksUri/],
+    [{ resource: 'https://a.example/:id' }, /starting with ':'/],
   ])('refuses bad options once: %j', (options, message) => {
     expect(() => protectedResource(options as never)).toThrow(message);
   });
@@ -145,6 +146,17 @@ describe('protectedResource()', () => {
     expect(head.headers['cache-control']).toBe('public, max-age=600');
     const other = await request(server, '/.well-known/oauth-protected-resource');
     expect(other.status).toBe(404);
+  });
+
+  it('serves an identifier with escapes where the router finds its path', async () => {
+    const resource = protectedResource({ resource: 'https://h.example/%7Eann/caf%C3%A9' });
+    expect(resource.metadataUrl).toBe(
+      'https://h.example/.well-known/oauth-protected-resource/%7Eann/caf%C3%A9',
+    );
+    const server = await serve([createRouter(resource.routes)]);
+    const reply = await request(server, '/.well-known/oauth-protected-resource/%7Eann/caf%C3%A9');
+    expect(reply.status).toBe(200);
+    expect(JSON.parse(reply.body).resource).toBe('https://h.example/%7Eann/caf%C3%A9');
   });
 
   it('stays readable by any origin behind a credentialed cors(), preflight included', async () => {
