@@ -337,9 +337,9 @@ export function protectedResource(options: ProtectedResourceOptions): ProtectedR
     metadata,
     routes: Object.freeze({
       // in the router's normal form: percent-encoded unreserved characters decoded
-      [metadataPath.replace(/%[0-9A-Fa-f]{2}/g, (escape) => {
-        const char = String.fromCharCode(Number.parseInt(escape.slice(1), 16));
-        return /[A-Za-z0-9\-._~]/.test(char) ? char : escape;
+      [metadataPath.replace(/%[0-9A-Fa-f]{2}/g, (encoded) => {
+        const char = String.fromCharCode(Number.parseInt(encoded.slice(1), 16));
+        return /[A-Za-z0-9\-._~]/.test(char) ? char : encoded;
       })]: Object.freeze({ GET: serve, HEAD: serve, OPTIONS: preflight }),
     }),
   });
