@@ -23,6 +23,7 @@ import {
 import type { Logger } from 'portico/diagnostics';
 import { compression, healthChecks, maintenanceMode, shedLoad } from 'portico/http';
 import type { ServeContext, ServiceApp } from 'portico/node';
+import { createUserInfoEndpoint } from 'portico/oauth';
 import { MemoryRateLimitStore } from 'portico/rate-limit';
 import { accountRoutes, apiSignOut } from './account.js';
 import { createAuth } from './auth.js';
@@ -36,6 +37,7 @@ import { accessLog, createLogger } from './logging.js';
 import { createMcp } from './mcp.js';
 import { createMessages, READ, READ_MESSAGES } from './messages.js';
 import { createOAuth } from './oauth.js';
+import { apiScopes, createResources } from './resources.js';
 import { createSharedState } from './shared-state.js';
 import { avatarRoutes, createUsers } from './users.js';
 import { createWebhooks } from './webhooks.js';
@@ -56,6 +58,8 @@ export interface ReferenceApp extends ServiceApp {
   close(): Promise<void>;
   /** The demo API key, when this process generated it: printed once at start. */
   generatedDemoKey: string | undefined;
+  /** The protected resources (RFC 9728): `BASE_URL` and `/mcp`. */
+  resources: ReturnType<typeof createResources>;
 }
 
 /** Where the service is reached, and how it counts the work a graceful shutdown waits for. */
@@ -179,6 +183,11 @@ export async function createApp(
   });
   // bearer tokens first: the authorization server's own, verified with its keys
   const authenticators = [oauth.bearer, ...auth.authenticators];
+  // RFC 9728: BASE_URL and /mcp describe themselves; their challenges point there
+  const resources = createResources(baseUrl, {
+    issuer: baseUrl,
+    dpopAlgorithms: oauth.context.dpop?.algorithms,
+  });
   const events = await createEvents({
     heartbeat: config.sseHeartbeatMs,
     revocations,
@@ -230,6 +239,8 @@ export async function createApp(
       const fromScript = site !== undefined && mode !== 'navigate';
       return fromScript ? all.filter((c) => !c.startsWith('Basic ')) : all;
     },
+    resource: resources.api,
+    scopes: apiScopes,
   });
 
   // POST/GET/DELETE /mcp: MCP over Streamable HTTP, for the authorization server's tokens only
@@ -295,6 +306,7 @@ export async function createApp(
     ...accountRoutes(users, auth, guard),
     ...grantRoutes(oauth),
     ...oauth.routes,
+    '/userinfo': createUserInfoEndpoint(oauth.context, { resource: resources.api }),
     ...consoleRoutes(),
     ...avatarRoutes(),
     ...mcp.routes,
@@ -310,6 +322,8 @@ export async function createApp(
   // required, a method a known path does not serve is a 405 with Allow, and OPTIONS a 204
   const router = createRouter(routes);
   chain.push(
+    // the resources' metadata, readable by any origin: before the credentialed CORS
+    createRouter(resources.routes),
     cors({ origins: config.corsOrigins, credentials: true }),
     mount(
       '/api',
@@ -339,6 +353,7 @@ export async function createApp(
     // cross-site WebSocket hijacking: only the CORS origins (and this server's own pages)
     origins: ownAndCorsOrigins,
     authenticators,
+    resource: resources.api,
     // a refused credential counts with every other surface's; once spent, 429 and no 101
     guard,
     revocations,
@@ -367,5 +382,6 @@ export async function createApp(
       await shared.close();
     },
     generatedDemoKey: auth.generatedDemoKey,
+    resources,
   };
 }

@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Middleware } from '../core/compose.js';
 import { setContextValue } from '../core/context.js';
+import { HttpError } from '../core/errors/http-error.js';
 import { getPrincipal, missingCredentialKey, type Principal } from '../core/principal.js';
 import { published } from '../diagnostics/channels.js';
 import { appendVary } from '../internal/headers.js';
@@ -10,6 +11,7 @@ import { challenge as buildChallenge } from './authenticator.js';
 import { createCredentialCheck, publishRefusal } from './credential-check.js';
 import type { CredentialGuard } from './credential-guard.js';
 import { authenticationRequired, forbiddenRole, insufficientScope } from './errors.js';
+import { type ProtectedResource, resourceOption } from './protected-resource.js';
 import { assertScopeTokens } from './scopes.js';
 
 // the identification step, where test/auth/authenticate-mutants.test.ts looks for it
@@ -46,6 +48,23 @@ export interface AuthenticateOptions {
    * @defaultValue every challenge
    */
   challenges?: (req: IncomingMessage, challenges: readonly string[]) => readonly string[];
+  /**
+   * The protected resource these routes are (see `protectedResource()`): every `Bearer` and
+   * `DPoP` challenge of a refusal then carries `resource_metadata="<its metadata URL>"`
+   * (RFC 9728 §5.1), and a 401's first challenge is `Bearer` whenever an authenticator offers
+   * it (MCP clients read only the first). The refusals of the middleware behind it (the 403
+   * of a `requireScopes()`, a handler's 401) are answered so too.
+   * @defaultValue none
+   */
+  resource?: ProtectedResource;
+  /**
+   * The scopes a request needs, computed per request (from its route, say): a 401's `Bearer`
+   * and `DPoP` challenges then carry `scope="…"` (RFC 6750 §3), so that a client asks for a
+   * token that will do. `undefined` or `[]`: no `scope`. It only names them: check them with
+   * `requireScopes()`.
+   * @defaultValue none
+   */
+  scopes?: (req: IncomingMessage) => readonly string[] | undefined;
 }
 
 /**
@@ -61,6 +80,8 @@ const KNOWN_OPTIONS = [
   'guard',
   'cacheControl',
   'challenges',
+  'resource',
+  'scopes',
 ] as const satisfies readonly (keyof AuthenticateOptions)[];
 
 /**
@@ -82,6 +103,13 @@ const KNOWN_OPTIONS = [
  * // optional first (a bad credential is still a 401), required after the router's match
  * const auth = authenticate(authenticators, { optional: true, guard });
  * compose([auth, router.match, rateLimit(), auth.required, router.dispatch]);
+ *
+ * // RFC 9728: the challenges name the resource's metadata, and the scopes the route needs
+ * const api = protectedResource({ resource: 'https://api.example.com', authorizationServers });
+ * const auth = authenticate([bearer], {
+ *   resource: api,
+ *   scopes: (req) => (req.method === 'GET' ? ['read:messages'] : ['write:messages']),
+ * });
  * ```
  * @see {@link https://www.rfc-editor.org/rfc/rfc9110#section-11.6.1 | RFC 9110 §11.6.1}
  */
@@ -97,6 +125,8 @@ export function authenticate(
   const credentials = createCredentialCheck('authenticate()', authenticators, {
     guard: options.guard,
     surface: 'http',
+    resource: options.resource,
+    scopes: options.scopes,
   });
   const { challenges } = credentials;
   const cacheControl = options.cacheControl ?? 'no-store';
@@ -104,8 +134,11 @@ export function authenticate(
     throw invalidOption('authenticate(): `cacheControl` must be a Cache-Control value or false');
   }
   const pick = functionOption('authenticate()', 'challenges', options.challenges);
-  const missing = (req: IncomingMessage) =>
+  const unanswered = (req: IncomingMessage) =>
     authenticationRequired(pick === undefined ? challenges : pick(req, challenges));
+  // check() answers its refusals itself; the later ones (required, requirePrincipal) here
+  const missing = (req: IncomingMessage) => credentials.answer(req, unanswered(req));
+  const answersRefusals = options.resource !== undefined || options.scopes !== undefined;
   const vary = [...new Set(authenticators.flatMap((a) => a.headers ?? []))].join(', ');
   const required: Middleware = (req, _res, next) => {
     if (req.method !== 'OPTIONS' && getPrincipal(req) === undefined) {
@@ -117,7 +150,7 @@ export function authenticate(
   };
   const middleware: Middleware = async function authenticateMiddleware(req, res, next) {
     if (vary !== '') appendVary(res, vary);
-    const verdict = await credentials.check(req, optional ? undefined : missing);
+    const verdict = await credentials.check(req, optional ? undefined : unanswered);
     if (verdict.presented && cacheControl !== false && !res.hasHeader('Cache-Control')) {
       res.setHeader('Cache-Control', cacheControl);
     }
@@ -125,7 +158,13 @@ export function authenticate(
     if (verdict.principal === undefined) {
       setContextValue(req, missingCredentialKey, () => missing(req));
     }
-    return next();
+    if (!answersRefusals) return next();
+    // the refusals of what runs behind (requireScopes()' 403, a handler's 401) name the resource too
+    try {
+      return await next();
+    } catch (error) {
+      throw error instanceof HttpError ? credentials.answer(req, error) : error;
+    }
   };
   return Object.assign(middleware, { required });
 }
@@ -150,7 +189,20 @@ export interface RequireScopesOptions {
    * @defaultValue none
    */
   realm?: string;
+  /**
+   * The protected resource (see `protectedResource()`): the `insufficient_scope` challenge
+   * then carries `resource_metadata="<its metadata URL>"` (RFC 9728 §5.1), for a client to
+   * step up (ask again with every scope the request needs).
+   * @defaultValue none
+   */
+  resource?: ProtectedResource;
 }
+
+const SCOPE_OPTIONS = [
+  'methods',
+  'realm',
+  'resource',
+] as const satisfies readonly (keyof RequireScopesOptions)[];
 
 /**
  * Lets a request through only when its principal holds every one of `scopes`; otherwise a
@@ -162,6 +214,8 @@ export interface RequireScopesOptions {
  * @example
  * ```ts
  * createRouter({ '/api/messages': { GET: compose([requireScopes(['read:messages']), list]) } });
+ * // the step-up challenge names the resource's metadata (RFC 9728 §5.1)
+ * const writes = requireScopes(['write:messages'], { resource: api });
  * ```
  * @see {@link https://www.rfc-editor.org/rfc/rfc6750#section-3.1 | RFC 6750 §3.1}
  */
@@ -173,6 +227,8 @@ export function requireScopes(
     throw invalidOption('requireScopes(): give at least one scope');
   }
   assertScopeTokens('requireScopes()', scopes);
+  assertKnownOptions('requireScopes()', options, SCOPE_OPTIONS);
+  const resource = resourceOption('requireScopes()', options.resource);
   const required = scopes.slice();
   const methods = options.methods === undefined ? undefined : new Set(options.methods);
   // an access token's answer names its scheme (RFC 6750 §3.1, RFC 9449 §7.1)
@@ -181,7 +237,9 @@ export function requireScopes(
       realm: options.realm,
       error: 'insufficient_scope',
       error_description: 'The access token lacks a required scope.',
+      // every scope the request needs, held ones too: the client asks for them all (step-up)
       scope: required.join(' '),
+      resource_metadata: resource?.metadataUrl,
     });
   const challenges = new Map([
     ['bearer', tokenChallenge('Bearer')],

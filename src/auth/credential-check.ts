@@ -9,7 +9,10 @@ import {
 } from '../diagnostics/channels.js';
 import { invalidOption } from '../internal/options.js';
 import type { Authenticator } from './authenticator.js';
+import { bareBearerChallenge, withResourceParams } from './challenge-list.js';
 import { guardOption, isRefusal } from './credential-guard.js';
+import { type ProtectedResource, resourceOption } from './protected-resource.js';
+import { assertScopeTokens } from './scopes.js';
 
 // Not part of the public API: the one sequence every surface that takes a credential runs
 // (`authenticate()` over HTTP, the WebSocket upgrade). Each surface keeps only how it answers:
@@ -35,6 +38,12 @@ export type CredentialVerdict =
 export interface CredentialCheck {
   /** The challenges of every authenticator, in order, for a "no credential" 401. */
   readonly challenges: readonly string[];
+  /**
+   * `refusal` as this surface answers it: with a `resource`, its `Bearer`/`DPoP` challenges
+   * carry `resource_metadata` (and on a 401 the `scope` the request needs), `Bearer` first.
+   * Already applied to the refusals of {@link CredentialCheck.check}.
+   */
+  answer(req: IncomingMessage, refusal: HttpError): HttpError;
   /** The authenticators alone, in order: see {@link createIdentifier}. */
   identify(req: IncomingMessage): Promise<Principal | undefined>;
   /**
@@ -67,11 +76,19 @@ export interface CredentialCheck {
 export function createCredentialCheck(
   owner: string,
   authenticators: readonly Authenticator[],
-  options: { readonly guard: unknown; readonly surface: CredentialSurface },
+  options: {
+    readonly guard: unknown;
+    readonly surface: CredentialSurface;
+    /** Whose metadata the challenges name (RFC 9728 §5.1). */
+    readonly resource?: unknown;
+    /** The scopes a request needs, named by the `scope` of its 401's challenges. */
+    readonly scopes?: unknown;
+  },
 ): CredentialCheck {
   const { challenges, identify } = createIdentifier(owner, authenticators);
   const guard = guardOption(owner, options.guard);
   const { surface } = options;
+  const answer = resourceAnswer(owner, challenges, options.resource, options.scopes);
   /** Rethrows a failure of the guard; its 503 (its store down) is a refusal observers hear of. */
   function guardFailed(req: IncomingMessage, error: unknown): never {
     if (
@@ -83,12 +100,14 @@ export function createCredentialCheck(
     }
     throw error;
   }
-  const refused = (req: IncomingMessage, refusal: HttpError, presented: boolean) => {
+  const refused = (req: IncomingMessage, given: HttpError, presented: boolean) => {
+    const refusal = answer(req, given);
     if (published.authRefused.hasSubscribers) publishRefusal(req, refusal, surface);
     return { refusal, presented } as const;
   };
   return {
     challenges,
+    answer,
     identify,
     async check(req, missing) {
       try {
@@ -123,6 +142,34 @@ export function createCredentialCheck(
         return refused(req, refusal, true);
       }
     },
+  };
+}
+
+/**
+ * How a surface with `resource` (checked) and `scopes` (a function of the request, checked)
+ * answers a refusal: see {@link CredentialCheck.answer}.
+ */
+function resourceAnswer(
+  owner: string,
+  challenges: readonly string[],
+  resourceValue: unknown,
+  scopesValue: unknown,
+): (req: IncomingMessage, refusal: HttpError) => HttpError {
+  const resource: ProtectedResource | undefined = resourceOption(owner, resourceValue);
+  if (scopesValue !== undefined && typeof scopesValue !== 'function') {
+    throw invalidOption(`${owner}: \`scopes\` must be a function of the request`);
+  }
+  const scopesOf = scopesValue as
+    | ((req: IncomingMessage) => readonly string[] | undefined)
+    | undefined;
+  if (resource === undefined && scopesOf === undefined) return (_req, refusal) => refusal;
+  const bearer = bareBearerChallenge(challenges);
+  const resourceMetadata = resource?.metadataUrl;
+  return (req, refusal) => {
+    const needed = scopesOf?.(req);
+    if (needed !== undefined) assertScopeTokens(owner, needed);
+    const scope = needed === undefined || needed.length === 0 ? undefined : needed.join(' ');
+    return withResourceParams(refusal, { resourceMetadata, scope, bearer }) as HttpError;
   };
 }
 

@@ -1,7 +1,8 @@
 /**
  * Authentication and authorization: authenticators for API keys, Basic, JWT bearer tokens,
  * OpenID Connect ID tokens, mutual TLS and session cookies, `authenticate()` to combine them,
- * and `requireScopes()` / `requireRole()` behind them.
+ * `requireScopes()` / `requireRole()` behind them, and `protectedResource()` (RFC 9728) to
+ * say where clients find the authorization server.
  *
  * @module portico/auth
  */
@@ -122,6 +123,12 @@ export {
   type PasswordHashOptions,
   verifyPassword,
 } from './password.js';
+export {
+  type ProtectedResource,
+  type ProtectedResourceMetadata,
+  type ProtectedResourceOptions,
+  protectedResource,
+} from './protected-resource.js';
 export {
   MemoryReplayStore,
   type MemoryReplayStoreOptions,

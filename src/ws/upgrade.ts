@@ -5,8 +5,10 @@ import type { Authenticator } from '../auth/authenticator.js';
 import { createCredentialCheck } from '../auth/credential-check.js';
 import type { CredentialGuard } from '../auth/credential-guard.js';
 import { authenticationRequired } from '../auth/errors.js';
+import type { ProtectedResource } from '../auth/protected-resource.js';
 import type { Revocations } from '../auth/revocations.js';
 import { revocationsOption } from '../auth/revocations.js';
+import { assertScopeTokens } from '../auth/scopes.js';
 import type { Middleware } from '../core/compose.js';
 import { forbidden, HttpError, notFound } from '../core/errors/errors.js';
 import { type Logger, log, loggerOption } from '../core/logger.js';
@@ -84,6 +86,19 @@ export interface UpgradeHandlerOptions {
    */
   guard?: CredentialGuard;
   /**
+   * The protected resource this channel is (see `protectedResource()`): the `Bearer` and
+   * `DPoP` challenges of a refused handshake carry `resource_metadata` (RFC 9728 §5.1), and
+   * a 401's first challenge is `Bearer` whenever an authenticator offers it.
+   * @defaultValue none
+   */
+  resource?: ProtectedResource;
+  /**
+   * The scopes a handshake needs, named by the `scope` of its 401's challenges (RFC 6750 §3);
+   * it only names them (check them in `onConnection` or the channel's `authorize`).
+   * @defaultValue none
+   */
+  scopes?: readonly string[];
+  /**
    * The most connections one principal (`principal.sub`) may hold open through this handler
    * at once; the handshake of one more is refused with a 429 problem (`Retry-After`).
    * @defaultValue none: no cap
@@ -134,11 +149,22 @@ export interface UpgradeHandlerOptions {
 export type UpgradeHandler = (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
 
 const OWNER = 'createUpgradeHandler()';
+
+/** `scopes` (checked) as the credential check takes them: the same for every handshake. */
+function scopesOption(scopes: unknown): (() => readonly string[]) | undefined {
+  if (scopes === undefined) return undefined;
+  if (!Array.isArray(scopes)) throw invalidOption(`${OWNER}: \`scopes\` must be a list of scopes`);
+  assertScopeTokens(OWNER, scopes);
+  const list = Object.freeze(scopes.slice());
+  return () => list;
+}
 const KNOWN_OPTIONS = [
   'path',
   'origins',
   'authenticators',
   'guard',
+  'resource',
+  'scopes',
   'maxConnectionsPerPrincipal',
   'revocations',
   'protocols',
@@ -228,6 +254,8 @@ export function createUpgradeHandler(options: UpgradeHandlerOptions): UpgradeHan
   const credentials = createCredentialCheck(OWNER, authenticators, {
     guard: options.guard,
     surface: 'ws',
+    resource: options.resource,
+    scopes: scopesOption(options.scopes),
   });
   const missing = () => authenticationRequired(credentials.challenges);
   const matchOrigin =

@@ -1,9 +1,11 @@
 import { challenge } from '../../auth/authenticator.js';
+import { bareBearerChallenge, withResourceParams } from '../../auth/challenge-list.js';
 import {
   authenticationRequired,
   insufficientScope,
   invalidCredentials,
 } from '../../auth/errors.js';
+import { type ProtectedResource, resourceOption } from '../../auth/protected-resource.js';
 import type { Middleware } from '../../core/compose.js';
 import { sendJson } from '../../core/send.js';
 import type { MethodTable } from '../../http/routing/router.js';
@@ -21,6 +23,12 @@ import { ownAccessTokens } from '../tokens/verify.js';
 export interface UserInfoOptions {
   /** The realm quoted in the `WWW-Authenticate` challenges. @defaultValue `'userinfo'` */
   realm?: string;
+  /**
+   * The protected resource UserInfo belongs to (see `protectedResource()`): its `Bearer` and
+   * `DPoP` challenges then carry `resource_metadata` (RFC 9728 §5.1), `Bearer` first.
+   * @defaultValue none
+   */
+  resource?: ProtectedResource;
 }
 
 /**
@@ -49,6 +57,7 @@ export function createUserInfoEndpoint(
   options: UserInfoOptions = {},
 ): MethodTable {
   const realm = options.realm ?? 'userinfo';
+  const resource = resourceOption('createUserInfoEndpoint()', options.resource);
   // DPoP-bound tokens come with their proofs, checked against the issuer's origin
   const bearer = ownAccessTokens(ctx, {
     realm,
@@ -70,7 +79,7 @@ export function createUserInfoEndpoint(
   const goneDetail = 'The access token is not valid.';
   const goneChallenges = twins({ error: 'invalid_token', error_description: goneDetail });
 
-  const userInfo: Middleware = async (req, res) => {
+  const answer: Middleware = async (req, res) => {
     // the answer depends on the token: no shared cache may serve it to another caller
     appendVary(res, 'Authorization');
     const principal = await bearer.authenticate(req);
@@ -87,5 +96,19 @@ export function createUserInfoEndpoint(
     }
     sendJson(res, 200, claimsForScopes(user, principal.scopes), NO_STORE);
   };
+  const params = resource && {
+    resourceMetadata: resource.metadataUrl,
+    bearer: bareBearerChallenge(bearer.challenge === undefined ? [] : [bearer.challenge]),
+  };
+  const userInfo: Middleware =
+    params === undefined
+      ? answer
+      : async (req, res, next) => {
+          try {
+            await answer(req, res, next);
+          } catch (error) {
+            throw withResourceParams(error, params);
+          }
+        };
   return Object.freeze({ GET: userInfo, POST: userInfo });
 }
