@@ -247,6 +247,7 @@ export async function createApp(
   const mcp = createMcp({
     baseUrl,
     authenticator: oauth.mcpBearer,
+    resource: resources.mcp,
     guard,
     origins: ownAndCorsOrigins,
     revocations,

@@ -26,7 +26,7 @@ import {
   serviceUnavailable,
   tooManyRequests,
 } from 'portico';
-import { bindToCredential } from 'portico/auth';
+import { bindToCredential, type ProtectedResource } from 'portico/auth';
 import type { Logger } from 'portico/diagnostics';
 import { z } from 'zod';
 import type { createMessages } from './messages.js';
@@ -47,11 +47,12 @@ export interface McpOptions {
   /** The service's public address; the endpoint is `{baseUrl}/mcp`. */
   baseUrl: string;
   /**
-   * Verifies the access tokens `/mcp` accepts (and only those: no API key, cookie, Basic).
-   * Today the authorization server's `bearer`; once resource indicators land, the verifier
-   * whose audience is `{baseUrl}/mcp` (`server.bearerFor(...)`).
+   * Verifies the access tokens `/mcp` accepts (and only those: no API key, cookie, Basic): the
+   * authorization server's verifier for the audience `{baseUrl}/mcp` (`server.bearerFor(…)`).
    */
   authenticator: Authenticator;
+  /** The `/mcp` resource (RFC 9728): its metadata URL goes into every challenge. */
+  resource: ProtectedResource;
   /** Counts refused credentials with every other surface. */
   guard: CredentialGuard;
   /** The browser origins allowed (the server's own and `CORS_ORIGINS`); others get 403. */
@@ -198,8 +199,8 @@ export function createMcp(options: McpOptions) {
   const opening = new Map<string, number>();
   let closed = false;
 
-  // RESOURCE: the integrator adds `{ resource }` here (resource_metadata in the challenges)
-  const identity = authenticate([options.authenticator], { guard: options.guard });
+  const { resource } = options;
+  const identity = authenticate([options.authenticator], { guard: options.guard, resource });
 
   /** MCP's DNS-rebinding rule: a browser Origin must be one of ours; none (non-browser) passes. */
   const checkOrigin: Middleware = (req, _res, next) => {
@@ -310,8 +311,7 @@ export function createMcp(options: McpOptions) {
     // (and before a session is opened for it)
     const checkScopes = async () => {
       const needed = scopesNeeded(body);
-      // RESOURCE: the integrator passes `{ resource }` here too (resource_metadata)
-      if (needed.length > 0) await requireScopes(needed)(req, res, async () => {});
+      if (needed.length > 0) await requireScopes(needed, { resource })(req, res, async () => {});
     };
     const id = req.headers['mcp-session-id'];
     let session: Session;

@@ -12,7 +12,7 @@ import {
   type Revocations,
   toNodeListener,
 } from 'portico';
-import { createRevocations } from 'portico/auth';
+import { createRevocations, protectedResource } from 'portico/auth';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../examples/reference-server/logging.js';
 import { createMcp } from '../../examples/reference-server/mcp.js';
@@ -60,6 +60,10 @@ async function start(
   const revocations: Revocations = createRevocations();
   const mcp = createMcp({
     baseUrl: 'http://127.0.0.1',
+    resource: protectedResource({
+      resource: 'http://127.0.0.1/mcp',
+      authorizationServers: ['http://127.0.0.1'],
+    }),
     authenticator: jwtBearer({ secret: SECRET, issuer: ISSUER, audience: AUDIENCE }),
     guard: createCredentialGuard(),
     origins: [],
