@@ -14,12 +14,26 @@ export {
 } from './clients/authentication.js';
 export {
   type ClientDefinition,
+  type ClientProvenance,
+  type ClientRegistration,
   defineClient,
   type GrantType,
   isConfidential,
-  type ClientProvenance,
   type OAuthClient,
 } from './clients/client.js';
+export {
+  findRedirectUri,
+  type RedirectUriShape,
+  redirectUriMatches,
+  redirectUriRefusal,
+} from './clients/redirect-uri.js';
+export type {
+  ClientMetadata,
+  InitialAccessTokenCheck,
+  RegistrationAuthMethod,
+  RegistrationGrantType,
+  RegistrationOptions,
+} from './clients/registration-policy.js';
 export {
   type ClientStore,
   clientStores,
@@ -65,6 +79,11 @@ export {
   type OAuthPaths,
 } from './endpoints/metadata.js';
 export { createPushedAuthorizationEndpoint, REQUEST_URI_PREFIX } from './endpoints/par.js';
+export {
+  createRegistrationEndpoints,
+  type RegistrationEndpointOptions,
+  type RegistrationEndpoints,
+} from './endpoints/registration.js';
 export { createRevocationEndpoint } from './endpoints/revocation.js';
 export { createTokenEndpoint, type TokenEndpointOptions } from './endpoints/token.js';
 export {

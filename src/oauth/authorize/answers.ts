@@ -145,6 +145,7 @@ export function showConsent(
   const html = endpoint.pages.consent({
     clientId: pending.client.clientId,
     clientName: pending.client.name ?? pending.client.clientId,
+    unverified: (pending.client.provenance ?? 'configured') !== 'configured',
     scopes: pending.scope,
     user: { sub: session.sub, name: session.name },
     redirectUri: pending.redirectUri,

@@ -2,6 +2,7 @@
 // sets, before any page is shown or any post is acted on.
 import type { SessionRecord } from '../../auth/session/store.js';
 import type { OAuthClient } from '../clients/client.js';
+import { findRedirectUri } from '../clients/redirect-uri.js';
 import { resolveScopes } from '../clients/scope.js';
 import type { OAuthContext } from '../context.js';
 import type { FormFields } from '../pages/render.js';
@@ -160,7 +161,7 @@ async function redirectTarget(ctx: OAuthContext, values: Values): Promise<Target
     return { kind: 'page', message: 'The request gives more than one redirect URI.' };
   }
   if (uris.length === 1) {
-    if (!client.redirectUris.includes(uris[0]!)) {
+    if (findRedirectUri(client.redirectUris, uris[0]!) === undefined) {
       return { kind: 'page', message: 'The redirect URI is not registered for this application.' };
     }
     return { kind: 'ok', client, redirectUri: uris[0]! };
