@@ -152,12 +152,17 @@ export function register(site: RegistrationSite, metadata: unknown, headers = {}
   });
 }
 
-/** The consent page of an authorization request, approved: the code (and the consent page). */
+/** The consent page of an authorization request, approved (or remembered): the code. */
 export async function approve(
   site: RegistrationSite,
   path: string,
 ): Promise<{ consent: Reply; code: string; location: URL }> {
   const consent = await request(site.app, path, { headers: { Cookie: site.cookie } });
+  // a consent alice gave before answers at once
+  if (consent.status === 303) {
+    const location = new URL(consent.headers.location!);
+    return { consent, code: location.searchParams.get('code')!, location };
+  }
   expect(consent.status, consent.body).toBe(200);
   const approved = await request(site.app, '/authorize', {
     method: 'POST',
