@@ -16,6 +16,11 @@ export interface PageUser {
 export interface SignInPageData {
   /** The application that asks, when there is one (the authorization endpoint). */
   clientName?: string;
+  /**
+   * The application registered itself: its name is its own claim, marked unverified.
+   * @defaultValue `false`
+   */
+  unverified?: boolean;
   /** A message after a failed attempt. */
   error?: string;
   /** The user name typed before, to fill in again. */
@@ -277,7 +282,12 @@ export const defaultPages: OAuthPages = Object.freeze({
     const to =
       data.clientName === undefined
         ? ''
-        : `<p>${html(t.continueTo, { client: strong(data.clientName) })}</p>\n`;
+        : `<p>${html(t.continueTo, {
+            client:
+              data.unverified === true
+                ? `${strong(data.clientName)} <span class="unverified">(${escapeHtml(t.unverified)})</span>`
+                : strong(data.clientName),
+          })}</p>\n`;
     return layout(
       t.signInTitle,
       `<h1>${escapeHtml(t.signInTitle)}</h1>

@@ -438,6 +438,14 @@ describe('the consent page of a registered client', () => {
     expect(page.body).toContain(client_id);
     expect(page.body).toContain('<strong>evil.example</strong>');
     expect(page.body).toMatch(/<title>[^<]*\(unverified\)\?<\/title>/);
+    // the sign-in page before it marks the name too
+    const signIn = await request(
+      site.app,
+      `/authorize?${query(client_id, 'https://evil.example/cb', pkce().challenge, 'openid')}`,
+    );
+    expect(signIn.status).toBe(200);
+    expect(signIn.body).not.toContain('<img');
+    expect(signIn.body).toContain('<span class="unverified">(unverified)</span>');
     // a configured client is not marked
     const configured = await request(
       site.app,
