@@ -8,6 +8,7 @@ import * as client from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signInAndApprove } from '../helpers/browser.js';
 import { hasRedis, type RedisServer, startRedis } from '../helpers/redis.js';
+import { expectLiveEnded, JSON_TYPE, openLive } from './guarded-helpers.js';
 import { type RunningServer, startReferenceServer } from './spawn-server.js';
 
 const insecure = { execute: [client.allowInsecureRequests] };
@@ -42,13 +43,15 @@ async function codeFlow(server: RunningServer, config: client.Configuration) {
   return client.authorizationCodeGrant(config, back, { pkceCodeVerifier: verifier });
 }
 
+const DEMO_API_KEY = 'demo-key-of-the-registration-suite-0123';
+
 const messages = (server: RunningServer, token: string) =>
   fetch(`${server.url}/api/messages`, { headers: { Authorization: `Bearer ${token}` } });
 
 describe('the reference server: clients that register themselves', () => {
   let server: RunningServer;
   beforeAll(async () => {
-    server = await startReferenceServer({ REGISTRATION_LIMIT: '3' });
+    server = await startReferenceServer({ REGISTRATION_LIMIT: '4', DEMO_API_KEY });
   });
   afterAll(async () => {
     await server?.stop();
@@ -82,11 +85,38 @@ describe('the reference server: clients that register themselves', () => {
     await expect(client.refreshTokenGrant(config, tokens.refresh_token!)).rejects.toThrow();
   });
 
+  it('DELETE of a registered client ends the /events stream and the /ws socket its token opened', async () => {
+    const config = await registerAgent(server, 'Streaming agent');
+    const registered = config.clientMetadata();
+    const tokens = await codeFlow(server, config);
+    const post = async (text: string, channel: string) => {
+      const res = await fetch(`${server.url}/api/messages`, {
+        method: 'POST',
+        headers: { 'X-API-Key': DEMO_API_KEY, ...JSON_TYPE },
+        body: JSON.stringify({ text, channel }),
+      });
+      expect(res.status).toBe(201);
+      return (await res.json()) as Record<string, unknown>;
+    };
+    const live = await openLive(
+      server.url,
+      { Origin: 'http://localhost:5173', Authorization: `Bearer ${tokens.access_token}` },
+      'client-deleted',
+      post,
+    );
+    const removed = await fetch(registered.registration_client_uri as string, {
+      method: 'DELETE',
+      headers: { Authorization: `Bearer ${registered.registration_access_token}` },
+    });
+    expect(removed.status).toBe(204);
+    await expectLiveEnded(live, 'client-deleted', /revok/i, post);
+  });
+
   it('refuses bad metadata with the RFC 7591 errors, and a flood with 429 past REGISTRATION_LIMIT', async () => {
     const as = { issuer: server.url, registration_endpoint: `${server.url}/register` };
     const send = (metadata: Partial<oauth.Client>) =>
       oauth.dynamicClientRegistrationRequest(as, metadata, { [oauth.allowInsecureRequests]: true });
-    // the first test registered once: two more are taken, bad ones counted too
+    // the tests before registered twice: two more are taken, bad ones counted too
     const bad = await send({ redirect_uris: ['javascript:alert(1)'] });
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as { error: string }).error).toBe('invalid_redirect_uri');
@@ -106,8 +136,11 @@ describe.skipIf(!hasRedis)('the reference server on Redis: registered clients ar
     redis = await startRedis();
     // one service: one public address (the issuer) for both processes
     const env = { REDIS_URL: redis.url, BASE_URL: 'http://portico.test' };
-    [a, b] = await Promise.all([startReferenceServer(env), startReferenceServer(env)]);
-  }, 60_000);
+    [a, b] = await Promise.all([
+      startReferenceServer(env, 45_000),
+      startReferenceServer(env, 45_000),
+    ]);
+  }, 90_000);
   afterAll(async () => {
     await Promise.all([a?.stop(), b?.stop()]);
     await redis?.stop();
