@@ -180,6 +180,7 @@ export async function createApp(
     logger,
     fapiJwks: config.demoFapiJwks,
     apiSignOut: apiSignOut(auth),
+    registration: { limit: config.registrationLimit, trustProxy: config.trustProxy },
   });
   // bearer tokens first: the authorization server's own, verified with its keys
   const authenticators = [oauth.bearer, ...auth.authenticators];

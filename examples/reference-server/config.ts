@@ -15,6 +15,8 @@ export interface ServerConfig {
   rateLimit: number;
   /** `RATE_LIMIT_WINDOW` (seconds in the environment), in milliseconds. */
   rateLimitWindowMs: number;
+  /** `REGISTRATION_LIMIT` (10): dynamic client registrations (`POST /register`) per client IP per hour. */
+  registrationLimit: number;
   /** `DEMO_API_KEY`: the demo key owned by alice; unset, one is generated and printed once. */
   demoApiKey: string | undefined;
   /** `SIGNING_KEY`: a PEM file with the RS256 token signing key; unset, one is made at start. */
@@ -203,6 +205,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
       .filter((s) => s !== ''),
     rateLimit: integer(env, 'RATE_LIMIT', 100, 1),
     rateLimitWindowMs: integer(env, 'RATE_LIMIT_WINDOW', 60, 1) * SECOND,
+    registrationLimit: integer(env, 'REGISTRATION_LIMIT', 10, 1),
     demoApiKey: env.DEMO_API_KEY || undefined,
     signingKeyPath: env.SIGNING_KEY || undefined,
     demoFapiJwks: jwksFile(env.DEMO_FAPI_JWKS),

@@ -8,13 +8,15 @@ import {
   createKeySet,
   defineClient,
   type JwkSet,
-  MemoryClientStore,
   type Middleware,
+  type OAuthClient,
   type Sessions,
+  type TrustProxy,
   type UserClaims,
 } from 'portico';
 import type { Logger } from 'portico/diagnostics';
 import {
+  clientStores,
   createEndSessionEndpoint,
   defaultGrants,
   TOKEN_EXCHANGE_GRANT,
@@ -34,8 +36,8 @@ const USER_CLIENT_SCOPES = [
 ];
 
 /** The demo clients of the contract; their secrets are hashed as they are registered. */
-async function demoClients(fapiJwks: JwkSet | undefined): Promise<MemoryClientStore> {
-  return new MemoryClientStore(
+async function demoClients(fapiJwks: JwkSet | undefined): Promise<OAuthClient[]> {
+  return Array.from(
     await Promise.all([
       // DEMO_FAPI_JWKS: a client of the FAPI 2.0 baseline, authenticated by its keys
       // (private_key_jwt), pushing its requests (PAR) and getting DPoP-bound tokens only
@@ -130,6 +132,8 @@ export async function createOAuth(options: {
   guard: CredentialGuard;
   /** Where the endpoints' failures are logged. */
   logger: Logger;
+  /** `REGISTRATION_LIMIT` (10 per client IP per hour) and the proxies to believe about the IP. */
+  registration?: { limit: number; trustProxy: TrustProxy } | undefined;
   /** `DEMO_FAPI_JWKS`: the public keys of client `demo-fapi`, when it is registered. */
   fapiJwks?: JwkSet | undefined;
   /** What `POST /logout` without RP-Initiated Logout parameters does: the API's sign-out. */
@@ -166,7 +170,16 @@ export async function createOAuth(options: {
     ...(shared.deviceFailureStore !== undefined && {
       deviceFailureStore: shared.deviceFailureStore,
     }),
-    clients: await demoClients(options.fapiJwks),
+    // the demo clients, and beside them those that register themselves at /register (RFC
+    // 7591): open, REGISTRATION_LIMIT per client IP per hour, kept in memory or in Redis
+    clients: clientStores(await demoClients(options.fapiJwks), shared.clientStore),
+    features: { registration: true },
+    registration: {
+      limit: options.registration?.limit ?? 10,
+      windowMs: 3_600_000,
+      trustProxy: options.registration?.trustProxy ?? false,
+      ...(shared.rateLimitStore !== undefined && { store: shared.rateLimitStore }),
+    },
     // RFC 8707: tokens are for BASE_URL (the default: the API, /events, /ws, /userinfo) or
     // for /mcp, each carrying only the scopes its resource understands
     resources: [

@@ -12,10 +12,12 @@ import {
 } from 'portico';
 import { createRevocations, type ReplayStore } from 'portico/auth';
 import type { Logger } from 'portico/diagnostics';
+import { MemoryClientStore, type WritableClientStore } from 'portico/oauth';
 import { MemoryBroker } from 'portico/realtime';
 import {
   RedisApiKeyStore,
   RedisBroker,
+  RedisClientStore,
   RedisRateLimitStore,
   RedisRecordStore,
   RedisReplayStore,
@@ -24,6 +26,12 @@ import {
 } from 'portico/redis';
 import { MemoryWebhookStore } from 'portico/webhook';
 import { type MessageRepository, memoryMessages, type Stored } from './messages.js';
+
+/**
+ * The most clients that may register themselves: past it `POST /register` answers 503, and no
+ * registered client is ever forgotten to make room.
+ */
+const REGISTERED_CLIENTS = 10_000;
 
 /** One Redis (`REDIS_URL`) or the seed nodes of a Redis Cluster (`REDIS_CLUSTER`). */
 export type RedisLocation = { url: string } | { cluster: { host: string; port: number }[] };
@@ -37,6 +45,11 @@ export interface SharedState {
   rateLimitStore: RateLimitStore | undefined;
   /** Wrong device user codes per user (RFC 8628 §5.1 lockout); `undefined`: in memory. */
   deviceFailureStore: RateLimitStore | undefined;
+  /**
+   * The clients that registered themselves (RFC 7591), bounded: in this process, or in Redis
+   * (a client registered on one process works on every process).
+   */
+  clientStore: WritableClientStore;
   /** Authorization codes, refresh tokens, device codes; `undefined`: in memory. */
   oauthStore: RecordStore | undefined;
   /**
@@ -78,6 +91,7 @@ export function createSharedState(
     return {
       revocations: createRevocations(),
       rateLimitStore: undefined,
+      clientStore: new MemoryClientStore([], { maxClients: REGISTERED_CLIENTS }),
       oauthStore: undefined,
       replayStores: undefined,
       deviceFailureStore: undefined,
@@ -116,6 +130,11 @@ export function createSharedState(
   return {
     revocations,
     rateLimitStore: new RedisRateLimitStore({ client, prefix: 'portico:ref:rl:' }),
+    clientStore: new RedisClientStore({
+      client,
+      prefix: 'portico:ref:clients:',
+      maxClients: REGISTERED_CLIENTS,
+    }),
     webhookStore: new RedisWebhookStore({
       client,
       prefix: 'portico:ref:wh:',

@@ -35,7 +35,17 @@ export interface AuthorizationServerFeatures {
   endSession?: boolean;
   /** The OpenID Connect UserInfo endpoint: `/userinfo`. @defaultValue `true` */
   userinfo?: boolean;
+  /**
+   * Dynamic client registration (RFC 7591) and its management (RFC 7592): `/register` and
+   * `/register/{client_id}` (`registration_endpoint`), with the policy of the server's
+   * `registration` option. Needs a writable client store (`clientStores()`).
+   * @defaultValue `false`
+   */
+  registration?: boolean;
 }
+
+/** The switches that are off unless switched on. */
+const OFF_BY_DEFAULT: readonly string[] = ['registration'];
 
 /** The switches as the server reads them: every one decided. */
 export type ResolvedFeatures = Readonly<Required<AuthorizationServerFeatures>>;
@@ -47,11 +57,13 @@ const FEATURES = [
   'revocation',
   'endSession',
   'userinfo',
+  'registration',
 ] as const satisfies readonly (keyof AuthorizationServerFeatures)[];
 
 /**
  * Reads the `features` option of `owner`: unknown names are refused (with a hint), each switch
- * must be a boolean, and an unset one is on (the server as it was before switches existed).
+ * must be a boolean, and an unset one is on (the server as it was before switches existed),
+ * `registration` apart: it is off unless switched on.
  * `needs` names the options that cannot work with a switch off (e.g. FAPI 2.0 without PAR).
  * @internal
  */
@@ -67,7 +79,7 @@ export function resolveFeatures(
   const resolved = Object.fromEntries(
     FEATURES.map((name) => [
       name,
-      booleanOption(owner, `features.${name}`, features?.[name], true),
+      booleanOption(owner, `features.${name}`, features?.[name], !OFF_BY_DEFAULT.includes(name)),
     ]),
   ) as Required<AuthorizationServerFeatures>;
   const [needsPar] = needs.pushedAuthorizationRequests;

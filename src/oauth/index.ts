@@ -15,6 +15,7 @@ export {
 export {
   type ClientDefinition,
   type ClientProvenance,
+  type ClientRegistration,
   defineClient,
   type GrantType,
   isConfidential,
@@ -27,6 +28,19 @@ export {
   type ClientMetadataDocuments,
   createClientMetadataDocuments,
 } from './clients/metadata-document.js';
+export {
+  findRedirectUri,
+  type RedirectUriShape,
+  redirectUriMatches,
+  redirectUriRefusal,
+} from './clients/redirect-uri.js';
+export type {
+  ClientMetadata,
+  InitialAccessTokenCheck,
+  RegistrationAuthMethod,
+  RegistrationGrantType,
+  RegistrationOptions,
+} from './clients/registration-policy.js';
 export {
   type ClientStore,
   clientStores,
@@ -72,6 +86,11 @@ export {
   type OAuthPaths,
 } from './endpoints/metadata.js';
 export { createPushedAuthorizationEndpoint, REQUEST_URI_PREFIX } from './endpoints/par.js';
+export {
+  createRegistrationEndpoints,
+  type RegistrationEndpointOptions,
+  type RegistrationEndpoints,
+} from './endpoints/registration.js';
 export { createRevocationEndpoint } from './endpoints/revocation.js';
 export { createTokenEndpoint, type TokenEndpointOptions } from './endpoints/token.js';
 export {

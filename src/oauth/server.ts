@@ -5,6 +5,7 @@ import type { MethodTable } from '../http/routing/router.js';
 import { assertGivenOptions, invalidOption } from '../internal/options.js';
 import type { RateLimitStore } from '../rate-limit/store.js';
 import { clientMetadataDocumentsOption } from './clients/metadata-document.js';
+import type { RegistrationOptions } from './clients/registration-policy.js';
 import { type UserConsents, userConsents } from './consents.js';
 import {
   type AuthorizationServerOptions,
@@ -29,6 +30,7 @@ import {
   resolveOAuthPaths,
 } from './endpoints/metadata.js';
 import { createPushedAuthorizationEndpoint } from './endpoints/par.js';
+import { createRegistrationEndpoints } from './endpoints/registration.js';
 import { createRevocationEndpoint } from './endpoints/revocation.js';
 import { createTokenEndpoint } from './endpoints/token.js';
 import { createUserInfoEndpoint } from './endpoints/userinfo.js';
@@ -100,6 +102,17 @@ export interface CreateAuthorizationServerOptions extends AuthorizationServerOpt
    * processes serve the issuer. @defaultValue in memory
    */
   deviceFailureStore?: RateLimitStore;
+  /**
+   * The policy of dynamic client registration (RFC 7591), with `features: { registration:
+   * true }`: who may register (open, or an initial access token), which redirect URIs, auth
+   * methods, grant types and scopes, a `review` hook, and the throttle per client IP.
+   * @defaultValue open, 10 registrations per client IP per hour, the safe shapes only
+   * @example
+   * ```ts
+   * createAuthorizationServer({ ...options, features: { registration: true }, registration: { limit: 5 } });
+   * ```
+   */
+  registration?: RegistrationOptions;
 }
 
 /** An authorization server: its routes for a router, and an authenticator for its own tokens. */
@@ -212,6 +225,7 @@ export function createAuthorizationServer(
     deviceFailureWindow,
     deviceFailureStore,
     grants,
+    registration,
     ...serverOptions
   } = options;
   // checked here, under this name; the device flow follows its grant unless switched on
@@ -276,6 +290,19 @@ export function createAuthorizationServer(
     routes[at(paths.introspect)] = { POST: createIntrospectionEndpoint(context) };
   }
   if (on.userinfo) routes[at(paths.userinfo)] = createUserInfoEndpoint(context);
+  if (on.registration) {
+    const { register, manage } = createRegistrationEndpoints(context, {
+      policy: registration,
+      registrationUri: `${context.issuer.replace(/\/$/, '')}${paths.register}`,
+      scopes: authorizationServerMetadata(context, paths, metadataOptions).scopes_supported,
+    });
+    routes[at(paths.register)] = register;
+    routes[`${at(paths.register)}/:client_id`] = manage;
+  } else if (registration !== undefined) {
+    throw invalidOption(
+      'createAuthorizationServer(): `registration` needs `features: { registration: true }`',
+    );
+  }
   // the discovery documents' own paths already follow the issuer's (RFC 8414 §3)
   for (const path of metadataPaths(context.issuer)) routes[path] = { GET: metadata };
   for (const alias of tokenPathAliases) routes[at(alias)] = { POST: token };

@@ -6,12 +6,16 @@ import type { WebhookEndpoint, WebhookEndpointAdmission } from './store.js';
 /** Who owns an endpoint and what it ends with, as {@link checkOwnership} accepts them. */
 export type EndpointOwnership = Pick<WebhookEndpoint, 'owner' | 'credentialIds'>;
 
-/** The revocation ids a webhook subscription ends with: grants and API keys, not sessions. */
-const LASTING = ['grant:', 'api_key:'];
+/**
+ * The revocation ids a webhook subscription ends with: grants, API keys and the OAuth client
+ * (deleted through RFC 7592), not sessions.
+ */
+const LASTING = ['grant:', 'api_key:', 'client:'];
 
 /**
  * The revocation ids of `principal` that a webhook subscription it registers should end
- * with: its OAuth grant (`grant:<id>`) and its API key (`api_key:<id>`). A session or a single
+ * with: its OAuth grant (`grant:<id>`), its OAuth client (`client:<id>`, which ends when the
+ * client is deleted) and its API key (`api_key:<id>`). A session or a single
  * token is left out: a subscription outlives a login, not the authorization it was made with.
  *
  * @example

@@ -296,12 +296,12 @@ describe('webhook endpoints: ended with their credential', () => {
     expect(await store.addEndpoint({ ...endpoint, id: 'ep_2' }, { maxPerOwner: 1 })).toBe('added');
   });
 
-  it('webhookCredentialIds keeps grants and API keys, not sessions or single tokens', () => {
+  it('webhookCredentialIds keeps grants, clients and API keys, not sessions or single tokens', () => {
     expect(
       webhookCredentialIds({
-        credentialIds: ['grant:g1', 'token:t1', 'session:abc', 'api_key:k1'],
+        credentialIds: ['grant:g1', 'token:t1', 'client:c1', 'session:abc', 'api_key:k1'],
       }),
-    ).toEqual(['grant:g1', 'api_key:k1']);
+    ).toEqual(['grant:g1', 'client:c1', 'api_key:k1']);
     expect(webhookCredentialIds({})).toEqual([]);
   });
 });

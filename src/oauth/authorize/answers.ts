@@ -123,6 +123,7 @@ export function showSignIn(
   const { language = 'en' } = endpoint;
   const html = endpoint.pages.signIn({
     clientName: pending.client.name ?? pending.client.clientId,
+    unverified: (pending.client.provenance ?? 'configured') !== 'configured',
     error: message === undefined ? undefined : localizeMessage(language, message),
     username,
     hidden: sealed(endpoint, pending.fields, 'signin', ''),
@@ -145,6 +146,7 @@ export function showConsent(
   const html = endpoint.pages.consent({
     clientId: pending.client.clientId,
     clientName: pending.client.name ?? pending.client.clientId,
+    unverified: (pending.client.provenance ?? 'configured') !== 'configured',
     scopes: pending.scope,
     user: { sub: session.sub, name: session.name },
     redirectUri: pending.redirectUri,

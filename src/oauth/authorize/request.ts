@@ -3,6 +3,7 @@
 import type { SessionRecord } from '../../auth/session/store.js';
 import type { OAuthClient } from '../clients/client.js';
 import { ClientMetadataDocumentError } from '../clients/metadata-document.js';
+import { findRedirectUri } from '../clients/redirect-uri.js';
 import { resolveScopes } from '../clients/scope.js';
 import type { OAuthContext } from '../context.js';
 import type { FormFields } from '../pages/render.js';
@@ -177,7 +178,7 @@ async function redirectTarget(ctx: OAuthContext, values: Values): Promise<Target
     return { kind: 'page', message: 'The request gives more than one redirect URI.' };
   }
   if (uris.length === 1) {
-    if (!client.redirectUris.includes(uris[0]!)) {
+    if (findRedirectUri(client.redirectUris, uris[0]!) === undefined) {
       return { kind: 'page', message: 'The redirect URI is not registered for this application.' };
     }
     return { kind: 'ok', client, redirectUri: uris[0]! };

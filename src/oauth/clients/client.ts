@@ -122,6 +122,31 @@ export interface OAuthClient {
    * @defaultValue `'configured'`
    */
   readonly provenance?: ClientProvenance;
+  /**
+   * What dynamic registration (RFC 7591) recorded for a client it created: the metadata it
+   * accepted and the hash of the registration access token (RFC 7592). Set by the
+   * registration endpoint only.
+   * @defaultValue none: a client not created by registration
+   */
+  readonly registration?: ClientRegistration;
+}
+
+/**
+ * What the registration endpoint keeps of a client it registered (RFC 7591 §3.2.1, RFC 7592):
+ * never the secret nor the registration access token in clear.
+ *
+ * @example
+ * ```ts
+ * client.registration?.metadata.client_name; // 'Example Agent'
+ * ```
+ */
+export interface ClientRegistration {
+  /** The client metadata as accepted (RFC 7591 §2 names), without any secret. */
+  readonly metadata: Readonly<Record<string, unknown>>;
+  /** SHA-256 (base64url) of the registration access token. */
+  readonly accessTokenHash: string;
+  /** When the client was registered (`client_id_issued_at`), in seconds since the epoch. */
+  readonly issuedAt: number;
 }
 
 /** How a client came to be known: see {@link OAuthClient.provenance}. */

@@ -8,7 +8,7 @@ import { isJwkSetShape, parseHttpUrl } from '../../auth/jwt/jwks-remote.js';
 import { assertScopes } from '../../auth/scopes.js';
 import type { JwkSet } from '../../core/jwt-types.js';
 import { invalidOption } from '../../internal/options.js';
-import type { GrantType, OAuthClient } from './client.js';
+import type { ClientRegistration, GrantType, OAuthClient } from './client.js';
 
 /** Version of the serialised form, so that a later one can tell the formats apart. */
 const FORMAT = 1;
@@ -28,6 +28,8 @@ const FIELDS = [
   'introspection',
   'dpopBoundAccessTokens',
   'requirePushedAuthorizationRequests',
+  'provenance',
+  'registration',
 ] as const satisfies readonly (keyof OAuthClient)[];
 
 /** What `hashPassword` writes (parameters and base64 salt and key). */
@@ -177,7 +179,46 @@ function checkedClient(owner: string, value: unknown): OAuthClient {
       throw invalidOption(`${owner}: \`${flag}\` must be a boolean`);
     client[flag] = given[flag];
   }
+  if (given.provenance !== undefined) {
+    if (!['configured', 'registered', 'metadata-document'].includes(given.provenance as string)) {
+      throw invalidOption(
+        `${owner}: \`provenance\` must be 'configured', 'registered' or 'metadata-document'`,
+      );
+    }
+    client.provenance = given.provenance as OAuthClient['provenance'];
+  }
+  if (given.registration !== undefined)
+    client.registration = registrationOf(owner, given.registration);
   return Object.freeze(client) as OAuthClient;
+}
+
+/** The registration record of a client, checked: JSON metadata, a token hash, a time. */
+function registrationOf(owner: string, value: unknown): ClientRegistration {
+  const given = value as Partial<ClientRegistration> | null;
+  const { metadata, accessTokenHash, issuedAt } = given ?? {};
+  if (
+    typeof metadata !== 'object' ||
+    metadata === null ||
+    Array.isArray(metadata) ||
+    typeof accessTokenHash !== 'string' ||
+    !/^[A-Za-z0-9_-]{43}$/.test(accessTokenHash) ||
+    typeof issuedAt !== 'number' ||
+    !Number.isSafeInteger(issuedAt)
+  ) {
+    throw invalidOption(
+      `${owner}: \`registration\` must hold \`metadata\` (an object), \`accessTokenHash\` and \`issuedAt\``,
+    );
+  }
+  let copy: Record<string, unknown>;
+  try {
+    copy = JSON.parse(JSON.stringify(metadata)) as Record<string, unknown>;
+  } catch {
+    throw invalidOption(`${owner}: \`registration.metadata\` must be JSON`);
+  }
+  if ('client_secret' in copy || 'registration_access_token' in copy) {
+    throw invalidOption(`${owner}: \`registration.metadata\` never holds a secret`);
+  }
+  return Object.freeze({ metadata: Object.freeze(copy), accessTokenHash, issuedAt });
 }
 
 /**

@@ -23,6 +23,8 @@ export interface OAuthPaths {
   jwks: string;
   /** RP-Initiated Logout 1.0 (`end_session_endpoint`). */
   endSession: string;
+  /** Dynamic client registration (RFC 7591, `registration_endpoint`); each client's is below it. */
+  register: string;
 }
 
 /**
@@ -45,6 +47,7 @@ export const DEFAULT_OAUTH_PATHS: Readonly<OAuthPaths> = Object.freeze({
   userinfo: '/userinfo',
   jwks: '/.well-known/jwks.json',
   endSession: '/session/end',
+  register: '/register',
 });
 
 /**
@@ -97,6 +100,8 @@ export interface AuthorizationServerMetadata {
   jwks_uri: string;
   /** OpenID Connect RP-Initiated Logout 1.0. */
   end_session_endpoint?: string;
+  /** Dynamic client registration (RFC 7591 §3), when `features.registration` is on. */
+  registration_endpoint?: string;
   response_types_supported: string[];
   response_modes_supported: string[];
   grant_types_supported: string[];
@@ -239,6 +244,7 @@ export function authorizationServerMetadata(
     ...(on.userinfo && { userinfo_endpoint: url(p.userinfo) }),
     jwks_uri: url(p.jwks),
     ...(on.endSession && { end_session_endpoint: url(p.endSession) }),
+    ...(on.registration && { registration_endpoint: url(p.register) }),
     response_types_supported: ['code'],
     response_modes_supported: ['query'],
     grant_types_supported: [

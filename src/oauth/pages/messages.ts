@@ -36,6 +36,10 @@ export interface PageMessages {
   allow: string;
   deny: string;
   sentBackTo: string;
+  /** The mark after the name of a client that registered itself (its name is its own claim). */
+  unverified: string;
+  /** Why the mark: the name is the client's claim, and where its answer goes. */
+  unverifiedNote: string;
   deviceTitle: string;
   deviceIntro: string;
   code: string;
@@ -79,6 +83,9 @@ const en: PageMessages = {
   allow: 'Allow',
   deny: 'Deny',
   sentBackTo: 'Either way you will be sent back to {target}.',
+  unverified: 'unverified',
+  unverifiedNote:
+    'This application registered itself: its name is its own claim, not checked by this service. Allow it only if you expected to be sent to {target}.',
   deviceTitle: 'Connect a device',
   deviceIntro:
     'Signed in as {user}. Enter the code your device shows, and allow it only if you started this on that device.',
@@ -123,6 +130,9 @@ const fr: PageMessages = {
   allow: 'Autoriser',
   deny: 'Refuser',
   sentBackTo: 'Dans les deux cas, vous reviendrez sur {target}.',
+  unverified: 'non vérifiée',
+  unverifiedNote:
+    'Cette application s’est inscrite elle-même : son nom n’est que ce qu’elle affirme, ce service ne l’a pas vérifié. Ne l’autorisez que si vous vous attendiez à être renvoyé vers {target}.',
   deviceTitle: 'Connecter un appareil',
   deviceIntro:
     'Session ouverte en tant que {user}. Saisissez le code affiché par votre appareil, et ne l’autorisez que si c’est vous qui avez lancé la connexion sur cet appareil.',

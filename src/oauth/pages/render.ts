@@ -16,6 +16,11 @@ export interface PageUser {
 export interface SignInPageData {
   /** The application that asks, when there is one (the authorization endpoint). */
   clientName?: string;
+  /**
+   * The application registered itself: its name is its own claim, marked unverified.
+   * @defaultValue `false`
+   */
+  unverified?: boolean;
   /** A message after a failed attempt. */
   error?: string;
   /** The user name typed before, to fill in again. */
@@ -34,6 +39,13 @@ export interface SignInPageData {
 export interface ConsentPageData {
   clientId: string;
   clientName: string;
+  /**
+   * The client registered itself (dynamic registration, or a client ID metadata document):
+   * its name is its own claim. The page marks it unverified, with its client id, and names the
+   * host the answer goes to.
+   * @defaultValue `false`: a client the deployment configured
+   */
+  unverified?: boolean;
   /** The scopes the application would get. */
   scopes: readonly string[];
   user: PageUser;
@@ -270,7 +282,12 @@ export const defaultPages: OAuthPages = Object.freeze({
     const to =
       data.clientName === undefined
         ? ''
-        : `<p>${html(t.continueTo, { client: strong(data.clientName) })}</p>\n`;
+        : `<p>${html(t.continueTo, {
+            client:
+              data.unverified === true
+                ? `${strong(data.clientName)} <span class="unverified">(${escapeHtml(t.unverified)})</span>`
+                : strong(data.clientName),
+          })}</p>\n`;
     return layout(
       t.signInTitle,
       `<h1>${escapeHtml(t.signInTitle)}</h1>
@@ -293,10 +310,20 @@ ${hiddenInputs(data.hidden)}
       const url = new URL(data.redirectUri);
       target = url.protocol === 'http:' || url.protocol === 'https:' ? url.host : url.protocol;
     } catch {}
+    const unverified = data.unverified === true;
+    // an unverified name is shown as text the client chose, never as the service's word
+    const client = unverified
+      ? `${strong(data.clientName)} <span class="unverified">(${escapeHtml(t.unverified)}, <code>${escapeHtml(data.clientId)}</code>)</span>`
+      : strong(data.clientName);
+    const warning = unverified
+      ? `<p class="error" role="note">${html(t.unverifiedNote, { target: strong(target) })}</p>\n`
+      : '';
     return layout(
-      formatMessage(t.consentTitle, { client: data.clientName }),
-      `<h1>${html(t.consentHeading, { client: strong(data.clientName) })}</h1>
-<p>${html(t.signedInAs, { user: strong(displayName(data.user)) })}</p>
+      formatMessage(t.consentTitle, {
+        client: unverified ? `${data.clientName} (${t.unverified})` : data.clientName,
+      }),
+      `<h1>${html(t.consentHeading, { client })}</h1>
+${warning}<p>${html(t.signedInAs, { user: strong(displayName(data.user)) })}</p>
 <p>${escapeHtml(t.applicationAsks)}</p>
 ${scopeList(t, data.scopes)}
 <form method="post">

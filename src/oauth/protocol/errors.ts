@@ -5,7 +5,7 @@ import { toHttpError } from '../../core/problem.js';
 
 /**
  * The `error` codes of RFC 6749 §5.2, RFC 8628 §3.5, RFC 6750 §3.1 and OpenID Connect Core
- * §3.1.2.6 that portico sends.
+ * §3.1.2.6 and RFC 7591 §3.2.2 that portico sends.
  *
  * @see {@link https://www.rfc-editor.org/rfc/rfc6749#section-5.2 | RFC 6749 §5.2}
  * @see {@link https://www.rfc-editor.org/rfc/rfc8628#section-3.5 | RFC 8628 §3.5}
@@ -33,7 +33,9 @@ export type OAuthErrorCode =
   | 'login_required'
   | 'consent_required'
   | 'request_not_supported'
-  | 'request_uri_not_supported';
+  | 'request_uri_not_supported'
+  | 'invalid_redirect_uri'
+  | 'invalid_client_metadata';
 
 const STATUS: Partial<Record<OAuthErrorCode, number>> = {
   invalid_client: 401,

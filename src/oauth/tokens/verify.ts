@@ -7,6 +7,7 @@ import {
   type JwtVerifyContext,
   type VerifiedJwt,
 } from '../../auth/jwt/jwt.js';
+import { grantCredentialId, tokenCredentialId } from '../../auth/revocations.js';
 import type {
   JwkSet as JSONWebKeySet,
   JwtHeader as JWTHeaderParameters,
@@ -101,6 +102,33 @@ export function revokedTokenKey(jti: string): string {
 }
 
 /**
+ * The key under which a deleted client (RFC 7592 `DELETE`) is marked in the store's revoked
+ * grants: every access token issued to it reads as revoked. No grant id (a UUID) nor
+ * {@link revokedTokenKey} looks like it.
+ *
+ * @example
+ * ```ts
+ * await ctx.store.revokeGrant(revokedClientKey(client.clientId), revocationTtlMs(ctx));
+ * ```
+ */
+export function revokedClientKey(clientId: string): string {
+  return `client:${clientId}`;
+}
+
+/**
+ * The revocation id (`client:<client_id>`) announced when a client is deleted: the streams
+ * opened with any of its tokens end.
+ *
+ * @example
+ * ```ts
+ * await announceRevocation(ctx.revocations, [clientCredentialId(client.clientId)]);
+ * ```
+ */
+export function clientCredentialId(clientId: string): string {
+  return `client:${clientId}`;
+}
+
+/**
  * Whether a verified access token was revoked: the grant it belongs to, or, for a token
  * without a grant, the token itself (a malformed `grant_id` counts as revoked).
  *
@@ -114,6 +142,14 @@ export async function isAccessTokenRevoked(
   ctx: TokenContext,
   payload: JWTPayload,
 ): Promise<boolean> {
+  // a deleted client's tokens end with it, whatever their grant
+  const clientId = payload.client_id;
+  if (
+    typeof clientId === 'string' &&
+    (await ctx.store.isGrantRevoked(revokedClientKey(clientId)))
+  ) {
+    return true;
+  }
   const grantId = payload.grant_id;
   if (grantId === undefined) {
     const jti = payload.jti;
@@ -239,7 +275,9 @@ export function ownAccessTokens(
     header: JWTHeaderParameters,
   ): Promise<Principal | undefined> => {
     if (await isAccessTokenRevoked(ctx, payload)) return undefined;
-    return toPrincipal === undefined ? principalFromClaims(payload) : toPrincipal(payload, header);
+    const principal =
+      toPrincipal === undefined ? principalFromClaims(payload) : await toPrincipal(payload, header);
+    return withClientCredential(principal, payload);
   };
   const current = followKeys(ctx, (jwks) =>
     jwtBearer({ ...rest, ...baseOptions(ctx, jwks, resource), toPrincipal: principalOf }),
@@ -253,6 +291,27 @@ export function ownAccessTokens(
       return current().authenticate(req);
     },
   };
+}
+
+/**
+ * The principal with the revocation ids of its token (`grant:`, `token:`) and of its client
+ * (`client:<client_id>`), unless its mapping set them: a stream opened with the token ends
+ * with its grant, with the token, and with its client's deletion (RFC 7592).
+ */
+function withClientCredential(
+  principal: Principal | undefined,
+  payload: JWTPayload,
+): Principal | undefined {
+  if (principal === undefined || principal.credentialIds !== undefined) return principal;
+  const text = (value: unknown) => (typeof value === 'string' && value !== '' ? value : undefined);
+  const ids: string[] = [];
+  const grantId = text(payload.grant_id);
+  const jti = text(payload.jti);
+  const clientId = text(payload.client_id);
+  if (grantId !== undefined) ids.push(grantCredentialId(grantId));
+  if (jti !== undefined) ids.push(tokenCredentialId(jti));
+  if (clientId !== undefined) ids.push(clientCredentialId(clientId));
+  return ids.length === 0 ? principal : { ...principal, credentialIds: ids };
 }
 
 /**
