@@ -43,7 +43,11 @@ import { createOwnTokenVerifier } from '../tokens/verify.js';
  * @see {@link https://www.rfc-editor.org/rfc/rfc7009 | RFC 7009}
  */
 export function createRevocationEndpoint(ctx: OAuthContext): Middleware {
-  const verifier = createOwnTokenVerifier(ctx);
+  // a token for any configured resource (RFC 8707) is one of ours, and may be revoked
+  const verifier = createOwnTokenVerifier(
+    ctx,
+    ctx.resources.map((resource) => resource.identifier),
+  );
 
   /** A valid token of another client: refused (§2.1). */
   function notTheirs(): never {

@@ -1,0 +1,240 @@
+// An AI agent at the reference server's door, as MCP's authorization spec (2025-06-18,
+// 2025-11-25) has it, driven by the official MCP TypeScript SDK client: the 401 names the
+// resource's metadata (RFC 9728), the agent finds the authorization server there, registers
+// itself (RFC 7591), signs its user in with PKCE and a resource indicator (RFC 8707), calls
+// tools, steps up after a 403 insufficient_scope, and loses its stream when its grant is
+// revoked. Nothing here is portico's: only the contract of ../shared/reference-server.md.
+
+import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type {
+  OAuthClientInformationMixed,
+  OAuthClientMetadata,
+  OAuthTokens,
+} from '@modelcontextprotocol/sdk/shared/auth.js';
+import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
+import { decodeJwt } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { signInAndApprove } from '../helpers/browser.js';
+import { type RunningServer, startReferenceServer } from './spawn-server.js';
+
+/** A loopback redirect URI without a port: any port matches it (RFC 8252 §7.3). */
+const REDIRECT = 'http://127.0.0.1/agent/callback';
+
+/** What an agent keeps between runs: its registration, its tokens, its PKCE verifier. */
+class AgentProvider implements OAuthClientProvider {
+  info: OAuthClientInformationMixed | undefined;
+  saved: OAuthTokens | undefined;
+  verifier = '';
+  /** Where the SDK sent the user's browser last. */
+  authorizationUrl: URL | undefined;
+  registrations = 0;
+
+  constructor(private readonly grantTypes: string[] = ['authorization_code', 'refresh_token']) {}
+
+  get redirectUrl() {
+    return REDIRECT;
+  }
+  get clientMetadata(): OAuthClientMetadata {
+    return {
+      client_name: 'Test agent',
+      redirect_uris: [REDIRECT],
+      grant_types: this.grantTypes,
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+    };
+  }
+  clientInformation() {
+    return this.info;
+  }
+  saveClientInformation(info: OAuthClientInformationMixed) {
+    this.registrations++;
+    this.info = info;
+  }
+  tokens() {
+    return this.saved;
+  }
+  saveTokens(tokens: OAuthTokens) {
+    this.saved = tokens;
+  }
+  redirectToAuthorization(url: URL) {
+    this.authorizationUrl = url;
+  }
+  saveCodeVerifier(verifier: string) {
+    this.verifier = verifier;
+  }
+  codeVerifier() {
+    return this.verifier;
+  }
+}
+
+let server: RunningServer;
+let mcpUrl: URL;
+
+beforeAll(async () => {
+  server = await startReferenceServer();
+  mcpUrl = new URL(`${server.url.replace(/\/$/, '')}/mcp`);
+});
+
+afterAll(async () => {
+  await server?.stop();
+});
+
+/** The user at the browser: signs in, approves, and hands the code back to the agent. */
+async function userApproves(provider: AgentProvider, transport: StreamableHTTPClientTransport) {
+  const url = provider.authorizationUrl;
+  if (url === undefined) throw new Error('the SDK did not start an authorization');
+  provider.authorizationUrl = undefined;
+  const callback = new URL(await signInAndApprove(server.url, url, 'alice'));
+  const code = callback.searchParams.get('code');
+  if (code === null) throw new Error(`no code in ${callback.href}`);
+  await transport.finishAuth(code);
+}
+
+/** Connects as the SDK does: a 401 starts the authorization, then the agent connects again. */
+async function connectedAgent(provider: AgentProvider) {
+  let transport = new StreamableHTTPClientTransport(mcpUrl, { authProvider: provider });
+  let client = new Client({ name: 'test-agent', version: '1.0.0' });
+  await expect(client.connect(transport)).rejects.toBeInstanceOf(UnauthorizedError);
+  await userApproves(provider, transport);
+  transport = new StreamableHTTPClientTransport(mcpUrl, { authProvider: provider });
+  client = new Client({ name: 'test-agent', version: '1.0.0' });
+  await client.connect(transport);
+  return { client, transport };
+}
+
+const textOf = (result: unknown) =>
+  JSON.parse((result as { content: { type: string; text: string }[] }).content[0]!.text);
+
+describe('an MCP agent at the reference server', () => {
+  it('discovers, registers, signs in with PKCE for /mcp, and calls tools', async () => {
+    const provider = new AgentProvider();
+    const { client } = await connectedAgent(provider);
+    expect(provider.registrations).toBe(1);
+    expect(provider.info?.client_id).toMatch(/\S/);
+    const claims = decodeJwt(provider.saved!.access_token);
+    expect(claims.aud).toBe(mcpUrl.href);
+    const tools = await client.listTools();
+    expect(tools.tools.map((t) => t.name).sort()).toEqual([
+      'list_messages',
+      'post_message',
+      'whoami',
+    ]);
+    const me = textOf(await client.callTool({ name: 'whoami', arguments: {} }));
+    expect(me).toMatchObject({ sub: 'alice', client_id: provider.info!.client_id });
+    const posted = textOf(
+      await client.callTool({ name: 'post_message', arguments: { text: 'hello from an agent' } }),
+    );
+    expect(posted).toMatchObject({ text: 'hello from an agent', from: 'alice' });
+    const listed = textOf(await client.callTool({ name: 'list_messages', arguments: {} }));
+    expect(JSON.stringify(listed)).toContain('hello from an agent');
+    await client.close();
+  });
+
+  it("refuses the /mcp token at the API, and the API's token at /mcp", async () => {
+    const provider = new AgentProvider();
+    const { client } = await connectedAgent(provider);
+    const token = provider.saved!.access_token;
+    const api = await fetch(`${server.url}/api/me`, {
+      headers: { Authorization: `Bearer ${token}` },
+    });
+    expect(api.status).toBe(401);
+    expect(api.headers.get('www-authenticate')).toMatch(/^Bearer .*error="invalid_token"/);
+    await client.close();
+  });
+
+  it('steps up after a 403 insufficient_scope: a new authorization for the scope named', async () => {
+    // no refresh token: the SDK's step-up then asks the user again (a refresh keeps the scope)
+    const provider = new AgentProvider(['authorization_code']);
+    let transport = new StreamableHTTPClientTransport(mcpUrl, { authProvider: provider });
+    let client = new Client({ name: 'test-agent', version: '1.0.0' });
+    await expect(client.connect(transport)).rejects.toBeInstanceOf(UnauthorizedError);
+    // the user grants reading only
+    provider.authorizationUrl!.searchParams.set('scope', 'read:messages');
+    await userApproves(provider, transport);
+    transport = new StreamableHTTPClientTransport(mcpUrl, { authProvider: provider });
+    client = new Client({ name: 'test-agent', version: '1.0.0' });
+    await client.connect(transport);
+    expect(provider.saved!.refresh_token).toBeUndefined();
+    expect(textOf(await client.callTool({ name: 'list_messages', arguments: {} }))).toBeDefined();
+    const call = client.callTool({ name: 'post_message', arguments: { text: 'stepped up' } });
+    await expect(call).rejects.toBeInstanceOf(UnauthorizedError);
+    const asked = provider.authorizationUrl!;
+    expect(asked.searchParams.get('scope')).toBe('write:messages');
+    expect(asked.searchParams.get('resource')).toBe(mcpUrl.href);
+    await userApproves(provider, transport);
+    const posted = await client.callTool({
+      name: 'post_message',
+      arguments: { text: 'stepped up' },
+    });
+    expect(textOf(posted)).toMatchObject({ text: 'stepped up', from: 'alice' });
+    await client.close();
+  });
+
+  it("ends the agent's stream and its calls when its token is revoked", async () => {
+    const provider = new AgentProvider();
+    const { client, transport } = await connectedAgent(provider);
+    // the SDK's session ends; the agent opens one by hand, with a GET stream of its own
+    await transport.terminateSession();
+    await client.close();
+    const token = provider.saved!.access_token;
+    const base = {
+      Authorization: `Bearer ${token}`,
+      'Mcp-Protocol-Version': LATEST_PROTOCOL_VERSION,
+    };
+    const post = (body: unknown, headers: Record<string, string> = {}) =>
+      fetch(mcpUrl, {
+        method: 'POST',
+        headers: {
+          ...base,
+          ...headers,
+          Accept: 'application/json, text/event-stream',
+          'Content-Type': 'application/json',
+        },
+        body: JSON.stringify(body),
+      });
+    const opened = await post({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: {
+        protocolVersion: LATEST_PROTOCOL_VERSION,
+        capabilities: {},
+        clientInfo: { name: 'by-hand', version: '1' },
+      },
+    });
+    expect(opened.status).toBe(200);
+    await opened.body?.cancel();
+    const session = { 'Mcp-Session-Id': opened.headers.get('mcp-session-id')! };
+    const initialized = await post(
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+      session,
+    );
+    expect(initialized.status).toBe(202);
+    const stream = await fetch(mcpUrl, {
+      headers: { ...base, ...session, Accept: 'text/event-stream' },
+    });
+    expect(stream.status).toBe(200);
+    expect(stream.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    const ended = (async () => {
+      const reader = stream.body!.getReader();
+      for (;;) if ((await reader.read()).done) return 'ended';
+    })().catch(() => 'ended');
+    const revoked = await fetch(`${server.url}/revoke`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token, client_id: provider.info!.client_id }),
+    });
+    expect(revoked.status).toBe(200);
+    const outcome = await Promise.race([
+      ended,
+      new Promise((resolve) => setTimeout(() => resolve('still open'), 5_000)),
+    ]);
+    expect(outcome).toBe('ended');
+    const after = await post({ jsonrpc: '2.0', id: 2, method: 'tools/list' }, session);
+    expect(after.status).toBe(401);
+    expect(after.headers.get('www-authenticate')).toMatch(/^Bearer /);
+  });
+});
