@@ -434,6 +434,8 @@ export function createOAuthContext(options: AuthorizationServerOptions): OAuthCo
       issuer: options.issuer,
       replay,
       fapi2,
+      // the keys of a self-described client are where its documents may be
+      allowPrivateClientKeys: documents?.allowPrivate === true,
     }),
     guard,
     revocations: options.revocations ?? processRevocations(),

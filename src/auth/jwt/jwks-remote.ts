@@ -73,6 +73,8 @@ export function remoteSource(
   owner: string,
   jwksUrl: string | URL,
   options: RemoteJwksOptions = {},
+  // how the keys are fetched: the global fetch, or one through an address guard
+  fetchKeys: (href: string, init: RequestInit) => Promise<Response> = fetch,
 ): KeySource {
   const url = parseHttpUrl(owner, 'jwksUrl', jwksUrl);
   const remoteOptions = checkRemoteOptions(owner, options);
@@ -87,7 +89,7 @@ export function remoteSource(
   };
   const fetchJwks: FetchImplementation = async (href, init) => {
     try {
-      const response = await fetch(href, init);
+      const response = await fetchKeys(href, init);
       const body: unknown = response.status === 200 ? await response.json() : undefined;
       if (!isJwkSetShape(body)) throw new Error('The JWKS endpoint gave no key set');
       successes++;

@@ -6,6 +6,7 @@ import { loadJose } from '../../internal/lazy.js';
 import { MapEvictor } from '../../internal/map-evictor.js';
 import { OAuthError } from '../protocol/errors.js';
 import type { OAuthClient } from './client.js';
+import { guardedKeysFetch, type KeysFetch } from './guarded-fetch.js';
 
 /**
  * The `client_assertion_type` of a JWT client assertion (RFC 7523 §2.2).
@@ -71,6 +72,13 @@ export interface ClientAssertionCheckOptions {
   issuer: string;
   /** Leeway for `exp`, `nbf` and `iat`, in milliseconds. */
   clockTolerance: number;
+  /**
+   * Fetches the `jwksUri` of a client that described itself (`provenance` `'registered'` or
+   * `'metadata-document'`): whoever registers a client chooses that URL, so it goes through
+   * the address guard. Configured clients' keys are fetched with the global `fetch`.
+   * @defaultValue {@link guardedKeysFetch}`()`: no loopback or private address
+   */
+  selfDescribedKeys?: KeysFetch;
 }
 
 /** What an assertion is checked against: where it was sent, and under which profile. */
@@ -114,17 +122,23 @@ export interface HeldAssertion {
  */
 export function createClientAssertionCheck(options: ClientAssertionCheckOptions) {
   const { issuer, clockTolerance } = options;
+  const selfDescribedKeys = options.selfDescribedKeys ?? guardedKeysFetch();
   const inline = new WeakMap<OAuthClient, JWTVerifyGetKey>();
   const remote = new Map<string, KeySource>();
   const evictor = new MapEvictor(remote);
 
   async function keysOf(client: OAuthClient): Promise<KeySource['key']> {
     if (client.jwksUri !== undefined) {
-      let source = remote.get(client.jwksUri);
+      // whoever registered a client chose its URL: never fetched without the address guard
+      const selfDescribed = (client.provenance ?? 'configured') !== 'configured';
+      const key = `${selfDescribed ? 'guarded' : 'configured'} ${client.jwksUri}`;
+      let source = remote.get(key);
       if (source === undefined) {
         if (remote.size >= 1_000) evictor.dropOldest();
-        source = remoteSource('client jwksUri', client.jwksUri);
-        remote.set(client.jwksUri, source);
+        source = selfDescribed
+          ? remoteSource('client jwksUri', client.jwksUri, {}, selfDescribedKeys)
+          : remoteSource('client jwksUri', client.jwksUri);
+        remote.set(key, source);
       }
       return source.key;
     }

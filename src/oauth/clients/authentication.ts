@@ -6,7 +6,7 @@ import { MemoryReplayStore, type ReplayStore } from '../../auth/replay/store.js'
 import { requestPath } from '../../core/problem.js';
 import { countFieldLines } from '../../internal/headers.js';
 import { MapEvictor } from '../../internal/map-evictor.js';
-import { assertKnownOptions, invalidOption } from '../../internal/options.js';
+import { assertKnownOptions, booleanOption, invalidOption } from '../../internal/options.js';
 import { asOAuthError, CLIENT_CHALLENGE, OAuthError } from '../protocol/errors.js';
 import type { PendingIds } from '../store/one-time-ids.js';
 import {
@@ -18,6 +18,7 @@ import {
   usesClientKeys,
 } from './assertion.js';
 import type { OAuthClient } from './client.js';
+import { guardedKeysFetch } from './guarded-fetch.js';
 import type { ClientStore } from './store.js';
 
 /** `application/x-www-form-urlencoded` decoding of one Basic credential part (RFC 6749 §2.3.1). */
@@ -188,6 +189,13 @@ export interface ClientAuthenticatorOptions {
    * @defaultValue none
    */
   fapi2?: (client: OAuthClient) => boolean;
+  /**
+   * Whether the keys (`jwks_uri`) of clients that described themselves (registered, or by a
+   * metadata document) may be on loopback or private addresses: whoever registers a client
+   * chooses that URL, so it is fetched through the webhooks' address guard.
+   * @defaultValue `false`
+   */
+  allowPrivateClientKeys?: boolean;
 }
 
 const AUTHENTICATOR_OPTIONS = [
@@ -195,6 +203,7 @@ const AUTHENTICATOR_OPTIONS = [
   'issuer',
   'replay',
   'fapi2',
+  'allowPrivateClientKeys',
 ] as const satisfies readonly (keyof ClientAuthenticatorOptions)[];
 
 /**
@@ -248,7 +257,18 @@ export function createClientAuthenticator(
   const assertionHolds =
     issuer === undefined
       ? undefined
-      : createClientAssertionCheck({ issuer, clockTolerance: 5_000 });
+      : createClientAssertionCheck({
+          issuer,
+          clockTolerance: 5_000,
+          selfDescribedKeys: guardedKeysFetch({
+            allowPrivate: booleanOption(
+              owner,
+              'allowPrivateClientKeys',
+              options.allowPrivateClientKeys,
+              false,
+            ),
+          }),
+        });
   const secretMatches = createSecretCheck();
 
   /** Records an assertion's `jti`, charged to its client: `false` for a replay. */

@@ -153,6 +153,11 @@ export class ClientMetadataDocumentError extends OAuthError {
  * ```
  */
 export interface ClientMetadataDocuments {
+  /**
+   * Whether documents (and so the keys, `jwks_uri`, of their clients) may be on loopback or
+   * private addresses. @defaultValue `false`
+   */
+  readonly allowPrivate?: boolean;
   /** Whether `clientId` is a URL (`https:` or `http:`), which this resolver answers for. */
   handles(clientId: string): boolean;
   /**
@@ -563,6 +568,7 @@ export function createClientMetadataDocuments(
   }
 
   return Object.freeze({
+    allowPrivate,
     handles: (clientId: string) => typeof clientId === 'string' && isUrlId(clientId),
     async resolve(clientId: string): Promise<OAuthClient> {
       const url = checkId(clientId);

@@ -28,6 +28,7 @@ let stranger: Key;
 let remoteKey: Key;
 let server: Listening;
 let jwksHost: Listening;
+let jwksFetches = 0;
 
 /** An assertion of `client`, signed by `key`: what openid-client and oauth4webapi send. */
 function assertion(
@@ -74,7 +75,10 @@ beforeAll(async () => {
   ed25519 = await newKey('Ed25519', 'ed25519');
   stranger = await newKey('ES256', 'es'); // same kid, other key
   remoteKey = await newKey('RS256', 'rs');
-  jwksHost = await serve((_req, res) => sendJson(res, 200, { keys: [remoteKey.jwk] }));
+  jwksHost = await serve((_req, res) => {
+    jwksFetches++;
+    sendJson(res, 200, { keys: [remoteKey.jwk] });
+  });
   const clients = new MemoryClientStore([
     await defineClient({
       clientId: 'key-client',
@@ -91,6 +95,15 @@ beforeAll(async () => {
       redirectUris: [],
       scopes: ['read:messages'],
     }),
+    // a client that registered itself (RFC 7591) chose its jwks_uri: a loopback one
+    await defineClient({
+      clientId: 'registered-remote-client',
+      jwksUri: `${jwksHost.url}/jwks.json`,
+      grantTypes: ['client_credentials'],
+      redirectUris: [],
+      scopes: ['read:messages'],
+      provenance: 'registered',
+    }),
     await defineClient({
       clientId: 'secret-client',
       secret: 'secret-client-secret',
@@ -104,6 +117,19 @@ beforeAll(async () => {
 afterAll(closeAll);
 
 describe('private_key_jwt at the token endpoint', () => {
+  it('never fetches the keys of a self-described client from a loopback address (SSRF)', async () => {
+    const before = jwksFetches;
+    const reply = await clientCredentials(
+      await assertion(remoteKey, {}, {}, 'registered-remote-client'),
+    );
+    expectError(reply, 'invalid_client');
+    expect(jwksFetches, 'no request reached the loopback host').toBe(before);
+    // the same URL, configured by the deployment, is fetched
+    const configured = await clientCredentials(await assertion(remoteKey, {}, {}, 'remote-client'));
+    expect(configured.status, configured.body).toBe(200);
+    expect(jwksFetches).toBeGreaterThan(before);
+  });
+
   it.each([
     ['ES256', () => es],
     ['PS256', () => rsa],
