@@ -27,7 +27,7 @@ export const FOLDERS = {
     'src/oauth/protocol/*.ts',
     'src/oauth/shared/endpoint-proof.ts',
     'src/oauth/tokens/key-set.ts',
-    'src/oauth/endpoints/{jwks,metadata}.ts',
+    'src/oauth/endpoints/{jwks,metadata,registration}.ts',
   ],
   'oauth-grants': [
     'src/oauth/authorize/*.ts',
