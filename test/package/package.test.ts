@@ -69,8 +69,10 @@ describe('the packed tarball', () => {
   });
 
   // 600 KiB until issue 38 (serve(), several JWT issuers and their claim rules, durations with
-  // units, one problem per framework parser error): 652 KiB then, with room for one more round
-  it('weighs at most 700 KiB packed, its size and the cold import time recorded', async () => {
+  // units, one problem per framework parser error): 652 KiB then; 700 KiB until issue 40
+  // (protected-resource metadata, resource indicators, dynamic registration, client metadata
+  // documents): 742 KiB then, with room for one more round
+  it('weighs at most 800 KiB packed, its size and the cold import time recorded', async () => {
     const size = statSync(tarball).size;
     const coldImportMs = await coldImports('portico', 5);
     const http = await coldImports('portico/http', 5);
@@ -84,7 +86,7 @@ describe('the packed tarball', () => {
     const out = join(root, 'test-results', 'package-size.json');
     write(out, `${JSON.stringify(record, null, 2)}\n`);
     expect(record.sourceMapBytes, 'source maps are not published').toBe(0);
-    expect(size, 'tarball bytes').toBeLessThanOrEqual(700 * 1024);
+    expect(size, 'tarball bytes').toBeLessThanOrEqual(800 * 1024);
   }, 60_000);
 
   it('loads neither jose, ws nor undici on import, in ESM or CommonJS (they load on first use)', async () => {
