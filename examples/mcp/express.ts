@@ -8,21 +8,25 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import express from 'express';
 import { authenticate, createRouter, requireScopes, securityHeaders } from 'portico';
 import { expressErrorHandler, expressNotFound, toExpress } from 'portico/express';
-import { authorizationServer, MCP_SCOPE, mcpServer, setAuthInfo } from './shared.js';
+import { checkOrigin, createDoor, MCP_SCOPE, mcpServer, setAuthInfo } from './shared.js';
 
 export async function createApp(
   issuer: string,
 ): Promise<{ server: Server; close(): Promise<void> }> {
-  const auth = await authorizationServer(issuer);
+  const { auth, resource } = await createDoor(issuer);
   const app = express();
   app.use(toExpress(securityHeaders()));
-  // discovery, /token, /jwks, … of the authorization server
-  app.use(toExpress(createRouter(auth.routes)));
-  // RESOURCE: GET /.well-known/oauth-protected-resource/mcp (RFC 9728) goes here, and
-  // `authenticate(..., { resource })` adds resource_metadata to the challenges
+  // discovery, /authorize, /token, /register, /jwks, … of the authorization server, and
+  // GET /.well-known/oauth-protected-resource/mcp (RFC 9728)
+  app.use(toExpress(createRouter({ ...auth.routes, ...resource.routes })));
   app.post(
     '/mcp',
-    toExpress([authenticate([auth.bearer]), requireScopes([MCP_SCOPE])]),
+    // Origin, then tokens of /mcp only with the scope; challenges name resource_metadata
+    toExpress([
+      checkOrigin([new URL(issuer).origin]),
+      authenticate([auth.bearerFor(resource.identifier)], { resource, scopes: () => [MCP_SCOPE] }),
+      requireScopes([MCP_SCOPE], { resource }),
+    ]),
     express.json(),
     async (req, res) => {
       setAuthInfo(req);

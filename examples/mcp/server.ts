@@ -1,5 +1,7 @@
 // A minimal MCP server on node:http, protected by a portico authorization server in the same
 // process. Stateless Streamable HTTP: each POST /mcp gets a fresh SDK server and transport.
+// The door: /mcp's metadata (RFC 9728) named by its 401s, discovery (RFC 8414), open
+// registration (RFC 7591), code + PKCE with `resource` (RFC 8707), tokens of /mcp only.
 // node --import tsx examples/mcp/server.ts   (env: PORT; listens on 127.0.0.1)
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -16,7 +18,7 @@ import {
   securityHeaders,
   toNodeListener,
 } from 'portico';
-import { authorizationServer, MCP_SCOPE, mcpServer, setAuthInfo } from './shared.js';
+import { checkOrigin, createDoor, MCP_SCOPE, mcpServer, setAuthInfo } from './shared.js';
 
 /** POST /mcp: one JSON-RPC message (or batch), answered by a fresh server and transport. */
 const mcp: Middleware = async (req, res) => {
@@ -31,18 +33,26 @@ const mcp: Middleware = async (req, res) => {
 export async function createApp(
   issuer: string,
 ): Promise<{ server: Server; close(): Promise<void> }> {
-  const auth = await authorizationServer(issuer);
+  const { auth, resource } = await createDoor(issuer);
   const app = toNodeListener([
     requestId(),
     securityHeaders(),
     createRouter({
-      ...auth.routes, // discovery, /token, /jwks, … of the authorization server
-      // RESOURCE: GET /.well-known/oauth-protected-resource/mcp (RFC 9728) goes here
+      ...auth.routes, // discovery, /authorize, /token, /register, /jwks, … (the AS)
+      ...resource.routes, // GET /.well-known/oauth-protected-resource/mcp (RFC 9728)
       '/mcp': {
-        // only this server's access tokens with the scope; 401/403 carry the Bearer challenge
-        // RESOURCE: `authenticate(..., { resource })` adds resource_metadata to the challenges
+        // a browser Origin must be ours; then only tokens whose audience is /mcp (RFC 8707),
+        // with the scope. 401/403 carry the Bearer challenge naming resource_metadata and scope
         // (stateless: no GET stream, no session to DELETE; the router answers them 405)
-        POST: compose([authenticate([auth.bearer]), requireScopes([MCP_SCOPE]), mcp]),
+        POST: compose([
+          checkOrigin([new URL(issuer).origin]),
+          authenticate([auth.bearerFor(resource.identifier)], {
+            resource,
+            scopes: () => [MCP_SCOPE],
+          }),
+          requireScopes([MCP_SCOPE], { resource }),
+          mcp,
+        ]),
       },
     }),
   ]);
