@@ -9,15 +9,25 @@ import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type {
-  OAuthClientInformationMixed,
-  OAuthClientMetadata,
-  OAuthTokens,
+import {
+  type OAuthClientInformationMixed,
+  type OAuthClientMetadata,
+  OAuthMetadataSchema,
+  OAuthProtectedResourceMetadataSchema,
+  type OAuthTokens,
+  OpenIdProviderDiscoveryMetadataSchema,
 } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signInAndApprove } from '../helpers/browser.js';
+import { requireTool, runs } from '../helpers/tools.js';
+import {
+  type DocumentServer,
+  makeTestTls,
+  startDocumentServer,
+  type TestTls,
+} from '../oauth/clients/document-server.js';
 import { type RunningServer, startReferenceServer } from './spawn-server.js';
 
 /** A loopback redirect URI without a port: any port matches it (RFC 8252 §7.3). */
@@ -32,7 +42,11 @@ class AgentProvider implements OAuthClientProvider {
   authorizationUrl: URL | undefined;
   registrations = 0;
 
-  constructor(private readonly grantTypes: string[] = ['authorization_code', 'refresh_token']) {}
+  constructor(
+    private readonly grantTypes: string[] = ['authorization_code', 'refresh_token'],
+    /** An https URL whose document describes the agent: no registration then. */
+    readonly clientMetadataUrl?: string,
+  ) {}
 
   get redirectUrl() {
     return REDIRECT;
@@ -70,36 +84,56 @@ class AgentProvider implements OAuthClientProvider {
   }
 }
 
+const hasOpenssl = requireTool('openssl', runs('openssl', ['version']), 'apt-get install openssl');
+
 let server: RunningServer;
 let mcpUrl: URL;
+/** A second server that trusts the test CA and fetches documents on loopback. */
+let documentsServer: RunningServer | undefined;
+let tls: TestTls | undefined;
+let docs: DocumentServer | undefined;
 
 beforeAll(async () => {
   server = await startReferenceServer();
   mcpUrl = new URL(`${server.url.replace(/\/$/, '')}/mcp`);
-});
+  if (!hasOpenssl) return;
+  tls = makeTestTls();
+  docs = await startDocumentServer(tls);
+  documentsServer = await startReferenceServer(
+    { CLIENT_METADATA_ALLOW_PRIVATE: '1', NODE_EXTRA_CA_CERTS: tls.caPath },
+    60_000,
+  );
+}, 90_000);
 
 afterAll(async () => {
-  await server?.stop();
+  await Promise.all([server?.stop(), documentsServer?.stop()]);
+  await docs?.close();
+  tls?.remove();
 });
 
 /** The user at the browser: signs in, approves, and hands the code back to the agent. */
-async function userApproves(provider: AgentProvider, transport: StreamableHTTPClientTransport) {
+async function userApproves(
+  provider: AgentProvider,
+  transport: StreamableHTTPClientTransport,
+  at = server,
+) {
   const url = provider.authorizationUrl;
   if (url === undefined) throw new Error('the SDK did not start an authorization');
   provider.authorizationUrl = undefined;
-  const callback = new URL(await signInAndApprove(server.url, url, 'alice'));
+  const callback = new URL(await signInAndApprove(at.url, url, 'alice'));
   const code = callback.searchParams.get('code');
   if (code === null) throw new Error(`no code in ${callback.href}`);
   await transport.finishAuth(code);
 }
 
 /** Connects as the SDK does: a 401 starts the authorization, then the agent connects again. */
-async function connectedAgent(provider: AgentProvider) {
-  let transport = new StreamableHTTPClientTransport(mcpUrl, { authProvider: provider });
+async function connectedAgent(provider: AgentProvider, at = server) {
+  const url = new URL(`${at.url.replace(/\/$/, '')}/mcp`);
+  let transport = new StreamableHTTPClientTransport(url, { authProvider: provider });
   let client = new Client({ name: 'test-agent', version: '1.0.0' });
   await expect(client.connect(transport)).rejects.toBeInstanceOf(UnauthorizedError);
-  await userApproves(provider, transport);
-  transport = new StreamableHTTPClientTransport(mcpUrl, { authProvider: provider });
+  await userApproves(provider, transport, at);
+  transport = new StreamableHTTPClientTransport(url, { authProvider: provider });
   client = new Client({ name: 'test-agent', version: '1.0.0' });
   await client.connect(transport);
   return { client, transport };
@@ -109,6 +143,22 @@ const textOf = (result: unknown) =>
   JSON.parse((result as { content: { type: string; text: string }[] }).content[0]!.text);
 
 describe('an MCP agent at the reference server', () => {
+  it("serves discovery and the resource's metadata as the SDK's own schemas read them", async () => {
+    const get = async (path: string) => (await fetch(`${server.url}${path}`)).json();
+    OAuthMetadataSchema.parse(await get('/.well-known/oauth-authorization-server'));
+    const openid = OpenIdProviderDiscoveryMetadataSchema.parse(
+      await get('/.well-known/openid-configuration'),
+    );
+    expect(openid.registration_endpoint).toBe(`${server.url}/register`);
+    expect(openid.code_challenge_methods_supported).toEqual(['S256']);
+    expect(openid.client_id_metadata_document_supported).toBe(true);
+    const prm = OAuthProtectedResourceMetadataSchema.parse(
+      await get('/.well-known/oauth-protected-resource/mcp'),
+    );
+    expect(prm.resource).toBe(mcpUrl.href);
+    expect(prm.authorization_servers).toEqual([server.url]);
+  });
+
   it('discovers, registers, signs in with PKCE for /mcp, and calls tools', async () => {
     const provider = new AgentProvider();
     const { client } = await connectedAgent(provider);
@@ -237,4 +287,27 @@ describe('an MCP agent at the reference server', () => {
     expect(after.status).toBe(401);
     expect(after.headers.get('www-authenticate')).toMatch(/^Bearer /);
   });
+
+  it.skipIf(!hasOpenssl)(
+    'signs in as a client ID metadata document, without registering, and calls a tool',
+    async () => {
+      const at = documentsServer!;
+      const agentUrl = docs!.json('/agents/test-agent.json', (url) => ({
+        client_id: url,
+        client_name: 'Test agent (document)',
+        redirect_uris: [REDIRECT],
+        grant_types: ['authorization_code'],
+        response_types: ['code'],
+        token_endpoint_auth_method: 'none',
+      }));
+      const provider = new AgentProvider(['authorization_code'], agentUrl);
+      const { client } = await connectedAgent(provider, at);
+      expect(provider.registrations, 'the SDK saved the URL as its client id').toBe(1);
+      expect(provider.info!.client_id).toBe(agentUrl);
+      const me = textOf(await client.callTool({ name: 'whoami', arguments: {} }));
+      expect(me).toMatchObject({ sub: 'alice', client_id: agentUrl });
+      expect(docs!.hits.get('/agents/test-agent.json')).toBeGreaterThanOrEqual(1);
+      await client.close();
+    },
+  );
 });
