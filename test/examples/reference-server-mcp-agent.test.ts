@@ -20,7 +20,8 @@ import {
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { signInAndApprove } from '../helpers/browser.js';
+import { Browser, decodeEntities, hiddenInputs, signInAndApprove } from '../helpers/browser.js';
+import { hasRedis, type RedisServer, startRedis } from '../helpers/redis.js';
 import { requireTool, runs } from '../helpers/tools.js';
 import {
   type DocumentServer,
@@ -310,4 +311,91 @@ describe('an MCP agent at the reference server', () => {
       await client.close();
     },
   );
+});
+
+/**
+ * The user's browser at the service's public origin, whose requests a balancer hands to the
+ * process at `base`: signs alice in, approves, and answers where the code goes.
+ */
+async function approveThrough(base: string, publicOrigin: string, target: URL): Promise<URL> {
+  const browser = new Browser(publicOrigin);
+  const to = (url: string | URL) => {
+    const at = new URL(url, target);
+    return new URL(`${at.pathname}${at.search}`, base);
+  };
+  const submit = async (page: Response, fields: Record<string, string>, url: URL) => {
+    const html = await page.text();
+    const body = new URLSearchParams(hiddenInputs(html));
+    for (const [name, value] of Object.entries(fields)) body.set(name, value);
+    const action = /<form[^>]*action="([^"]*)"/i.exec(html)?.[1];
+    return browser.fetch(to(action ? decodeEntities(action) : url), {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body,
+    });
+  };
+  const signIn = await browser.fetch(to(target));
+  expect(signIn.status).toBe(200);
+  let answer = await submit(signIn, { username: 'alice', password: 'alice-password' }, target);
+  for (let hops = 0; hops < 3; hops++) {
+    const location = answer.headers.get('location');
+    if (location !== null && new URL(location, target).origin !== publicOrigin) {
+      return new URL(location);
+    }
+    const page = location === null ? answer : await browser.fetch(to(location));
+    expect(page.status).toBe(200);
+    answer = await submit(page, { decision: 'approve' }, target);
+  }
+  throw new Error('no redirect back to the agent');
+}
+
+describe.skipIf(!hasRedis)('an MCP agent at two processes of one service, on one Redis', () => {
+  const PUBLIC = 'http://portico.test';
+  let redis: RedisServer;
+  let a: RunningServer;
+  let b: RunningServer;
+  beforeAll(async () => {
+    redis = await startRedis();
+    const env = { REDIS_URL: redis.url, BASE_URL: PUBLIC };
+    [a, b] = await Promise.all([
+      startReferenceServer(env, 45_000),
+      startReferenceServer(env, 45_000),
+    ]);
+  }, 90_000);
+  afterAll(async () => {
+    await Promise.all([a?.stop(), b?.stop()]);
+    await redis?.stop();
+  });
+
+  it('registers and signs in at one process, and calls tools at the other', async () => {
+    // the balancer in front: the authorization server's paths go to A, /mcp to B
+    const balancer = (input: string | URL | Request, init?: RequestInit) => {
+      const url = new URL(input instanceof Request ? input.url : input);
+      const to = url.pathname.startsWith('/mcp') ? b : a;
+      return fetch(new URL(`${url.pathname}${url.search}`, to.url), init);
+    };
+    const provider = new AgentProvider();
+    const publicMcp = new URL(`${PUBLIC}/mcp`);
+    let transport = new StreamableHTTPClientTransport(publicMcp, {
+      authProvider: provider,
+      fetch: balancer,
+    });
+    let client = new Client({ name: 'test-agent', version: '1.0.0' });
+    await expect(client.connect(transport)).rejects.toBeInstanceOf(UnauthorizedError);
+    // the user's browser reaches A too
+    const asked = provider.authorizationUrl!;
+    expect(asked.searchParams.get('resource')).toBe(publicMcp.href);
+    const callback = await approveThrough(a.url, PUBLIC, asked);
+    await transport.finishAuth(callback.searchParams.get('code')!);
+    expect(decodeJwt(provider.saved!.access_token).aud).toBe(publicMcp.href);
+    transport = new StreamableHTTPClientTransport(publicMcp, {
+      authProvider: provider,
+      fetch: balancer,
+    });
+    client = new Client({ name: 'test-agent', version: '1.0.0' });
+    await client.connect(transport);
+    const me = textOf(await client.callTool({ name: 'whoami', arguments: {} }));
+    expect(me).toMatchObject({ sub: 'alice', client_id: provider.info!.client_id });
+    await client.close();
+  });
 });
