@@ -140,6 +140,26 @@ async function connectedAgent(provider: AgentProvider, at = server) {
   return { client, transport };
 }
 
+/** What RFC 7591 answers beside the client's metadata: how to manage it (RFC 7592). */
+interface Registration {
+  client_id: string;
+  registration_client_uri: string;
+  registration_access_token: string;
+}
+
+/** Registers the agent by hand, as the SDK would, and keeps the whole answer. */
+async function register(provider: AgentProvider): Promise<Registration> {
+  const res = await fetch(`${server.url}/register`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify(provider.clientMetadata),
+  });
+  expect(res.status).toBe(201);
+  const registration = (await res.json()) as Registration;
+  provider.info = { ...registration, redirect_uris: [REDIRECT] };
+  return registration;
+}
+
 const textOf = (result: unknown) =>
   JSON.parse((result as { content: { type: string; text: string }[] }).content[0]!.text);
 
@@ -224,15 +244,39 @@ describe('an MCP agent at the reference server', () => {
     await client.close();
   });
 
-  it("ends the agent's stream and its calls when its token is revoked", async () => {
+  it.each([
+    [
+      'its token is revoked (RFC 7009)',
+      (provider: AgentProvider, _registration: Registration) =>
+        fetch(`${server.url}/revoke`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams({
+            token: provider.saved!.access_token,
+            client_id: provider.info!.client_id,
+          }),
+        }),
+      200,
+    ],
+    [
+      'its registration is deleted (RFC 7592)',
+      (_provider: AgentProvider, registration: Registration) =>
+        fetch(registration.registration_client_uri, {
+          method: 'DELETE',
+          headers: { Authorization: `Bearer ${registration.registration_access_token}` },
+        }),
+      204,
+    ],
+  ] as const)("ends the agent's stream and its calls when %s", async (_when, end, status) => {
+    // registered beforehand (the SDK keeps no registration access token)
     const provider = new AgentProvider();
+    const registration = await register(provider);
     const { client, transport } = await connectedAgent(provider);
     // the SDK's session ends; the agent opens one by hand, with a GET stream of its own
     await transport.terminateSession();
     await client.close();
-    const token = provider.saved!.access_token;
     const base = {
-      Authorization: `Bearer ${token}`,
+      Authorization: `Bearer ${provider.saved!.access_token}`,
       'Mcp-Protocol-Version': LATEST_PROTOCOL_VERSION,
     };
     const post = (body: unknown, headers: Record<string, string> = {}) =>
@@ -273,12 +317,7 @@ describe('an MCP agent at the reference server', () => {
       const reader = stream.body!.getReader();
       for (;;) if ((await reader.read()).done) return 'ended';
     })().catch(() => 'ended');
-    const revoked = await fetch(`${server.url}/revoke`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ token, client_id: provider.info!.client_id }),
-    });
-    expect(revoked.status).toBe(200);
+    expect((await end(provider, registration)).status).toBe(status);
     const outcome = await Promise.race([
       ended,
       new Promise((resolve) => setTimeout(() => resolve('still open'), 5_000)),
