@@ -170,11 +170,12 @@ function severalIssuers(
   shared: Mapping | undefined,
 ): BearerVerifier {
   const issuers = issuersOf(owner, options, shared);
-  const issuerOf = (iss: unknown) => (typeof iss === 'string' ? issuers.get(iss) : undefined);
+  // the map's keys are strings: any other `iss` finds nothing
+  const issuerOf = (iss: unknown) => issuers.get(iss as string);
   return {
     async verify(token, context) {
       // unverified, only to choose the keys: the chosen issuer verifies `iss` again
-      const issuer = typeof token === 'string' ? issuerOf(peekPayload(token)?.iss) : undefined;
+      const issuer = issuerOf(peekPayload(token)?.iss);
       if (issuer === undefined) throw jwtInvalid('access token');
       return issuer.verifier.verify(token, context);
     },
@@ -195,9 +196,6 @@ export function bearerVerifier(
   options: BearerVerifierOptions,
   shared: Mapping | undefined,
 ): BearerVerifier {
-  if (typeof options !== 'object' || options === null) {
-    throw invalidOption(`${owner}: options are required`);
-  }
   if (options.issuers === undefined) return oneIssuer(owner, options, shared);
   if ((options as { issuer?: unknown }).issuer !== undefined) {
     throw invalidOption(`${owner}: give \`issuer\` or \`issuers\`, not both`);

@@ -74,7 +74,10 @@ describe('createDpopNonces', () => {
 
   it('refuses a short secret, a lifetime under a second, and unknown options', () => {
     expect(() => createDpopNonces({ secret: 'short' })).toThrow(/32 or more/);
-    expect(() => createDpopNonces({ lifetime: 10 })).toThrow(/lifetime/);
+    expect(() => createDpopNonces({ secret: SECRET, lifetime: 999 })).toThrow(
+      /`lifetime` must be .*1000/,
+    );
+    expect(createDpopNonces({ secret: SECRET, lifetime: 1_000 }).current()).toMatch(/^[\w-]{22}$/);
     expect(() => createDpopNonces({ ttl: 5 } as never)).toThrow();
     expect(() => createDpopVerifier({ nonces: {} as never })).toThrow(/createDpopNonces/);
   });
