@@ -15,6 +15,7 @@ export const entries = {
   webhook: 'src/webhook/index.ts',
   redis: 'src/redis/index.ts',
   diagnostics: 'src/diagnostics/index.ts',
+  client: 'src/client/index.ts',
   node: 'src/adapters/node.ts',
   express: 'src/adapters/express.ts',
   koa: 'src/adapters/koa.ts',

@@ -38,6 +38,11 @@ const SUBPATHS: [string, string, string][] = [
     'The logger interface, the diagnostics channels, the W3C trace context.',
   ],
   [
+    'portico/client',
+    'src/client/index.ts',
+    "The application's side of OAuth: sign-in at upstream providers (needs `openid-client`).",
+  ],
+  [
     'portico/node',
     'src/adapters/node.ts',
     "The node:http adapter, and `serve`: a service's start and graceful stop.",

@@ -14,6 +14,7 @@ import {
 import { challenge, invalidCredentials } from 'portico/auth';
 import { unsupportedMediaType } from 'portico/core';
 import type { AuthSetup } from './auth.js';
+import type { Upstream } from './upstream.js';
 import { USER_SCOPES, type Users } from './users.js';
 
 /** Non-prompting challenge for the sign-in form: browsers must not pop up a Basic dialog. */
@@ -95,14 +96,27 @@ export function accountRoutes(
   };
 }
 
+/** The relation of the `Link` to the upstream provider's end-session URL. */
+export const END_SESSION_REL = 'urn:portico:rel:end-session';
+
 /**
  * The API's sign-out: `POST /logout` without RP-Initiated Logout parameters ends the session
- * (an `Origin` of this service only) and answers 204. The rest of `/logout` is the OpenID
- * Provider's end-session endpoint (oauth.ts).
+ * (an `Origin` of this service only) and answers 204. A session signed in at the upstream
+ * provider also gets a `Link` to that provider's end-session URL (`id_token_hint`, back to
+ * `{BASE_URL}/`), which the console follows. The rest of `/logout` is the OpenID Provider's
+ * end-session endpoint (oauth.ts).
  */
-export function apiSignOut(auth: AuthSetup): Middleware {
+export function apiSignOut(auth: AuthSetup, upstream?: Upstream): Middleware {
   return async (req, res) => {
-    await auth.sessions.signOut(req, res);
-    sendNoContent(res);
+    if (upstream === undefined) {
+      await auth.sessions.signOut(req, res);
+      return sendNoContent(res);
+    }
+    const back = new URL('/', upstream.baseUrl).href;
+    const endSession = await upstream.signIn.signOut(req, res, { postLogoutRedirectUri: back });
+    sendNoContent(
+      res,
+      endSession === undefined ? undefined : { Link: `<${endSession}>; rel="${END_SESSION_REL}"` },
+    );
   };
 }

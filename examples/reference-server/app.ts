@@ -39,6 +39,7 @@ import { createMessages, READ, READ_MESSAGES } from './messages.js';
 import { createOAuth } from './oauth.js';
 import { apiScopes, createResources } from './resources.js';
 import { createSharedState } from './shared-state.js';
+import { createUpstream } from './upstream.js';
 import { avatarRoutes, createUsers } from './users.js';
 import { createWebhooks } from './webhooks.js';
 
@@ -170,8 +171,21 @@ export async function createApp(
     demoApiKey: config.demoApiKey,
     mtls: config.tls?.ca !== undefined,
   });
+  // UPSTREAM_ISSUER: users may also sign in at that OpenID Provider (identity brokering)
+  const upstream =
+    config.upstream === undefined
+      ? undefined
+      : await createUpstream({
+          config: config.upstream,
+          baseUrl,
+          sessions: auth.sessions,
+          store: shared.oauthStore,
+          agreed: shared.agreed,
+          replay: shared.signInReplay,
+        });
   const oauth = await createOAuth({
     issuer: baseUrl,
+    upstream,
     users,
     sessions: auth.sessions,
     signingKeyPath: config.signingKeyPath,
@@ -179,7 +193,7 @@ export async function createApp(
     guard,
     logger,
     fapiJwks: config.demoFapiJwks,
-    apiSignOut: apiSignOut(auth),
+    apiSignOut: apiSignOut(auth, upstream),
     registration: { limit: config.registrationLimit, trustProxy: config.trustProxy },
   });
   // bearer tokens first: the authorization server's own, verified with its keys
@@ -309,7 +323,8 @@ export async function createApp(
     ...grantRoutes(oauth),
     ...oauth.routes,
     '/userinfo': createUserInfoEndpoint(oauth.context, { resource: resources.api }),
-    ...consoleRoutes(),
+    ...consoleRoutes(upstream?.signIn),
+    ...upstream?.signIn.routes,
     ...avatarRoutes(),
     ...mcp.routes,
     // /ws is served through the `upgrade` event; a plain request there is told to upgrade

@@ -92,12 +92,15 @@ export async function createAuth(options: {
     async authenticate(req) {
       const found = await sessions.authenticator.authenticate(req);
       if (found === undefined) return undefined;
-      const user = users.get(found.sub);
       // the session's revocation id and end: a stream opened with it ends with it
       const { credentialIds, expiresAt } = found;
-      return user === undefined
-        ? undefined
-        : principalOf(user, 'session', { credentialIds, expiresAt });
+      const user = users.get(found.sub);
+      if (user !== undefined) return principalOf(user, 'session', { credentialIds, expiresAt });
+      // a user signed in at the upstream provider (`<sub>@<host>`, never a local name): as
+      // the sign-in made them
+      if (!found.sub.includes('@')) return undefined;
+      const linked = { sub: found.sub, name: found.name ?? found.sub, role: 'user' };
+      return principalOf(linked as User, 'session', { credentialIds, expiresAt });
     },
   };
   const authenticators: Authenticator[] = [apiKey, session, basic];

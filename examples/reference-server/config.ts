@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { JwkSet, TrustProxy } from 'portico';
 import { LOG_LEVELS, type LogLevel } from './logging.js';
+import type { UpstreamConfig } from './upstream.js';
 
 /** Everything the reference server reads from its environment. */
 export interface ServerConfig {
@@ -47,6 +48,8 @@ export interface ServerConfig {
   maintenanceRetryAfterMs: number;
   /** `OVERLOAD_MAX_DELAY` (milliseconds, 1000): the event-loop delay past which new requests get 503. */
   overloadMaxDelayMs: number;
+  /** `UPSTREAM_ISSUER`, `UPSTREAM_CLIENT_ID`, `UPSTREAM_CLIENT_SECRET`, `UPSTREAM_NAME`: sign-in at an upstream provider. */
+  upstream?: UpstreamConfig | undefined;
 }
 
 /** Thrown for a setting the server cannot start with; main prints it and exits 1. */
@@ -221,5 +224,31 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     maintenance: env.MAINTENANCE === '1' || env.MAINTENANCE === 'true',
     maintenanceRetryAfterMs: integer(env, 'MAINTENANCE_RETRY_AFTER', 120, 0) * SECOND,
     overloadMaxDelayMs: integer(env, 'OVERLOAD_MAX_DELAY', 1000, 1),
+    upstream: upstreamConfig(env),
+  };
+}
+
+/** `UPSTREAM_*`: an OpenID Provider users may also sign in at, when `UPSTREAM_ISSUER` is set. */
+function upstreamConfig(env: NodeJS.ProcessEnv): UpstreamConfig | undefined {
+  const issuer = env.UPSTREAM_ISSUER;
+  if (issuer === undefined || issuer === '') return undefined;
+  let url: URL;
+  try {
+    url = new URL(issuer);
+  } catch {
+    throw new ConfigError('UPSTREAM_ISSUER is not a URL (https://login.example.com)');
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    throw new ConfigError('UPSTREAM_ISSUER must be an https URL');
+  }
+  const clientId = env.UPSTREAM_CLIENT_ID;
+  if (clientId === undefined || clientId === '') {
+    throw new ConfigError('UPSTREAM_CLIENT_ID is required with UPSTREAM_ISSUER');
+  }
+  return {
+    issuer,
+    clientId,
+    clientSecret: env.UPSTREAM_CLIENT_SECRET || undefined,
+    name: env.UPSTREAM_NAME || 'Upstream',
   };
 }

@@ -24,6 +24,7 @@ import {
 } from 'portico/oauth';
 import { clientMetadataAllowPrivate } from './config.js';
 import type { SharedState } from './shared-state.js';
+import type { Upstream } from './upstream.js';
 import type { User, Users } from './users.js';
 
 const USER_CLIENT_SCOPES = [
@@ -140,6 +141,8 @@ export async function createOAuth(options: {
   apiSignOut: Middleware;
   /** Client metadata documents from loopback/private addresses. @defaultValue `CLIENT_METADATA_ALLOW_PRIVATE` */
   clientMetadataAllowPrivate?: boolean;
+  /** `UPSTREAM_ISSUER`: users may sign in there too; its linked users are users here. */
+  upstream?: Upstream | undefined;
 }): Promise<ReferenceOAuth> {
   const { shared } = options;
   // SIGNING_KEY, else one key for the whole service (made by the first process with Redis)
@@ -199,11 +202,18 @@ export async function createOAuth(options: {
         const user = await options.users.verify(username, password);
         return user === undefined ? undefined : claimsOf(user, options.issuer);
       },
-      get(sub) {
+      async get(sub) {
         const user = options.users.get(sub);
-        return user === undefined ? undefined : claimsOf(user, options.issuer);
+        if (user !== undefined) return claimsOf(user, options.issuer);
+        // a user who signed in at the upstream provider: the profile it gave
+        const linked = await options.upstream?.user(sub);
+        return linked === undefined
+          ? undefined
+          : { sub, name: linked.name, role: 'user', ...(linked.email && { email: linked.email }) };
       },
     },
+    // the sign-in pages of /authorize and /device/verify link to the upstream provider
+    ...(options.upstream !== undefined && { signInWith: options.upstream.signIn }),
     // the contract: ID tokens carry the identity-token table (name, email, picture, …)
     // whenever `openid` is granted, not only with `profile` and `email`
     idTokenClaims: 'all',

@@ -57,6 +57,8 @@ export interface SharedState {
    * can fill the other's); `undefined`: in memory, a store each too.
    */
   replayStores: { assertions: ReplayStore; dpop: ReplayStore } | undefined;
+  /** The upstream sign-in transactions used already (each callback accepted once); `undefined`: in memory. */
+  signInReplay: ReplayStore | undefined;
   /**
    * A value every process must agree on (the token signing key, the form key): made by
    * `make` in this process, or by the first process and read from Redis by the others.
@@ -94,6 +96,7 @@ export function createSharedState(
       clientStore: new MemoryClientStore([], { maxClients: REGISTERED_CLIENTS }),
       oauthStore: undefined,
       replayStores: undefined,
+      signInReplay: undefined,
       deviceFailureStore: undefined,
       messages: memoryMessages(),
       agreed: async (_name, make) => make(),
@@ -151,6 +154,7 @@ export function createSharedState(
       assertions: new RedisReplayStore({ client, prefix: 'portico:ref:jti:assertion:' }),
       dpop: new RedisReplayStore({ client, prefix: 'portico:ref:jti:dpop:' }),
     },
+    signInReplay: new RedisReplayStore({ client, prefix: 'portico:ref:sign-in:' }),
     deviceFailureStore: new RedisRateLimitStore({ client, prefix: 'portico:ref:device:' }),
     messages: redisMessages(client, 'portico:ref:messages', 'cluster' in location),
     async agreed(name, make) {

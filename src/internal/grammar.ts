@@ -64,3 +64,9 @@ export function isCtlFreeName(value: unknown, max: number): value is string {
 
 /** One or more RFC 5234 VCHARs (Appendix B.1: `%x21-7E`, visible ASCII): a key, an id. */
 export const VCHARS = /^[\x21-\x7e]+$/;
+
+/**
+ * An OAuth `error` code as RFC 6749 §5.2 allows it (`%x20-21 / %x23-5B / %x5D-7E`), at most 64
+ * characters: what may be repeated back from a provider's answer.
+ */
+export const OAUTH_ERROR_CODE = /^[\x20-\x21\x23-\x5b\x5d-\x7e]{1,64}$/;

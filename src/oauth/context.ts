@@ -205,12 +205,38 @@ export interface AuthorizationServerOptions {
    */
   replay?: ReplayStore;
   /**
+   * Identity brokering: the sign-in pages of `/authorize` and `/device/verify` also link to
+   * these upstream providers (`createSignIn()` of `portico/client` is one), each link returning
+   * to the pending request once the user is signed in there (portico's session).
+   * @defaultValue none: the username and password form only
+   * @example
+   * ```ts
+   * const signIn = createSignIn({ ...options, providers: [google] });
+   * const server = createAuthorizationServer({ ...options, signInWith: signIn });
+   * ```
+   */
+  signInWith?: { links(returnTo: string): readonly SignInLink[] };
+  /**
    * Where the authorization server logs: an `error` line when an endpoint fails unexpectedly
    * (its answer is then `server_error`), never a parameter, header or secret. A pino logger
    * is passed as it is.
    * @defaultValue portico's default logger (errors on stderr)
    */
   logger?: Logger;
+}
+
+/**
+ * A link of the sign-in pages to an upstream provider (identity brokering): its label and
+ * where it goes.
+ *
+ * @example
+ * ```ts
+ * const link: SignInLink = { label: 'Google', href: '/login/google?returnTo=%2Fauthorize' };
+ * ```
+ */
+export interface SignInLink {
+  readonly label: string;
+  readonly href: string;
 }
 
 /** Everything the endpoints share, built once from {@link AuthorizationServerOptions}. */
@@ -239,6 +265,8 @@ export interface OAuthContext extends TokenContext {
   readonly fapi2: (client: OAuthClient) => boolean;
   /** Which optional endpoints are on. */
   readonly features: ResolvedFeatures;
+  /** The upstream providers the sign-in pages link to, given `returnTo`. */
+  readonly signInLinks: (returnTo: string) => readonly SignInLink[];
   /** The validated durations, in milliseconds. */
   readonly settings: {
     readonly codeTtl: number;
@@ -277,9 +305,23 @@ const KNOWN = [
   'fapi2',
   'features',
   'clientMetadataDocuments',
+  'signInWith',
 ] as const satisfies readonly (keyof AuthorizationServerOptions)[];
 
 const OWNER = 'createAuthorizationServer()';
+
+/** The `signInWith` option, checked: its links for a `returnTo`, none without it. */
+function signInLinksOf(
+  signInWith: AuthorizationServerOptions['signInWith'],
+): (returnTo: string) => readonly SignInLink[] {
+  if (signInWith === undefined) return () => [];
+  if (typeof signInWith?.links !== 'function') {
+    throw invalidOption(
+      `${OWNER}: \`signInWith\` must have a links(returnTo) method (createSignIn())`,
+    );
+  }
+  return (returnTo) => signInWith.links(returnTo);
+}
 
 /** Which clients the FAPI 2.0 profile holds, checked against what the server can do. */
 function fapi2Of(options: AuthorizationServerOptions): (client: OAuthClient) => boolean {
@@ -443,6 +485,7 @@ export function createOAuthContext(options: AuthorizationServerOptions): OAuthCo
     dpop,
     fapi2,
     features,
+    signInLinks: signInLinksOf(options.signInWith),
     settings: Object.freeze({
       codeTtl: durationOption(OWNER, 'codeTtl', options.codeTtl, 60_000, { max: 60_000 }),
       refreshTokenTtl: durationOption(

@@ -25,6 +25,7 @@ const EXPECTED: Record<string, string[]> = {
   'portico/webhook': ['createWebhookSender'],
   'portico/redis': ['RedisBroker'],
   'portico/diagnostics': ['channels', 'parseTraceparent', 'silentLogger'],
+  'portico/client': ['createSignIn', 'upstreamProvider'],
   'portico/node': ['toNodeListener'],
   'portico/express': ['toExpress'],
   'portico/koa': ['toKoa'],
@@ -43,10 +44,11 @@ beforeAll(async () => {
   ({ work, tarball, unpackedSize } = packedProject);
   packed = packedProject.files;
   // Consumers: "app" has only what npm installs with portico (no express, koa, ioredis);
-  // "typed" adds @types/node and ioredis, as a TypeScript user of portico/redis has them.
+  // "typed" adds @types/node, ioredis and openid-client, as a TypeScript user of portico/redis
+  // and portico/client has them.
   // portico itself is a real folder in each, as node and tsc resolve from real paths.
   pkg = await installConsumer(tarball, join(work, 'app'));
-  await installConsumer(tarball, join(work, 'typed'), ['@types/node', 'ioredis']);
+  await installConsumer(tarball, join(work, 'typed'), ['@types/node', 'ioredis', 'openid-client']);
 }, 180_000);
 
 afterAll(() => {

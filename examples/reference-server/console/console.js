@@ -46,8 +46,13 @@ $('post-form').addEventListener('submit', async (event) => {
 });
 
 $('sign-out').addEventListener('click', async () => {
-  await fetch('/logout', { method: 'POST' });
-  location.reload();
+  const answer = await fetch('/logout', { method: 'POST' });
+  // a session from the upstream provider ends there too (RP-Initiated Logout)
+  const link = /<([^>]+)>;\s*rel="urn:portico:rel:end-session"/.exec(
+    answer.headers.get('link') ?? '',
+  );
+  if (link) location.assign(link[1]);
+  else location.reload();
 });
 
 start().catch((err) => {

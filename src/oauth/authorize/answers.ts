@@ -111,6 +111,17 @@ function sealed(
   return [...fields, [FORM_TOKEN_FIELD, endpoint.tokens.issue(purpose, binding, fields)]];
 }
 
+/**
+ * Where a sign-in elsewhere returns to: this endpoint's path with the pending request's
+ * parameters (a pushed request's resolved ones: its `request_uri` was used once already).
+ */
+function pendingRequestPath(res: ServerResponse, pending: PendingAuthorization): string {
+  const path = new URL(res.req?.url ?? '/', 'http://x').pathname;
+  const query = new URLSearchParams();
+  for (const [name, value] of pending.fields) if (name !== 'request_uri') query.append(name, value);
+  return `${path}?${query}`;
+}
+
 /** The sign-in form, the pending request in its hidden inputs. */
 export function showSignIn(
   endpoint: FormEndpoint,
@@ -127,6 +138,7 @@ export function showSignIn(
     error: message === undefined ? undefined : localizeMessage(language, message),
     username,
     hidden: sealed(endpoint, pending.fields, 'signin', ''),
+    links: endpoint.ctx.signInLinks(pendingRequestPath(res, pending)),
     language,
   });
   sendPage(res, status, html, {

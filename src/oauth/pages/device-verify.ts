@@ -97,6 +97,9 @@ export function showDeviceSignIn(
       ...languageField(verifier),
       [FORM_TOKEN_FIELD, verifier.tokens.issue('device-signin', '', fields)],
     ],
+    links: verifier.ctx.signInLinks(
+      `${new URL(res.req?.url ?? '/', 'http://x').pathname}${userCode === undefined ? '' : `?user_code=${encodeURIComponent(userCode)}`}`,
+    ),
     language,
   });
   const headers = status === 401 ? signInChallenge(verifier.ctx) : undefined;

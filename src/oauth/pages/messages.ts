@@ -23,6 +23,8 @@ export type PageLanguage = (typeof PAGE_LANGUAGES)[number];
 export interface PageMessages {
   signInTitle: string;
   signInButton: string;
+  /** A link to sign in at another provider (brokering): `{provider}` is its label. */
+  signInWith: string;
   continueTo: string;
   username: string;
   password: string;
@@ -66,6 +68,7 @@ export interface PageMessages {
 const en: PageMessages = {
   signInTitle: 'Sign in',
   signInButton: 'Sign in',
+  signInWith: 'Sign in with {provider}',
   continueTo: 'to continue to {client}',
   username: 'Username',
   password: 'Password',
@@ -113,6 +116,7 @@ const en: PageMessages = {
 const fr: PageMessages = {
   signInTitle: 'Connexion',
   signInButton: 'Se connecter',
+  signInWith: 'Se connecter avec {provider}',
   continueTo: 'pour continuer vers {client}',
   username: 'Nom d’utilisateur',
   password: 'Mot de passe',

@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { send } from '../../core/send.js';
 import { setContentLanguage } from '../../http/representation/language.js';
+import type { SignInLink } from '../context.js';
 import { formatMessage, type PageMessages, pageMessages } from './messages.js';
 
 /** The name/value pairs a form carries in hidden inputs, in order. */
@@ -27,6 +28,12 @@ export interface SignInPageData {
   username?: string;
   /** Hidden inputs the form must send back as they are (the pending request and its token). */
   hidden: FormFields;
+  /**
+   * Links to sign in at an upstream provider instead (the `signInWith` option), each
+   * returning to this request once signed in.
+   * @defaultValue none
+   */
+  links?: readonly SignInLink[];
   /**
    * The language to write the page in (`'en'` or `'fr'`, from `ui_locales` or
    * `Accept-Language`): its text is {@link pageMessages}`(language)`.
@@ -237,6 +244,16 @@ const html = (template: string, values: Readonly<Record<string, string>>) =>
 
 const strong = (text: string) => `<strong>${escapeHtml(text)}</strong>`;
 
+/** The links to upstream providers, after the form. */
+function signInLinks(t: PageMessages, links: readonly SignInLink[] | undefined): string {
+  if (links === undefined || links.length === 0) return '';
+  const items = links.map(
+    (link) =>
+      `<li><a href="${escapeHtml(link.href)}">${html(t.signInWith, { provider: escapeHtml(link.label) })}</a></li>`,
+  );
+  return `\n<ul class="providers">\n${items.join('\n')}\n</ul>`;
+}
+
 function scopeList(t: PageMessages, scopes: readonly string[]): string {
   if (scopes.length === 0) return `<p>${escapeHtml(t.noAccess)}</p>`;
   const items = scopes.map((scope) => {
@@ -298,7 +315,7 @@ ${hiddenInputs(data.hidden)}
 <label for="password">${escapeHtml(t.password)}</label>
 <input type="password" id="password" name="password" autocomplete="current-password" required>
 <button type="submit">${escapeHtml(t.signInButton)}</button>
-</form>`,
+</form>${signInLinks(t, data.links)}`,
       data.language,
     );
   },

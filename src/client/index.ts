@@ -1,0 +1,25 @@
+/**
+ * The application's side of OAuth, on openid-client v6 (an optional peer dependency:
+ * `npm install openid-client@6`): {@link upstreamProvider} names an authorization server
+ * this application is a client of; {@link createSignIn} signs users in there into portico's
+ * sessions (identity brokering included: the authorization server's sign-in pages link to it).
+ *
+ * @module
+ */
+export {
+  type OAuth2ProviderOptions,
+  type OidcProviderOptions,
+  type UpstreamClaims,
+  type UpstreamClientAuth,
+  type UpstreamProvider,
+  type UpstreamProviderOptions,
+  upstreamProvider,
+} from './provider.js';
+export type { SealKeys } from './seal.js';
+export {
+  createSignIn,
+  type SignIn,
+  type SignInOptions,
+  type UpstreamIdentity,
+  type UpstreamTokens,
+} from './sign-in.js';
