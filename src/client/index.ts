@@ -6,11 +6,18 @@
  *
  * @module
  */
+
+export {
+  type ClientCredentialsOptions,
+  clientCredentials,
+  type TokenSource,
+} from './machine-tokens.js';
 export {
   type OAuth2ProviderOptions,
   type OidcProviderOptions,
   type UpstreamClaims,
   type UpstreamClientAuth,
+  type UpstreamClientTls,
   type UpstreamProvider,
   type UpstreamProviderOptions,
   upstreamProvider,

@@ -3,8 +3,11 @@
 // a profile fetch standing in for the ID token). Built on openid-client's `Configuration`,
 // loaded and discovered on first use, so that a provider down at start-up is a 502 per
 // sign-in, not a service that cannot start.
+import type { webcrypto } from 'node:crypto';
 import type { Configuration, ServerMetadata } from 'openid-client';
 import type { Duration } from '../core/duration.js';
+import type { Jwk } from '../core/jwt-types.js';
+import { loadJose, loadUndici as loadUndiciModule } from '../internal/lazy.js';
 import {
   assertKnownOptions,
   durationOption,
@@ -17,7 +20,20 @@ import { loadOpenidClient } from './openid-client.js';
 export type UpstreamClaims = Record<string, unknown> & { sub: string };
 
 /** How the application authenticates to the provider's token endpoint. */
-export type UpstreamClientAuth = 'client_secret_basic' | 'client_secret_post' | 'none';
+export type UpstreamClientAuth =
+  | 'client_secret_basic'
+  | 'client_secret_post'
+  | 'private_key_jwt'
+  | 'tls_client_auth'
+  | 'none';
+
+/** The client's certificate and key for mutual TLS (`tls_client_auth`, RFC 8705), PEM. */
+export interface UpstreamClientTls {
+  cert: string | Buffer;
+  key: string | Buffer;
+  /** The CAs the provider's certificate is checked against. @defaultValue Node's */
+  ca?: string | Buffer | readonly (string | Buffer)[];
+}
 
 interface CommonOptions {
   /**
@@ -32,9 +48,17 @@ interface CommonOptions {
   clientSecret?: string;
   /**
    * How the client authenticates at the token endpoint.
-   * @defaultValue `'client_secret_basic'` with a secret, else `'none'`
+   * @defaultValue `'client_secret_basic'` with a secret, `'private_key_jwt'` with a
+   * `privateKey`, `'tls_client_auth'` with `tls`, else `'none'`
    */
   clientAuth?: UpstreamClientAuth;
+  /**
+   * The key that signs the client's assertions (`private_key_jwt`, RFC 7523): a private JWK
+   * with its `alg` (and `kid`), or a `CryptoKey`.
+   */
+  privateKey?: webcrypto.CryptoKey | (Jwk & { alg: string; kid?: string });
+  /** The client certificate of `tls_client_auth` (RFC 8705). */
+  tls?: UpstreamClientTls;
   /** The scopes to ask for (space-separated). @defaultValue `'openid email profile'` (OIDC) */
   scope?: string;
   /** Extra authorization request parameters (`prompt`, `audience`, `hd`, …). */
@@ -111,6 +135,8 @@ const COMMON = [
   'clientId',
   'clientSecret',
   'clientAuth',
+  'privateKey',
+  'tls',
   'scope',
   'authorizationParams',
   'timeout',
@@ -161,32 +187,109 @@ function paramsOption(value: unknown): Readonly<Record<string, string>> {
 }
 
 /** A `fetch` that gives up after `timeoutMs` (or when the caller's own signal aborts). */
-function boundedFetch(timeoutMs: number): typeof globalThis.fetch {
-  return (input, init) => {
+function boundedFetch(
+  timeoutMs: number,
+  tls: UpstreamClientTls | undefined,
+): typeof globalThis.fetch {
+  let base: Promise<typeof globalThis.fetch> | undefined;
+  return async (input, init) => {
+    base ??= tls === undefined ? Promise.resolve(globalThis.fetch) : mutualTlsFetch(tls);
     const timeout = AbortSignal.timeout(timeoutMs);
     const signal = init?.signal ? AbortSignal.any([init.signal, timeout]) : timeout;
-    return globalThis.fetch(input, { ...init, signal });
+    return (await base)(input, { ...init, signal });
   };
 }
 
-/** The secret and method, checked: a secret needs a method that sends it, `none` none. */
+const METHODS: readonly UpstreamClientAuth[] = [
+  'client_secret_basic',
+  'client_secret_post',
+  'private_key_jwt',
+  'tls_client_auth',
+  'none',
+];
+
+/** The method, checked against the credential it needs (and no other given). */
 function clientAuthOf(options: CommonOptions): UpstreamClientAuth {
-  const secret = options.clientSecret;
+  const { clientSecret: secret, privateKey, tls } = options;
   if (secret !== undefined && (typeof secret !== 'string' || secret === '')) {
     throw invalidOption(`${OWNER}: \`clientSecret\` must be a non-empty string`);
   }
-  const method = options.clientAuth ?? (secret === undefined ? 'none' : 'client_secret_basic');
-  if (!['client_secret_basic', 'client_secret_post', 'none'].includes(method)) {
-    throw invalidOption(
-      `${OWNER}: \`clientAuth\` must be 'client_secret_basic', 'client_secret_post' or 'none'`,
-    );
+  const method =
+    options.clientAuth ??
+    (secret !== undefined
+      ? 'client_secret_basic'
+      : privateKey !== undefined
+        ? 'private_key_jwt'
+        : tls !== undefined
+          ? 'tls_client_auth'
+          : 'none');
+  if (!METHODS.includes(method)) {
+    throw invalidOption(`${OWNER}: \`clientAuth\` must be one of ${METHODS.join(', ')}`);
   }
-  if ((method === 'none') !== (secret === undefined)) {
-    throw invalidOption(
-      `${OWNER}: \`clientAuth: '${method}'\` ${method === 'none' ? 'sends no' : 'needs a'} \`clientSecret\``,
-    );
+  const needs =
+    method === 'private_key_jwt'
+      ? 'privateKey'
+      : method === 'tls_client_auth'
+        ? 'tls'
+        : method === 'none'
+          ? undefined
+          : 'clientSecret';
+  for (const [name, given] of [
+    ['clientSecret', secret],
+    ['privateKey', privateKey],
+    ['tls', tls],
+  ] as const) {
+    if ((name === needs) !== (given !== undefined)) {
+      throw invalidOption(
+        `${OWNER}: \`clientAuth: '${method}'\` ${name === needs ? 'needs' : 'takes no'} \`${name}\``,
+      );
+    }
+  }
+  if (tls !== undefined && (typeof tls !== 'object' || !tls.cert || !tls.key)) {
+    throw invalidOption(`${OWNER}: \`tls\` needs \`cert\` and \`key\` (PEM)`);
   }
   return method;
+}
+
+/** openid-client's client authentication for `method`. */
+async function clientAuthentication(
+  client: Awaited<ReturnType<typeof loadOpenidClient>>,
+  method: UpstreamClientAuth,
+  options: CommonOptions,
+) {
+  switch (method) {
+    case 'client_secret_post':
+      return client.ClientSecretPost(options.clientSecret);
+    case 'client_secret_basic':
+      return client.ClientSecretBasic(options.clientSecret);
+    case 'private_key_jwt': {
+      const given = options.privateKey;
+      if (given !== undefined && 'kty' in given) {
+        const { importJWK } = await loadJose();
+        const key = (await importJWK(given as never, given.alg)) as webcrypto.CryptoKey;
+        return client.PrivateKeyJwt(given.kid === undefined ? key : { key, kid: given.kid });
+      }
+      return client.PrivateKeyJwt(given as webcrypto.CryptoKey);
+    }
+    case 'tls_client_auth':
+      return client.TlsClientAuth();
+    default:
+      return client.None();
+  }
+}
+
+/** `fetch` through an agent presenting the client certificate (mutual TLS). */
+async function mutualTlsFetch(tls: UpstreamClientTls): Promise<typeof globalThis.fetch> {
+  const undici = await loadUndiciModule();
+  const dispatcher = new undici.Agent({
+    connect: {
+      cert: tls.cert,
+      key: tls.key,
+      ...(tls.ca !== undefined && { ca: tls.ca as string[] }),
+    },
+  });
+  return ((input: string | URL, init?: RequestInit) =>
+    undici.fetch(input as string, { ...(init as object), dispatcher } as never)) as never;
 }
 
 /**
@@ -241,7 +344,7 @@ export function upstreamProvider(options: UpstreamProviderOptions): UpstreamProv
   const clientId = stringOption('clientId', options.clientId);
   const method = clientAuthOf(options);
   const timeout = durationOption(OWNER, 'timeout', options.timeout, 10_000, { min: 1 });
-  const fetch = boundedFetch(timeout);
+  const fetch = boundedFetch(timeout, options.tls);
   const authorizationParams = paramsOption(options.authorizationParams);
   const label = stringOption('label', options.label, name);
 
@@ -286,12 +389,10 @@ export function upstreamProvider(options: UpstreamProviderOptions): UpstreamProv
   let retryAt = 0;
   const configure = async (): Promise<Configuration> => {
     const client = await loadOpenidClient();
-    const auth =
-      method === 'none'
-        ? client.None()
-        : method === 'client_secret_post'
-          ? client.ClientSecretPost(options.clientSecret)
-          : client.ClientSecretBasic(options.clientSecret);
+    const auth = await clientAuthentication(client, method, options);
+    // mutual TLS: the provider's mTLS endpoint aliases, where it has them (RFC 8705 §5)
+    const clientMetadata =
+      method === 'tls_client_auth' ? { use_mtls_endpoint_aliases: true } : undefined;
     const execute = [
       ...(insecure ? [client.allowInsecureRequests] : []),
       // ID tokens from the token endpoint are verified against the provider's JWKS too
@@ -299,10 +400,10 @@ export function upstreamProvider(options: UpstreamProviderOptions): UpstreamProv
     ];
     let config: Configuration;
     if (metadata !== undefined) {
-      config = new client.Configuration(metadata, clientId, undefined, auth);
+      config = new client.Configuration(metadata, clientId, clientMetadata, auth);
       for (const step of execute) step(config);
     } else {
-      config = await client.discovery(new URL(issuerId), clientId, undefined, auth, {
+      config = await client.discovery(new URL(issuerId), clientId, clientMetadata, auth, {
         execute,
         [client.customFetch]: fetch,
       });

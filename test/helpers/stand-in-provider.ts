@@ -21,8 +21,12 @@ export interface StandIn {
   url: string;
   /** What the next token request is answered with. */
   answer: TokenAnswer;
-  /** The token requests received (their form bodies and Authorization headers). */
-  tokenRequests: { body: URLSearchParams; authorization: string | undefined }[];
+  /** The token requests received (their form bodies, Authorization and DPoP headers). */
+  tokenRequests: { body: URLSearchParams; authorization: string | undefined; dpop?: string }[];
+  /** `expires_in` of client-credentials tokens. */
+  expiresIn: number;
+  /** How long the token endpoint waits before answering (ms). */
+  delay: number;
   close(): Promise<void>;
 }
 
@@ -38,6 +42,8 @@ export async function startStandIn(kind: 'oidc' | 'github' = 'oidc'): Promise<St
     url: '',
     answer: 'good',
     tokenRequests: [],
+    expiresIn: 300,
+    delay: 0,
     close: () =>
       new Promise<void>((resolve) => {
         for (const socket of open) socket.destroy();
@@ -95,7 +101,9 @@ export async function startStandIn(kind: 'oidc' | 'github' = 'oidc'): Promise<St
       let text = '';
       for await (const chunk of req) text += chunk;
       const body = new URLSearchParams(text);
-      state.tokenRequests.push({ body, authorization: req.headers.authorization });
+      const dpop = req.headers.dpop as string | undefined;
+      state.tokenRequests.push({ body, authorization: req.headers.authorization, dpop });
+      if (state.delay > 0) await new Promise((resolve) => setTimeout(resolve, state.delay));
       const code = codes.get(body.get('code') ?? '');
       if (state.answer === 'slow') return; // never answers: the client's timeout must end it
       if (state.answer === 'garbage') {
@@ -103,6 +111,14 @@ export async function startStandIn(kind: 'oidc' | 'github' = 'oidc'): Promise<St
         return res.end('<html>maintenance</html>');
       }
       if (state.answer === 'server-error') return json(503, { error: 'temporarily_unavailable' });
+      if (body.get('grant_type') === 'client_credentials') {
+        return json(200, {
+          access_token: `cc-${state.tokenRequests.length}`,
+          token_type: dpop === undefined ? 'Bearer' : 'DPoP',
+          expires_in: state.expiresIn,
+          ...(body.has('scope') && { scope: body.get('scope') }),
+        });
+      }
       if (code === undefined) return json(400, { error: 'invalid_grant' });
       return json(200, {
         access_token: `at-${body.get('code')}`,
