@@ -8,6 +8,12 @@
  */
 
 export {
+  type DeviceCode,
+  type DeviceSignInOptions,
+  type DeviceTokens,
+  deviceSignIn,
+} from './device.js';
+export {
   type ClientCredentialsOptions,
   clientCredentials,
   type TokenSource,

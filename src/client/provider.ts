@@ -44,7 +44,7 @@ interface CommonOptions {
   label?: string;
   /** The application's `client_id` at the provider. */
   clientId: string;
-  /** The client secret, when the provider issued one. */
+  /** The client secret, when the provider issued one. @defaultValue none */
   clientSecret?: string;
   /**
    * How the client authenticates at the token endpoint.
@@ -55,13 +55,14 @@ interface CommonOptions {
   /**
    * The key that signs the client's assertions (`private_key_jwt`, RFC 7523): a private JWK
    * with its `alg` (and `kid`), or a `CryptoKey`.
+   * @defaultValue none
    */
   privateKey?: webcrypto.CryptoKey | (Jwk & { alg: string; kid?: string });
-  /** The client certificate of `tls_client_auth` (RFC 8705). */
+  /** The client certificate of `tls_client_auth` (RFC 8705). @defaultValue none */
   tls?: UpstreamClientTls;
   /** The scopes to ask for (space-separated). @defaultValue `'openid email profile'` (OIDC) */
   scope?: string;
-  /** Extra authorization request parameters (`prompt`, `audience`, `hd`, …). */
+  /** Extra authorization request parameters (`prompt`, `audience`, `hd`, …). @defaultValue none */
   authorizationParams?: Readonly<Record<string, string>>;
   /** How long one request to the provider may take. @defaultValue `10_000` */
   timeout?: Duration;
@@ -82,9 +83,11 @@ export interface OidcProviderOptions extends CommonOptions {
 export interface OAuth2ProviderOptions extends CommonOptions {
   /** An identifier of the provider for subjects and logs. @defaultValue the token endpoint's origin */
   issuer?: string;
+  /** Where the browser is sent to sign in (`https://github.com/login/oauth/authorize`). */
   authorizationEndpoint: string;
+  /** Where codes and client credentials are exchanged for tokens. */
   tokenEndpoint: string;
-  /** A revocation endpoint (RFC 7009), used at sign-out when given. */
+  /** A revocation endpoint (RFC 7009), used at sign-out when given. @defaultValue none */
   revocationEndpoint?: string;
   /**
    * Who signed in, from the access token (e.g. GitHub's `GET /user`): claims with a non-empty

@@ -27,6 +27,16 @@ export interface StandIn {
   expiresIn: number;
   /** How long the token endpoint waits before answering (ms). */
   delay: number;
+  /** The answers to the device-code polls, in order (`tokens` ends with tokens). */
+  devicePolls: (
+    | 'authorization_pending'
+    | 'slow_down'
+    | 'access_denied'
+    | 'expired_token'
+    | 'tokens'
+  )[];
+  /** When each device-code poll arrived (epoch ms). */
+  devicePolledAt: number[];
   close(): Promise<void>;
 }
 
@@ -44,6 +54,8 @@ export async function startStandIn(kind: 'oidc' | 'github' = 'oidc'): Promise<St
     tokenRequests: [],
     expiresIn: 300,
     delay: 0,
+    devicePolls: [],
+    devicePolledAt: [],
     close: () =>
       new Promise<void>((resolve) => {
         for (const socket of open) socket.destroy();
@@ -81,9 +93,20 @@ export async function startStandIn(kind: 'oidc' | 'github' = 'oidc'): Promise<St
         subject_types_supported: ['public'],
         id_token_signing_alg_values_supported: ['RS256'],
         code_challenge_methods_supported: ['S256'],
+        device_authorization_endpoint: `${url}/device_authorization`,
       });
     }
     if (at.pathname === '/jwks') return json(200, { keys: [jwk] });
+    if (at.pathname === '/device_authorization' && req.method === 'POST') {
+      return json(200, {
+        device_code: 'dc-1',
+        user_code: 'WDJB-MJHT',
+        verification_uri: `${url}/device`,
+        verification_uri_complete: `${url}/device?user_code=WDJB-MJHT`,
+        expires_in: 600,
+        interval: 1,
+      });
+    }
     if (at.pathname === '/authorize') {
       // signs the user in at once and sends the browser back
       const code = `code-${codes.size + 1}`;
@@ -111,6 +134,17 @@ export async function startStandIn(kind: 'oidc' | 'github' = 'oidc'): Promise<St
         return res.end('<html>maintenance</html>');
       }
       if (state.answer === 'server-error') return json(503, { error: 'temporarily_unavailable' });
+      if (body.get('grant_type') === 'urn:ietf:params:oauth:grant-type:device_code') {
+        state.devicePolledAt.push(Date.now());
+        const next = state.devicePolls.shift() ?? 'authorization_pending';
+        if (next !== 'tokens') return json(400, { error: next });
+        return json(200, {
+          access_token: 'at-device',
+          token_type: 'Bearer',
+          expires_in: 300,
+          refresh_token: 'rt-device',
+        });
+      }
       if (body.get('grant_type') === 'client_credentials') {
         return json(200, {
           access_token: `cc-${state.tokenRequests.length}`,

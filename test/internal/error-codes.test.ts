@@ -6,8 +6,13 @@ import { describe, expect, it } from 'vitest';
 
 const src = fileURLToPath(new URL('../../src/', import.meta.url));
 
-/** Codes of `TypeError`s (invalid arguments), which are not PorticoErrors, and a TSDoc example. */
+/**
+ * Codes of `TypeError`s (invalid arguments), which are not PorticoErrors, a TSDoc example, and
+ * jose's codes that portico/client compares with.
+ */
 const NOT_PORTICO_ERRORS = new Set([
+  'ERR_JWS_SIGNATURE_VERIFICATION_FAILED',
+  'ERR_JWT_CLAIM_VALIDATION_FAILED',
   'ERR_INVALID_OPTION',
   'ERR_INVALID_ARG_TYPE',
   'ERR_INVALID_ARG_VALUE',
