@@ -84,6 +84,16 @@ describe('MemoryReplayStore shares exactly', () => {
     expect(replay.remember('a5', 10, 'a')).toBe(true);
   });
 
+  it('an id found expired, exactly at its deadline, stays forgotten if the clock goes back', () => {
+    const { clock, replay } = store({ share: 2 });
+    expect(replay.remember('a1', 100, 'a')).toBe(true);
+    clock.now = 100;
+    expect(replay.remember('a2', 100, 'a')).toBe(true); // a1 (until 100) dropped: [200]
+    clock.now = 50;
+    expect(replay.remember('a3', 10, 'a')).toBe(true); // one of two
+    expect(retryAfter(attempt(() => replay.remember('a4', 10, 'a')))).toBe('1');
+  });
+
   it('ids without a partition: a past deadline records nothing, even in a full store', () => {
     const { replay } = store({ share: 1, maxEntries: 1 });
     expect(replay.remember('x', 1000)).toBe(true);
