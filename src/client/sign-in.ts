@@ -7,7 +7,7 @@ import type { ReplayStore } from '../auth/replay/store.js';
 import { MemoryReplayStore } from '../auth/replay/store.js';
 import type { Sessions, SessionUser } from '../auth/session/session.js';
 import type { Duration } from '../core/duration.js';
-import { badRequest, forbidden } from '../core/errors/errors.js';
+import { badRequest, forbidden, unauthorized } from '../core/errors/errors.js';
 import { send, sendRedirect } from '../core/send.js';
 import type { MethodTable } from '../http/routing/methods.js';
 import { OAUTH_ERROR_CODE } from '../internal/grammar.js';
@@ -17,6 +17,7 @@ import {
   functionOption,
   invalidOption,
 } from '../internal/options.js';
+import { MemoryRecordStore, type RecordStore } from '../oauth/store/store.js';
 import { providerFailure } from './failures.js';
 import { loadOpenidClient } from './openid-client.js';
 import {
@@ -26,8 +27,9 @@ import {
   type UpstreamProvider,
 } from './provider.js';
 import { sameOriginPath } from './return-to.js';
-import { createSealer, type SealKeys } from './seal.js';
+import { createSealer, type Sealer, type SealKeys } from './seal.js';
 import { TransactionCookie } from './transaction-cookie.js';
+import { createUserTokenKeeper, type UserTokenKeeper } from './user-tokens.js';
 
 /** The provider's tokens, as the callback received them. */
 export interface UpstreamTokens {
@@ -88,6 +90,14 @@ export interface SignInOptions {
    * @defaultValue a `MemoryReplayStore`
    */
   replay?: ReplayStore;
+  /**
+   * Keeps the provider's tokens server-side with the session, for calls on the user's behalf
+   * ({@link SignIn.accessToken}): sealed with `secret` in `store` (share one across processes,
+   * e.g. `RedisRecordStore`), refreshed `refreshBefore` their expiry, one refresh at a time per
+   * session, revoked at sign-out. Never in a cookie.
+   * @defaultValue not kept
+   */
+  tokens?: { store?: RecordStore; refreshBefore?: Duration; lifetime?: Duration };
 }
 
 /** What {@link createSignIn} returns. */
@@ -106,6 +116,12 @@ export interface SignIn {
     res: ServerResponse,
     options?: { postLogoutRedirectUri?: string },
   ): Promise<string | undefined>;
+  /**
+   * The provider's access token of the request's session (with the `tokens` option), refreshed
+   * when it is about to expire; a 401 problem when the session has none or it cannot be
+   * refreshed (sign in again), a 502 when the provider cannot be reached.
+   */
+  accessToken(req: IncomingMessage): Promise<string>;
 }
 
 const OWNER = 'createSignIn()';
@@ -120,6 +136,7 @@ const OPTIONS = [
   'transactionLifetime',
   'cookie',
   'replay',
+  'tokens',
 ];
 /** Where a session's provider and sealed ID token are kept in the session's data. */
 export const UPSTREAM_DATA = 'portico:upstream';
@@ -162,6 +179,30 @@ function providersOption(value: unknown): Map<string, Known> {
   }
   return byName;
 }
+
+/** The `tokens` option: a keeper of the provider's tokens, or `undefined` when they are not kept. */
+function keeperOf(option: SignInOptions['tokens'], sealer: Sealer): UserTokenKeeper | undefined {
+  if (option === undefined) return undefined;
+  if (typeof option !== 'object' || option === null) {
+    throw invalidOption(`${OWNER}: \`tokens\` must be an object ({} keeps them in memory)`);
+  }
+  assertKnownOptions(`${OWNER}: tokens`, option, ['store', 'refreshBefore', 'lifetime']);
+  const store = option.store ?? new MemoryRecordStore();
+  if (typeof store?.find !== 'function' || typeof store.replace !== 'function') {
+    throw invalidOption(`${OWNER}: \`tokens.store\` must be a RecordStore`);
+  }
+  const refreshBefore = durationOption(OWNER, 'tokens.refreshBefore', option.refreshBefore, 60_000);
+  return createUserTokenKeeper({ store, sealer, refreshBefore });
+}
+
+/** What is kept of the callback's tokens (the ID token is kept apart, for sign-out). */
+const keptOf = (tokens: UpstreamTokens) => ({
+  accessToken: tokens.accessToken,
+  tokenType: tokens.tokenType,
+  ...(tokens.refreshToken !== undefined && { refreshToken: tokens.refreshToken }),
+  ...(tokens.expiresAt !== undefined && { expiresAt: tokens.expiresAt }),
+  ...(tokens.scope !== undefined && { scope: tokens.scope }),
+});
 
 /** The tokens of a token endpoint response, as the application sees them. */
 function tokensOf(response: {
@@ -276,6 +317,16 @@ export function createSignIn(options: SignInOptions): SignIn {
   if (typeof replay?.remember !== 'function') {
     throw invalidOption(`${OWNER}: \`replay\` must have a remember(id, ttlMs) method`);
   }
+  const keeper = keeperOf(
+    options.tokens,
+    createSealer(OWNER, 'secret', options.secret, 'sign-in tokens'),
+  );
+  const tokensLifetime = durationOption(
+    OWNER,
+    'tokens.lifetime',
+    options.tokens?.lifetime,
+    43_200_000,
+  );
   const basePath = base.pathname.replace(/\/$/, '');
   const pathOf = (provider: UpstreamProvider) => `${prefix}/${provider.name}`;
   const redirectUri = (provider: UpstreamProvider) =>
@@ -387,6 +438,7 @@ export function createSignIn(options: SignInOptions): SignIn {
       ...(tokens.idToken !== undefined && {
         idToken: await idTokens.seal({ t: tokens.idToken }, ID_TOKEN_SEAL_MS),
       }),
+      ...(keeper !== undefined && { tokens: await keeper.keep(keptOf(tokens), tokensLifetime) }),
     };
     await sessions.signIn(req, res, { ...user, data: { ...user.data, [UPSTREAM_DATA]: upstream } });
     const site = req.headers['sec-fetch-site'];
@@ -440,8 +492,25 @@ export function createSignIn(options: SignInOptions): SignIn {
     routes[`${pathOf(known.provider)}/callback`] = { GET: (req, res) => callback(known, req, res) };
   }
 
+  /** The session's upstream data and its provider, when it came from one of ours. */
+  function upstreamOf(session: { data?: Record<string, unknown> } | undefined) {
+    const upstream = session?.data?.[UPSTREAM_DATA] as
+      | { provider?: unknown; idToken?: unknown; tokens?: unknown }
+      | undefined;
+    const known =
+      typeof upstream?.provider === 'string' ? providers.get(upstream.provider) : undefined;
+    return { upstream, known };
+  }
+
   return Object.freeze({
     routes: Object.freeze(routes),
+    async accessToken(req) {
+      const { upstream, known } = upstreamOf(await sessions.read(req));
+      if (keeper === undefined || known === undefined || typeof upstream?.tokens !== 'string') {
+        throw unauthorized('Sign in at a provider first.', { code: 'ERR_AUTH_REQUIRED' });
+      }
+      return keeper.accessToken(upstream.tokens, known.provider, known.at);
+    },
     links(returnTo?: string) {
       const back = returnTo === undefined ? undefined : sameOriginPath(returnTo, base);
       return [...providers.values()].map(({ provider }) => ({
@@ -453,11 +522,10 @@ export function createSignIn(options: SignInOptions): SignIn {
     async signOut(req, res, signOutOptions = {}) {
       const session = await sessions.read(req);
       await sessions.signOut(req, res);
-      const upstream = session?.data?.[UPSTREAM_DATA] as
-        | { provider?: unknown; idToken?: unknown }
-        | undefined;
-      const known =
-        typeof upstream?.provider === 'string' ? providers.get(upstream.provider) : undefined;
+      const { upstream, known } = upstreamOf(session);
+      if (known !== undefined && keeper !== undefined && typeof upstream?.tokens === 'string') {
+        await keeper.forget(upstream.tokens, known.at);
+      }
       if (known === undefined || known.provider.kind !== 'oidc') return undefined;
       const config = await known.at.configuration().catch(() => undefined);
       if (config?.serverMetadata().end_session_endpoint === undefined) return undefined;

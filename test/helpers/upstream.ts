@@ -24,7 +24,7 @@ const claimsOf = (sub: string) => ({
   email_verified: true,
 });
 
-function makeProvider(issuer: string, clients: ClientMetadata[]): Provider {
+function makeProvider(issuer: string, clients: ClientMetadata[], accessTokenTtl = 600): Provider {
   const provider = new Provider(issuer, {
     clients,
     findAccount: (_ctx, sub) => ({ accountId: sub, claims: () => claimsOf(sub) }),
@@ -47,7 +47,13 @@ function makeProvider(issuer: string, clients: ClientMetadata[]): Provider {
     },
     issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
     pkce: { required: () => true },
-    ttl: { AccessToken: 600, IdToken: 600, Interaction: 600, Session: 3600, Grant: 3600 },
+    ttl: {
+      AccessToken: accessTokenTtl,
+      IdToken: 600,
+      Interaction: 600,
+      Session: 3600,
+      Grant: 3600,
+    },
   });
   provider.on('server_error', () => {});
   return provider;
@@ -58,7 +64,10 @@ function makeProvider(issuer: string, clients: ClientMetadata[]): Provider {
  * `clients`, it listens at once and is made by `configure()` (for redirect URIs of a port not
  * known yet).
  */
-export async function startUpstream(clients?: ClientMetadata[]): Promise<Upstream> {
+export async function startUpstream(
+  clients?: ClientMetadata[],
+  options: { accessTokenTtl?: number } = {},
+): Promise<Upstream> {
   const hits = new Map<string, number>();
   let handler: ((req: never, res: never) => void) | undefined;
   const server: Server = createServer((req, res) => {
@@ -76,7 +85,7 @@ export async function startUpstream(clients?: ClientMetadata[]): Promise<Upstrea
     issuer: `http://127.0.0.1:${port}`,
     provider: undefined,
     configure(list) {
-      const provider = makeProvider(upstream.issuer, list);
+      const provider = makeProvider(upstream.issuer, list, options.accessTokenTtl);
       upstream.provider = provider;
       handler = provider.callback() as never;
       return provider;
