@@ -193,6 +193,11 @@ describe('claim paths of scopesClaim and rolesClaim', () => {
     expect(roles(['deep', 'r'])).toEqual(['admin']);
   });
 
+  it('keeps only strings as roles, whatever else has a length', () => {
+    const payload = { sub: 'k', roles: [['admin'], { length: 1 }, 'user'] };
+    expect(principalFromClaims(payload, { rolesClaim: 'roles' })?.roles).toEqual(['user']);
+  });
+
   it('keeps roles of up to 256 characters', () => {
     const payload = { sub: 'k', roles: ['r'.repeat(255), 'r'.repeat(256), 'r'.repeat(257)] };
     expect(principalFromClaims(payload, { rolesClaim: 'roles' })?.roles).toEqual([
