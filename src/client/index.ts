@@ -4,7 +4,7 @@
  * this application is a client of; {@link createSignIn} signs users in there into portico's
  * sessions (identity brokering included: the authorization server's sign-in pages link to it).
  *
- * @module
+ * @module portico/client
  */
 
 export {

@@ -29,11 +29,11 @@ export interface ClientCredentialsOptions {
    * @defaultValue `false`
    */
   dpop?: boolean;
-  /** How long before its expiry a token is replaced. @defaultValue `30_000` */
+  /** How long before its expiry a token is replaced, in milliseconds. @defaultValue `30_000` */
   refreshBefore?: Duration;
-  /** The first wait after a failure, doubled per failure up to `maxBackoff`. @defaultValue `1_000` */
+  /** The first wait after a failure (milliseconds), doubled per failure up to `maxBackoff`. @defaultValue `1_000` */
   minBackoff?: Duration;
-  /** The longest wait after failures. @defaultValue `60_000` */
+  /** The longest wait after failures, in milliseconds. @defaultValue `60_000` */
   maxBackoff?: Duration;
   /** The clock, for tests. @defaultValue `Date.now` */
   now?: () => number;

@@ -64,7 +64,7 @@ interface CommonOptions {
   scope?: string;
   /** Extra authorization request parameters (`prompt`, `audience`, `hd`, …). @defaultValue none */
   authorizationParams?: Readonly<Record<string, string>>;
-  /** How long one request to the provider may take. @defaultValue `10_000` */
+  /** How long one request to the provider may take, in milliseconds. @defaultValue `10_000` */
   timeout?: Duration;
   /**
    * Whether plain `http:` URLs are allowed: for a provider on this machine in development or

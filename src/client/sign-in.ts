@@ -76,7 +76,7 @@ export interface SignInOptions {
   prefix?: string;
   /** Where a sign-in without `returnTo` lands. @defaultValue `'/'` */
   defaultReturnTo?: string;
-  /** How long a sign-in may take at the provider. @defaultValue `600_000` (10 minutes) */
+  /** How long a sign-in may take at the provider, in milliseconds. @defaultValue `600_000` (10 minutes) */
   transactionLifetime?: Duration;
   /**
    * The transaction cookie: `HttpOnly`, `SameSite=Lax` (it must come back from the
@@ -94,7 +94,8 @@ export interface SignInOptions {
    * Keeps the provider's tokens server-side with the session, for calls on the user's behalf
    * ({@link SignIn.accessToken}): sealed with `secret` in `store` (share one across processes,
    * e.g. `RedisRecordStore`), refreshed `refreshBefore` their expiry, one refresh at a time per
-   * session, revoked at sign-out. Never in a cookie.
+   * session, revoked at sign-out. Never in a cookie. `refreshBefore` (milliseconds, `60_000`);
+   * `lifetime` (milliseconds, `43_200_000`: 12 hours, a session's longest): how long they are kept.
    * @defaultValue not kept
    */
   tokens?: { store?: RecordStore; refreshBefore?: Duration; lifetime?: Duration };

@@ -54,6 +54,7 @@ export {
   createOAuthContext,
   type OAuthContext,
   type OAuthUsers,
+  type SignInLink,
 } from './context.js';
 export {
   type AuthorizeEndpointOptions,

@@ -2,6 +2,7 @@
 // before expiry, backing off while the provider fails (an unexpired token still served), and
 // the undici interceptor adding the token (and a DPoP proof that portico's own verifier
 // accepts) to outgoing requests; against a stand-in provider and portico's own server.
+import { exportJWK, generateKeyPair, jwtVerify } from 'jose';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDpopVerifier } from '../../src/auth/dpop/dpop.ts';
@@ -131,6 +132,29 @@ describe('clientCredentials()', () => {
     });
     expect(verified.jkt).toMatch(/^[\w-]{43}$/);
     await agent.close();
+  });
+
+  it('authenticates with private_key_jwt: an assertion signed by the client key', async () => {
+    const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
+    const jwk = { ...(await exportJWK(privateKey)), alg: 'ES256', kid: 'billing-1' };
+    const tokens = clientCredentials({
+      provider: upstreamProvider({
+        name: 'keyed',
+        issuer: stand.url,
+        clientId: 'billing',
+        privateKey: jwk as never,
+      }),
+    });
+    await tokens.token();
+    const body = stand.tokenRequests.at(-1)!.body;
+    expect(body.get('client_assertion_type')).toBe(
+      'urn:ietf:params:oauth:client-assertion-type:jwt-bearer',
+    );
+    const { payload, protectedHeader } = await jwtVerify(body.get('client_assertion')!, publicKey);
+    expect(protectedHeader).toMatchObject({ alg: 'ES256', kid: 'billing-1' });
+    expect(payload).toMatchObject({ iss: 'billing', sub: 'billing' });
+    expect([payload.aud].flat()).toContain(stand.url);
+    expect(body.has('client_secret')).toBe(false);
   });
 
   it('refuses options it cannot use', () => {

@@ -32,6 +32,10 @@ const SERVER_SETTINGS = [
   'MAINTENANCE',
   'MAINTENANCE_RETRY_AFTER',
   'OVERLOAD_MAX_DELAY',
+  'UPSTREAM_ISSUER',
+  'UPSTREAM_CLIENT_ID',
+  'UPSTREAM_CLIENT_SECRET',
+  'UPSTREAM_NAME',
 ];
 
 /** A reference server running in its own process, as `npm start` runs it. */

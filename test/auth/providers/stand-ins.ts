@@ -347,7 +347,15 @@ const google: Setup = async (server) => {
   const [key, next] = [await rsaKey(), await rsaKey()];
   const kids = [hex(40), hex(40)];
   const certs = `${server.origin}/oauth2/v3/certs`;
-  server.serve('/.well-known/openid-configuration', discoveryDocument(issuer, certs));
+  // the endpoints a relying party is sent to (docs/sign-in.md): the stand-in serves none of them
+  server.serve(
+    '/.well-known/openid-configuration',
+    discoveryDocument(issuer, certs, {
+      authorization_endpoint: `${issuer}/o/oauth2/v2/auth`,
+      token_endpoint: `${issuer}/token`,
+      code_challenge_methods_supported: ['S256'],
+    }),
+  );
   server.serve('/oauth2/v3/certs', {
     keys: [key, next].map((k, i) => jwkOf(k, { alg: 'RS256', kid: kids[i]!, use: 'sig' })),
   });
