@@ -4,8 +4,9 @@
 // `<sub>@<host>`, identity brokering (a client of portico runs its code flow while the user
 // signs in upstream, and gets portico's tokens for that subject), sign-out continuing at the
 // provider, the refusals; and the same across two processes on one Redis.
-import * as client from 'openid-client';
+
 import { decodeJwt } from 'jose';
+import * as client from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hiddenInputs } from '../helpers/browser.js';
 import { hasRedis, type RedisServer, startRedis } from '../helpers/redis.js';
@@ -122,13 +123,17 @@ describe('the reference server: signing in at an upstream provider', () => {
     expect(consolePage).toContain(
       '<a href="/login/upstream?returnTo=%2F">Sign in with Acme ID</a>',
     );
-    const fr = await (await fetch(`${server.url}/`, { headers: { 'accept-language': 'fr' } })).text();
+    const fr = await (
+      await fetch(`${server.url}/`, { headers: { 'accept-language': 'fr' } })
+    ).text();
     expect(fr).toContain('Se connecter avec Acme ID</a>');
     const device = await (await fetch(`${server.url}/device/verify`)).text();
     expect(device).toContain('href="/login/upstream?returnTo=%2Fdevice%2Fverify"');
     const { url } = await demoWebRequest(server.url);
     const authorize = await (await fetch(url)).text();
-    expect(authorize).toMatch(/href="\/login\/upstream\?returnTo=%2Fauthorize%3F[^"]*client_id%3Ddemo-web/);
+    expect(authorize).toMatch(
+      /href="\/login\/upstream\?returnTo=%2Fauthorize%3F[^"]*client_id%3Ddemo-web/,
+    );
   });
 
   it('sends the browser to the provider with PKCE, state and nonce, the transaction in a cookie', async () => {
@@ -156,7 +161,9 @@ describe('the reference server: signing in at an upstream provider', () => {
     const res = await browser.fetch(back);
     expect(res.status).toBe(303);
     expect(res.headers.get('location')).toBe('/');
-    expect(res.headers.getSetCookie().some((c) => /^session=.*SameSite=Strict/i.test(c))).toBe(true);
+    expect(res.headers.getSetCookie().some((c) => /^session=.*SameSite=Strict/i.test(c))).toBe(
+      true,
+    );
     const me = await browser.fetch(`${server.url}/api/me`);
     expect(await me.json()).toEqual({
       sub: `bob@${host}`,
@@ -181,7 +188,10 @@ describe('the reference server: signing in at an upstream provider', () => {
     const userinfo = await fetch(`${server.url}/userinfo`, {
       headers: { authorization: `Bearer ${tokens.access_token}` },
     });
-    expect(await userinfo.json()).toMatchObject({ sub: `carol@${host}`, email: 'carol@upstream.test' });
+    expect(await userinfo.json()).toMatchObject({
+      sub: `carol@${host}`,
+      email: 'carol@upstream.test',
+    });
   });
 
   it('signs out at portico and links the console on to the provider', async () => {
@@ -193,7 +203,9 @@ describe('the reference server: signing in at an upstream provider', () => {
       headers: { origin: server.url },
     });
     expect(out.status).toBe(204);
-    const link = /^<([^>]+)>; rel="urn:portico:rel:end-session"$/.exec(out.headers.get('link') ?? '');
+    const link = /^<([^>]+)>; rel="urn:portico:rel:end-session"$/.exec(
+      out.headers.get('link') ?? '',
+    );
     const end = new URL(link![1]!);
     expect(`${end.origin}${end.pathname}`).toBe(`${upstream.issuer}/session/end`);
     expect(end.searchParams.get('post_logout_redirect_uri')).toBe(`${server.url}/`);
@@ -207,11 +219,7 @@ describe('the reference server: signing in at an upstream provider', () => {
     const browser = new Browser();
     const start = await browser.fetch(`${server.url}/login/upstream`);
     const state = new URL(start.headers.get('location')!).searchParams.get('state')!;
-    for (const query of [
-      `error=access_denied&state=${state}`,
-      'code=x',
-      'code=x&state=forged',
-    ]) {
+    for (const query of [`error=access_denied&state=${state}`, 'code=x', 'code=x&state=forged']) {
       const res = await browser.fetch(`${server.url}/login/upstream/callback?${query}`);
       expect(res.status, query).toBe(400);
       expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
@@ -220,42 +228,48 @@ describe('the reference server: signing in at an upstream provider', () => {
   });
 });
 
-describe.skipIf(!hasRedis)('the reference server on Redis: upstream sign-in across processes', () => {
-  const PUBLIC = 'http://portico.test';
-  let redis: RedisServer;
-  let upstream: Upstream;
-  let a: RunningServer;
-  let b: RunningServer;
-  beforeAll(async () => {
-    redis = await startRedis();
-    upstream = await startUpstream([registration(PUBLIC)]);
-    const env = { REDIS_URL: redis.url, BASE_URL: PUBLIC, ...upstreamEnv(upstream) };
-    [a, b] = await Promise.all([
-      startReferenceServer(env, 45_000),
-      startReferenceServer(env, 45_000),
-    ]);
-  }, 90_000);
-  afterAll(async () => {
-    await Promise.all([a?.stop(), b?.stop()]);
-    await redis?.stop();
-    await upstream?.close();
-  });
-
-  it('starts at one process, comes back to the other, and the tokens come from either', async () => {
-    // the balancer: the sign-in starts at A, everything after it is served by B
-    let next = a;
-    const browser = new Browser((url) => {
-      if (url.origin !== PUBLIC) return url;
-      const to = new URL(`${url.pathname}${url.search}`, next.url);
-      if (url.pathname === '/login/upstream') next = b;
-      return to;
+describe.skipIf(!hasRedis)(
+  'the reference server on Redis: upstream sign-in across processes',
+  () => {
+    const PUBLIC = 'http://portico.test';
+    let redis: RedisServer;
+    let upstream: Upstream;
+    let a: RunningServer;
+    let b: RunningServer;
+    beforeAll(async () => {
+      redis = await startRedis();
+      upstream = await startUpstream([registration(PUBLIC)]);
+      const env = { REDIS_URL: redis.url, BASE_URL: PUBLIC, ...upstreamEnv(upstream) };
+      [a, b] = await Promise.all([
+        startReferenceServer(env, 45_000),
+        startReferenceServer(env, 45_000),
+      ]);
+    }, 90_000);
+    afterAll(async () => {
+      await Promise.all([a?.stop(), b?.stop()]);
+      await redis?.stop();
+      await upstream?.close();
     });
-    const { code, verifier } = await brokeredCode(browser, PUBLIC, upstream, 'erin');
-    const routed = (await fetch(`${a.url}/.well-known/openid-configuration`)).ok;
-    expect(routed).toBe(true);
-    const host = new URL(upstream.issuer).host;
-    const tokens = await demoWebTokens(a.url, code, verifier);
-    expect(decodeJwt(tokens.id_token)).toMatchObject({ sub: `erin@${host}`, name: 'Erin Upstream' });
-    // a replay of the same callback at the other process is refused (one replay store)
-  });
-});
+
+    it('starts at one process, comes back to the other, and the tokens come from either', async () => {
+      // the balancer: the sign-in starts at A, everything after it is served by B
+      let next = a;
+      const browser = new Browser((url) => {
+        if (url.origin !== PUBLIC) return url;
+        const to = new URL(`${url.pathname}${url.search}`, next.url);
+        if (url.pathname === '/login/upstream') next = b;
+        return to;
+      });
+      const { code, verifier } = await brokeredCode(browser, PUBLIC, upstream, 'erin');
+      const routed = (await fetch(`${a.url}/.well-known/openid-configuration`)).ok;
+      expect(routed).toBe(true);
+      const host = new URL(upstream.issuer).host;
+      const tokens = await demoWebTokens(a.url, code, verifier);
+      expect(decodeJwt(tokens.id_token)).toMatchObject({
+        sub: `erin@${host}`,
+        name: 'Erin Upstream',
+      });
+      // a replay of the same callback at the other process is refused (one replay store)
+    });
+  },
+);

@@ -147,7 +147,11 @@ describe('several issuers', () => {
       messageOf(() =>
         bearerVerifier(
           OWNER,
-          { issuers: [{ issuer: ISS_A, audience: 'api', publicKey: a.pem, toPrincipal: 42 as never }] },
+          {
+            issuers: [
+              { issuer: ISS_A, audience: 'api', publicKey: a.pem, toPrincipal: 42 as never },
+            ],
+          },
           undefined,
         ),
       ),
