@@ -25,10 +25,6 @@ export function createApp(settings: SignInSettings): Server {
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  const { settingsFromEnv } = await import('./settings.js');
-  const settings = await settingsFromEnv();
-  const port = Number(new URL(settings.baseUrl).port);
-  createApp(settings).listen(port, '127.0.0.1', () => {
-    console.log(`sign in at ${settings.baseUrl}/ (provider: ${settings.issuer})`);
-  });
+  const { runExample } = await import('./settings.js');
+  await runExample(createApp);
 }

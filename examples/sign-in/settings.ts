@@ -1,5 +1,6 @@
 // The examples' settings from the environment; without OIDC_ISSUER, a development provider.
 import { randomBytes } from 'node:crypto';
+import type { Server } from 'node:http';
 import type { SignInSettings } from './shared.js';
 
 export async function settingsFromEnv(
@@ -22,4 +23,13 @@ export async function settingsFromEnv(
   const { server, ...provider } = dev;
   const close = () => new Promise<void>((resolve) => server.close(() => resolve()));
   return { baseUrl, secret, ...provider, close };
+}
+
+/** Runs an example's server from the environment's settings, printing where to sign in. */
+export async function runExample(createApp: (settings: SignInSettings) => Server): Promise<void> {
+  const settings = await settingsFromEnv();
+  const port = Number(new URL(settings.baseUrl).port);
+  createApp(settings).listen(port, '127.0.0.1', () => {
+    console.log(`sign in at ${settings.baseUrl}/ (provider: ${settings.issuer})`);
+  });
 }

@@ -3,7 +3,7 @@
 // every key opens, so that a key is rotated by putting the new one first.
 import { hkdfSync } from 'node:crypto';
 import { loadJose } from '../internal/lazy.js';
-import { invalidOption } from '../internal/options.js';
+import { invalidOption, secretKeyOption } from '../internal/options.js';
 
 /** One key, or several (the first seals; all open, for rotation). */
 export type SealKeys = string | Uint8Array | readonly (string | Uint8Array)[];
@@ -18,32 +18,20 @@ export interface Sealer {
 
 const MAX_SEALED_LENGTH = 16_384;
 
-function keyBytes(owner: string, name: string, key: unknown): Buffer {
-  const bytes =
-    typeof key === 'string'
-      ? Buffer.from(key, 'utf8')
-      : key instanceof Uint8Array
-        ? Buffer.from(key)
-        : undefined;
-  if (bytes === undefined || bytes.length < 32) {
-    throw invalidOption(`${owner}: \`${name}\` must be a string or bytes of 32 or more (each)`);
-  }
-  return bytes;
-}
-
 /**
  * A sealer for `purpose` (keys derived per purpose, so that a value sealed for one purpose never
  * opens as another).
  */
 export function createSealer(owner: string, name: string, keys: unknown, purpose: string): Sealer {
   const list = Array.isArray(keys) ? keys : [keys];
-  if (list.length === 0 || keys === undefined) {
+  if (list.length === 0 || list.some((key) => key === undefined)) {
     throw invalidOption(`${owner}: \`${name}\` is required (32 bytes or more)`);
   }
-  const derived = list.map(
-    (key) =>
-      new Uint8Array(hkdfSync('sha256', keyBytes(owner, name, key), '', `portico ${purpose}`, 32)),
-  );
+  // each key checked as every secret option is (an unset one would be a random key per process)
+  const derived = list.map((key) => {
+    const bytes = secretKeyOption(owner, name, key as string | Uint8Array);
+    return new Uint8Array(hkdfSync('sha256', bytes, '', `portico ${purpose}`, 32));
+  });
   return {
     async seal(value, ttlMs) {
       const { EncryptJWT } = await loadJose();

@@ -1,7 +1,7 @@
 // examples/sign-in on node:http and on Express, against panva's oidc-provider: the sign-in
 // link, the code flow into a session, /me, and sign-out continuing at the provider; and the
 // development provider the examples start without OIDC_ISSUER.
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createApp as createExpressApp } from '../../examples/sign-in/express.js';
@@ -15,16 +15,25 @@ afterAll(async () => {
   for (const close of closers.reverse()) await close();
 });
 
-async function listening(server: Server): Promise<string> {
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+/** A port free now on 127.0.0.1: the app's redirect URI must be known before it listens. */
+async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
+/** `app` listening on `port` until the file ends. */
+async function listenOn(app: Server, port: number): Promise<void> {
+  await new Promise<void>((resolve) => app.listen(port, '127.0.0.1', resolve));
   closers.push(
     () =>
       new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
+        app.closeAllConnections();
+        app.close(() => resolve());
       }),
   );
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
 /** Signs in at `base` through `upstream`, then checks /me and the sign-out. */
@@ -59,16 +68,7 @@ for (const [name, createApp] of [
       const upstream = await startUpstream();
       closers.push(() => upstream.close());
       // the app's port first: the provider registers its redirect URI
-      const server = createApp({
-        baseUrl: 'http://127.0.0.1:1', // replaced below
-        issuer: upstream.issuer,
-        clientId: 'example',
-        clientSecret: 'example-secret',
-        secret: SECRET,
-      });
-      await listening(server);
-      const port = (server.address() as AddressInfo).port;
-      server.close();
+      const port = await freePort();
       const base = `http://127.0.0.1:${port}`;
       upstream.configure([
         {
@@ -79,15 +79,12 @@ for (const [name, createApp] of [
           grant_types: ['authorization_code', 'refresh_token'],
         },
       ]);
-      const app = createApp({
-        baseUrl: base,
+      const settings = {
         issuer: upstream.issuer,
         clientId: 'example',
         clientSecret: 'example-secret',
-        secret: SECRET,
-      });
-      await new Promise<void>((resolve) => app.listen(port, '127.0.0.1', resolve));
-      closers.push(() => new Promise<void>((resolve) => app.close(() => resolve())));
+      };
+      await listenOn(createApp({ ...settings, baseUrl: base, secret: SECRET }), port);
       await walk(base, upstream, 'alice');
     }, 30_000);
   });
@@ -95,22 +92,11 @@ for (const [name, createApp] of [
 
 describe('examples/sign-in without OIDC_ISSUER', () => {
   it('starts a development provider where any username signs in (its consent page too)', async () => {
-    const probe = createNodeApp({
-      baseUrl: 'http://127.0.0.1:1',
-      issuer: 'http://127.0.0.1:1',
-      clientId: 'x',
-      clientSecret: 'x',
-      secret: SECRET,
-    });
-    await listening(probe);
-    const port = (probe.address() as AddressInfo).port;
-    probe.close();
+    const port = await freePort();
     const settings = await settingsFromEnv({ PORT: String(port) });
     closers.push(settings.close);
     expect(settings.issuer).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
-    const app = createNodeApp(settings);
-    await new Promise<void>((resolve) => app.listen(port, '127.0.0.1', resolve));
-    closers.push(() => new Promise<void>((resolve) => app.close(() => resolve())));
+    await listenOn(createNodeApp(settings), port);
     await walk(settings.baseUrl, { issuer: settings.issuer }, 'zoe');
   }, 30_000);
 });
