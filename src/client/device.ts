@@ -5,6 +5,7 @@ import { PorticoError } from '../core/errors/http-error.js';
 import { assertKnownOptions, functionOption, invalidOption } from '../internal/options.js';
 import { loadOpenidClient } from './openid-client.js';
 import { internalsOf, type UpstreamProvider } from './provider.js';
+import { tokensOf, type UpstreamTokens } from './tokens.js';
 
 /** What the user is shown: the code to type, and where. */
 export interface DeviceCode {
@@ -17,15 +18,9 @@ export interface DeviceCode {
 }
 
 /** The tokens a device sign-in ends with. */
-export interface DeviceTokens {
-  readonly accessToken: string;
-  readonly tokenType: string;
-  readonly refreshToken?: string;
-  readonly idToken?: string;
+export interface DeviceTokens extends UpstreamTokens {
   /** The ID token's claims, when there is one. */
   readonly claims?: Readonly<Record<string, unknown>>;
-  readonly expiresAt?: number;
-  readonly scope?: string;
 }
 
 /** Options of {@link deviceSignIn}. */
@@ -122,15 +117,9 @@ export async function deviceSignIn(options: DeviceSignInOptions): Promise<Device
       if (signal?.aborted === true) throw signal.reason;
       throw ended(error, options.provider.label);
     });
-  const expiresIn = response.expiresIn();
   const claims = response.claims();
   return Object.freeze({
-    accessToken: response.access_token,
-    tokenType: response.token_type,
-    ...(response.refresh_token !== undefined && { refreshToken: response.refresh_token }),
-    ...(response.id_token !== undefined && { idToken: response.id_token }),
+    ...tokensOf(response),
     ...(claims !== undefined && { claims: Object.freeze({ ...claims }) }),
-    ...(expiresIn !== undefined && { expiresAt: Date.now() + expiresIn * 1000 }),
-    ...(response.scope !== undefined && { scope: response.scope }),
   });
 }

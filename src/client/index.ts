@@ -34,5 +34,5 @@ export {
   type SignIn,
   type SignInOptions,
   type UpstreamIdentity,
-  type UpstreamTokens,
 } from './sign-in.js';
+export type { UpstreamTokens } from './tokens.js';

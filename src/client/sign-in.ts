@@ -3,6 +3,7 @@
 // code back, verifies it through openid-client, asks the application who the user is
 // (`toUser`) and signs them in with portico's sessions.
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Configuration } from 'openid-client';
 import type { ReplayStore } from '../auth/replay/store.js';
 import { MemoryReplayStore } from '../auth/replay/store.js';
 import type { Sessions, SessionUser } from '../auth/session/session.js';
@@ -28,19 +29,9 @@ import {
 } from './provider.js';
 import { sameOriginPath } from './return-to.js';
 import { createSealer, type Sealer, type SealKeys } from './seal.js';
+import { tokensOf, type UpstreamTokens } from './tokens.js';
 import { TransactionCookie } from './transaction-cookie.js';
 import { createUserTokenKeeper, type UserTokenKeeper } from './user-tokens.js';
-
-/** The provider's tokens, as the callback received them. */
-export interface UpstreamTokens {
-  readonly accessToken: string;
-  readonly tokenType: string;
-  readonly refreshToken?: string;
-  readonly idToken?: string;
-  /** Epoch milliseconds, when the provider said. */
-  readonly expiresAt?: number;
-  readonly scope?: string;
-}
 
 /** Who signed in at a provider: what `toUser` decides on. */
 export interface UpstreamIdentity {
@@ -204,26 +195,6 @@ const keptOf = (tokens: UpstreamTokens) => ({
   ...(tokens.expiresAt !== undefined && { expiresAt: tokens.expiresAt }),
   ...(tokens.scope !== undefined && { scope: tokens.scope }),
 });
-
-/** The tokens of a token endpoint response, as the application sees them. */
-function tokensOf(response: {
-  access_token: string;
-  token_type: string;
-  refresh_token?: string;
-  id_token?: string;
-  scope?: string;
-  expiresIn(): number | undefined;
-}): UpstreamTokens {
-  const expiresIn = response.expiresIn();
-  return Object.freeze({
-    accessToken: response.access_token,
-    tokenType: response.token_type,
-    ...(response.refresh_token !== undefined && { refreshToken: response.refresh_token }),
-    ...(response.id_token !== undefined && { idToken: response.id_token }),
-    ...(expiresIn !== undefined && { expiresAt: Date.now() + expiresIn * 1000 }),
-    ...(response.scope !== undefined && { scope: response.scope }),
-  });
-}
 
 /**
  * A page that continues to `path` from this origin: after a cross-site redirect from the
@@ -425,7 +396,7 @@ export function createSignIn(options: SignInOptions): SignIn {
         throw providerFailure(error, provider.label, 'exchanging the code');
       });
     const tokens = tokensOf(response);
-    const claims = await claimsOf(known, response, tokens);
+    const claims = await claimsOf(known, config, response, tokens);
     // accepted once: a second callback with the same transaction is refused above
     if (!(await replay.remember(`sign-in:${tx.s}`, lifetime, provider.name))) {
       throw badRequest('This sign-in answer was used already. Start again.');
@@ -449,12 +420,13 @@ export function createSignIn(options: SignInOptions): SignIn {
 
   async function claimsOf(
     { provider, at }: Known,
+    config: Configuration,
     response: { claims(): Record<string, unknown> | undefined },
     tokens: UpstreamTokens,
   ): Promise<UpstreamClaims> {
     const claims =
       provider.kind === 'oidc'
-        ? await withUserInfo(at, response.claims(), tokens.accessToken)
+        ? await withUserInfo(config, response.claims(), tokens.accessToken)
         : await at.profile?.(tokens.accessToken, at.fetch).catch((error: unknown) => {
             throw providerFailure(error, provider.label, 'reading the profile');
           });
@@ -475,12 +447,11 @@ export function createSignIn(options: SignInOptions): SignIn {
    * or names another subject, adds nothing.
    */
   async function withUserInfo(
-    at: ProviderInternals,
+    config: Configuration,
     idClaims: Record<string, unknown> | undefined,
     accessToken: string,
   ): Promise<Record<string, unknown> | undefined> {
     if (idClaims === undefined || typeof idClaims.sub !== 'string') return idClaims;
-    const config = await at.configuration();
     if (config.serverMetadata().userinfo_endpoint === undefined) return idClaims;
     const client = await loadOpenidClient();
     const info = await client.fetchUserInfo(config, accessToken, idClaims.sub).catch(() => ({}));
