@@ -49,7 +49,7 @@ beforeAll(async () => {
         token_endpoint_auth_method: 'client_secret_basic',
       },
     ],
-    { accessTokenTtl: 3 },
+    { accessTokenTtl: 60 },
   );
   const sessions = createSessions({ allowedOrigins: [app.url], cookie: { secure: false } });
   signIn = createSignIn({
@@ -57,8 +57,9 @@ beforeAll(async () => {
     secret: 'user-tokens-secret-0123456789abcdefghij',
     sessions,
     cookie: { secure: false },
-    // the provider's access tokens live 3 s, replaced in their last 2
-    tokens: { store, refreshBefore: 2_000 },
+    // the provider's access tokens live 60 s, replaced in their last 55: a refreshed token stays
+    // fresh for 5 s, time enough for the 50 requests even on a loaded machine
+    tokens: { store, refreshBefore: 55_000 },
     providers: [
       upstreamProvider({
         name: 'upstream',
@@ -100,7 +101,7 @@ describe('createSignIn({ tokens }): tokens on the user’s behalf', () => {
     for (const line of done.headers.getSetCookie()) expect(line.length).toBeLessThan(200);
     const first = (await (await browser.fetch(`${app.url}/token`)).json()) as { token: string };
     const before = upstream.hits.get('/token') ?? 0;
-    await new Promise((resolve) => setTimeout(resolve, 1_100)); // into the refresh window
+    await new Promise((resolve) => setTimeout(resolve, 5_100)); // into the refresh window
     const replies = await Promise.all(
       Array.from({ length: 50 }, () => browser.fetch(`${app.url}/token`)),
     );
