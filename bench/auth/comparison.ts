@@ -1,4 +1,5 @@
 import type { Comparison } from '../lib/types.js';
+import { sameBytesFloor } from '../lib/verify.js';
 import { authFixture } from './fixture.js';
 import { API_KEY_BODY, BEARER_BODY, DPOP_BODY, VARIABLES } from './shared.js';
 
@@ -35,6 +36,7 @@ export const authComparison: Comparison = {
       entry: 'bench/auth/bare.ts',
       requestHeaders: bearer,
     },
+    sameBytesFloor('portico-api-key'),
     {
       name: 'portico-api-key',
       label: 'portico, API key',

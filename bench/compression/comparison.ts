@@ -1,6 +1,7 @@
 import { request } from 'node:http';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import type { Comparison } from '../lib/types.js';
+import { sameBytesFloor } from '../lib/verify.js';
 import { PATH, payload } from './body.js';
 
 const ACCEPT_ENCODING = 'gzip, br';
@@ -69,6 +70,7 @@ export const compressionComparison: Comparison = {
       label: 'bare node:http + zlib.brotliCompress',
       entry: 'bench/compression/bare.ts',
     },
+    sameBytesFloor('portico'),
     { name: 'portico', label: 'portico compression()', entry: 'bench/compression/portico.ts' },
     {
       name: 'compression-npm',

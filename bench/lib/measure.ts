@@ -13,10 +13,12 @@ import type {
   LoadResult,
   Measurement,
   RunSettings,
+  ServerSpec,
   ServerSummary,
   Spread,
 } from './types.js';
-import { verifyServer } from './verify.js';
+import { SAME_BYTES_VARIABLE } from './types.js';
+import { captureAnswer, verifyServer } from './verify.js';
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
@@ -119,38 +121,77 @@ export async function measureComparison(
   }
 }
 
+/** The comparison's server named `name`. */
+function specNamed(comparison: Comparison, name: string): ServerSpec {
+  const spec = comparison.servers.find((s) => s.name === name);
+  if (spec === undefined) throw new Error(`${comparison.name}: no server named ${name}`);
+  return spec;
+}
+
+/**
+ * Starts `specs` side by side (each is a process of its own), adds them to `running` (to be
+ * stopped whatever happens), then checks each answers as expected.
+ */
+async function startChecked(
+  specs: readonly ServerSpec[],
+  comparison: Comparison,
+  env: Readonly<Record<string, string>>,
+  running: RunningServer[],
+): Promise<void> {
+  const started = await Promise.allSettled(specs.map((spec) => startServer(spec, [], env)));
+  for (const outcome of started) if (outcome.status === 'fulfilled') running.push(outcome.value);
+  for (const outcome of started) if (outcome.status === 'rejected') throw outcome.reason;
+  for (const outcome of started) {
+    if (outcome.status !== 'fulfilled') continue;
+    const { spec, port } = outcome.value;
+    const problems = await verifyServer(port, spec, comparison, env);
+    if (problems.length > 0) {
+      throw new Error(`${spec.name} does not answer as expected:\n  - ${problems.join('\n  - ')}`);
+    }
+    log(`  ${spec.name}: listening on 127.0.0.1:${port}, answer checked`);
+  }
+}
+
 async function measureWith(
   comparison: Comparison,
   settings: RunSettings,
   variables: Readonly<Record<string, string>>,
 ): Promise<Measurement[]> {
-  // What each server is sent: the comparison's headers and its own, variables expanded.
+  // What each server is sent: the comparison's headers and its own (a same-bytes floor, its
+  // target's), variables expanded.
+  const targetOf = (spec: ServerSpec) =>
+    spec.sameBytesAs === undefined ? spec : specNamed(comparison, spec.sameBytesAs);
   const headersOf = new Map(
     comparison.servers.map((spec) => [
       spec.name,
-      mergeHeaders(comparison.request.headers, spec.requestHeaders, variables),
+      mergeHeaders(comparison.request.headers, targetOf(spec).requestHeaders, variables),
     ]),
   );
   const optionsFor = (server: RunningServer, seconds: number) =>
     loadOptions(comparison, server.port, settings, seconds, headersOf.get(server.spec.name));
   const running: RunningServer[] = [];
   try {
-    // Started side by side (each is a process of its own), then checked one by one.
-    const started = await Promise.allSettled(
-      comparison.servers.map((spec) => startServer(spec, [], variables)),
-    );
-    for (const outcome of started) if (outcome.status === 'fulfilled') running.push(outcome.value);
-    for (const outcome of started) if (outcome.status === 'rejected') throw outcome.reason;
-    for (const server of running) {
-      const { spec } = server;
-      const problems = await verifyServer(server.port, spec, comparison, variables);
-      if (problems.length > 0) {
-        throw new Error(
-          `${spec.name} does not answer as expected:\n  - ${problems.join('\n  - ')}`,
-        );
-      }
-      log(`  ${spec.name}: listening on 127.0.0.1:${server.port}, answer checked`);
+    const floors = comparison.servers.filter((spec) => spec.sameBytesAs !== undefined);
+    const measured = comparison.servers.filter((spec) => spec.sameBytesAs === undefined);
+    await startChecked(measured, comparison, variables, running);
+    // Then each floor, given what its target answered just now.
+    for (const spec of floors) {
+      const target = running.find((server) => server.spec.name === spec.sameBytesAs);
+      if (target === undefined) throw new Error(`${spec.name}: no server ${spec.sameBytesAs}`);
+      const answer = await captureAnswer(target.port, comparison, headersOf.get(target.spec.name)!);
+      const env = { ...variables, [SAME_BYTES_VARIABLE]: JSON.stringify(answer) };
+      const { expectBody, expectHeaders } = target.spec;
+      const checked = {
+        ...spec,
+        ...(expectBody && { expectBody }),
+        ...(expectHeaders && { expectHeaders }),
+      };
+      await startChecked([checked], comparison, env, running);
     }
+    // measured in the comparison's order
+    const order = (server: RunningServer) =>
+      comparison.servers.findIndex((s) => s.name === server.spec.name);
+    running.sort((a, b) => order(a) - order(b));
     if (settings.warmupSeconds > 0) {
       for (const server of running) {
         const opts = optionsFor(server, settings.warmupSeconds);

@@ -23,6 +23,13 @@ export interface ServerSpec {
    * really checked before the server is measured.
    */
   refuses?: readonly Readonly<Record<string, string>>[];
+  /**
+   * This row is the same-bytes floor of the server named here: plain node:http writing byte
+   * for byte what that server answered just before measuring (status, header lines, body),
+   * in one raw `writeHead` (`entry` is then [`bench/lib/same-bytes.ts`](bench/lib/same-bytes.ts):
+   * see `sameBytesFloor` in bench/lib/verify.ts). It is sent that server's request headers.
+   */
+  sameBytesAs?: string;
 }
 
 /** The request every server in a comparison is loaded with. */
@@ -49,6 +56,25 @@ export const REQUESTS: Unit = { rate: 'req/s', each: 'req' };
 export interface Answer {
   status: number;
   headers: Readonly<Record<string, string | string[] | undefined>>;
+  /** The header lines as sent, names in their case: `[name, value, name, value, …]`. */
+  rawHeaders: readonly string[];
+  /** The body as UTF-8 text. */
+  body: string;
+  /** The body's bytes. */
+  bytes: Uint8Array;
+}
+
+/** The environment variable handing a same-bytes floor its {@link CapturedAnswer} (JSON). */
+export const SAME_BYTES_VARIABLE = 'BENCH_SAME_BYTES';
+
+/** What a same-bytes floor answers: a server's answer as it was sent ({@link ServerSpec.sameBytesAs}). */
+export interface CapturedAnswer {
+  method: string;
+  path: string;
+  status: number;
+  /** Its header lines but those node writes itself (`Date`, `Connection`, `Keep-Alive`). */
+  headers: string[];
+  /** Its body's bytes, in base64. */
   body: string;
 }
 

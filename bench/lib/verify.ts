@@ -1,6 +1,6 @@
 import { request } from 'node:http';
 import { mergeHeaders } from './headers.js';
-import type { Answer, Comparison, ServerSpec } from './types.js';
+import type { Answer, CapturedAnswer, Comparison, ServerSpec } from './types.js';
 
 function fetchOnce(
   port: number,
@@ -16,12 +16,18 @@ function fetchOnce(
     const req = request(
       { host: '127.0.0.1', port, method, path, headers: sent, timeout: 5_000 },
       (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => {
-          body += chunk;
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => {
+          const bytes = Buffer.concat(chunks);
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            rawHeaders: res.rawHeaders,
+            body: bytes.toString('utf8'),
+            bytes,
+          });
         });
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
       },
     );
     req.on('timeout', () => req.destroy(new Error('no answer within 5 s')));
@@ -71,4 +77,48 @@ export async function verifyServer(
       problems.push(`header ${name}: ${JSON.stringify(got)}, expected ${JSON.stringify(value)}`);
   }
   return problems;
+}
+
+/** The header lines node writes itself, whatever the handler wrote. */
+const NODE_WRITES = new Set(['date', 'connection', 'keep-alive', 'transfer-encoding']);
+
+/**
+ * The comparison's request answered once by the server on `port` (sent `headers`), as it
+ * was sent: what its same-bytes floor then writes on every request.
+ */
+export async function captureAnswer(
+  port: number,
+  comparison: Comparison,
+  headers: Record<string, string>,
+): Promise<CapturedAnswer> {
+  const answer = await fetchOnce(port, comparison, headers);
+  const lines: string[] = [];
+  for (let i = 0; i + 1 < answer.rawHeaders.length; i += 2) {
+    const name = answer.rawHeaders[i]!;
+    if (!NODE_WRITES.has(name.toLowerCase())) lines.push(name, answer.rawHeaders[i + 1]!);
+  }
+  if (answer.headers['content-length'] === undefined) {
+    lines.push('Content-Length', String(answer.bytes.byteLength));
+  }
+  const { method, path } = comparison.request;
+  const body = Buffer.from(answer.bytes).toString('base64');
+  return { method, path, status: answer.status, headers: lines, body };
+}
+
+/** The entry of every same-bytes floor. */
+export const SAME_BYTES_ENTRY = 'bench/lib/same-bytes.ts';
+
+/**
+ * A row writing byte for byte what server `target` answers ({@link ServerSpec.sameBytesAs}).
+ *
+ * @example
+ * ```ts
+ * servers: [sameBytesFloor('portico'), { name: 'portico', label: 'portico', entry: '…' }],
+ * ```
+ */
+export function sameBytesFloor(
+  target: string,
+  label = `node:http writing the same bytes as ${target} (the floor)`,
+): ServerSpec {
+  return { name: `${target}-bytes`, label, entry: SAME_BYTES_ENTRY, sameBytesAs: target };
 }

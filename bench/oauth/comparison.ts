@@ -1,5 +1,6 @@
 import { createLocalJWKSet, decodeProtectedHeader, type JSONWebKeySet, jwtVerify } from 'jose';
 import type { Answer, Comparison, ServerSpec } from '../lib/types.js';
+import { sameBytesFloor } from '../lib/verify.js';
 import {
   ACCESS_TOKEN_TTL,
   AUDIENCE,
@@ -116,6 +117,7 @@ export const oauthComparison: Comparison = {
       entry: 'bench/oauth/oidc-provider.ts',
       refuses: [{ authorization: basicAuthorization(CLIENT_ID, 'wrong-secret-0123456789') }],
     },
+    sameBytesFloor('portico'),
     {
       name: 'portico',
       label: 'portico createAuthorizationServer',

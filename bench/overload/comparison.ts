@@ -1,4 +1,5 @@
 import type { Comparison } from '../lib/types.js';
+import { sameBytesFloor } from '../lib/verify.js';
 import { BLOCK_MS, PERIOD_MS } from './shared.js';
 
 /** Load shedding: a blocked event loop, with and without `shedLoad()`. */
@@ -16,6 +17,7 @@ export const overloadComparison: Comparison = {
   baseline: 'portico',
   allowStatuses: [503],
   servers: [
+    sameBytesFloor('portico'),
     { name: 'portico', label: 'portico, no shedding', entry: 'bench/overload/portico.ts' },
     {
       name: 'portico-shed',

@@ -5,6 +5,7 @@ import {
   redisAndCluster,
 } from '../lib/redis-cluster.js';
 import type { Answer, Comparison } from '../lib/types.js';
+import { sameBytesFloor } from '../lib/verify.js';
 
 const WINDOW_MS = 60_000;
 const LIMIT = '1000000000';
@@ -78,6 +79,7 @@ export const redisRateLimitComparison: Comparison = {
       entry: 'bench/redis-rate-limit/portico-memory.ts',
       expectHeaders: { 'x-ratelimit-limit': LIMIT },
     },
+    sameBytesFloor('portico-redis'),
     {
       name: 'portico-redis',
       label: 'portico, RedisRateLimitStore',

@@ -12,7 +12,7 @@
  * and `DEMO_API_KEY`, and `RATE_LIMIT=1e9` so the rate limit counts every request and never
  * triggers. Redis is not used (`REDIS_URL` empty): every store is in memory; `CORS_ORIGINS`
  * is the server's default list, as the other stacks'. `LOG_LEVEL=silent`: no access-log line
- * per request, as the other stacks write none.
+ * per request, as the other stacks write none (`info`, its default, for the row that logs).
  */
 import { createServer } from 'node:http';
 import { createCheckContinueHandler, createClientErrorHandler } from 'portico/http';
@@ -25,7 +25,7 @@ import { BASE_URL, CORS_ORIGINS, RATE_LIMIT, VARIABLES, variable } from './share
  * Builds the reference app and serves it. The app imports `portico` (the package's own name,
  * which resolves to its build in dist/), as users' code does.
  */
-export async function serveReference(): Promise<void> {
+export async function serveReference(logLevel: 'silent' | 'info' = 'silent'): Promise<void> {
   const config = loadConfig({
     ...process.env,
     TRUST_PROXY: '1',
@@ -35,7 +35,7 @@ export async function serveReference(): Promise<void> {
     SIGNING_KEY: variable(VARIABLES.signingKeyFile),
     DEMO_API_KEY: variable(VARIABLES.apiKey),
     RATE_LIMIT: String(RATE_LIMIT),
-    LOG_LEVEL: 'silent', // no access log: the other stacks log nothing either
+    LOG_LEVEL: logLevel, // silent: no access log, as the other stacks log nothing
     PORT: '0',
     HOST: '127.0.0.1',
   });

@@ -28,9 +28,6 @@ export const API_KEY_OWNER = {
  * 100 per minute per API key, user or client, would refuse nearly all of a run; 1e9 counts
  * every request and never triggers. The other stacks get the same limit.
  */
-/** The busy CPU per request of the `bare-busy` row (bench/reference/bare-busy.ts), in µs. */
-export const BUSY_MICROSECONDS = 10;
-
 export const RATE_LIMIT = 1_000_000_000;
 /** The CORS origins of every stack (the reference server's default `CORS_ORIGINS`). */
 export const CORS_ORIGINS = ['http://localhost:5173', 'http://127.0.0.1:5173'];
