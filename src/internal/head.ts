@@ -1,0 +1,316 @@
+import { type OutgoingHttpHeader, type OutgoingHttpHeaders, ServerResponse } from 'node:http';
+
+// The response head portico owns (issue 42): portico's middleware add their header lines to a
+// list held on the response instead of calling `setHeader` for each (node validates, lower-cases
+// and stores every one, then merges them into the head), and the answer is written with one
+// `writeHead(status, rawArray)`: node's fast path when nothing else set a header. Whatever a
+// handler or a framework does with the response still sees those lines: the head replaces the
+// response's `writeHead`, `getHeader`, `hasHeader`, `removeHeader`, `appendHeader`,
+// `getHeaders`, `getHeaderNames` and `getRawHeaderNames` with functions (shared, none made per
+// response) that join the head's lines with node's own. The last writer of a field wins, as
+// with `setHeader`: a line the head sets removes the response's own field of that name, and a
+// field set on the response afterwards wins over the head's line.
+
+/** Header lines fixed when a middleware is made (security headers, a CORS answer). */
+export interface HeadSegment {
+  readonly names: readonly string[];
+  readonly lower: readonly string[];
+  readonly values: readonly string[];
+}
+
+/**
+ * The segment of `lines`, in order: made once, at a factory's creation.
+ *
+ * @example
+ * ```ts
+ * const segment = headSegment([['X-Content-Type-Options', 'nosniff']]);
+ * ```
+ */
+export function headSegment(lines: readonly (readonly [string, string])[]): HeadSegment {
+  return Object.freeze({
+    names: Object.freeze(lines.map(([name]) => name)),
+    lower: Object.freeze(lines.map(([name]) => name.toLowerCase())),
+    values: Object.freeze(lines.map(([, value]) => value)),
+  });
+}
+
+type Store = Record<string, [string, OutgoingHttpHeader]>;
+type Method<K extends keyof ServerResponse> = ServerResponse[K];
+
+interface Head {
+  names: string[];
+  lower: string[];
+  values: OutgoingHttpHeader[];
+  /** Written: the lines went out (they are kept, for `getHeader`). */
+  written: boolean;
+  // the response's own methods when the head was made (node's, or a wrapper installed before)
+  writeHead: Method<'writeHead'>;
+  getHeader: Method<'getHeader'>;
+  hasHeader: Method<'hasHeader'>;
+  removeHeader: Method<'removeHeader'>;
+  appendHeader: Method<'appendHeader'>;
+  getHeaders: Method<'getHeaders'>;
+  getHeaderNames: Method<'getHeaderNames'>;
+  getRawHeaderNames: () => string[];
+}
+
+const HEAD = Symbol('portico.head');
+const NODE_WRITE_HEAD = ServerResponse.prototype.writeHead;
+
+type HeadResponse = ServerResponse & { [HEAD]?: Head };
+
+/** node's own store of the fields set on a response (`kOutHeaders`), found on first use. */
+let storeKey: symbol | null | undefined;
+
+function storeOf(res: ServerResponse): Store | null | undefined {
+  if (storeKey === undefined) {
+    storeKey =
+      Object.getOwnPropertySymbols(res).find((key) => key.description === 'kOutHeaders') ?? null;
+  }
+  return storeKey === null ? undefined : (res as unknown as Record<symbol, Store | null>)[storeKey];
+}
+
+function indexIn(head: Head, lower: string): number {
+  const names = head.lower;
+  for (let i = 0; i < names.length; i++) if (names[i] === lower) return i;
+  return -1;
+}
+
+/** The response's head, made (and its methods put in place) on first use. */
+function headOf(res: HeadResponse): Head | undefined {
+  const existing = res[HEAD];
+  if (existing !== undefined) return existing;
+  // a runtime without node's store (or a response already sent): the plain API
+  if (storeOf(res) === undefined || res.headersSent) return undefined;
+  const raw = res as unknown as { getRawHeaderNames(): string[] };
+  const head: Head = {
+    names: [],
+    lower: [],
+    values: [],
+    written: false,
+    writeHead: res.writeHead,
+    getHeader: res.getHeader,
+    hasHeader: res.hasHeader,
+    removeHeader: res.removeHeader,
+    appendHeader: res.appendHeader,
+    getHeaders: res.getHeaders,
+    getHeaderNames: res.getHeaderNames,
+    getRawHeaderNames: raw.getRawHeaderNames,
+  };
+  res[HEAD] = head;
+  res.writeHead = headWriteHead as Method<'writeHead'>;
+  res.getHeader = headGetHeader;
+  res.hasHeader = headHasHeader;
+  res.removeHeader = headRemoveHeader;
+  res.appendHeader = headAppendHeader as Method<'appendHeader'>;
+  res.getHeaders = headGetHeaders;
+  res.getHeaderNames = headGetHeaderNames;
+  raw.getRawHeaderNames = headGetRawHeaderNames;
+  return head;
+}
+
+/** Sets one line of `head` (replacing one of the same name) and drops the response's own field. */
+function put(
+  res: ServerResponse,
+  head: Head,
+  name: string,
+  lower: string,
+  value: OutgoingHttpHeader,
+): void {
+  const store = storeOf(res);
+  if (store?.[lower] !== undefined) delete store[lower];
+  const at = indexIn(head, lower);
+  if (at === -1) {
+    head.names.push(name);
+    head.lower.push(lower);
+    head.values.push(value);
+  } else {
+    head.names[at] = name;
+    head.values[at] = value;
+  }
+}
+
+/**
+ * Sets header `name` (`lower`: its lower case, computed once by the caller) on the response,
+ * as `setHeader` would, in the head portico writes in one go.
+ */
+export function setHeadLine(
+  res: ServerResponse,
+  name: string,
+  lower: string,
+  value: OutgoingHttpHeader,
+): void {
+  const head = headOf(res);
+  if (head === undefined || head.written) res.setHeader(name, value);
+  else put(res, head, name, lower, value);
+}
+
+/** Sets every line of `segment` on the response, as {@link setHeadLine} does each. */
+export function addHeadSegment(res: ServerResponse, segment: HeadSegment): void {
+  const head = headOf(res);
+  const { names, lower, values } = segment;
+  if (head === undefined || head.written) {
+    for (let i = 0; i < names.length; i++) res.setHeader(names[i]!, values[i]!);
+    return;
+  }
+  const store = storeOf(res);
+  if (head.names.length === 0 && (store === null || store === undefined)) {
+    // the common case, the first lines of a fresh response: no name to look for
+    head.names.push(...names);
+    head.lower.push(...lower);
+    head.values.push(...values);
+    return;
+  }
+  for (let i = 0; i < names.length; i++) put(res, head, names[i]!, lower[i]!, values[i]!);
+}
+
+/** The value of the head's line `lower`, if the head holds one (and the response does not). */
+export function headLine(res: ServerResponse, lower: string): OutgoingHttpHeader | undefined {
+  const head = (res as HeadResponse)[HEAD];
+  if (head === undefined) return undefined;
+  const at = indexIn(head, lower);
+  return at === -1 ? undefined : head.values[at];
+}
+
+/** The lower-case names `given` (writeHead's headers, an object or a raw array) sets. */
+function givenNames(given: unknown): Set<string> | undefined {
+  if (given === undefined || given === null) return undefined;
+  const names = new Set<string>();
+  if (Array.isArray(given)) {
+    if (given.length > 0 && Array.isArray(given[0])) {
+      for (const pair of given as [string, unknown][]) names.add(String(pair[0]).toLowerCase());
+    } else {
+      for (let i = 0; i < given.length; i += 2) names.add(String(given[i]).toLowerCase());
+    }
+  } else {
+    for (const name of Object.keys(given)) names.add(name.toLowerCase());
+  }
+  return names;
+}
+
+/** The head's lines (but those `given` sets) then `given`'s, as one flat raw array. */
+function rawLines(head: Head, given: unknown): unknown[] {
+  const skip = givenNames(given);
+  const raw: unknown[] = [];
+  for (let i = 0; i < head.names.length; i++) {
+    if (skip?.has(head.lower[i]!) !== true) raw.push(head.names[i], head.values[i]);
+  }
+  if (given === undefined || given === null) return raw;
+  if (Array.isArray(given)) {
+    if (given.length > 0 && Array.isArray(given[0])) {
+      for (const pair of given as [string, unknown][]) raw.push(pair[0], pair[1]);
+    } else {
+      for (const item of given) raw.push(item);
+    }
+    return raw;
+  }
+  const object = given as OutgoingHttpHeaders;
+  for (const name of Object.keys(object)) {
+    const value = object[name];
+    if (value !== undefined) raw.push(name, value);
+  }
+  return raw;
+}
+
+function headWriteHead(
+  this: HeadResponse,
+  status: number,
+  reason?: unknown,
+  headers?: unknown,
+): ServerResponse {
+  const head = this[HEAD]!;
+  const write = head.writeHead as (...args: unknown[]) => ServerResponse;
+  if (head.written || this.headersSent) return write.call(this, status, reason, headers);
+  head.written = true;
+  const withReason = typeof reason === 'string';
+  const given = withReason ? headers : reason;
+  const store = storeOf(this);
+  if ((store === null || store === undefined) && head.writeHead === NODE_WRITE_HEAD) {
+    // nothing set on the response itself: one raw array, node's fast path
+    const raw = rawLines(head, given);
+    return withReason ? write.call(this, status, reason, raw) : write.call(this, status, raw);
+  }
+  // fields set on the response too (or a wrapper of writeHead installed before the head, which
+  // may not read a raw array): the head's lines go into the response's store first (theirs
+  // win by name), in the order they would have had if set with setHeader before the handler's,
+  // and what writeHead is given is merged over both, as node does
+  const skip = givenNames(given);
+  const own = store === null || store === undefined ? [] : Object.entries(store);
+  for (const [lower] of own) delete store![lower];
+  for (let i = 0; i < head.names.length; i++) {
+    const lower = head.lower[i]!;
+    if (skip?.has(lower) !== true && !own.some(([name]) => name === lower)) {
+      this.setHeader(head.names[i]!, head.values[i]!); // validated as any field
+    }
+  }
+  for (const [lower, entry] of own) store![lower] = entry; // validated when they were set
+  return write.call(this, status, reason, headers);
+}
+
+function headGetHeader(this: HeadResponse, name: string): OutgoingHttpHeader | undefined {
+  const head = this[HEAD]!;
+  const own = head.getHeader.call(this, name);
+  if (own !== undefined) return own;
+  const at = indexIn(head, name.toLowerCase());
+  return at === -1 ? undefined : head.values[at];
+}
+
+function headHasHeader(this: HeadResponse, name: string): boolean {
+  const head = this[HEAD]!;
+  return head.hasHeader.call(this, name) || indexIn(head, name.toLowerCase()) !== -1;
+}
+
+function headRemoveHeader(this: HeadResponse, name: string): void {
+  const head = this[HEAD]!;
+  head.removeHeader.call(this, name); // throws once the head is sent, as node's does
+  const at = indexIn(head, name.toLowerCase());
+  if (at === -1) return;
+  head.names.splice(at, 1);
+  head.lower.splice(at, 1);
+  head.values.splice(at, 1);
+}
+
+function headAppendHeader(
+  this: HeadResponse,
+  name: string,
+  value: string | readonly string[],
+): ServerResponse {
+  const head = this[HEAD]!;
+  const lower = name.toLowerCase();
+  const at = indexIn(head, lower);
+  if (at !== -1 && !head.written && storeOf(this)?.[lower] === undefined) {
+    // the head's line moves to the response, where node appends to it
+    this.setHeader(head.names[at]!, head.values[at]!);
+    head.names.splice(at, 1);
+    head.lower.splice(at, 1);
+    head.values.splice(at, 1);
+  }
+  return head.appendHeader.call(this, name, value);
+}
+
+function headGetHeaders(this: HeadResponse): OutgoingHttpHeaders {
+  const head = this[HEAD]!;
+  const headers = head.getHeaders.call(this);
+  for (let i = 0; i < head.names.length; i++) {
+    const lower = head.lower[i]!;
+    if (headers[lower] === undefined) headers[lower] = head.values[i];
+  }
+  return headers;
+}
+
+function headGetHeaderNames(this: HeadResponse): string[] {
+  const head = this[HEAD]!;
+  const names = head.getHeaderNames.call(this);
+  for (const lower of head.lower) if (!names.includes(lower)) names.push(lower);
+  return names;
+}
+
+function headGetRawHeaderNames(this: HeadResponse): string[] {
+  const head = this[HEAD]!;
+  const names = head.getRawHeaderNames.call(this);
+  const store = storeOf(this);
+  for (let i = 0; i < head.names.length; i++) {
+    if (store?.[head.lower[i]!] === undefined) names.push(head.names[i]!);
+  }
+  return names;
+}
