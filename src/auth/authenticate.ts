@@ -4,6 +4,8 @@ import { setContextValue } from '../core/context.js';
 import { HttpError } from '../core/errors/http-error.js';
 import { getPrincipal, missingCredentialKey, type Principal } from '../core/principal.js';
 import { published } from '../diagnostics/channels.js';
+import { QUOTABLE } from '../internal/grammar.js';
+import { setHeadLine } from '../internal/head.js';
 import { appendVary } from '../internal/headers.js';
 import { assertKnownOptions, functionOption, invalidOption } from '../internal/options.js';
 import type { Authenticator } from './authenticator.js';
@@ -130,7 +132,10 @@ export function authenticate(
   });
   const { challenges } = credentials;
   const cacheControl = options.cacheControl ?? 'no-store';
-  if (cacheControl !== false && (typeof cacheControl !== 'string' || cacheControl === '')) {
+  if (
+    cacheControl !== false &&
+    (typeof cacheControl !== 'string' || cacheControl === '' || !QUOTABLE.test(cacheControl))
+  ) {
     throw invalidOption('authenticate(): `cacheControl` must be a Cache-Control value or false');
   }
   const pick = functionOption('authenticate()', 'challenges', options.challenges);
@@ -152,7 +157,7 @@ export function authenticate(
     if (vary !== '') appendVary(res, vary);
     const verdict = await credentials.check(req, optional ? undefined : unanswered);
     if (verdict.presented && cacheControl !== false && !res.hasHeader('Cache-Control')) {
-      res.setHeader('Cache-Control', cacheControl);
+      setHeadLine(res, 'Cache-Control', 'cache-control', cacheControl);
     }
     if (verdict.refusal !== undefined) throw verdict.refusal;
     if (verdict.principal === undefined) {

@@ -18,6 +18,8 @@ function isHead(res: ServerResponse): boolean {
 /**
  * Writes a complete response. `Content-Length` is always set from the body, so a HEAD
  * request gets the same `Content-Length` (and `ETag`) as the GET it mirrors, without the body.
+ * The head goes out in one `writeHead`: the lines portico's middleware hold, what was set with
+ * `setHeader`, then `headers`.
  *
  * @example
  * ```ts
@@ -31,26 +33,48 @@ export function send(
   body?: string | Uint8Array,
   headers?: OutgoingHttpHeaders,
 ): void {
+  writeAnswer(res, status, body, headers, undefined);
+}
+
+/** {@link send}, with `contentType` first when given. */
+function writeAnswer(
+  res: ServerResponse,
+  status: number,
+  body: string | Uint8Array | undefined,
+  headers: OutgoingHttpHeaders | undefined,
+  contentType: string | undefined,
+): void {
+  const lines: (string | number | readonly string[])[] = [];
+  let typed = false;
   if (headers !== undefined) {
     for (const name in headers) {
       const value = headers[name];
-      if (value !== undefined) res.setHeader(name, value);
+      if (value === undefined) continue;
+      const lower = name.length === 12 || name.length === 14 ? name.toLowerCase() : '';
+      if (lower === 'content-length') continue; // the body's own length is written below
+      if (lower === 'content-type') typed = true;
+      lines.push(name, value);
     }
   }
-  res.statusCode = status;
+  if (contentType !== undefined && !typed) lines.unshift('Content-Type', contentType);
   if (body === undefined || status === 204 || status === 304) {
-    if (status !== 204 && status !== 304) res.setHeader('Content-Length', 0);
+    if (status !== 204 && status !== 304) lines.push('Content-Length', 0);
+    res.writeHead(status, lines as string[]);
     res.end();
     return;
   }
-  const length = typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
-  res.setHeader('Content-Length', length);
+  lines.push(
+    'Content-Length',
+    typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength,
+  );
+  res.writeHead(status, lines as string[]);
   if (isHead(res)) res.end();
   else res.end(body);
 }
 
 /**
- * Writes `body` as JSON (`application/json; charset=utf-8`) with the given status.
+ * Writes `body` as JSON (`application/json; charset=utf-8`, unless a `Content-Type` is set
+ * already) with the given status.
  *
  * @example
  * ```ts
@@ -63,8 +87,8 @@ export function sendJson(
   body: unknown,
   headers?: OutgoingHttpHeaders,
 ): void {
-  if (!res.hasHeader('Content-Type')) res.setHeader('Content-Type', JSON_TYPE);
-  send(res, status, JSON.stringify(body), headers);
+  const json = JSON.stringify(body);
+  writeAnswer(res, status, json, headers, res.hasHeader('Content-Type') ? undefined : JSON_TYPE);
 }
 
 /**

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Middleware, Next } from '../core/compose.js';
 import type { Duration } from '../core/duration.js';
 import { isToken } from '../internal/grammar.js';
+import { addHeadSegment, type HeadSegment, headSegment } from '../internal/head.js';
 import { appendVary } from '../internal/headers.js';
 import {
   assertKnownOptions,
@@ -243,6 +244,7 @@ export function cors(options: CorsOptions): Middleware {
   );
   const maxAgeValue = String(Math.floor(maxAge / 1000));
   const matches = buildOriginMatcher(OWNER, options.origins);
+  const allowedLines = allowedOriginLines(credentials, exposeHeaders);
 
   const answerPreflight = (res: ServerResponse, allowOrigin: string | undefined): void => {
     if (allowOrigin !== undefined) {
@@ -261,10 +263,7 @@ export function cors(options: CorsOptions): Middleware {
     // The same answer for every origin (and none): no Vary (Fetch §3.2.5).
     return function corsAnyOrigin(req: IncomingMessage, res: ServerResponse, next: Next) {
       if (isPreflightRequest(req)) return answerPreflight(res, '*');
-      res.setHeader('Access-Control-Allow-Origin', '*');
-      if (exposeHeaders !== undefined) {
-        res.setHeader('Access-Control-Expose-Headers', exposeHeaders);
-      }
+      addHeadSegment(res, allowedLines('*'));
       return next();
     };
   }
@@ -281,13 +280,7 @@ export function cors(options: CorsOptions): Middleware {
       appendVary(res, 'Access-Control-Request-Headers');
       return answerPreflight(res, allowed ? origin : undefined);
     }
-    if (allowed) {
-      res.setHeader('Access-Control-Allow-Origin', origin);
-      if (credentials) res.setHeader('Access-Control-Allow-Credentials', 'true');
-      if (exposeHeaders !== undefined) {
-        res.setHeader('Access-Control-Expose-Headers', exposeHeaders);
-      }
-    }
+    if (allowed) addHeadSegment(res, allowedLines(origin));
     return next();
   };
 
@@ -299,5 +292,29 @@ export function cors(options: CorsOptions): Middleware {
     const allowed = matches(origin);
     if (typeof allowed === 'boolean') return proceed(req, res, next, origin, allowed);
     return allowed.then((ok) => proceed(req, res, next, origin, ok));
+  };
+}
+
+/** How many allowed origins keep their lines made (a function or pattern may allow any). */
+const KEPT_ORIGINS = 100;
+
+/**
+ * The lines of an answer to an allowed origin's request, made once per origin (for the first
+ * {@link KEPT_ORIGINS} seen; past them, per request).
+ */
+function allowedOriginLines(
+  credentials: boolean,
+  exposeHeaders: string | undefined,
+): (origin: string) => HeadSegment {
+  const kept = new Map<string, HeadSegment>();
+  return (origin) => {
+    const known = kept.get(origin);
+    if (known !== undefined) return known;
+    const lines: [string, string][] = [['Access-Control-Allow-Origin', origin]];
+    if (credentials) lines.push(['Access-Control-Allow-Credentials', 'true']);
+    if (exposeHeaders !== undefined) lines.push(['Access-Control-Expose-Headers', exposeHeaders]);
+    const segment = headSegment(lines);
+    if (kept.size < KEPT_ORIGINS) kept.set(origin, segment);
+    return segment;
   };
 }

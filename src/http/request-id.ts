@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
+import { validateHeaderValue } from 'node:http';
 import type { Middleware } from '../core/compose.js';
 import { requestIdKey, setContextValue } from '../core/context.js';
 import { traceContextKey } from '../core/trace-context.js';
 import { parseTraceparent } from '../diagnostics/traceparent.js';
 import { isToken } from '../internal/grammar.js';
+import { setHeadLine } from '../internal/head.js';
 import {
   assertKnownOptions,
   booleanOption,
@@ -70,7 +72,17 @@ export function requestId(options: RequestIdOptions = {}): Middleware {
   }
   const incoming = header.toLowerCase();
   const trust = booleanOption(OWNER, 'trustIncoming', options.trustIncoming, true);
-  const generate = functionOption(OWNER, 'generate', options.generate) ?? randomUUID;
+  const custom = functionOption(OWNER, 'generate', options.generate);
+  // a caller's id matches REQUEST_ID_PATTERN and a UUID is safe by construction; a custom
+  // generator's id is checked as setHeader would, before it joins the response's head
+  const generate =
+    custom === undefined
+      ? randomUUID
+      : () => {
+          const id = custom();
+          validateHeaderValue(header, id);
+          return id;
+        };
   return function requestIdMiddleware(req, res, next) {
     const given = trust ? req.headers[incoming] : undefined;
     const id = typeof given === 'string' && REQUEST_ID_PATTERN.test(given) ? given : generate();
@@ -80,7 +92,7 @@ export function requestId(options: RequestIdOptions = {}): Middleware {
       const trace = parseTraceparent(traceparent, req.headers.tracestate);
       if (trace !== undefined) setContextValue(req, traceContextKey, trace);
     }
-    res.setHeader(header, id);
+    setHeadLine(res, header, incoming, id);
     return next();
   };
 }

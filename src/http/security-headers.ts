@@ -1,6 +1,7 @@
 import type { Middleware } from '../core/compose.js';
 import type { Duration } from '../core/duration.js';
 import { QUOTABLE } from '../internal/grammar.js';
+import { addHeadSegment, headSegment, setHeadLine } from '../internal/head.js';
 import {
   assertKnownOptions,
   booleanOption,
@@ -249,13 +250,17 @@ export function securityHeaders(options: SecurityHeadersOptions = {}): Middlewar
   );
   const hsts = hstsValue(options.strictTransportSecurity);
   const trust = createProxyTrust(options.trustProxy ?? false);
+  // the lines, validated and frozen once: added to the response's head in one go
+  const segment = headSegment(headers);
 
   return function securityHeadersMiddleware(req, res, next) {
     // Express sets `X-Powered-By: Express` before any middleware: it only tells attackers
     // what runs here (helmet removes it too)
-    res.removeHeader('X-Powered-By');
-    for (const [name, value] of headers) res.setHeader(name, value);
-    if (hsts !== undefined && trust.isSecure(req)) res.setHeader('Strict-Transport-Security', hsts);
+    if (res.hasHeader('X-Powered-By')) res.removeHeader('X-Powered-By');
+    addHeadSegment(res, segment);
+    if (hsts !== undefined && trust.isSecure(req)) {
+      setHeadLine(res, 'Strict-Transport-Security', 'strict-transport-security', hsts);
+    }
     return next();
   };
 }

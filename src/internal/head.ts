@@ -172,43 +172,50 @@ export function headLine(res: ServerResponse, lower: string): OutgoingHttpHeader
   return at === -1 ? undefined : head.values[at];
 }
 
-/** The lower-case names `given` (writeHead's headers, an object or a raw array) sets. */
-function givenNames(given: unknown): Set<string> | undefined {
-  if (given === undefined || given === null) return undefined;
-  const names = new Set<string>();
+/** writeHead's headers (an object, a flat raw array or pairs) as pairs, names as given. */
+function givenPairs(given: unknown): [string, unknown][] {
+  if (given === undefined || given === null) return [];
   if (Array.isArray(given)) {
     if (given.length > 0 && Array.isArray(given[0])) {
-      for (const pair of given as [string, unknown][]) names.add(String(pair[0]).toLowerCase());
-    } else {
-      for (let i = 0; i < given.length; i += 2) names.add(String(given[i]).toLowerCase());
+      return (given as [unknown, unknown][]).map(([name, value]) => [String(name), value]);
     }
-  } else {
-    for (const name of Object.keys(given)) names.add(name.toLowerCase());
+    const pairs: [string, unknown][] = [];
+    for (let i = 0; i + 1 < given.length; i += 2) pairs.push([String(given[i]), given[i + 1]]);
+    return pairs;
   }
-  return names;
-}
-
-/** The head's lines (but those `given` sets) then `given`'s, as one flat raw array. */
-function rawLines(head: Head, given: unknown): unknown[] {
-  const skip = givenNames(given);
-  const raw: unknown[] = [];
-  for (let i = 0; i < head.names.length; i++) {
-    if (skip?.has(head.lower[i]!) !== true) raw.push(head.names[i], head.values[i]);
-  }
-  if (given === undefined || given === null) return raw;
-  if (Array.isArray(given)) {
-    if (given.length > 0 && Array.isArray(given[0])) {
-      for (const pair of given as [string, unknown][]) raw.push(pair[0], pair[1]);
-    } else {
-      for (const item of given) raw.push(item);
-    }
-    return raw;
-  }
+  const pairs: [string, unknown][] = [];
   const object = given as OutgoingHttpHeaders;
   for (const name of Object.keys(object)) {
-    const value = object[name];
-    if (value !== undefined) raw.push(name, value);
+    if (object[name] !== undefined) pairs.push([name, object[name]]);
   }
+  return pairs;
+}
+
+/**
+ * The head's lines and `given`'s as one flat raw array, in the order setHeader would have
+ * left them: a field `given` sets again takes the place of the head's line (as setHeader
+ * replaces a field where it stands), the others follow.
+ */
+function rawLines(head: Head, given: unknown): unknown[] {
+  const raw: unknown[] = [];
+  const pairs = givenPairs(given);
+  if (pairs.length === 0) {
+    for (let i = 0; i < head.names.length; i++) raw.push(head.names[i], head.values[i]);
+    return raw;
+  }
+  const lower = pairs.map(([name]) => name.toLowerCase());
+  const placed = new Array<boolean>(pairs.length).fill(false);
+  for (let i = 0; i < head.names.length; i++) {
+    let replaced = false;
+    for (let j = 0; j < pairs.length; j++) {
+      if (lower[j] !== head.lower[i]) continue;
+      raw.push(pairs[j]![0], pairs[j]![1]);
+      placed[j] = true;
+      replaced = true;
+    }
+    if (!replaced) raw.push(head.names[i], head.values[i]);
+  }
+  for (let j = 0; j < pairs.length; j++) if (!placed[j]) raw.push(pairs[j]![0], pairs[j]![1]);
   return raw;
 }
 
@@ -222,29 +229,55 @@ function headWriteHead(
   const write = head.writeHead as (...args: unknown[]) => ServerResponse;
   if (head.written || this.headersSent) return write.call(this, status, reason, headers);
   head.written = true;
+  try {
+    return writeWithHead(this, head, write, status, reason, headers);
+  } catch (err) {
+    // a field node refused (a value with a line break): nothing went out, and the answer to
+    // the error still carries the head's lines
+    head.written = false;
+    throw err;
+  }
+}
+
+function writeWithHead(
+  res: HeadResponse,
+  head: Head,
+  write: (...args: unknown[]) => ServerResponse,
+  status: number,
+  reason: unknown,
+  headers: unknown,
+): ServerResponse {
   const withReason = typeof reason === 'string';
   const given = withReason ? headers : reason;
-  const store = storeOf(this);
+  const store = storeOf(res);
   if ((store === null || store === undefined) && head.writeHead === NODE_WRITE_HEAD) {
     // nothing set on the response itself: one raw array, node's fast path
     const raw = rawLines(head, given);
-    return withReason ? write.call(this, status, reason, raw) : write.call(this, status, raw);
+    return withReason ? write.call(res, status, reason, raw) : write.call(res, status, raw);
   }
   // fields set on the response too (or a wrapper of writeHead installed before the head, which
-  // may not read a raw array): the head's lines go into the response's store first (theirs
-  // win by name), in the order they would have had if set with setHeader before the handler's,
-  // and what writeHead is given is merged over both, as node does
-  const skip = givenNames(given);
-  const own = store === null || store === undefined ? [] : Object.entries(store);
-  for (const [lower] of own) delete store![lower];
-  for (let i = 0; i < head.names.length; i++) {
-    const lower = head.lower[i]!;
-    if (skip?.has(lower) !== true && !own.some(([name]) => name === lower)) {
-      this.setHeader(head.names[i]!, head.values[i]!); // validated as any field
+  // may not read a raw array): the head's lines go into the response's store in the order
+  // setHeader would have left them, had portico set them before the handler set its own (a
+  // field set on the response again takes the place of the head's line, the others follow),
+  // then writeHead merges what it is given over them, as node does
+  const own = new Map(store === null || store === undefined ? [] : Object.entries(store));
+  for (const lower of own.keys()) delete store![lower];
+  try {
+    for (let i = 0; i < head.names.length; i++) {
+      const lower = head.lower[i]!;
+      const mine = own.get(lower);
+      if (mine === undefined) {
+        res.setHeader(head.names[i]!, head.values[i]!); // validated as any field
+      } else {
+        store![lower] = mine; // validated when it was set
+        own.delete(lower);
+      }
     }
+  } finally {
+    const now = storeOf(res) ?? store!;
+    for (const [lower, entry] of own) now[lower] = entry;
   }
-  for (const [lower, entry] of own) store![lower] = entry; // validated when they were set
-  return write.call(this, status, reason, headers);
+  return write.call(res, status, reason, headers);
 }
 
 function headGetHeader(this: HeadResponse, name: string): OutgoingHttpHeader | undefined {
@@ -279,11 +312,9 @@ function headAppendHeader(
   const lower = name.toLowerCase();
   const at = indexIn(head, lower);
   if (at !== -1 && !head.written && storeOf(this)?.[lower] === undefined) {
-    // the head's line moves to the response, where node appends to it
+    // the head's value joins the response's own field, where node appends; the head's line
+    // keeps its place, which the field takes when the head is written
     this.setHeader(head.names[at]!, head.values[at]!);
-    head.names.splice(at, 1);
-    head.lower.splice(at, 1);
-    head.values.splice(at, 1);
   }
   return head.appendHeader.call(this, name, value);
 }

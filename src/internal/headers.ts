@@ -1,18 +1,20 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { setHeadLine } from './head.js';
 
 /**
  * Adds `fields` (a field name, or several separated by commas) to the response's `Vary`, each
- * unless it is listed already (or `*` is).
+ * unless it is listed already (or `*` is). The merged field is one line of the response's head.
  */
 export function appendVary(res: ServerResponse, fields: string): void {
   const current = res.getHeader('Vary');
   if (current === undefined) {
-    res.setHeader('Vary', fields);
+    setHeadLine(res, 'Vary', 'vary', fields);
     return;
   }
   // the common case, one field added to a plain list: no set, no split
   if (typeof current === 'string' && !fields.includes(',') && current !== '*') {
-    if (!listsField(current, fields)) res.setHeader('Vary', `${current}, ${fields.trim()}`);
+    if (!listsField(current, fields))
+      setHeadLine(res, 'Vary', 'vary', `${current}, ${fields.trim()}`);
     return;
   }
   const value = Array.isArray(current) ? current.join(', ') : String(current);
@@ -26,7 +28,7 @@ export function appendVary(res: ServerResponse, fields: string): void {
     present.add(field.toLowerCase());
     added = added === '' ? field : `${added}, ${field}`;
   }
-  if (added !== '') res.setHeader('Vary', value ? `${value}, ${added}` : added);
+  if (added !== '') setHeadLine(res, 'Vary', 'vary', value ? `${value}, ${added}` : added);
 }
 
 const OWS = (code: number) => code === 0x20 || code === 0x09 || code === 0x2c; // SP, HTAB, ','

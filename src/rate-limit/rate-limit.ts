@@ -4,6 +4,7 @@ import type { Duration } from '../core/duration.js';
 import { serviceUnavailable, tooManyRequests } from '../core/errors/errors.js';
 import { published, type RateLimitedMessage } from '../diagnostics/channels.js';
 import type { TrustProxy } from '../http/proxy.js';
+import { setHeadLine } from '../internal/head.js';
 import {
   assertKnownOptions,
   booleanOption,
@@ -261,7 +262,7 @@ export function rateLimit(options: RateLimitOptions = {}): Middleware {
       published.rateLimited.publish({ req, key, limit, resetAt } satisfies RateLimitedMessage);
     }
     if (handler === undefined) throw tooManyRequests(info.resetSeconds, detail);
-    res.setHeader('Retry-After', info.resetSeconds);
+    setHeadLine(res, 'Retry-After', 'retry-after', info.resetSeconds);
     await handler(req, res, info);
   };
 
@@ -277,13 +278,13 @@ export function rateLimit(options: RateLimitOptions = {}): Middleware {
     const remaining = count < limit ? limit - count : 0;
     const resetSeconds = Math.max(0, Math.ceil((hit.resetAt - Date.now()) / 1000));
     if (legacyHeaders) {
-      res.setHeader('X-RateLimit-Limit', limitValue);
-      res.setHeader('X-RateLimit-Remaining', remaining);
-      res.setHeader('X-RateLimit-Reset', resetSeconds);
+      setHeadLine(res, 'X-RateLimit-Limit', 'x-ratelimit-limit', limitValue);
+      setHeadLine(res, 'X-RateLimit-Remaining', 'x-ratelimit-remaining', remaining);
+      setHeadLine(res, 'X-RateLimit-Reset', 'x-ratelimit-reset', resetSeconds);
     }
     if (standardHeaders) {
-      res.setHeader('RateLimit-Policy', policyValue);
-      res.setHeader('RateLimit', `"default";r=${remaining};t=${resetSeconds}`);
+      setHeadLine(res, 'RateLimit-Policy', 'ratelimit-policy', policyValue);
+      setHeadLine(res, 'RateLimit', 'ratelimit', `"default";r=${remaining};t=${resetSeconds}`);
     }
     if (count <= limit || !enforce) return next();
     const resetAt = hit.resetAt;
@@ -311,7 +312,7 @@ export function rateLimit(options: RateLimitOptions = {}): Middleware {
       return next(); // only a report: a failing store refuses nothing
     }
     if (store.peek === undefined) {
-      if (legacyHeaders) res.setHeader('X-RateLimit-Limit', limitValue);
+      if (legacyHeaders) setHeadLine(res, 'X-RateLimit-Limit', 'x-ratelimit-limit', limitValue);
       return next();
     }
     const current = hit ?? { count: 0, resetAt: Date.now() + windowMs };

@@ -3,6 +3,7 @@
 // had been set with setHeader: the same bytes, the last writer winning, nothing lost or doubled.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
+import { sendJson } from '../../src/core/send.js';
 import { addHeadSegment, headLine, headSegment, setHeadLine } from '../../src/internal/head.js';
 import { closeAll, listen, parseReply, rawRequest } from '../helpers/http.js';
 
@@ -199,6 +200,25 @@ describe('the response head', () => {
       res.end();
     });
     expect((thrown as NodeJS.ErrnoException).code).toBe('ERR_HTTP_HEADERS_SENT');
+  });
+
+  it('leaves node’s own store empty when nothing else set a field: its fast path', async () => {
+    const stores: unknown[] = [];
+    const reply = await rawReply((_req, res) => {
+      setHeadLine(res, 'X-Request-ID', 'x-request-id', 'r1');
+      addHeadSegment(res, SECURITY);
+      sendJson(res, 200, { ok: true });
+      const key = Object.getOwnPropertySymbols(res).find((k) => k.description === 'kOutHeaders');
+      stores.push(key === undefined ? 'no store' : (res as never)[key]);
+    });
+    expect(stores).toEqual([null]);
+    expect(reply.headers).toMatchObject({
+      'x-request-id': 'r1',
+      'x-content-type-options': 'nosniff',
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': '11',
+    });
+    expect(reply.body).toBe('{"ok":true}');
   });
 
   it('answers headLine for its own lines only', async () => {
