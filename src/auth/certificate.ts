@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { DetailedPeerCertificate, TLSSocket } from 'node:tls';
 
@@ -37,5 +37,5 @@ export function getClientCertificate(
  * @see {@link https://www.rfc-editor.org/rfc/rfc8705#section-3.1 | RFC 8705 §3.1}
  */
 export function certificateThumbprint(certificate: { raw: Buffer }): string {
-  return createHash('sha256').update(certificate.raw).digest('base64url');
+  return hash('sha256', certificate.raw, 'base64url');
 }

@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { hash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { DetailedPeerCertificate, PeerCertificate } from 'node:tls';
 import type { Principal } from '../core/principal.js';
@@ -219,7 +219,7 @@ export function mtlsAuth(options: MtlsOptions = {}): Authenticator {
         );
       }
       if (digests !== undefined) {
-        const digest = createHash('sha256').update(certificate.raw).digest();
+        const digest = hash('sha256', certificate.raw, 'buffer');
         if (!includesDigest(digests, digest)) {
           throw invalidCredentials([], 'The client certificate is not allowed here.');
         }

@@ -1,6 +1,6 @@
 // DPoP proofs (RFC 9449 §4) for outgoing requests: one ES256 key pair per token source, a
 // proof per request naming its method and URL, bound to the access token by `ath`.
-import { createHash, randomUUID, type webcrypto } from 'node:crypto';
+import { hash, randomUUID, type webcrypto } from 'node:crypto';
 import { loadJose } from '../internal/lazy.js';
 
 /** Signs the proofs of one key pair. */
@@ -31,7 +31,7 @@ export async function createProofSigner(): Promise<ProofSigner> {
         jti: randomUUID(),
       };
       if (accessToken !== undefined) {
-        claims.ath = createHash('sha256').update(accessToken).digest('base64url');
+        claims.ath = hash('sha256', accessToken, 'base64url');
       }
       return new jose.SignJWT(claims)
         .setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk })

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { ReplayStore } from '../auth/replay/store.js';
 import type { Duration } from '../core/duration.js';
 import { assertKnownOptions } from '../internal/options.js';
@@ -78,6 +78,6 @@ export class RedisReplayStore implements ReplayStore {
   }
 
   #key(id: string): string {
-    return this.#prefix + createHash('sha256').update(id).digest('base64url');
+    return this.#prefix + hash('sha256', id, 'base64url');
   }
 }

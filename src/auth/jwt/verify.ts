@@ -1,5 +1,5 @@
 // The verification steps shared by access tokens and ID tokens (internal to portico/auth).
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { hash, timingSafeEqual } from 'node:crypto';
 import type { JWTVerifyOptions } from 'jose';
 import type {
   JwtHeader as JWTHeaderParameters,
@@ -69,8 +69,8 @@ const MAX_CANDIDATES = 4;
  * compared, so the length of neither leaks).
  */
 export function safeEqual(a: string, b: string): boolean {
-  const x = createHash('sha256').update(a, 'utf8').digest();
-  const y = createHash('sha256').update(b, 'utf8').digest();
+  const x = hash('sha256', a, 'buffer');
+  const y = hash('sha256', b, 'buffer');
   return timingSafeEqual(x, y);
 }
 

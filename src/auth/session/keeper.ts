@@ -1,5 +1,5 @@
 // The server side of createSessions(): finding, storing, refreshing and forgetting records.
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createContextKey, getContextValue, setContextValue } from '../../core/context.js';
 import { type HttpError, unauthorized } from '../../core/errors/errors.js';
@@ -18,7 +18,7 @@ type State = { hash: string; record: SessionRecord } | null;
 
 /** The store key of an id. */
 function hashId(id: string): string {
-  return createHash('sha256').update(id).digest('base64url');
+  return hash('sha256', id, 'base64url');
 }
 
 function isRecord(value: unknown): value is SessionRecord {

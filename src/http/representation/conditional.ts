@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { preconditionFailed } from '../../core/errors/errors.js';
 import { send } from '../../core/send.js';
@@ -29,8 +29,8 @@ export interface CreateETagOptions {
  * @see {@link https://www.rfc-editor.org/rfc/rfc9110#section-8.8.3 | RFC 9110 §8.8.3}
  */
 export function createETag(body: string | Uint8Array, options: CreateETagOptions = {}): string {
-  const hash = createHash('sha256').update(body).digest().subarray(0, 16).toString('base64url');
-  return options.weak === true ? `W/"${hash}"` : `"${hash}"`;
+  const digest = hash('sha256', body, 'buffer').subarray(0, 16).toString('base64url');
+  return options.weak === true ? `W/"${digest}"` : `"${digest}"`;
 }
 
 const ETAG = /^(?:W\/)?"[\x21\x23-\x7e\x80-\xff]*"$/;

@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { hash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { type CredentialGuard, guardOption } from '../../auth/credential-guard.js';
 import { verifyPassword } from '../../auth/password.js';
@@ -140,7 +140,7 @@ function createSecretCheck(): (client: OAuthClient, secret: string) => Promise<b
 
   return async function secretMatches(client, secret) {
     const cacheKey = `${client.clientId}\u0000${client.secretHash}`;
-    const digest = createHash('sha256').update(secret).digest();
+    const digest = hash('sha256', secret, 'buffer');
     const known = verified.get(cacheKey);
     if (known !== undefined && timingSafeEqual(known, digest)) return true;
     const pendingKey = `${cacheKey}\u0000${digest.toString('base64url')}`;

@@ -2,7 +2,7 @@
 // registration endpoint, validated once, and the check of a client's metadata against them,
 // which answers the accepted metadata (defaults filled in, unknown fields dropped) or the
 // RFC 7591 §3.2.2 error.
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { hash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { isJwkSetShape } from '../../auth/jwt/jwks-remote.js';
 import type { Duration } from '../../core/duration.js';
@@ -222,7 +222,7 @@ function subsetOption<T extends string>(
 /** A constant-time check of a fixed initial access token (digests of equal length). */
 function fixedToken(expected: string): InitialAccessTokenCheck {
   return (token) => {
-    const digest = (text: string) => createHash('sha256').update(text).digest();
+    const digest = (text: string) => hash('sha256', text, 'buffer');
     return timingSafeEqual(digest(token), digest(expected));
   };
 }

@@ -110,7 +110,6 @@ export function createDeviceAuthorizationEndpoint(
     const shown = formatUserCode(userCode);
     const withCode = new URL(complete);
     withCode.searchParams.set('user_code', shown);
-    res.setHeader('Content-Type', 'application/json');
     sendJson(
       res,
       200,
@@ -124,7 +123,7 @@ export function createDeviceAuthorizationEndpoint(
         expires_in: Math.floor(deviceCodeTtl / 1000),
         interval: Math.ceil(devicePollInterval / 1000),
       },
-      NO_STORE,
+      { 'Content-Type': 'application/json', ...NO_STORE },
     );
   });
 

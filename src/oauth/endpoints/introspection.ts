@@ -81,6 +81,9 @@ function mayIntrospect(client: OAuthClient, clientId: unknown): boolean {
  * ```
  * @see {@link https://www.rfc-editor.org/rfc/rfc7662 | RFC 7662}
  */
+/** `application/json` exactly (RFC 7662 §2.2) and never stored. */
+const INTROSPECTION_HEADERS = Object.freeze({ 'Content-Type': 'application/json', ...NO_STORE });
+
 export function createIntrospectionEndpoint(ctx: OAuthContext): Middleware {
   // a token for any configured resource (RFC 8707) is one of ours
   const verifier = createOwnTokenVerifier(
@@ -158,8 +161,7 @@ export function createIntrospectionEndpoint(ctx: OAuthContext): Middleware {
         break;
       }
     }
-    res.setHeader('Content-Type', 'application/json');
-    sendJson(res, 200, answer, NO_STORE);
+    sendJson(res, 200, answer, INTROSPECTION_HEADERS);
   });
   return methods({ POST: handler });
 }

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { CheckedDpopProof } from '../../auth/dpop/dpop.js';
 import type { Middleware } from '../../core/compose.js';
 import { log } from '../../core/logger.js';
+import { send } from '../../core/send.js';
 import { requestFields } from '../../core/trace-context.js';
 import {
   published,
@@ -42,13 +43,11 @@ function grantParams(grant: Grant, params: ReadonlyMap<string, string>): Map<str
   return given;
 }
 
+/** The headers of every token answer (RFC 6749 §5.1), made once. */
+const TOKEN_HEADERS = Object.freeze({ ...NO_STORE, 'Content-Type': 'application/json' });
+
 function sendTokens(res: ServerResponse, tokens: TokenResponse): void {
-  const body = JSON.stringify(tokens);
-  res.statusCode = 200;
-  for (const [name, value] of Object.entries(NO_STORE)) res.setHeader(name, value);
-  res.setHeader('Content-Type', 'application/json');
-  res.setHeader('Content-Length', Buffer.byteLength(body));
-  res.end(body);
+  send(res, 200, JSON.stringify(tokens), TOKEN_HEADERS);
 }
 
 /**

@@ -1,7 +1,8 @@
-import type { ServerResponse } from 'node:http';
+import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { DpopProofError } from '../../auth/dpop/dpop.js';
 import { PorticoError } from '../../core/errors/errors.js';
 import { toHttpError } from '../../core/problem.js';
+import { send } from '../../core/send.js';
 
 /**
  * The `error` codes of RFC 6749 §5.2, RFC 8628 §3.5, RFC 6750 §3.1 and OpenID Connect Core
@@ -102,16 +103,17 @@ export const CLIENT_CHALLENGE = 'Basic realm="token", error="invalid_client"';
  */
 export function sendOAuthError(res: ServerResponse, error: OAuthError): void {
   const body = JSON.stringify({ error: error.error, error_description: error.message });
-  res.statusCode = error.status;
-  for (const [name, value] of Object.entries({ ...NO_STORE, ...error.headers }))
-    res.setHeader(name, value);
+  const headers: OutgoingHttpHeaders = { ...NO_STORE, ...error.headers };
   // every 401 names a scheme (RFC 9110 §15.5.2): the one clients can use besides the form
-  if (error.status === 401 && !res.hasHeader('WWW-Authenticate')) {
-    res.setHeader('WWW-Authenticate', CLIENT_CHALLENGE);
+  if (
+    error.status === 401 &&
+    !res.hasHeader('WWW-Authenticate') &&
+    !Object.keys(headers).some((name) => name.toLowerCase() === 'www-authenticate')
+  ) {
+    headers['WWW-Authenticate'] = CLIENT_CHALLENGE;
   }
-  res.setHeader('Content-Type', 'application/json');
-  res.setHeader('Content-Length', Buffer.byteLength(body));
-  res.end(body);
+  headers['Content-Type'] = 'application/json';
+  send(res, error.status, body, headers);
 }
 
 /**

@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { hash, timingSafeEqual } from 'node:crypto';
 
 /** `code_verifier` syntax (RFC 7636 §4.1): 43–128 unreserved characters. */
 const VERIFIER = /^[A-Za-z0-9\-._~]{43,128}$/;
@@ -43,10 +43,10 @@ export function isCodeChallenge(value: string): boolean {
  * @see {@link https://www.rfc-editor.org/rfc/rfc7636#section-4.2 | RFC 7636 §4.2}
  */
 export function codeChallengeS256(verifier: string): string {
-  return createHash('sha256').update(verifier, 'ascii').digest('base64url');
+  return hash('sha256', Buffer.from(verifier, 'ascii'), 'base64url');
 }
 
-const digest = (value: string) => createHash('sha256').update(value, 'utf8').digest();
+const digest = (value: string) => hash('sha256', value, 'buffer');
 
 /**
  * Checks a `code_verifier` against the S256 `code_challenge` of the authorization request

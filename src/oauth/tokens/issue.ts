@@ -1,4 +1,4 @@
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { hash, randomBytes, randomUUID } from 'node:crypto';
 import type { Duration } from '../../core/duration.js';
 import type { JwtClaims as JWTPayload } from '../../core/jwt-types.js';
 import { loadedJose, loadJose } from '../../internal/lazy.js';
@@ -28,7 +28,7 @@ export function newOpaqueToken(): string {
  * ```
  */
 export function hashToken(value: string): string {
-  return createHash('sha256').update(value).digest('base64url');
+  return hash('sha256', value, 'base64url');
 }
 
 /**
