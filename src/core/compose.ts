@@ -19,7 +19,10 @@ export type Middleware = (
   next: Next,
 ) => void | Promise<void>;
 
-const done: Next = () => Promise.resolve();
+/** One settled promise for every step that finished synchronously: nothing allocated per step. */
+const RESOLVED: Promise<void> = Promise.resolve();
+
+const done: Next = () => RESOLVED;
 
 /**
  * Runs middleware in order, each reaching the next through `next()`, and the chain's own
@@ -43,11 +46,11 @@ export function compose(middleware: readonly Middleware[]): Middleware {
       if (i <= index) return Promise.reject(new Error('next() called more than once'));
       index = i;
       const fn = i === stack.length ? next : stack[i];
-      if (fn === undefined) return Promise.resolve();
+      if (fn === undefined) return RESOLVED;
       try {
         const result =
           i === stack.length ? (fn as Next)() : (fn as Middleware)(req, res, () => dispatch(i + 1));
-        return result instanceof Promise ? result : Promise.resolve();
+        return result instanceof Promise ? result : RESOLVED;
       } catch (err) {
         return Promise.reject(err);
       }
