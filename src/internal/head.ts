@@ -80,8 +80,11 @@ function indexIn(head: Head, lower: string): number {
 function headOf(res: HeadResponse): Head | undefined {
   const existing = res[HEAD];
   if (existing !== undefined) return existing;
-  // a runtime without node's store (or a response already sent): the plain API
-  if (storeOf(res) === undefined || res.headersSent) return undefined;
+  // a runtime without node's store, a response already sent, or one whose writeHead something
+  // wrapped already (it may be running, and write the head without ours): the plain API
+  if (storeOf(res) === undefined || res.headersSent || Object.hasOwn(res, 'writeHead')) {
+    return undefined;
+  }
   const raw = res as unknown as { getRawHeaderNames(): string[] };
   const head: Head = {
     names: [],
@@ -162,6 +165,34 @@ export function addHeadSegment(res: ServerResponse, segment: HeadSegment): void 
     return;
   }
   for (let i = 0; i < names.length; i++) put(res, head, names[i]!, lower[i]!, values[i]!);
+}
+
+/**
+ * What `writeHead(status, reason?, headers?)` was given (`args`, after the status), taken
+ * into the response's head, for a wrapper of `writeHead` that must see the fields before
+ * writing (compression's `Vary`): the status and reason set, the fields joined to the head as
+ * {@link setHeadLine} would (repeated names as one list). `false`, with nothing done, when the
+ * response has no head to take them (the wrapper then sets them on the response).
+ */
+export function takeIntoHead(res: ServerResponse, status: number, args: unknown[]): boolean {
+  const head = (res as HeadResponse)[HEAD];
+  if (head === undefined || head.written) return false;
+  const withReason = typeof args[0] === 'string';
+  const pairs = givenPairs(withReason ? args[1] : args[0]);
+  const byName = new Map<string, [string, OutgoingHttpHeader[]]>();
+  for (const [name, value] of pairs) {
+    const lower = name.toLowerCase();
+    const values = Array.isArray(value) ? value.map(String) : [value as OutgoingHttpHeader];
+    const entry = byName.get(lower);
+    if (entry === undefined) byName.set(lower, [name, values]);
+    else entry[1].push(...values);
+  }
+  res.statusCode = status;
+  if (withReason) res.statusMessage = args[0] as string;
+  for (const [lower, [name, values]] of byName) {
+    put(res, head, name, lower, values.length === 1 ? values[0]! : (values as string[]));
+  }
+  return true;
 }
 
 /** The value of the head's line `lower`, if the head holds one (and the response does not). */

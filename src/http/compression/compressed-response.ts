@@ -8,6 +8,7 @@ import {
 } from 'node:http';
 import type { Transform } from 'node:stream';
 import * as zlib from 'node:zlib';
+import { takeIntoHead } from '../../internal/head.js';
 import { appendVary } from '../../internal/headers.js';
 import type { ContentCoding } from './accept-encoding.js';
 
@@ -364,7 +365,8 @@ export function varyOnAcceptEncoding(
     if (nodeHeadersSent.call(res) || !Number.isInteger(status) || status < 200 || status > 999) {
       return writeHead.call(res, status, ...args);
     }
-    applyHead(res, status, args);
+    // into the response's head where it has one: the head is then written in one go
+    if (!takeIntoHead(res, status, args)) applyHead(res, status, args);
     if (assess(req, res, settings).vary) appendVary(res, 'Accept-Encoding');
     return writeHead.call(res, res.statusCode);
   } as ServerResponse['writeHead'];
