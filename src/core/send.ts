@@ -1,5 +1,6 @@
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { hasLineBreak } from '../internal/grammar.js';
+import { holdHead } from '../internal/head.js';
 
 /**
  * The JSON media type portico answers with.
@@ -57,6 +58,7 @@ function writeAnswer(
     }
   }
   if (contentType !== undefined && !typed) lines.unshift('Content-Type', contentType);
+  holdHead(res); // the fields written stay readable with getHeader
   if (body === undefined || status === 204 || status === 304) {
     if (status !== 204 && status !== 304) lines.push('Content-Length', 0);
     res.writeHead(status, lines as string[]);

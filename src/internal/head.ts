@@ -134,6 +134,14 @@ function put(
 }
 
 /**
+ * Gives the response a head, if it can have one (portico is first on it: see the top of this
+ * file), so that what its `writeHead` is given stays readable with `getHeader` once written.
+ */
+export function holdHead(res: ServerResponse): void {
+  headOf(res);
+}
+
+/**
  * Sets header `name` (`lower`: its lower case, computed once by the caller) on the response,
  * as `setHeader` would, in the head portico writes in one go.
  */
@@ -284,7 +292,20 @@ function writeWithHead(
   if ((store === null || store === undefined) && head.writeHead === NODE_WRITE_HEAD) {
     // nothing set on the response itself: one raw array, node's fast path
     const raw = rawLines(head, given);
-    return withReason ? write.call(res, status, reason, raw) : write.call(res, status, raw);
+    const written = withReason ? write.call(res, status, reason, raw) : write.call(res, status, raw);
+    // what writeHead was given stays readable, as node's store would have kept it
+    for (const [name, value] of givenPairs(given)) {
+      const lower = name.toLowerCase();
+      const at = indexIn(head, lower);
+      if (at === -1) {
+        head.names.push(name);
+        head.lower.push(lower);
+        head.values.push(value as OutgoingHttpHeader);
+      } else {
+        head.values[at] = value as OutgoingHttpHeader;
+      }
+    }
+    return written;
   }
   // fields set on the response too (or a wrapper of writeHead installed before the head, which
   // may not read a raw array): the head's lines go into the response's store in the order
