@@ -18,7 +18,7 @@ import type {
   Spread,
 } from './types.js';
 import { SAME_BYTES_VARIABLE } from './types.js';
-import { captureAnswer, verifyServer } from './verify.js';
+import { captureAnswer, verifyFloor, verifyServer } from './verify.js';
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
@@ -174,19 +174,24 @@ async function measureWith(
     const floors = comparison.servers.filter((spec) => spec.sameBytesAs !== undefined);
     const measured = comparison.servers.filter((spec) => spec.sameBytesAs === undefined);
     await startChecked(measured, comparison, variables, running);
-    // Then each floor, given what its target answered just now.
+    // Then each floor, given what its target answered just now, and checked to write it back
     for (const spec of floors) {
       const target = running.find((server) => server.spec.name === spec.sameBytesAs);
       if (target === undefined) throw new Error(`${spec.name}: no server ${spec.sameBytesAs}`);
-      const answer = await captureAnswer(target.port, comparison, headersOf.get(target.spec.name)!);
+      const headers = headersOf.get(target.spec.name)!;
+      const answer = await captureAnswer(target.port, comparison, headers);
       const env = { ...variables, [SAME_BYTES_VARIABLE]: JSON.stringify(answer) };
-      const { expectBody, expectHeaders } = target.spec;
-      const checked = {
-        ...spec,
-        ...(expectBody && { expectBody }),
-        ...(expectHeaders && { expectHeaders }),
-      };
-      await startChecked([checked], comparison, env, running);
+      const floor = await startServer(spec, [], env);
+      running.push(floor);
+      const problems = await verifyFloor(floor.port, comparison, headers, answer);
+      if (problems.length > 0) {
+        throw new Error(
+          `${spec.name} does not answer as expected:\n  - ${problems.join('\n  - ')}`,
+        );
+      }
+      log(
+        `  ${spec.name}: listening on 127.0.0.1:${floor.port}, writes ${target.spec.name}'s answer`,
+      );
     }
     // measured in the comparison's order
     const order = (server: RunningServer) =>

@@ -105,6 +105,33 @@ export async function captureAnswer(
   return { method, path, status: answer.status, headers: lines, body };
 }
 
+/**
+ * Checks that the floor on `port` writes what it was given: the captured status, header lines
+ * (but the request id, which is fresh) and body. Returns the problems found.
+ */
+export async function verifyFloor(
+  port: number,
+  comparison: Comparison,
+  headers: Record<string, string>,
+  captured: CapturedAnswer,
+): Promise<string[]> {
+  const again = await captureAnswer(port, comparison, headers);
+  const problems: string[] = [];
+  if (again.status !== captured.status)
+    problems.push(`status ${again.status}, expected ${captured.status}`);
+  const lines = (answer: CapturedAnswer) =>
+    answer.headers.map((item, i) =>
+      i % 2 === 1 && /^x-request-id$/i.test(answer.headers[i - 1]!) ? '<id>' : item,
+    );
+  if (JSON.stringify(lines(again)) !== JSON.stringify(lines(captured))) {
+    problems.push(
+      `header lines ${JSON.stringify(again.headers)}, expected ${JSON.stringify(captured.headers)}`,
+    );
+  }
+  if (again.body !== captured.body) problems.push('a body other than the one captured');
+  return problems;
+}
+
 /** The entry of every same-bytes floor. */
 export const SAME_BYTES_ENTRY = 'bench/lib/same-bytes.ts';
 
