@@ -292,7 +292,9 @@ function writeWithHead(
   if ((store === null || store === undefined) && head.writeHead === NODE_WRITE_HEAD) {
     // nothing set on the response itself: one raw array, node's fast path
     const raw = rawLines(head, given);
-    const written = withReason ? write.call(res, status, reason, raw) : write.call(res, status, raw);
+    const written = withReason
+      ? write.call(res, status, reason, raw)
+      : write.call(res, status, raw);
     // what writeHead was given stays readable, as node's store would have kept it
     for (const [name, value] of givenPairs(given)) {
       const lower = name.toLowerCase();
