@@ -1,4 +1,9 @@
-import { type OutgoingHttpHeader, type OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import {
+  type OutgoingHttpHeader,
+  type OutgoingHttpHeaders,
+  OutgoingMessage,
+  ServerResponse,
+} from 'node:http';
 
 // The response head portico owns (issue 42): portico's middleware add their header lines to a
 // list held on the response instead of calling `setHeader` for each (node validates, lower-cases
@@ -56,6 +61,9 @@ interface Head {
 
 const HEAD = Symbol('portico.head');
 const NODE_WRITE_HEAD = ServerResponse.prototype.writeHead;
+/** node's own `headersSent` (a wrapper such as compression's may answer `true` while it holds the head). */
+const nodeHeadersSent = Object.getOwnPropertyDescriptor(OutgoingMessage.prototype, 'headersSent')!
+  .get as (this: ServerResponse) => boolean;
 
 type HeadResponse = ServerResponse & { [HEAD]?: Head };
 
@@ -82,7 +90,7 @@ function headOf(res: HeadResponse): Head | undefined {
   if (existing !== undefined) return existing;
   // a runtime without node's store, a response already sent, or one whose writeHead something
   // wrapped already (it may be running, and write the head without ours): the plain API
-  if (storeOf(res) === undefined || res.headersSent || Object.hasOwn(res, 'writeHead')) {
+  if (storeOf(res) === undefined || nodeHeadersSent.call(res) || Object.hasOwn(res, 'writeHead')) {
     return undefined;
   }
   const raw = res as unknown as { getRawHeaderNames(): string[] };
@@ -266,7 +274,7 @@ function headWriteHead(
 ): ServerResponse {
   const head = this[HEAD]!;
   const write = head.writeHead as (...args: unknown[]) => ServerResponse;
-  if (head.written || this.headersSent) return write.call(this, status, reason, headers);
+  if (head.written || nodeHeadersSent.call(this)) return write.call(this, status, reason, headers);
   head.written = true;
   try {
     return writeWithHead(this, head, write, status, reason, headers);

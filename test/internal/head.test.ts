@@ -3,7 +3,11 @@
 // had been set with setHeader: the same bytes, the last writer winning, nothing lost or doubled.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
+import { toNodeListener } from '../../src/adapters/node.js';
 import { sendJson } from '../../src/core/send.js';
+import { compression } from '../../src/http/compression/compression.js';
+import { requestId } from '../../src/http/request-id.js';
+import { securityHeaders } from '../../src/http/security-headers.js';
 import { addHeadSegment, headLine, headSegment, setHeadLine } from '../../src/internal/head.js';
 import { closeAll, listen, parseReply, rawRequest } from '../helpers/http.js';
 
@@ -219,6 +223,31 @@ describe('the response head', () => {
       'content-length': '11',
     });
     expect(reply.body).toBe('{"ok":true}');
+  });
+
+  it('keeps its lines under compression() made after it, compressed or not', async () => {
+    const { port } = await listen(
+      toNodeListener([
+        requestId({ generate: () => 'r1' }),
+        compression(),
+        securityHeaders(),
+        (_req, res) => sendJson(res, 200, { text: 'x'.repeat(2000) }),
+      ]),
+    );
+    for (const coding of ['gzip', 'identity']) {
+      const reply = parseReply(
+        await rawRequest(
+          port,
+          `GET / HTTP/1.1\r\nHost: x\r\nAccept-Encoding: ${coding}\r\nConnection: close\r\n\r\n`,
+        ),
+      );
+      expect(reply.headers, coding).toMatchObject({
+        'x-request-id': 'r1',
+        'x-frame-options': 'DENY',
+        vary: 'Accept-Encoding',
+      });
+      expect(reply.headers['content-encoding']).toBe(coding === 'gzip' ? 'gzip' : undefined);
+    }
   });
 
   it('answers headLine for its own lines only', async () => {

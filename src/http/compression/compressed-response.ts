@@ -88,6 +88,9 @@ function applyHead(res: ServerResponse, status: number, args: unknown[]): void {
     const pairs = Array.isArray(headers[0])
       ? (headers as [string, string][])
       : Array.from({ length: headers.length >> 1 }, (_, i) => [headers[2 * i], headers[2 * i + 1]]);
+    // what writeHead is given replaces the fields of those names (as node's writeHead does),
+    // repeated names in it kept
+    for (const [name] of pairs) res.removeHeader(String(name));
     for (const [name, value] of pairs) res.appendHeader(String(name), value as string);
   } else if (headers !== null && typeof headers === 'object') {
     for (const [name, value] of Object.entries(headers as OutgoingHttpHeaders)) {

@@ -51,6 +51,9 @@ function refusePublicClients(client: OAuthClient): void {
 
 const INACTIVE: IntrospectionResponse = Object.freeze({ active: false });
 
+/** `application/json` exactly (RFC 7662 §2.2) and never stored. */
+const INTROSPECTION_HEADERS = Object.freeze({ 'Content-Type': 'application/json', ...NO_STORE });
+
 /** Whether `client` may learn about an access token issued to `clientId` (its own, or any when registered so). */
 function mayIntrospect(client: OAuthClient, clientId: unknown): boolean {
   return client.introspection === 'any' || clientId === client.clientId;
@@ -81,9 +84,6 @@ function mayIntrospect(client: OAuthClient, clientId: unknown): boolean {
  * ```
  * @see {@link https://www.rfc-editor.org/rfc/rfc7662 | RFC 7662}
  */
-/** `application/json` exactly (RFC 7662 §2.2) and never stored. */
-const INTROSPECTION_HEADERS = Object.freeze({ 'Content-Type': 'application/json', ...NO_STORE });
-
 export function createIntrospectionEndpoint(ctx: OAuthContext): Middleware {
   // a token for any configured resource (RFC 8707) is one of ours
   const verifier = createOwnTokenVerifier(
