@@ -16,8 +16,11 @@ const SUITES: Record<string, string[]> = {
   'auth-tokens': ['test/auth/**/*.test.ts'],
   auth: ['test/auth/**/*.test.ts'],
   'oauth-clients': ['test/oauth/**/*.test.ts'],
-  'oauth-grants': ['test/oauth/**/*.test.ts'],
+  'oauth-protocol': ['test/oauth/**/*.test.ts'],
+  'oauth-authorize': ['test/oauth/**/*.test.ts'],
+  'oauth-pages': ['test/oauth/**/*.test.ts'],
   'oauth-tokens': ['test/oauth/**/*.test.ts'],
+  'oauth-grants': ['test/oauth/**/*.test.ts'],
 };
 
 const folder = process.env.MUTATION_FOLDER ?? 'cors';
