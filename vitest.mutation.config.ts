@@ -15,7 +15,8 @@ const SUITES: Record<string, string[]> = {
   session: ['test/auth/**/*.test.ts'],
   'auth-tokens': ['test/auth/**/*.test.ts'],
   auth: ['test/auth/**/*.test.ts'],
-  'oauth-clients': ['test/oauth/**/*.test.ts'],
+  // the Redis client store keeps clients as clients/stored.ts writes and reads them
+  'oauth-clients': ['test/oauth/**/*.test.ts', 'test/redis/client-store.test.ts'],
   'oauth-protocol': ['test/oauth/**/*.test.ts'],
   'oauth-authorize': ['test/oauth/**/*.test.ts'],
   'oauth-pages': ['test/oauth/**/*.test.ts'],
