@@ -48,7 +48,9 @@ interface Head {
   values: OutgoingHttpHeader[];
   /** Written: the lines went out (they are kept, for `getHeader`). */
   written: boolean;
-  // the response's own methods when the head was made (node's, or a wrapper installed before)
+  /** Run once, just before the lines are written: see {@link beforeHeadWrite}. */
+  hook: HeadHook | undefined;
+  // the response's own methods when the head was made (its prototype's: node's, or a subclass's)
   writeHead: Method<'writeHead'>;
   getHeader: Method<'getHeader'>;
   hasHeader: Method<'hasHeader'>;
@@ -99,6 +101,7 @@ function headOf(res: HeadResponse): Head | undefined {
     lower: [],
     values: [],
     written: false,
+    hook: undefined,
     writeHead: res.writeHead,
     getHeader: res.getHeader,
     hasHeader: res.hasHeader,
@@ -184,31 +187,54 @@ export function addHeadSegment(res: ServerResponse, segment: HeadSegment): void 
 }
 
 /**
- * What `writeHead(status, reason?, headers?)` was given (`args`, after the status), taken
- * into the response's head, for a wrapper of `writeHead` that must see the fields before
- * writing (compression's `Vary`): the status and reason set, the fields joined to the head as
- * {@link setHeadLine} would (repeated names as one list). `false`, with nothing done, when the
- * response has no head to take them (the wrapper then sets them on the response).
+ * What a response's head is to run just before it is written, with the fields `writeHead` was
+ * given already among its lines and the status set (compression's `Vary`, which depends on the
+ * final `Content-Type`): it may set lines with {@link setHeadLine}. Shared by many responses
+ * (made once, with the middleware), it is not run for a `writeHead` node would refuse.
  */
-export function takeIntoHead(res: ServerResponse, status: number, args: unknown[]): boolean {
-  const head = (res as HeadResponse)[HEAD];
+export type HeadHook = (res: ServerResponse) => void;
+
+/**
+ * Has the response's head run `hook` once, just before it is written. `false`, with nothing
+ * done, when the response has no head to hold it (or it is written already): the caller then
+ * wraps `writeHead` itself.
+ *
+ * @example
+ * ```ts
+ * const vary: HeadHook = (res) => appendVary(res, 'Accept-Encoding');
+ * if (!beforeHeadWrite(res, vary)) wrapWriteHead(res);
+ * ```
+ */
+export function beforeHeadWrite(res: ServerResponse, hook: HeadHook): boolean {
+  const head = headOf(res);
   if (head === undefined || head.written) return false;
+  head.hook = hook;
+  return true;
+}
+
+/**
+ * What `writeHead(status, reason?, headers?)` is given, taken into `head`: the status and
+ * reason set, the fields joined to the head as {@link setHeadLine} would (a name repeated in
+ * them as one list).
+ */
+function takeGiven(res: ServerResponse, head: Head, status: number, args: unknown[]): void {
   const withReason = typeof args[0] === 'string';
+  res.statusCode = status;
+  if (withReason) res.statusMessage = args[0] as string;
   const pairs = givenPairs(withReason ? args[1] : args[0]);
-  const byName = new Map<string, [string, OutgoingHttpHeader[]]>();
+  const taken: string[] = [];
   for (const [name, value] of pairs) {
     const lower = name.toLowerCase();
     const values = Array.isArray(value) ? value.map(String) : [value as OutgoingHttpHeader];
-    const entry = byName.get(lower);
-    if (entry === undefined) byName.set(lower, [name, values]);
-    else entry[1].push(...values);
+    if (!taken.includes(lower)) {
+      // the first of its name replaces the head's line, as writeHead replaces the field
+      taken.push(lower);
+      put(res, head, name, lower, values.length === 1 ? values[0]! : (values as string[]));
+      continue;
+    }
+    const at = indexIn(head, lower);
+    head.values[at] = [head.values[at]!, ...values].flat().map(String);
   }
-  res.statusCode = status;
-  if (withReason) res.statusMessage = args[0] as string;
-  for (const [lower, [name, values]] of byName) {
-    put(res, head, name, lower, values.length === 1 ? values[0]! : (values as string[]));
-  }
-  return true;
 }
 
 /** The value of the head's line `lower`, if the head holds one (and the response does not). */
@@ -220,7 +246,7 @@ export function headLine(res: ServerResponse, lower: string): OutgoingHttpHeader
 }
 
 /** writeHead's headers (an object, a flat raw array or pairs) as pairs, names as given. */
-function givenPairs(given: unknown): [string, unknown][] {
+export function givenPairs(given: unknown): [string, unknown][] {
   if (given === undefined || given === null) return [];
   if (Array.isArray(given)) {
     if (given.length > 0 && Array.isArray(given[0])) {
@@ -239,13 +265,12 @@ function givenPairs(given: unknown): [string, unknown][] {
 }
 
 /**
- * The head's lines and `given`'s as one flat raw array, in the order setHeader would have
- * left them: a field `given` sets again takes the place of the head's line (as setHeader
+ * The head's lines and writeHead's `pairs` as one flat raw array, in the order setHeader would
+ * have left them: a field `pairs` sets again takes the place of the head's line (as setHeader
  * replaces a field where it stands), the others follow.
  */
-function rawLines(head: Head, given: unknown): unknown[] {
+function rawLines(head: Head, pairs: readonly (readonly [string, unknown])[]): unknown[] {
   const raw: unknown[] = [];
-  const pairs = givenPairs(given);
   if (pairs.length === 0) {
     for (let i = 0; i < head.names.length; i++) raw.push(head.names[i], head.values[i]);
     return raw;
@@ -275,6 +300,14 @@ function headWriteHead(
   const head = this[HEAD]!;
   const write = head.writeHead as (...args: unknown[]) => ServerResponse;
   if (head.written || nodeHeadersSent.call(this)) return write.call(this, status, reason, headers);
+  const hook = head.hook;
+  if (hook !== undefined && Number.isInteger(status) && status >= 200 && status <= 999) {
+    head.hook = undefined;
+    takeGiven(this, head, status, [reason, headers]);
+    hook(this);
+    reason = undefined;
+    headers = undefined;
+  }
   head.written = true;
   try {
     return writeWithHead(this, head, write, status, reason, headers);
@@ -299,12 +332,13 @@ function writeWithHead(
   const store = storeOf(res);
   if ((store === null || store === undefined) && head.writeHead === NODE_WRITE_HEAD) {
     // nothing set on the response itself: one raw array, node's fast path
-    const raw = rawLines(head, given);
+    const pairs = givenPairs(given);
+    const raw = rawLines(head, pairs);
     const written = withReason
       ? write.call(res, status, reason, raw)
       : write.call(res, status, raw);
     // what writeHead was given stays readable, as node's store would have kept it
-    for (const [name, value] of givenPairs(given)) {
+    for (const [name, value] of pairs) {
       const lower = name.toLowerCase();
       const at = indexIn(head, lower);
       if (at === -1) {
@@ -317,8 +351,8 @@ function writeWithHead(
     }
     return written;
   }
-  // fields set on the response too (or a wrapper of writeHead installed before the head, which
-  // may not read a raw array): the head's lines go into the response's store in the order
+  // fields set on the response too (or a writeHead of a ServerResponse subclass, which may not
+  // read a raw array): the head's lines go into the response's store in the order
   // setHeader would have left them, had portico set them before the handler set its own (a
   // field set on the response again takes the place of the head's line, the others follow),
   // then writeHead merges what it is given over them, as node does

@@ -250,6 +250,44 @@ describe('the response head', () => {
     }
   });
 
+  it('runs compression’s Vary hook with what writeHead was given, no wrapper per response', async () => {
+    const writeHeads: unknown[] = [];
+    const { port } = await listen(
+      toNodeListener([
+        requestId({ generate: () => 'r1' }),
+        compression(),
+        (_req, res) => {
+          writeHeads.push(res.writeHead);
+          res.writeHead(200, [
+            ['Content-Type', 'text/html'],
+            ['Set-Cookie', 'a=1'],
+            ['Set-Cookie', 'b=2'],
+          ]);
+          res.end('x');
+        },
+      ]),
+    );
+    const replies = [];
+    for (let i = 0; i < 2; i++) {
+      const text = await rawRequest(
+        port,
+        'GET / HTTP/1.1\r\nHost: x\r\nAccept-Encoding: identity\r\nConnection: close\r\n\r\n',
+      );
+      replies.push(text);
+    }
+    expect(writeHeads[0]).toBe(writeHeads[1]); // the head's shared writeHead, no closure
+    const lines = withoutDate(parseReply(replies[0]!).lines);
+    expect(lines).toEqual([
+      'X-Request-ID: r1',
+      'Content-Type: text/html',
+      'Set-Cookie: a=1',
+      'Set-Cookie: b=2',
+      'Vary: Accept-Encoding',
+      'Connection: close',
+      'Transfer-Encoding: chunked',
+    ]);
+  });
+
   it('answers headLine for its own lines only', async () => {
     const seen: unknown[] = [];
     await rawReply((_req, res) => {

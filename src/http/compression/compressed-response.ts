@@ -2,13 +2,13 @@
 // (status, headers, size), then streams the body through node:zlib with backpressure.
 import {
   type IncomingMessage,
-  type OutgoingHttpHeaders,
+  type OutgoingHttpHeader,
   OutgoingMessage,
   type ServerResponse,
 } from 'node:http';
 import type { Transform } from 'node:stream';
 import * as zlib from 'node:zlib';
-import { takeIntoHead } from '../../internal/head.js';
+import { beforeHeadWrite, givenPairs, type HeadHook } from '../../internal/head.js';
 import { appendVary } from '../../internal/headers.js';
 import type { ContentCoding } from './accept-encoding.js';
 
@@ -84,19 +84,15 @@ function applyHead(res: ServerResponse, status: number, args: unknown[]): void {
     res.statusMessage = headers;
     headers = args[1];
   }
-  if (Array.isArray(headers)) {
-    const pairs = Array.isArray(headers[0])
-      ? (headers as [string, string][])
-      : Array.from({ length: headers.length >> 1 }, (_, i) => [headers[2 * i], headers[2 * i + 1]]);
-    // what writeHead is given replaces the fields of those names (as node's writeHead does),
-    // repeated names in it kept
-    for (const [name] of pairs) res.removeHeader(String(name));
-    for (const [name, value] of pairs) res.appendHeader(String(name), value as string);
-  } else if (headers !== null && typeof headers === 'object') {
-    for (const [name, value] of Object.entries(headers as OutgoingHttpHeaders)) {
-      if (value !== undefined) res.setHeader(name, value);
-    }
+  const pairs = givenPairs(headers);
+  if (!Array.isArray(headers)) {
+    for (const [name, value] of pairs) res.setHeader(name, value as OutgoingHttpHeader);
+    return;
   }
+  // what writeHead is given replaces the fields of those names (as node's writeHead does),
+  // repeated names in it kept
+  for (const [name] of pairs) res.removeHeader(name);
+  for (const [name, value] of pairs) res.appendHeader(name, value as string);
 }
 
 /** A streaming compressor for `coding`. */
@@ -353,24 +349,29 @@ export class CompressedResponse {
 }
 
 /**
- * A response under `compression()` whose client takes none of the codings offered: its body
- * is sent as it is, and only `writeHead` (which node calls for an implicit head too) is
- * wrapped, to add `Vary: Accept-Encoding` to a response that another client would have got
- * compressed, so that caches keep the two apart.
+ * For the responses under `compression()` whose client takes none of the codings offered:
+ * their body is sent as it is, and only `Vary: Accept-Encoding` is added, just before the head
+ * is written (node writes it for an implicit head too), to a response that another client
+ * would have got compressed, so that caches keep the two apart. Made once per middleware: the
+ * response's head runs the shared hook; a response without one (portico not first on it) gets
+ * its `writeHead` wrapped.
  */
 export function varyOnAcceptEncoding(
-  req: IncomingMessage,
-  res: ServerResponse,
   settings: Settings,
-): void {
-  const writeHead = res.writeHead as (...args: unknown[]) => ServerResponse;
-  res.writeHead = function varyingWriteHead(status: number, ...args: unknown[]) {
-    if (nodeHeadersSent.call(res) || !Number.isInteger(status) || status < 200 || status > 999) {
-      return writeHead.call(res, status, ...args);
-    }
-    // into the response's head where it has one: the head is then written in one go
-    if (!takeIntoHead(res, status, args)) applyHead(res, status, args);
-    if (assess(req, res, settings).vary) appendVary(res, 'Accept-Encoding');
-    return writeHead.call(res, res.statusCode);
-  } as ServerResponse['writeHead'];
+): (req: IncomingMessage, res: ServerResponse) => void {
+  const vary: HeadHook = (res) => {
+    if (assess(res.req, res, settings).vary) appendVary(res, 'Accept-Encoding');
+  };
+  return (req, res) => {
+    if (beforeHeadWrite(res, vary)) return;
+    const writeHead = res.writeHead as (...args: unknown[]) => ServerResponse;
+    res.writeHead = function varyingWriteHead(status: number, ...args: unknown[]) {
+      if (nodeHeadersSent.call(res) || !Number.isInteger(status) || status < 200 || status > 999) {
+        return writeHead.call(res, status, ...args);
+      }
+      applyHead(res, status, args);
+      if (assess(req, res, settings).vary) appendVary(res, 'Accept-Encoding');
+      return writeHead.call(res, res.statusCode);
+    } as ServerResponse['writeHead'];
+  };
 }

@@ -124,9 +124,10 @@ export function settingsOf(options: CompressionOptions): Settings {
  */
 export function compression(options: CompressionOptions = {}): Middleware {
   const settings = settingsOf(options);
+  const varyOn = varyOnAcceptEncoding(settings);
   return function compress(req, res, next) {
     const coding = negotiateEncoding(req.headers['accept-encoding'], settings.encodings);
-    if (coding === undefined) varyOnAcceptEncoding(req, res, settings);
+    if (coding === undefined) varyOn(req, res);
     else new CompressedResponse(req, res, coding, settings);
     return next();
   };
