@@ -61,6 +61,21 @@ function forwardedList(value: string | string[] | undefined): string[] {
 }
 
 /**
+ * The scheme the `hops`-th trusted proxy from the right was reached with (lower case), from
+ * `X-Forwarded-Proto`: its leftmost entry when it names fewer; `undefined` without one.
+ */
+function forwardedProto(value: string | string[] | undefined, hops: number): string | undefined {
+  // the usual field, one proxy's word: no list to make
+  if (typeof value === 'string' && !value.includes(',')) {
+    const proto = value.trim();
+    return proto === '' ? undefined : proto.toLowerCase();
+  }
+  const protos = forwardedList(value);
+  if (protos.length === 0) return undefined;
+  return protos[Math.max(0, protos.length - hops)]!.toLowerCase();
+}
+
+/**
  * Builds the trust decision once, from the setting.
  *
  * @example
@@ -70,17 +85,45 @@ function forwardedList(value: string | string[] | undefined): string[] {
  * ```
  */
 export function createProxyTrust(setting: TrustProxy = false): ProxyTrust {
+  // one trust per setting, shared by every middleware given it: what one of them read of a
+  // request (its chain, its scheme) the others reuse
+  const key = settingKey(setting);
+  const made = key === undefined ? undefined : TRUSTS.get(key);
+  if (made !== undefined) return made;
+  const trust = makeProxyTrust(setting);
+  if (key !== undefined && TRUSTS.size < MAX_SHARED_TRUSTS) TRUSTS.set(key, trust);
+  return trust;
+}
+
+/** The trusts made, by setting: a handful per process (one per distinct setting). */
+const TRUSTS = new Map<string, ProxyTrust>();
+const MAX_SHARED_TRUSTS = 64;
+
+function settingKey(setting: unknown): string | undefined {
+  if (typeof setting === 'number') return `hops:${setting}`;
+  if (typeof setting === 'string') return `ranges:${setting}`;
+  if (Array.isArray(setting) && setting.every((entry) => typeof entry === 'string')) {
+    return `ranges:${setting.join(',')}`;
+  }
+  return undefined; // refused below, or false
+}
+
+function makeProxyTrust(setting: TrustProxy): ProxyTrust {
   const peer = (req: IncomingMessage) => normalizeIp(req.socket.remoteAddress ?? '');
   const ownTls = (req: IncomingMessage) => (req.socket as TLSSocket).encrypted === true;
   if (setting === false || setting === 0) {
     return { clientIp: peer, isSecure: ownTls, trustsProxies: false };
   }
+  /** How many of the chain's hops (from the right, the peer first) are trusted proxies. */
   let trustedHops: (chain: readonly string[]) => number;
+  /** Whether the peer is a trusted proxy (a request without X-Forwarded-For). */
+  let peerTrusted: (peer: string) => boolean;
   if (typeof setting === 'number') {
     if (!Number.isInteger(setting) || setting < 0) {
       throw invalidOption('trustProxy: a hop count must be a non-negative integer');
     }
     trustedHops = (chain) => Math.min(setting, chain.length - 1);
+    peerTrusted = () => true;
   } else if (typeof setting === 'string' || Array.isArray(setting)) {
     const ranges = typeof setting === 'string' ? setting.split(',') : setting;
     const list = rangesOf(ranges);
@@ -92,6 +135,7 @@ export function createProxyTrust(setting: TrustProxy = false): ProxyTrust {
       }
       return hops;
     };
+    peerTrusted = (peer) => list.has(peer);
   } else {
     throw invalidOption('trustProxy: expected false, a hop count or CIDR ranges');
   }
@@ -104,6 +148,8 @@ export function createProxyTrust(setting: TrustProxy = false): ProxyTrust {
     (req as WithChain)[CHAIN] = chain;
     return chain;
   };
+  const secure = Symbol('portico.secure');
+  type WithSecure = IncomingMessage & { [secure]?: boolean };
   return {
     trustsProxies: true,
     clientIp(req) {
@@ -115,15 +161,15 @@ export function createProxyTrust(setting: TrustProxy = false): ProxyTrust {
     },
     isSecure(req) {
       if (ownTls(req)) return true;
-      const known = chainOf(req);
-      // Without X-Forwarded-For, the peer alone may still be a trusted proxy setting the proto.
-      const chain = known.length === 1 ? ['', ...known] : known;
-      const hops = trustedHops(chain);
-      if (hops === 0) return false;
-      const protos = forwardedList(req.headers['x-forwarded-proto']);
-      if (protos.length === 0) return false;
-      const proto = protos[Math.max(0, protos.length - hops)]!;
-      return proto.toLowerCase() === 'https';
+      // read once per request and trust (HSTS and the HTTPS redirect both ask)
+      const known = (req as WithSecure)[secure];
+      if (known !== undefined) return known;
+      const chain = chainOf(req);
+      // without X-Forwarded-For, the peer alone may still be a trusted proxy setting the proto
+      const hops = chain.length === 1 ? (peerTrusted(chain[0]!) ? 1 : 0) : trustedHops(chain);
+      const answer = hops > 0 && forwardedProto(req.headers['x-forwarded-proto'], hops) === 'https';
+      (req as WithSecure)[secure] = answer;
+      return answer;
     },
   };
 }

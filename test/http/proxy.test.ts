@@ -179,6 +179,34 @@ describe('isSecure', () => {
     ).toBe(false);
   });
 
+  it('takes an empty X-Forwarded-Proto, or empty entries of one, as none', () => {
+    const trust = createProxyTrust(1);
+    expect(trust.isSecure(fakeRequest({ xff: '203.0.113.9', proto: ' ' }))).toBe(false);
+    expect(trust.isSecure(fakeRequest({ xff: '203.0.113.9', proto: 'https, ' }))).toBe(true);
+    expect(trust.isSecure(fakeRequest({ xff: '203.0.113.9', proto: ' , ' }))).toBe(false);
+  });
+
+  it('is one trust per setting, which reads a request’s scheme once for every middleware', () => {
+    expect(createProxyTrust(1)).toBe(createProxyTrust(1));
+    expect(createProxyTrust('loopback')).toBe(createProxyTrust(['loopback']));
+    expect(createProxyTrust(2)).not.toBe(createProxyTrust(1));
+    let reads = 0;
+    const req = fakeRequest({ xff: '203.0.113.9' });
+    Object.defineProperty(req.headers, 'x-forwarded-proto', {
+      get: () => {
+        reads++;
+        return 'https';
+      },
+    });
+    const [https, hsts] = [createProxyTrust(1), createProxyTrust(1)];
+    expect([https.isSecure(req), hsts.isSecure(req), https.isSecure(req)]).toEqual([
+      true,
+      true,
+      true,
+    ]);
+    expect(reads).toBe(1);
+  });
+
   it('is true over its own TLS whatever the headers say', () => {
     const trust = createProxyTrust(1);
     expect(trust.isSecure(fakeRequest({ tls: true, xff: '203.0.113.9', proto: 'http' }))).toBe(
