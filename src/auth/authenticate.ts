@@ -8,9 +8,14 @@ import { QUOTABLE } from '../internal/grammar.js';
 import { setHeadLine } from '../internal/head.js';
 import { appendVary } from '../internal/headers.js';
 import { assertKnownOptions, functionOption, invalidOption } from '../internal/options.js';
+import { isPromiseLike } from '../internal/promise.js';
 import type { Authenticator } from './authenticator.js';
 import { challenge as buildChallenge } from './authenticator.js';
-import { createCredentialCheck, publishRefusal } from './credential-check.js';
+import {
+  type CredentialVerdict,
+  createCredentialCheck,
+  publishRefusal,
+} from './credential-check.js';
 import type { CredentialGuard } from './credential-guard.js';
 import { authenticationRequired, forbiddenRole, insufficientScope } from './errors.js';
 import { type ProtectedResource, resourceOption } from './protected-resource.js';
@@ -153,9 +158,15 @@ export function authenticate(
     }
     return next();
   };
-  const middleware: Middleware = async function authenticateMiddleware(req, res, next) {
-    if (vary !== '') appendVary(res, vary);
-    const verdict = await credentials.check(req, optional ? undefined : unanswered);
+  const answered = (req: IncomingMessage, error: unknown) =>
+    error instanceof HttpError ? credentials.answer(req, error) : error;
+  /** What follows the verdict: the answer's Cache-Control, a refusal thrown, or the rest. */
+  const proceed: (...args: [...Parameters<Middleware>, CredentialVerdict]) => Promise<void> = (
+    req,
+    res,
+    next,
+    verdict,
+  ) => {
     if (verdict.presented && cacheControl !== false && !res.hasHeader('Cache-Control')) {
       setHeadLine(res, 'Cache-Control', 'cache-control', cacheControl);
     }
@@ -165,11 +176,24 @@ export function authenticate(
     }
     if (!answersRefusals) return next();
     // the refusals of what runs behind (requireScopes()' 403, a handler's 401) name the resource too
+    let rest: Promise<void>;
     try {
-      return await next();
+      rest = next();
     } catch (error) {
-      throw error instanceof HttpError ? credentials.answer(req, error) : error;
+      throw answered(req, error);
     }
+    // a next of an adapter may answer without a promise
+    if (!isPromiseLike(rest)) return rest;
+    return rest.then(undefined, (error: unknown) => {
+      throw answered(req, error);
+    });
+  };
+  // synchronous up to the next middleware while the guard and the authenticators are
+  const middleware: Middleware = function authenticateMiddleware(req, res, next) {
+    if (vary !== '') appendVary(res, vary);
+    const verdict = credentials.check(req, optional ? undefined : unanswered);
+    if (!isPromiseLike(verdict)) return proceed(req, res, next, verdict);
+    return verdict.then((settled) => proceed(req, res, next, settled));
   };
   return Object.assign(middleware, { required });
 }

@@ -8,6 +8,7 @@ import {
   published,
 } from '../diagnostics/channels.js';
 import { invalidOption } from '../internal/options.js';
+import { isPromiseLike } from '../internal/promise.js';
 import type { Authenticator } from './authenticator.js';
 import { bareBearerChallenge, withResourceParams } from './challenge-list.js';
 import { guardOption, isRefusal } from './credential-guard.js';
@@ -45,7 +46,7 @@ export interface CredentialCheck {
    */
   answer(req: IncomingMessage, refusal: HttpError): HttpError;
   /** The authenticators alone, in order: see {@link createIdentifier}. */
-  identify(req: IncomingMessage): Promise<Principal | undefined>;
+  identify(req: IncomingMessage): Identified;
   /**
    * Checks the guard (a client that has spent it is refused with its 429, unverified), runs
    * the authenticators, tells the guard of a refused credential (its 429 then replaces the
@@ -53,13 +54,18 @@ export interface CredentialCheck {
    * `authRefused`. A request without any credential is refused with `missing(req)` (not
    * counted by the guard), or passes without a principal when `missing` is not given.
    * Throws a failure of ours (an error that is no `HttpError`, a 5xx), unpublished but for
-   * the guard's own 503 (its store down), which observers hear of as a refusal.
+   * the guard's own 503 (its store down), which observers hear of as a refusal. Synchronous
+   * (no promise) while the guard and the authenticators are, as with memory stores and a
+   * cached token.
    */
   check(
     req: IncomingMessage,
     missing?: (req: IncomingMessage) => HttpError,
-  ): Promise<CredentialVerdict>;
+  ): CredentialVerdict | Promise<CredentialVerdict>;
 }
+
+/** What the authenticators found: a promise only when one of them answered with one. */
+export type Identified = Principal | undefined | Promise<Principal | undefined>;
 
 /**
  * The sequence shared by `authenticate()` and the WebSocket upgrade, made once per surface:
@@ -105,45 +111,81 @@ export function createCredentialCheck(
     if (published.authRefused.hasSubscribers) publishRefusal(req, refusal, surface);
     return { refusal, presented } as const;
   };
+  type Missing = ((req: IncomingMessage) => HttpError) | undefined;
+  type Verdict = CredentialVerdict | Promise<CredentialVerdict>;
+  /** The guard's 429 (or its failure) once it counted a refused credential. */
+  const throttled = (req: IncomingMessage, error: unknown): CredentialVerdict => {
+    if (!(error instanceof HttpError) || error.status >= 500) guardFailed(req, error);
+    return refused(req, error, true);
+  };
+  /** A credential refused (a verdict, counted by the guard first), or a failure of ours thrown. */
+  const refusedCredential = (req: IncomingMessage, error: unknown): Verdict => {
+    if (!(error instanceof HttpError) || error.status >= 500) throw error;
+    if (guard === undefined || !isRefusal(error)) return refused(req, error, true);
+    let counted: Promise<void>;
+    try {
+      counted = guard.refused(req);
+    } catch (failure) {
+      return throttled(req, failure);
+    }
+    return Promise.resolve(counted).then(
+      () => refused(req, error, true),
+      (failure) => throttled(req, failure),
+    );
+  };
+  /** The guard's answer before any credential is read: its 429 a verdict, its failure thrown. */
+  const guardRefused = (req: IncomingMessage, error: unknown): Verdict => {
+    if (!(error instanceof HttpError) || error.status >= 500) guardFailed(req, error);
+    return refusedCredential(req, error);
+  };
+  const settle = (req: IncomingMessage, principal: Principal | undefined, missing: Missing) => {
+    try {
+      if (principal !== undefined) {
+        setPrincipal(req, principal);
+        if (published.authSucceeded.hasSubscribers) publishSuccess(req, principal, surface);
+        return { principal, presented: true } as const;
+      }
+      return missing === undefined ? NOTHING_PRESENTED : refused(req, missing(req), false);
+    } catch (error) {
+      return refusedCredential(req, error);
+    }
+  };
+  const identified = (req: IncomingMessage, missing: Missing): Verdict => {
+    let found: Identified;
+    try {
+      found = identify(req);
+    } catch (error) {
+      return refusedCredential(req, error);
+    }
+    if (!isPromiseLike(found)) return settle(req, found, missing);
+    return found.then(
+      (principal) => settle(req, principal, missing),
+      (error) => refusedCredential(req, error),
+    );
+  };
   return {
     challenges,
     answer,
     identify,
-    async check(req, missing) {
+    check(req, missing) {
+      if (guard === undefined) return identified(req, missing);
+      let checked: void | Promise<void>;
       try {
-        if (guard !== undefined) {
-          try {
-            await guard.check(req);
-          } catch (error) {
-            guardFailed(req, error);
-          }
-        }
-        const principal = await identify(req);
-        if (principal !== undefined) {
-          setPrincipal(req, principal);
-          if (published.authSucceeded.hasSubscribers) publishSuccess(req, principal, surface);
-          return { principal, presented: true };
-        }
-        return missing === undefined ? { presented: false } : refused(req, missing(req), false);
+        checked = guard.check(req);
       } catch (error) {
-        // a verdict on the credential is counted by the guard first; a failure of ours (5xx) is not
-        if (!(error instanceof HttpError) || error.status >= 500) throw error;
-        let refusal = error;
-        if (guard !== undefined && isRefusal(error)) {
-          try {
-            await guard.refused(req);
-          } catch (throttled) {
-            if (!(throttled instanceof HttpError) || throttled.status >= 500) {
-              guardFailed(req, throttled);
-            }
-            refusal = throttled;
-          }
-        }
-        return refused(req, refusal, true);
+        return guardRefused(req, error);
       }
+      if (!isPromiseLike(checked)) return identified(req, missing);
+      return checked.then(
+        () => identified(req, missing),
+        (error) => guardRefused(req, error),
+      );
     },
   };
 }
+
+/** The verdict on a request without any credential, where none is required. */
+const NOTHING_PRESENTED: CredentialVerdict = Object.freeze({ presented: false });
 
 /**
  * How a surface with `resource` (checked) and `scopes` (a function of the request, checked)
@@ -231,7 +273,7 @@ export function createIdentifier(
   authenticators: readonly Authenticator[],
 ): {
   challenges: readonly string[];
-  identify(req: IncomingMessage): Promise<Principal | undefined>;
+  identify(req: IncomingMessage): Identified;
 } {
   for (const a of authenticators) {
     if (typeof a?.authenticate !== 'function') {
@@ -242,22 +284,33 @@ export function createIdentifier(
   const challenges = Object.freeze(
     list.flatMap((a) => (a.challenge === undefined ? [] : [a.challenge])),
   );
-  return {
-    challenges,
-    async identify(req) {
-      for (const authenticator of list) {
-        let principal: Principal | undefined;
-        try {
-          principal = await authenticator.authenticate(req);
-        } catch (error) {
-          setContextValue(req, refusedSchemeKey, authenticator.scheme);
-          throw withChallenges(error, challenges);
-        }
-        if (principal !== undefined) return principal;
-      }
-      return undefined;
-    },
+  const refusedBy = (req: IncomingMessage, authenticator: Authenticator, error: unknown) => {
+    setContextValue(req, refusedSchemeKey, authenticator.scheme);
+    return withChallenges(error, challenges);
   };
+  /** The authenticators from `start` on, synchronously until one answers with a promise. */
+  const identifyFrom = (req: IncomingMessage, start: number): Identified => {
+    for (let i = start; i < list.length; i++) {
+      const authenticator = list[i]!;
+      let principal: Identified;
+      try {
+        principal = authenticator.authenticate(req);
+      } catch (error) {
+        throw refusedBy(req, authenticator, error);
+      }
+      if (isPromiseLike(principal)) {
+        return principal.then(
+          (found) => (found !== undefined ? found : identifyFrom(req, i + 1)),
+          (error) => {
+            throw refusedBy(req, authenticator, error);
+          },
+        );
+      }
+      if (principal !== undefined) return principal;
+    }
+    return undefined;
+  };
+  return { challenges, identify: (req) => identifyFrom(req, 0) };
 }
 
 /** A 401 must name a way to authenticate (RFC 9110 §15.5.2): add ours when it has none. */

@@ -8,9 +8,10 @@ import {
   durationOption,
   invalidOption,
 } from '../internal/options.js';
+import { isPromiseLike } from '../internal/promise.js';
 import { defaultRateLimitKey } from '../rate-limit/key.js';
 import { MemoryRateLimitStore } from '../rate-limit/memory-store.js';
-import type { RateLimitStore } from '../rate-limit/store.js';
+import type { RateLimitHit, RateLimitStore } from '../rate-limit/store.js';
 
 /** Options of {@link createCredentialGuard}. */
 export interface CredentialGuardOptions {
@@ -71,9 +72,11 @@ const KNOWN_OPTIONS = [
 export interface CredentialGuard {
   /**
    * Before a credential is verified: throws a 429 {@link HttpError} (with `Retry-After`) when
-   * the client has spent its refusals, so no password hash is computed for it.
+   * the client has spent its refusals, so no password hash is computed for it. Synchronous
+   * (it throws, or returns nothing) while the store answers synchronously (the memory store);
+   * a promise otherwise: `await` it.
    */
-  check(req: IncomingMessage): Promise<void>;
+  check(req: IncomingMessage): void | Promise<void>;
   /**
    * After a credential was refused: counts it, and throws the 429 when this refusal went
    * past the limit (the caller then answers that instead of its verdict).
@@ -127,16 +130,23 @@ export function createCredentialGuard(options: CredentialGuardOptions = {}): Cre
       cause,
     });
 
+  const throwIfSpent = (hit: RateLimitHit | undefined): void => {
+    if (hit !== undefined && hit.count >= limit) throw spent(hit.resetAt);
+  };
+
   const guard: CredentialGuard = {
-    async check(req) {
+    check(req) {
       if (store.peek === undefined) return;
-      let hit: Awaited<ReturnType<NonNullable<RateLimitStore['peek']>>>;
+      let hit: ReturnType<NonNullable<RateLimitStore['peek']>>;
       try {
-        hit = await store.peek(keyOf(req));
+        hit = store.peek(keyOf(req));
       } catch (error) {
         throw unavailable(error);
       }
-      if (hit !== undefined && hit.count >= limit) throw spent(hit.resetAt);
+      if (!isPromiseLike(hit)) return throwIfSpent(hit);
+      return hit.then(throwIfSpent, (error) => {
+        throw unavailable(error);
+      });
     },
     async refused(req) {
       let hit: Awaited<ReturnType<RateLimitStore['increment']>>;

@@ -427,7 +427,14 @@ describe('the challenges of a 401 from a mechanism', () => {
     expect(refusal.headers).toStrictEqual({});
     const { identify, challenges } = createIdentifier('mine()', [throwing(refusal)]);
     expect(challenges).toEqual([]);
-    await expect(identify(withCert())).rejects.toBe(refusal);
+    // synchronous, as the mechanism is: the refusal is thrown, not a rejected promise
+    let thrown: unknown;
+    try {
+      identify(withCert());
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBe(refusal);
   });
 
   it('adds every challenge to a 401 carrying other headers, keeping each member', async () => {
@@ -719,5 +726,121 @@ describe('parseBasicCredentials()', () => {
     expect(parseBasicCredentials(basicValue('u:p'))).toEqual({ username: 'u', password: 'p' });
     expect(parseBasicCredentials(undefined as never)).toBeUndefined();
     expect(parseBasicCredentials(null as never)).toBeUndefined();
+  });
+});
+
+describe('the synchronous path of authenticate() (issue 42)', () => {
+  /** Calls `mw` and says what had happened when the call returned, before any await. */
+  function callNow(mw: Middleware, req: IncomingMessage) {
+    const { res } = fakeResponse(req);
+    let passed = false;
+    let thrown: unknown;
+    let result: unknown;
+    try {
+      result = mw(req, res, () => {
+        passed = true;
+        return Promise.resolve();
+      });
+    } catch (error) {
+      thrown = error;
+    }
+    return {
+      get passed() {
+        return passed;
+      },
+      thrown,
+      result,
+      req,
+      res,
+    };
+  }
+
+  /** A mechanism that answers synchronously, as apiKeyAuth over a memory store does. */
+  const aliceNow: Authenticator = {
+    scheme: 'Basic',
+    challenge: CHALLENGE,
+    authenticate(req) {
+      const value = req.headers.authorization;
+      if (value === undefined) return undefined;
+      if (value === GOOD) return { sub: 'alice', scopes: [], method: 'basic' };
+      throw new HttpError(401, BAD_BASIC);
+    },
+  };
+
+  it('reaches next() within the call when the guard’s store and the mechanism are synchronous', () => {
+    const store = new MemoryRateLimitStore();
+    cleanups.push(() => store.close());
+    const guard = createCredentialGuard({ store });
+    const ran = callNow(authenticate([aliceNow], { guard }), withAuthorization(GOOD));
+    expect(ran.passed).toBe(true);
+    expect(getPrincipal(ran.req)?.sub).toBe('alice');
+    expect(ran.res.getHeader('Cache-Control')).toBe('no-store');
+  });
+
+  it('throws the refusal within the call, counted by the guard, and then its 429', () => {
+    const store = new MemoryRateLimitStore();
+    cleanups.push(() => store.close());
+    const guard = createCredentialGuard({ store, limit: 1 });
+    const auth = authenticate([aliceNow], { guard });
+    const first = callNow(auth, withAuthorization(WRONG));
+    // counting is the guard's refused(), a promise: the verdict follows it
+    expect(first.thrown).toBeUndefined();
+    return (first.result as Promise<void>).then(
+      () => expect.unreachable('the wrong password passed'),
+      async (error: unknown) => {
+        expect((error as HttpError).status).toBe(401);
+        // spent: the guard's check refuses within the call, without verifying
+        const spent = callNow(auth, withAuthorization(GOOD));
+        expect(spent.passed).toBe(false);
+        expect((spent.thrown as HttpError).status).toBe(429);
+        expect(spent.res.getHeader('Cache-Control')).toBe('no-store');
+      },
+    );
+  });
+
+  it('waits for a mechanism that answers with a promise, and for the next one after it', async () => {
+    const later: Authenticator = { scheme: 'Later', authenticate: async () => undefined };
+    const ran = callNow(authenticate([later, aliceBasic().authenticator]), withAuthorization(GOOD));
+    expect(ran.passed).toBe(false);
+    await ran.result;
+    expect(ran.passed).toBe(true);
+    expect(getPrincipal(ran.req)?.sub).toBe('alice');
+  });
+
+  it('waits for a guard whose store answers with a promise', async () => {
+    const store: RateLimitStore = {
+      increment: () => ({ count: 1, resetAt: Date.now() + 1000 }),
+      peek: async () => undefined,
+    };
+    const guard = createCredentialGuard({ store });
+    const ran = callNow(
+      authenticate([aliceBasic().authenticator], { guard }),
+      withAuthorization(GOOD),
+    );
+    expect(ran.passed).toBe(false);
+    await ran.result;
+    expect(ran.passed).toBe(true);
+  });
+
+  it('answers a refusal from behind it with the resource’s challenges, thrown or rejected', async () => {
+    const auth = authenticate([aliceBasic().authenticator], { scopes: () => ['read'] });
+    const refusal = () =>
+      new HttpError(401, 'Not you.', { headers: { 'WWW-Authenticate': 'Bearer' } });
+    for (const next of [
+      () => {
+        throw refusal();
+      },
+      () => Promise.reject(refusal()),
+    ]) {
+      const req = withAuthorization(GOOD);
+      const { res } = fakeResponse(req);
+      const error = await Promise.resolve()
+        .then(() => auth(req, res, next))
+        .then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+      expect((error as HttpError).headers['WWW-Authenticate']).toEqual(['Bearer scope="read"']);
+    }
   });
 });

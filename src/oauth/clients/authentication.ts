@@ -120,9 +120,9 @@ async function presentedCredentials(
 }
 
 /** Runs a step of the guard, its 429 (or 503) answered as OAuth clients expect. */
-async function guarded(step: Promise<void> | undefined): Promise<void> {
+async function guarded(step: () => void | Promise<void> | undefined): Promise<void> {
   try {
-    await step;
+    await step(); // the guard's check may throw synchronously (a synchronous store)
   } catch (error) {
     throw asOAuthError(error) ?? error;
   }
@@ -333,10 +333,10 @@ export function createClientAuthenticator(
     pending?: PendingIds,
   ): Promise<OAuthClient> {
     const presented = await presentedCredentials(req, params);
-    await guarded(guard?.check(req));
+    await guarded(() => guard?.check(req));
     const client = await verify(req, presented, pending);
     if (client !== undefined) return client;
-    await guarded(guard?.refused(req));
+    await guarded(() => guard?.refused(req));
     throw refusedClient(presented.basic);
   };
 }
