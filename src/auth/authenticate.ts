@@ -149,7 +149,7 @@ export function authenticate(
   // check() answers its refusals itself; the later ones (required, requirePrincipal) here
   const missing = (req: IncomingMessage) => credentials.answer(req, unanswered(req));
   const answersRefusals = options.resource !== undefined || options.scopes !== undefined;
-  const vary = [...new Set(authenticators.flatMap((a) => a.headers ?? []))].join(', ');
+  const vary = Object.freeze([...new Set(authenticators.flatMap((a) => a.headers ?? []))]);
   const required: Middleware = (req, _res, next) => {
     if (req.method !== 'OPTIONS' && getPrincipal(req) === undefined) {
       const refusal = missing(req);
@@ -190,7 +190,7 @@ export function authenticate(
   };
   // synchronous up to the next middleware while the guard and the authenticators are
   const middleware: Middleware = function authenticateMiddleware(req, res, next) {
-    if (vary !== '') appendVary(res, vary);
+    if (vary.length > 0) appendVary(res, vary);
     const verdict = credentials.check(req, optional ? undefined : unanswered);
     if (!isPromiseLike(verdict)) return proceed(req, res, next, verdict);
     return verdict.then((settled) => proceed(req, res, next, settled));

@@ -2,33 +2,29 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setHeadLine } from './head.js';
 
 /**
- * Adds `fields` (a field name, or several separated by commas) to the response's `Vary`, each
- * unless it is listed already (or `*` is). The merged field is one line of the response's head.
+ * Adds `fields` (a field name, several separated by commas, or a list of names made once) to
+ * the response's `Vary`, each unless it is listed already (or `*` is). The merged field is one
+ * line of the response's head.
  */
-export function appendVary(res: ServerResponse, fields: string): void {
+export function appendVary(res: ServerResponse, fields: string | readonly string[]): void {
   const current = res.getHeader('Vary');
   if (current === undefined) {
-    setHeadLine(res, 'Vary', 'vary', fields);
+    setHeadLine(res, 'Vary', 'vary', typeof fields === 'string' ? fields : fields.join(', '));
     return;
   }
-  // the common case, one field added to a plain list: no set, no split
-  if (typeof current === 'string' && !fields.includes(',') && current !== '*') {
-    if (!listsField(current, fields))
-      setHeadLine(res, 'Vary', 'vary', `${current}, ${fields.trim()}`);
-    return;
-  }
-  const value = Array.isArray(current) ? current.join(', ') : String(current);
-  const present = new Set<string>();
-  for (const part of value.split(',')) present.add(part.trim().toLowerCase());
-  if (present.has('*')) return;
-  let added = '';
-  for (const part of fields.split(',')) {
+  let value = Array.isArray(current) ? current.join(', ') : String(current);
+  // the common case, one field added to a plain list: no list made
+  const list =
+    typeof fields !== 'string' ? fields : fields.includes(',') ? fields.split(',') : [fields];
+  let changed = false;
+  for (const part of list) {
     const field = part.trim();
-    if (field === '' || present.has(field.toLowerCase())) continue;
-    present.add(field.toLowerCase());
-    added = added === '' ? field : `${added}, ${field}`;
+    // listsField is true for '*' as well: nothing is added to a Vary of '*'
+    if (field === '' || (value !== '' && listsField(value, field))) continue;
+    value = value === '' ? field : `${value}, ${field}`;
+    changed = true;
   }
-  if (added !== '') setHeadLine(res, 'Vary', 'vary', value ? `${value}, ${added}` : added);
+  if (changed) setHeadLine(res, 'Vary', 'vary', value);
 }
 
 const OWS = (code: number) => code === 0x20 || code === 0x09 || code === 0x2c; // SP, HTAB, ','

@@ -4,7 +4,10 @@ import { describe, expect, it } from 'vitest';
 import { appendVary } from '../../src/internal/headers.js';
 import { fakeRequest } from '../helpers/fake-http.js';
 
-function varyAfter(current: string | string[] | undefined, fields: string): unknown {
+function varyAfter(
+  current: string | string[] | undefined,
+  fields: string | readonly string[],
+): unknown {
   const res = new ServerResponse(fakeRequest());
   if (current !== undefined) res.setHeader('Vary', current);
   appendVary(res, fields);
@@ -25,6 +28,11 @@ describe('appendVary', () => {
     ['Origin', 'Cookie, Origin, Authorization', 'Origin, Cookie, Authorization'],
     [['Origin', 'Cookie'], 'Cookie', ['Origin', 'Cookie']],
     [['Origin', 'Cookie'], 'Authorization', 'Origin, Cookie, Authorization'],
+    ['', 'Origin', 'Origin'],
+    ['Origin', 'Cookie, cookie, , Authorization', 'Origin, Cookie, Authorization'],
+    [undefined, ['Authorization', 'X-API-Key'], 'Authorization, X-API-Key'],
+    ['Origin', ['Authorization', 'origin', 'Cookie'], 'Origin, Authorization, Cookie'],
+    ['*', ['Authorization'], '*'],
   ])('Vary %j + %j → %j', (current, fields, expected) => {
     expect(varyAfter(current, fields)).toEqual(expected);
   });
