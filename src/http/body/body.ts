@@ -300,12 +300,14 @@ async function parseJson(req: IncomingMessage, options: BodyOptions): Promise<un
  * ```
  * @see {@link https://url.spec.whatwg.org/#application/x-www-form-urlencoded | URL Standard: application/x-www-form-urlencoded}
  */
-export async function readForm(
+export function readForm(
   req: IncomingMessage,
   options: BodyOptions = {},
 ): Promise<URLSearchParams> {
-  return new URLSearchParams(await readTyped(req, options, FORM_TYPES, 'a form'));
+  return readTyped(req, options, FORM_TYPES, 'a form').then(toSearchParams);
 }
+
+const toSearchParams = (text: string) => new URLSearchParams(text);
 
 /**
  * Reads a `text/plain` body as a string. 415 for another media type, charset or a content

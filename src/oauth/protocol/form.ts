@@ -14,17 +14,17 @@ export const OAUTH_FORM_LIMIT = 64 * 1024;
  * format. The headers of the body error are kept: `Connection: close` after a too-large
  * body, `Accept-Encoding: identity` after a content coding.
  */
-export async function readOAuthForm(req: IncomingMessage): Promise<URLSearchParams> {
-  try {
-    return await readForm(req, { limit: OAUTH_FORM_LIMIT });
-  } catch (err) {
-    if (err instanceof HttpError && err.status < 500) {
-      const headers: Record<string, string> = {};
-      for (const [name, value] of Object.entries(err.headers)) {
-        if (typeof value === 'string') headers[name] = value;
-      }
-      throw new OAuthError('invalid_request', err.detail, { headers, cause: err });
+export function readOAuthForm(req: IncomingMessage): Promise<URLSearchParams> {
+  return readForm(req, { limit: OAUTH_FORM_LIMIT }).then(undefined, asOAuthFormError);
+}
+
+function asOAuthFormError(err: unknown): never {
+  if (err instanceof HttpError && err.status < 500) {
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries(err.headers)) {
+      if (typeof value === 'string') headers[name] = value;
     }
-    throw err;
+    throw new OAuthError('invalid_request', err.detail, { headers, cause: err });
   }
+  throw err;
 }
