@@ -20,6 +20,7 @@ import { type AddressGuardOptions, guardedAgentWith } from '../../webhook/addres
 import { WebhookAddressError } from '../../webhook/errors.js';
 import { OAuthError } from '../protocol/errors.js';
 import type { OAuthClient } from './client.js';
+import { DEFAULT_SCOPES } from './scope.js';
 import type { ClientStore } from './store.js';
 
 /**
@@ -186,7 +187,6 @@ const OWNER = 'createClientMetadataDocuments()';
 const DAY = 86_400_000;
 /** How long a document without `max-age` is kept. */
 const DEFAULT_MAX_AGE = 300_000;
-const DEFAULT_SCOPES = ['openid', 'profile', 'email', 'offline_access'];
 /** The longest client id URL taken (it is kept in codes and tokens). */
 const MAX_ID_LENGTH = 1_024;
 /** Fetches at once, to one host and in all. */

@@ -2,6 +2,14 @@ import { isValidScope } from '../../auth/scopes.js';
 import { OAuthError } from '../protocol/errors.js';
 import type { OAuthClient } from './client.js';
 
+/** The scopes a server offers when its options name none (discovery, client metadata documents). */
+export const DEFAULT_SCOPES: readonly string[] = Object.freeze([
+  'openid',
+  'profile',
+  'email',
+  'offline_access',
+]);
+
 /**
  * The scopes to grant a client for a requested `scope` parameter: each one well-formed and
  * among the client's allowed scopes (least privilege); none requested → the client's

@@ -5,6 +5,7 @@ import { methods } from '../../http/routing/router.js';
 import { VCHARS } from '../../internal/grammar.js';
 import { assertKnownOptions, durationOption, invalidOption } from '../../internal/options.js';
 import { CLIENT_ASSERTION_ALGORITHMS } from '../clients/assertion.js';
+import { DEFAULT_SCOPES } from '../clients/scope.js';
 import type { OAuthContext } from '../context.js';
 import type { Grant } from '../grants/contract.js';
 import { grantRegistry } from '../grants/registry.js';
@@ -127,7 +128,6 @@ export interface AuthorizationServerMetadata {
   client_id_metadata_document_supported?: boolean;
 }
 
-const DEFAULT_SCOPES = ['openid', 'profile', 'email', 'offline_access'];
 /** The claims ID tokens and UserInfo may carry (see `claimsForScopes`). */
 const CLAIMS = [
   'sub',
