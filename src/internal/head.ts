@@ -64,8 +64,10 @@ interface Head {
 const HEAD = Symbol('portico.head');
 const NODE_WRITE_HEAD = ServerResponse.prototype.writeHead;
 /** node's own `headersSent` (a wrapper such as compression's may answer `true` while it holds the head). */
-const nodeHeadersSent = Object.getOwnPropertyDescriptor(OutgoingMessage.prototype, 'headersSent')!
-  .get as (this: ServerResponse) => boolean;
+export const nodeHeadersSent = Object.getOwnPropertyDescriptor(
+  OutgoingMessage.prototype,
+  'headersSent',
+)!.get as (this: ServerResponse) => boolean;
 
 type HeadResponse = ServerResponse & { [HEAD]?: Head };
 

@@ -1,14 +1,14 @@
 // The response wrapper of `compression()`: it decides at the first write whether to compress
 // (status, headers, size), then streams the body through node:zlib with backpressure.
-import {
-  type IncomingMessage,
-  type OutgoingHttpHeader,
-  OutgoingMessage,
-  type ServerResponse,
-} from 'node:http';
+import type { IncomingMessage, OutgoingHttpHeader, ServerResponse } from 'node:http';
 import type { Transform } from 'node:stream';
 import * as zlib from 'node:zlib';
-import { beforeHeadWrite, givenPairs, type HeadHook } from '../../internal/head.js';
+import {
+  beforeHeadWrite,
+  givenPairs,
+  type HeadHook,
+  nodeHeadersSent,
+} from '../../internal/head.js';
 import { appendVary } from '../../internal/headers.js';
 import type { ContentCoding } from './accept-encoding.js';
 
@@ -126,10 +126,6 @@ function compressWhole(
 type Callback = (err?: Error | null) => void;
 type Mode = 'pending' | 'identity' | 'compress';
 type Write = (chunk: unknown, encoding?: unknown, cb?: unknown) => boolean;
-
-/** node's own `headersSent`, which the wrapper extends to a head the app has committed. */
-const nodeHeadersSent = Object.getOwnPropertyDescriptor(OutgoingMessage.prototype, 'headersSent')!
-  .get as (this: ServerResponse) => boolean;
 
 function toBuffer(chunk: unknown, encoding: unknown): Buffer {
   if (Buffer.isBuffer(chunk)) return chunk;
