@@ -176,7 +176,9 @@ export function clientCredentials(options: ClientCredentialsOptions): TokenSourc
       parameters,
       handle === undefined ? undefined : { DPoP: handle },
     );
-    const expiresIn = response.expiresIn();
+    // the lifetime as answered: openid-client's expiresIn() counts down on its own clock and
+    // floors to the second, so a response read 1 ms later would lose a whole second
+    const expiresIn = typeof response.expires_in === 'number' ? response.expires_in : undefined;
     return {
       accessToken: response.access_token,
       tokenType: response.token_type,
