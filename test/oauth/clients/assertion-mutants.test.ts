@@ -7,7 +7,10 @@ import { exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { MemoryReplayStore, type ReplayStore } from '../../../src/auth/replay/store.js';
 import { sendJson } from '../../../src/core/send.js';
-import { CLIENT_ASSERTION_TYPE } from '../../../src/oauth/clients/assertion.js';
+import {
+  CLIENT_ASSERTION_ALGORITHMS,
+  CLIENT_ASSERTION_TYPE,
+} from '../../../src/oauth/clients/assertion.js';
 import type { OAuthClient } from '../../../src/oauth/clients/client.js';
 import { type ClientStore, MemoryClientStore } from '../../../src/oauth/clients/store.js';
 import { closeAll, type Listening, type Reply, request, serve } from '../../helpers/http.js';
@@ -316,5 +319,26 @@ describe('createClientAssertionCheck with keys at a jwks_uri', () => {
     expectTokens(await clientCredentials(server, await assertion({}, {}, 'first')));
     expect(host.fetches.get('/first')).toBe(2);
     expect(host.fetches.size).toBe(1);
+  });
+});
+
+describe('the constants of client assertions', () => {
+  it('names the assertion type of RFC 7523 and the asymmetric algorithms, frozen', () => {
+    expect(CLIENT_ASSERTION_TYPE).toBe('urn:ietf:params:oauth:client-assertion-type:jwt-bearer');
+    expect(CLIENT_ASSERTION_ALGORITHMS).toEqual(['ES256', 'EdDSA', 'Ed25519', 'PS256', 'RS256']);
+    expect(Object.isFrozen(CLIENT_ASSERTION_ALGORITHMS)).toBe(true);
+  });
+
+  it.each(['at+jwt', 'JOSE', 'jwt+client-authentication'])(
+    'refuses an assertion typed %s',
+    async (typ) => {
+      const server = await start(inlineClients());
+      refused(await clientCredentials(server, await assertion({}, { typ })));
+    },
+  );
+
+  it('takes an assertion without typ', async () => {
+    const server = await start(inlineClients());
+    expectTokens(await clientCredentials(server, await assertion()));
   });
 });

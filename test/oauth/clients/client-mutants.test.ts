@@ -11,6 +11,7 @@ import {
   type ClientDefinition,
   defineClient,
   isConfidential,
+  isGrantTypeSyntax,
 } from '../../../src/oauth/clients/client.js';
 import { MemoryClientStore } from '../../../src/oauth/clients/store.js';
 import { closeAll, json, type Listening, request, serve } from '../../helpers/http.js';
@@ -475,5 +476,66 @@ describe('clients.ts', () => {
       expect(refused.status).toBe(401);
       expect(json(refused)).toMatchObject({ error: 'invalid_client' });
     });
+  });
+});
+
+describe('the grant types, the given options and the provenance of a definition', () => {
+  it('reads a grant type as a name or an absolute URI of at most 255 characters', () => {
+    for (const value of [
+      'a',
+      'x'.repeat(255),
+      'my.grant-type_2',
+      'urn:example:grant',
+      'https://g.example/x',
+    ]) {
+      expect(isGrantTypeSyntax(value)).toBe(true);
+    }
+    // a space after the scheme, a leading space (that URL parsing would strip), no scheme letter
+    for (const value of ['', 'x'.repeat(256), 'a:b c', ' a:b', '1a:b', 'http://[', 7, undefined]) {
+      expect(isGrantTypeSyntax(value)).toBe(false);
+    }
+    expect(isGrantTypeSyntax(`urn:${'x'.repeat(251)}`)).toBe(true);
+    expect(isGrantTypeSyntax(`urn:${'x'.repeat(252)}`)).toBe(false);
+  });
+
+  it('answers "did you mean" for a near miss of each of portico\'s grant types', async () => {
+    for (const [typo, meant] of [
+      ['authorization-code', 'authorization_code'],
+      ['refresh-token', 'refresh_token'],
+      ['client-credentials', 'client_credentials'],
+      [
+        'urn:ietf:params:oauth:grant-type:device-code',
+        'urn:ietf:params:oauth:grant-type:device_code',
+      ],
+      [
+        'urn:ietf:params:oauth:grant-type:token_exchange',
+        'urn:ietf:params:oauth:grant-type:token-exchange',
+      ],
+    ]) {
+      await expect(defineClient({ ...SERVICE, grantTypes: [typo as never] })).rejects.toThrow(
+        `defineClient(): unknown grant \`${typo}\`. Did you mean \`${meant}\`?`,
+      );
+    }
+  });
+
+  it('refuses keys given but undefined (an unset environment variable), naming them', async () => {
+    for (const name of ['secret', 'jwks', 'jwksUri']) {
+      await expect(defineClient({ ...PUBLIC, [name]: undefined })).rejects.toThrow(`\`${name}\``);
+    }
+  });
+
+  it('takes each provenance and refuses any other', async () => {
+    for (const provenance of ['configured', 'registered', 'metadata-document'] as const) {
+      expect((await defineClient({ ...PUBLIC, provenance })).provenance).toBe(provenance);
+    }
+    await expect(defineClient({ ...PUBLIC, provenance: 'stored' as never })).rejects.toThrow(
+      "defineClient(): `provenance` must be 'configured', 'registered' or 'metadata-document'",
+    );
+  });
+
+  it('takes a client without post-logout redirect URIs', async () => {
+    const client = await defineClient({ ...PUBLIC });
+    expect(client.redirectUris).toEqual(PUBLIC.redirectUris);
+    expect(client.postLogoutRedirectUris ?? []).toEqual([]);
   });
 });

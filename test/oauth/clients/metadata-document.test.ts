@@ -463,3 +463,85 @@ describe('createClientMetadataDocuments options', () => {
     );
   });
 });
+
+describe.skipIf(!hasOpenssl)('Cache-Control and Content-Length of a document', () => {
+  /** How many times the document is fetched over two lookups, served with `cc`. */
+  async function fetchesWith(cc: string | string[] | undefined): Promise<number> {
+    const p = path('cc');
+    docs.routes.set(p, (_req, res) => {
+      if (cc !== undefined) res.setHeader('cache-control', cc);
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(documentOf(`${docs.origin}${p}`)));
+    });
+    const documents = resolver();
+    await documents.resolve(`${docs.origin}${p}`);
+    await documents.resolve(`${docs.origin}${p}`);
+    return docs.hits.get(p) ?? 0;
+  }
+
+  it.each([
+    [undefined, 1],
+    ['MAX-AGE=60', 1],
+    ['max-age="60"', 1],
+    ['public,  no-store', 2],
+    [['public', 'no-cache'], 2],
+    ['max-age=-5', 2],
+    ['max-age=Infinity', 2],
+    ['max-age=soon', 2],
+    ['max-age', 2],
+  ] as const)('Cache-Control %j: %i fetches for two lookups', async (cc, fetches) => {
+    expect(await fetchesWith(cc as string | string[] | undefined)).toBe(fetches);
+  });
+
+  it('refuses a document whose Content-Length says it is larger than maxBytes, and takes one of exactly maxBytes', async () => {
+    const p = path('sized');
+    let body = '';
+    docs.routes.set(p, (_req, res) => {
+      res.writeHead(200, {
+        'content-type': 'application/json',
+        'content-length': Buffer.byteLength(body),
+      });
+      res.end(body);
+    });
+    const url = `${docs.origin}${p}`;
+    const doc = JSON.stringify(documentOf(url));
+    body = doc;
+    const exact = Buffer.byteLength(doc);
+    expect((await resolver({ maxBytes: exact }).resolve(url)).clientId).toBe(url);
+    const refused = await refusal(resolver({ maxBytes: exact - 1 }).resolve(url));
+    expect(refused.reason).toBe('too-large');
+    expect(refused.message).toBe(
+      `The metadata document of ${url} is larger than ${exact - 1} bytes.`,
+    );
+  });
+
+  it('fetches at most 32 documents at once in all: the next fails at once as busy', async () => {
+    // a server that takes connections and never answers: every fetch stays in flight
+    const { createServer } = await import('node:net');
+    const sockets = new Set<import('node:net').Socket>();
+    const silent = createServer((socket) => {
+      sockets.add(socket);
+      socket.on('error', () => {});
+    });
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const { port } = silent.address() as import('node:net').AddressInfo;
+    try {
+      const documents = resolver({ timeout: '2s', failureMaxAge: 0 });
+      const inFlight = Array.from({ length: 32 }, (_, i) =>
+        documents.resolve(`https://host${i}.example:${port}/client.json`).catch((e: unknown) => e),
+      );
+      const busy = await refusal(documents.resolve(`https://host32.example:${port}/client.json`));
+      expect(busy.reason).toBe('busy');
+      expect(busy.message).toBe(
+        `Too many client metadata documents are being fetched; try again shortly (https://host32.example:${port}/client.json).`,
+      );
+      for (const result of await Promise.all(inFlight)) {
+        expect((result as ClientMetadataDocumentError).reason).toBe('timeout');
+      }
+      await documents.close();
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => silent.close(resolve));
+    }
+  });
+});
