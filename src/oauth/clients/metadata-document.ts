@@ -359,6 +359,15 @@ export function clientFromDocument(
   });
 }
 
+/**
+ * Stops reading a body and closes its connection. undici reports that as an abort on the
+ * body, an `error` event: expected here, so it is heard (unheard, it would crash the process).
+ */
+function abandon(body: Dispatcher.ResponseData['body']): void {
+  body.on('error', () => {});
+  body.destroy();
+}
+
 /** Reads a body of at most `maxBytes` bytes, or refuses it (and stops reading). */
 async function boundedBody(url: string, body: Dispatcher.ResponseData['body'], maxBytes: number) {
   const chunks: Buffer[] = [];
@@ -366,7 +375,7 @@ async function boundedBody(url: string, body: Dispatcher.ResponseData['body'], m
   for await (const chunk of body) {
     size += (chunk as Buffer).length;
     if (size > maxBytes) {
-      body.destroy();
+      abandon(body);
       throw fail('too-large', `The metadata document of ${url} is larger than ${maxBytes} bytes.`);
     }
     chunks.push(chunk as Buffer);
@@ -500,7 +509,7 @@ export function createClientMetadataDocuments(
       }
       const length = Number(res.headers['content-length']);
       if (Number.isFinite(length) && length > maxBytes) {
-        res.body.destroy();
+        abandon(res.body);
         throw fail('too-large', `The metadata document of ${id} is larger than ${maxBytes} bytes.`);
       }
       const text = await boundedBody(id, res.body, maxBytes);

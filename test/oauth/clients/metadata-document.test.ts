@@ -515,6 +515,27 @@ describe.skipIf(!hasOpenssl)('Cache-Control and Content-Length of a document', (
     );
   });
 
+  it('abandons a body its Content-Length refuses, whole or still to come: nothing crashes', async () => {
+    // undici reports an abandoned body as an abort, an `error` event on it: the resolver hears
+    // it (unheard, it is an uncaught exception that ends the process). Whole: the body came
+    // with the headers; to come: only the headers came, the connection is closed.
+    const whole = docs.json(path('whole'), (u) => ({ ...documentOf(u), padding: 'x'.repeat(100) }));
+    expect((await refusal(resolver({ maxBytes: 64 }).resolve(whole))).reason).toBe('too-large');
+    const p = path('announced');
+    const closed = new Promise<void>((resolve) => {
+      docs.routes.set(p, (_req, res) => {
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': 1_000_000 });
+        res.flushHeaders();
+        res.once('close', () => resolve());
+      });
+    });
+    const refused = await refusal(resolver({ maxBytes: 2_048 }).resolve(`${docs.origin}${p}`));
+    expect(refused.reason).toBe('too-large');
+    await closed;
+    // the abort is reported on the next turns of the event loop: give it the time to
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  });
+
   it('fetches at most 32 documents at once in all: the next fails at once as busy', async () => {
     // a server that takes connections and never answers: every fetch stays in flight
     const { createServer } = await import('node:net');
