@@ -14,6 +14,7 @@ import {
 import { createProofSigner, type ProofSigner } from './dpop-proof.js';
 import { loadOpenidClient } from './openid-client.js';
 import { internalsOf, type UpstreamProvider } from './provider.js';
+import { expiryOf } from './tokens.js';
 
 /** Options of {@link clientCredentials}. */
 export interface ClientCredentialsOptions {
@@ -176,14 +177,12 @@ export function clientCredentials(options: ClientCredentialsOptions): TokenSourc
       parameters,
       handle === undefined ? undefined : { DPoP: handle },
     );
-    // the lifetime as answered: openid-client's expiresIn() counts down on its own clock and
-    // floors to the second, so a response read 1 ms later would lose a whole second
-    const expiresIn = typeof response.expires_in === 'number' ? response.expires_in : undefined;
+    const answeredAt = now();
     return {
       accessToken: response.access_token,
       tokenType: response.token_type,
       // without expires_in, a token is used for 5 minutes at most
-      expiresAt: now() + (expiresIn ?? 300) * 1000,
+      expiresAt: expiryOf(response, answeredAt) ?? answeredAt + 300_000,
     };
   }
 

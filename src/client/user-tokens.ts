@@ -9,6 +9,7 @@ import { providerFailure } from './failures.js';
 import { loadOpenidClient } from './openid-client.js';
 import type { ProviderInternals, UpstreamProvider } from './provider.js';
 import type { Sealer } from './seal.js';
+import { expiryOf } from './tokens.js';
 
 /** The kind of the records in the store. */
 const KIND = 'portico-upstream-tokens';
@@ -78,7 +79,7 @@ export function createUserTokenKeeper(options: {
       if ((error as { name?: unknown }).name === 'ResponseBodyError') throw signInAgain(label);
       throw providerFailure(error, label, 'refreshing the access token');
     }
-    const expiresIn = response.expiresIn();
+    const expiresAt = expiryOf(response);
     const next: Kept = {
       accessToken: response.access_token,
       tokenType: response.token_type,
@@ -86,7 +87,7 @@ export function createUserTokenKeeper(options: {
       ...((response.refresh_token ?? kept.refreshToken) !== undefined && {
         refreshToken: response.refresh_token ?? kept.refreshToken,
       }),
-      ...(expiresIn !== undefined && { expiresAt: Date.now() + expiresIn * 1000 }),
+      ...(expiresAt !== undefined && { expiresAt }),
       ...((response.scope ?? kept.scope) !== undefined && { scope: response.scope ?? kept.scope }),
     };
     const sealed = await sealer.seal({ ...next }, SEAL_MS);
