@@ -16,7 +16,7 @@ import { sendJson } from '../../src/core/send.js';
 import { tlsServerOptions } from '../../src/http/https.js';
 import { closeAll, json, type Listening, listen, request } from '../helpers/http.js';
 import { captureLogger } from '../helpers/logger.js';
-import { requireTool, runs } from '../helpers/tools.js';
+import { requireOpenssl } from '../helpers/tools.js';
 
 const log = captureLogger();
 const failures = log.errors;
@@ -37,11 +37,7 @@ afterAll(async () => {
 });
 
 describe('client certificates at their edges', () => {
-  const hasOpenssl = requireTool(
-    'openssl',
-    runs('openssl', ['version']),
-    'apt-get install openssl',
-  );
+  const hasOpenssl = requireOpenssl();
   const tls = new URL('../fixtures/tls/', import.meta.url).pathname;
   const fixture = (name: string) => readFileSync(join(tls, name));
   const ca = fixture('ca.pem');

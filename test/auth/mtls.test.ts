@@ -14,7 +14,7 @@ import { sendJson } from '../../src/core/send.js';
 import { silentLogger } from '../../src/diagnostics/index.js';
 import { tlsServerOptions } from '../../src/http/https.js';
 import { closeAll, json, type Listening, listen, request, serve } from '../helpers/http.js';
-import { requireTool, runs } from '../helpers/tools.js';
+import { requireOpenssl } from '../helpers/tools.js';
 
 afterEach(closeAll);
 
@@ -151,11 +151,7 @@ describe('mtlsAuth', () => {
 });
 
 describe('mtlsAuth with generated certificates', () => {
-  const hasOpenssl = requireTool(
-    'openssl',
-    runs('openssl', ['version']),
-    'apt-get install openssl',
-  );
+  const hasOpenssl = requireOpenssl();
   let dir: string | undefined;
   afterAll(() => {
     if (dir !== undefined) rmSync(dir, { recursive: true, force: true });

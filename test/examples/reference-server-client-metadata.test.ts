@@ -5,7 +5,7 @@
 import * as client from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signInAndApprove } from '../helpers/browser.js';
-import { requireTool, runs } from '../helpers/tools.js';
+import { requireOpenssl } from '../helpers/tools.js';
 import {
   type DocumentServer,
   makeTestTls,
@@ -14,7 +14,7 @@ import {
 } from '../oauth/clients/document-server.js';
 import { type RunningServer, startReferenceServer } from './spawn-server.js';
 
-const hasOpenssl = requireTool('openssl', runs('openssl', ['version']), 'apt-get install openssl');
+const hasOpenssl = requireOpenssl();
 const REDIRECT = 'http://127.0.0.1:8080/callback';
 const insecure = { execute: [client.allowInsecureRequests] };
 

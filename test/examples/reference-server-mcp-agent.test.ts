@@ -22,7 +22,7 @@ import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Browser, decodeEntities, hiddenInputs, signInAndApprove } from '../helpers/browser.js';
 import { hasRedis, type RedisServer, startRedis } from '../helpers/redis.js';
-import { requireTool, runs } from '../helpers/tools.js';
+import { requireOpenssl } from '../helpers/tools.js';
 import {
   type DocumentServer,
   makeTestTls,
@@ -85,7 +85,7 @@ class AgentProvider implements OAuthClientProvider {
   }
 }
 
-const hasOpenssl = requireTool('openssl', runs('openssl', ['version']), 'apt-get install openssl');
+const hasOpenssl = requireOpenssl();
 
 let server: RunningServer;
 let mcpUrl: URL;

@@ -28,3 +28,8 @@ export function requireTool(name: string, available: boolean, install: string): 
   );
   return false;
 }
+
+/** Whether openssl runs (the suites that make certificates need it); see {@link requireTool}. */
+export function requireOpenssl(): boolean {
+  return requireTool('openssl', runs('openssl', ['version']), 'apt-get install openssl');
+}

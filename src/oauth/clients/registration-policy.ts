@@ -188,18 +188,19 @@ const OPTIONS = [
   'trustProxy',
 ] as const satisfies readonly (keyof RegistrationOptions)[];
 
-const SHAPES: readonly RedirectUriShape[] = ['https', 'loopback', 'private-use'];
-const AUTH_METHODS: readonly RegistrationAuthMethod[] = [
+// the defaults, answered as they are by a policy that names none: frozen like a given subset
+const SHAPES: readonly RedirectUriShape[] = Object.freeze(['https', 'loopback', 'private-use']);
+const AUTH_METHODS: readonly RegistrationAuthMethod[] = Object.freeze([
   'none',
   'client_secret_basic',
   'client_secret_post',
   'private_key_jwt',
-];
-const GRANT_TYPES: readonly RegistrationGrantType[] = [
+] as const);
+const GRANT_TYPES: readonly RegistrationGrantType[] = Object.freeze([
   'authorization_code',
   'refresh_token',
   'client_credentials',
-];
+] as const);
 
 /** A scope token (RFC 6749 §3.3). */
 const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/;

@@ -107,6 +107,9 @@ export interface DocumentServer {
   close(): Promise<void>;
 }
 
+/** A lookup that resolves every name to loopback, where the document server listens. */
+export const loopback = async (_host?: string) => [{ address: '127.0.0.1', family: 4 as const }];
+
 /** Starts an https server on loopback (port 0) with the certificate of `tls`. */
 export async function startDocumentServer(tls: TestTls): Promise<DocumentServer> {
   const routes = new Map<string, DocumentRoute>();

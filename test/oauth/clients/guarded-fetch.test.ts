@@ -3,24 +3,25 @@
 // given, redirects answered rather than followed.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { guardedKeysFetch } from '../../../src/oauth/clients/guarded-fetch.js';
-import { requireTool, runs } from '../../helpers/tools.js';
+import { requireOpenssl } from '../../helpers/tools.js';
 import {
   type DocumentServer,
+  loopback,
   makeTestTls,
   startDocumentServer,
   type TestTls,
 } from './document-server.js';
 
-const hasOpenssl = requireTool('openssl', runs('openssl', ['version']), 'apt-get install openssl');
+const hasOpenssl = requireOpenssl();
 
 let tls: TestTls;
 let docs: DocumentServer;
 const KEYS = { keys: [{ kty: 'EC', crv: 'P-256', x: 'eA', y: 'eQ' }] };
 const looked: string[] = [];
-/** Every name resolves to loopback, where the document server listens. */
-const loopback = async (host: string) => {
+/** Every name resolves to loopback, each name looked up noted. */
+const lookup = async (host: string) => {
   looked.push(host);
-  return [{ address: '127.0.0.1', family: 4 as const }];
+  return loopback(host);
 };
 const init = { headers: { accept: 'application/json' } };
 
@@ -50,7 +51,7 @@ afterAll(async () => {
 
 describe.runIf(hasOpenssl)('guardedKeysFetch()', () => {
   it('fetches keys through the lookup it is given, trusting the CA it is given, again and again', async () => {
-    const fetchKeys = guardedKeysFetch({ allowPrivate: true, lookup: loopback, ca: tls.ca });
+    const fetchKeys = guardedKeysFetch({ allowPrivate: true, lookup, ca: tls.ca });
     looked.length = 0;
     for (let i = 0; i < 2; i++) {
       const res = await fetchKeys(`${docs.origin}/jwks.json`, init);
@@ -61,7 +62,7 @@ describe.runIf(hasOpenssl)('guardedKeysFetch()', () => {
   });
 
   it('answers a redirect as it is, without following it', async () => {
-    const fetchKeys = guardedKeysFetch({ allowPrivate: true, lookup: loopback, ca: tls.ca });
+    const fetchKeys = guardedKeysFetch({ allowPrivate: true, lookup, ca: tls.ca });
     const hits = docs.hits.get('/jwks.json') ?? 0;
     const res = await fetchKeys(`${docs.origin}/moved`, init);
     expect(res.status).toBe(302);
@@ -72,7 +73,7 @@ describe.runIf(hasOpenssl)('guardedKeysFetch()', () => {
   it('refuses a loopback address unless allowPrivate, and sends nothing', async () => {
     const hits = docs.hits.get('/jwks.json') ?? 0;
     for (const options of [{}, { allowPrivate: false }]) {
-      const fetchKeys = guardedKeysFetch({ ...options, lookup: loopback, ca: tls.ca });
+      const fetchKeys = guardedKeysFetch({ ...options, lookup, ca: tls.ca });
       const cause = await failure(fetchKeys(`${docs.origin}/jwks.json`, init));
       expect((cause as Error).name).toBe('WebhookAddressError');
     }
@@ -80,7 +81,7 @@ describe.runIf(hasOpenssl)('guardedKeysFetch()', () => {
   });
 
   it('does not trust the test CA unless given it', async () => {
-    const fetchKeys = guardedKeysFetch({ allowPrivate: true, lookup: loopback });
+    const fetchKeys = guardedKeysFetch({ allowPrivate: true, lookup });
     const cause = await failure(fetchKeys(`${docs.origin}/jwks.json`, init));
     expect(String((cause as { code?: string }).code ?? cause)).toMatch(/CERT|SELF_SIGNED|UNABLE/i);
   });

@@ -5,19 +5,19 @@
 import * as client from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signInAndApprove } from '../../helpers/browser.js';
-import { requireTool, runs } from '../../helpers/tools.js';
+import { requireOpenssl } from '../../helpers/tools.js';
 import { type RunningAuth, startAuth, USERS } from '../grants/fixtures.js';
 import {
   type DocumentServer,
+  loopback,
   makeTestTls,
   startDocumentServer,
   type TestTls,
 } from './document-server.js';
 
-const hasOpenssl = requireTool('openssl', runs('openssl', ['version']), 'apt-get install openssl');
+const hasOpenssl = requireOpenssl();
 
 const REDIRECT = 'http://127.0.0.1:3000/callback';
-const loopback = async () => [{ address: '127.0.0.1', family: 4 as const }];
 const insecure = { execute: [client.allowInsecureRequests] };
 
 let tls: TestTls;

@@ -6,22 +6,20 @@ import {
   type ClientMetadataDocumentOptions,
   createClientMetadataDocuments,
 } from '../../../src/oauth/index.js';
-import { requireTool, runs } from '../../helpers/tools.js';
+import { requireOpenssl } from '../../helpers/tools.js';
 import {
   type DocumentServer,
+  loopback,
   makeTestTls,
   startDocumentServer,
   type TestTls,
 } from './document-server.js';
 
-const hasOpenssl = requireTool('openssl', runs('openssl', ['version']), 'apt-get install openssl');
+const hasOpenssl = requireOpenssl();
 
 let tls: TestTls;
 let docs: DocumentServer;
 let seq = 0;
-
-/** Every name resolves to loopback, where the document server listens. */
-const loopback = async () => [{ address: '127.0.0.1', family: 4 as const }];
 
 const documentOf = (url: string) => ({
   client_id: url,

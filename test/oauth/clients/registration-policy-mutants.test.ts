@@ -67,7 +67,9 @@ describe('resolveRegistrationPolicy()', () => {
         trustProxy: false,
       });
       expect(Object.isFrozen(p)).toBe(true);
-      expect(Object.isFrozen(p.scopes)).toBe(true);
+      for (const list of [p.scopes, p.redirectUriShapes, p.authMethods, p.grantTypes]) {
+        expect(Object.isFrozen(list)).toBe(true);
+      }
     }
   });
 
@@ -197,12 +199,8 @@ describe('checkClientMetadata()', () => {
   });
 
   it('answers every field it understands, lists once each', () => {
-    const metadata = checkClientMetadata(policy(), {
-      redirect_uris: ['https://app.example/cb', 'https://app.example/cb', 'http://127.0.0.1/cb'],
-      token_endpoint_auth_method: 'none',
-      grant_types: ['authorization_code', 'refresh_token', 'authorization_code'],
-      response_types: ['code'],
-      scope: ' read  read ',
+    // the fields taken as they are, at their longest
+    const described = {
       client_name: 'N'.repeat(200),
       client_uri: 'https://app.example/',
       logo_uri: 'https://app.example/logo.png',
@@ -210,6 +208,14 @@ describe('checkClientMetadata()', () => {
       policy_uri: 'https://app.example/policy',
       software_id: 'S'.repeat(200),
       software_version: '1.0',
+    };
+    const metadata = checkClientMetadata(policy(), {
+      redirect_uris: ['https://app.example/cb', 'https://app.example/cb', 'http://127.0.0.1/cb'],
+      token_endpoint_auth_method: 'none',
+      grant_types: ['authorization_code', 'refresh_token', 'authorization_code'],
+      response_types: ['code'],
+      scope: ' read  read ',
+      ...described,
       contacts: ['a@app.example', 'a@app.example', `${'c'.repeat(308)}@app.example`],
       application_type: 'native',
     });
@@ -219,13 +225,7 @@ describe('checkClientMetadata()', () => {
       grant_types: ['authorization_code', 'refresh_token'],
       response_types: ['code'],
       scope: 'read',
-      client_name: 'N'.repeat(200),
-      client_uri: 'https://app.example/',
-      logo_uri: 'https://app.example/logo.png',
-      tos_uri: 'https://app.example/tos',
-      policy_uri: 'https://app.example/policy',
-      software_id: 'S'.repeat(200),
-      software_version: '1.0',
+      ...described,
       contacts: ['a@app.example', `${'c'.repeat(308)}@app.example`],
       application_type: 'native',
     });
