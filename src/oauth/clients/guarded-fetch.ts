@@ -29,25 +29,56 @@ export interface GuardedKeysFetchOptions {
  * ```
  */
 export function guardedKeysFetch(options: GuardedKeysFetchOptions = {}): KeysFetch {
-  let agent: Dispatcher | undefined;
+  const agent = lazyGuardedAgent(options, { connectTimeoutMs: 5_000, connections: 2 });
   return async (href, init) => {
     const undici = await loadUndici();
-    agent ??= guardedAgentWith(
-      undici,
-      {
-        allowPrivate: options.allowPrivate ?? false,
-        ...(options.lookup !== undefined && { lookup: options.lookup }),
-        connectTimeout: '5000ms',
-        connections: 2,
-        keepAliveTimeout: '1s',
-      },
-      options.ca === undefined ? {} : { ca: options.ca },
-    );
     const response = await undici.fetch(href, {
       ...(init as Parameters<typeof undici.fetch>[1]),
-      dispatcher: agent,
+      dispatcher: await agent.get(),
       redirect: 'manual',
     });
     return response as unknown as Response;
+  };
+}
+
+/** An agent made on its first use, and closed (to be made again if used again). */
+export interface LazyAgent {
+  get(): Promise<Dispatcher>;
+  close(): Promise<void>;
+}
+
+/**
+ * The address-guarded agent for what a client described (its keys, its metadata document),
+ * made on its first use: undici loads then, not when portico is imported.
+ *
+ * @internal
+ */
+export function lazyGuardedAgent(
+  options: GuardedKeysFetchOptions,
+  limits: { readonly connectTimeoutMs: number; readonly connections: number },
+): LazyAgent {
+  let agent: Promise<Dispatcher> | undefined;
+  return {
+    get() {
+      agent ??= loadUndici().then((undici) =>
+        guardedAgentWith(
+          undici,
+          {
+            allowPrivate: options.allowPrivate ?? false,
+            ...(options.lookup !== undefined && { lookup: options.lookup }),
+            connectTimeout: `${limits.connectTimeoutMs}ms`,
+            connections: limits.connections,
+            keepAliveTimeout: '1s',
+          },
+          options.ca === undefined ? {} : { ca: options.ca },
+        ),
+      );
+      return agent;
+    },
+    async close() {
+      const current = agent;
+      agent = undefined;
+      if (current !== undefined) await (await current).close();
+    },
   };
 }

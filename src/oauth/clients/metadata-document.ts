@@ -16,10 +16,11 @@ import {
   functionOption,
   invalidOption,
 } from '../../internal/options.js';
-import { type AddressGuardOptions, guardedAgentWith } from '../../webhook/address-guard/guard.js';
+import type { AddressGuardOptions } from '../../webhook/address-guard/guard.js';
 import { WebhookAddressError } from '../../webhook/errors.js';
 import { OAuthError } from '../protocol/errors.js';
 import type { OAuthClient } from './client.js';
+import { lazyGuardedAgent } from './guarded-fetch.js';
 import { DEFAULT_SCOPES } from './scope.js';
 import type { ClientStore } from './store.js';
 
@@ -450,23 +451,10 @@ export function createClientMetadataDocuments(
   const cache = new Map<string, Entry>();
   const pending = new Map<string, Promise<OAuthClient>>();
   const perHost = new Map<string, number>();
-  let agent: Promise<Dispatcher> | undefined;
-  const dispatcher = () => {
-    agent ??= loadUndici().then((undici) =>
-      guardedAgentWith(
-        undici,
-        {
-          allowPrivate,
-          ...(lookup && { lookup }),
-          connectTimeout: `${timeout}ms`,
-          connections: MAX_PER_HOST,
-          keepAliveTimeout: '1s',
-        },
-        ca === undefined ? {} : { ca },
-      ),
-    );
-    return agent;
-  };
+  const agent = lazyGuardedAgent(
+    { allowPrivate, ...(lookup && { lookup }), ...(ca !== undefined && { ca }) },
+    { connectTimeoutMs: timeout, connections: MAX_PER_HOST },
+  );
 
   const remember = (url: string, value: Entry['value'], ttl: number) => {
     cache.delete(url);
@@ -488,7 +476,7 @@ export function createClientMetadataDocuments(
       const res = await undici.request(id, {
         method: 'GET',
         headers: { accept: 'application/json', 'user-agent': 'portico-client-metadata/1' },
-        dispatcher: await dispatcher(),
+        dispatcher: await agent.get(),
         signal: controller.signal,
         headersTimeout: timeout,
         bodyTimeout: timeout,
@@ -602,11 +590,7 @@ export function createClientMetadataDocuments(
       }
       return loading;
     },
-    async close() {
-      const current = agent;
-      agent = undefined;
-      if (current !== undefined) await (await current).close();
-    },
+    close: () => agent.close(),
   });
 }
 
