@@ -157,4 +157,25 @@ describe('two uses of one proof or assertion at once', () => {
     const again = await postToken(server, form);
     expect([again.status, errorOf(again)]).toEqual([401, 'invalid_client']);
   });
+
+  it('refuses an assertion used once already before its grant is looked at (invalid_client)', async () => {
+    const server = await start();
+    const assertion = await clientAssertion('key-client', clientKey);
+    const form = {
+      grant_type: 'client_credentials',
+      client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer',
+      client_assertion: assertion,
+    };
+    expect((await postToken(server, form)).status).toBe(200);
+    // replayed with a grant that would be refused: the replay is what is answered, not the
+    // grant's own error (a store that can tell a known id refuses it before any other check)
+    const replayed = await postToken(server, { ...form, scope: 'admin:everything' });
+    expect([replayed.status, errorOf(replayed)]).toEqual([401, 'invalid_client']);
+    const fresh = await postToken(server, {
+      ...form,
+      client_assertion: await clientAssertion('key-client', clientKey),
+      scope: 'admin:everything',
+    });
+    expect([fresh.status, errorOf(fresh)]).toEqual([400, 'invalid_scope']);
+  });
 });
