@@ -6,6 +6,7 @@
 // exercised by the test that needs it.
 import { randomUUID, type webcrypto } from 'node:crypto';
 import type { IncomingMessage, OutgoingHttpHeaders } from 'node:http';
+import { type AddressInfo, createServer as createNetServer } from 'node:net';
 import { exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import * as password from '../../../src/auth/password.js';
@@ -411,6 +412,45 @@ describe('client-auth.ts: client assertions', () => {
     const params = new Map(Object.entries(withAssertion(value)));
     const client = await authenticate({ headers: {} } as IncomingMessage, params);
     expect(client.clientId).toBe('keyed');
+  });
+
+  it('fetches the keys of a self-described client from a private address only when allowed', async () => {
+    // a loopback "https" host that only counts the connections it is offered
+    const offered: number[] = [];
+    const host = createNetServer((socket) => {
+      offered.push(1);
+      socket.destroy();
+    });
+    await new Promise<void>((resolve) => host.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = host.address() as AddressInfo;
+      const store = new MemoryClientStore([
+        await defineClient({
+          clientId: 'self-keyed',
+          jwksUri: `https://127.0.0.1:${port}/jwks.json`,
+          grantTypes: ['client_credentials'],
+          redirectUris: [],
+          scopes: ['read:messages'],
+          provenance: 'registered',
+        }),
+      ]);
+      const value = () => assertion({}, 'self-keyed');
+      // by default: refused without a connection (SSRF)
+      const guarded = await start({ issuer: ISSUER }, store);
+      expectRefusal(
+        await post(guarded, withAssertion(await value())),
+        401,
+        'invalid_client',
+        FAILED,
+      );
+      expect(offered).toEqual([]);
+      // allowed (a private deployment): the keys are asked for there (this host has none)
+      const open = await start({ issuer: ISSUER, allowPrivateClientKeys: true }, store);
+      expectRefusal(await post(open, withAssertion(await value())), 401, 'invalid_client', FAILED);
+      expect(offered.length).toBeGreaterThan(0);
+    } finally {
+      await new Promise((resolve) => host.close(resolve));
+    }
   });
 
   it('refuses options it does not know and a replay store without remember()', () => {
