@@ -8,7 +8,7 @@ import { oauthEndpoint } from '../shared/endpoint.js';
 import { looksLikeJwt, readTokenRequest } from '../shared/token-request.js';
 import { refreshTokens } from '../store/records.js';
 import { hashToken } from '../tokens/issue.js';
-import { createOwnTokenVerifier, isAccessTokenRevoked } from '../tokens/verify.js';
+import { createAnyResourceVerifier, isAccessTokenRevoked } from '../tokens/verify.js';
 
 /**
  * An introspection answer (RFC 7662 §2.2).
@@ -86,10 +86,7 @@ function mayIntrospect(client: OAuthClient, clientId: unknown): boolean {
  */
 export function createIntrospectionEndpoint(ctx: OAuthContext): Middleware {
   // a token for any configured resource (RFC 8707) is one of ours
-  const verifier = createOwnTokenVerifier(
-    ctx,
-    ctx.resources.map((resource) => resource.identifier),
-  );
+  const verifier = createAnyResourceVerifier(ctx);
 
   async function accessToken(
     client: OAuthClient,

@@ -9,7 +9,7 @@ import { looksLikeJwt, readTokenRequest } from '../shared/token-request.js';
 import { refreshTokens } from '../store/records.js';
 import { hashToken } from '../tokens/issue.js';
 import { revocationTtlMs, revokeGrant, revokeTokenById } from '../tokens/revoke-grant.js';
-import { createOwnTokenVerifier } from '../tokens/verify.js';
+import { createAnyResourceVerifier } from '../tokens/verify.js';
 
 /**
  * The token revocation endpoint (RFC 7009), for `POST`. The client authenticates as at the
@@ -44,10 +44,7 @@ import { createOwnTokenVerifier } from '../tokens/verify.js';
  */
 export function createRevocationEndpoint(ctx: OAuthContext): Middleware {
   // a token for any configured resource (RFC 8707) is one of ours, and may be revoked
-  const verifier = createOwnTokenVerifier(
-    ctx,
-    ctx.resources.map((resource) => resource.identifier),
-  );
+  const verifier = createAnyResourceVerifier(ctx);
 
   /** A valid token of another client: refused (§2.1). */
   function notTheirs(): never {

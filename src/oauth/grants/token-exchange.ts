@@ -14,7 +14,7 @@ import { OAuthError } from '../protocol/errors.js';
 import { resourcesOf, scopeForAudience } from '../resources.js';
 import type { ActorClaim } from '../tokens/issue.js';
 import {
-  createOwnTokenVerifier,
+  createAnyResourceVerifier,
   isAccessTokenRevoked,
   revokedTokenKey,
   verifyOwnIdToken,
@@ -271,13 +271,7 @@ export function tokenExchangeGrant(options: TokenExchangeOptions = {}): Grant {
       if (type === ID_TOKEN) return (await verifyOwnIdToken(ctx, token, client.clientId)).payload;
       let verifier = verifiers.get(ctx);
       if (verifier === undefined) {
-        verifier = createOwnTokenVerifier(ctx, [
-          ...new Set([
-            ctx.tokens.audience,
-            ...ctx.resources.map((resource) => resource.identifier),
-            ...targetsOf(ctx),
-          ]),
-        ]);
+        verifier = createAnyResourceVerifier(ctx, targetsOf(ctx));
         verifiers.set(ctx, verifier);
       }
       const { payload } = await verifier.verify(token);

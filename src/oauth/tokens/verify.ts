@@ -197,6 +197,25 @@ export function createOwnTokenVerifier(
   };
 }
 
+/**
+ * {@link createOwnTokenVerifier} for a token of any resource this server issues to (RFC 8707:
+ * each configured resource, the first the default audience), and the audiences in `more`: what
+ * introspection, revocation and token exchange take as one of this server's tokens.
+ *
+ * @example
+ * ```ts
+ * const anyOfOurs = createAnyResourceVerifier(ctx);
+ * const { payload } = await anyOfOurs.verify(token);
+ * ```
+ */
+export function createAnyResourceVerifier(
+  ctx: TokenContext & { readonly resources: readonly { readonly identifier: string }[] },
+  more: readonly string[] = [],
+): JwtVerifier {
+  const audiences = new Set([...ctx.resources.map((resource) => resource.identifier), ...more]);
+  return createOwnTokenVerifier(ctx, [...audiences]);
+}
+
 /** The claims every ID token of this server carries (OpenID Connect Core §2). */
 const ID_TOKEN_CLAIMS = ['iss', 'sub', 'aud', 'exp', 'iat'] as const;
 
