@@ -358,7 +358,7 @@ export function varyOnAcceptEncoding(
   const vary: HeadHook = (res) => {
     if (assess(res.req, res, settings).vary) appendVary(res, 'Accept-Encoding');
   };
-  return (req, res) => {
+  return (_req, res) => {
     if (beforeHeadWrite(res, vary)) return;
     const writeHead = res.writeHead as (...args: unknown[]) => ServerResponse;
     res.writeHead = function varyingWriteHead(status: number, ...args: unknown[]) {
@@ -366,7 +366,7 @@ export function varyOnAcceptEncoding(
         return writeHead.call(res, status, ...args);
       }
       applyHead(res, status, args);
-      if (assess(req, res, settings).vary) appendVary(res, 'Accept-Encoding');
+      vary(res);
       return writeHead.call(res, res.statusCode);
     } as ServerResponse['writeHead'];
   };
