@@ -10,6 +10,7 @@ import { sendJson } from '../../../src/core/send.js';
 import {
   CLIENT_ASSERTION_ALGORITHMS,
   CLIENT_ASSERTION_TYPE,
+  createClientAssertionCheck,
 } from '../../../src/oauth/clients/assertion.js';
 import type { OAuthClient } from '../../../src/oauth/clients/client.js';
 import { type ClientStore, MemoryClientStore } from '../../../src/oauth/clients/store.js';
@@ -319,6 +320,76 @@ describe('createClientAssertionCheck with keys at a jwks_uri', () => {
     expectTokens(await clientCredentials(server, await assertion({}, {}, 'first')));
     expect(host.fetches.get('/first')).toBe(2);
     expect(host.fetches.size).toBe(1);
+  });
+});
+
+describe('createClientAssertionCheck: who fetches a self-described client’s keys', () => {
+  const target = { endpoint: `${ISSUER}/token`, fapi2: false };
+  const registered = (jwksUri: string) =>
+    keyClient('registered-client', { jwksUri, provenance: 'registered' });
+  const signed = () => assertion({}, {}, 'registered-client');
+
+  it('uses the address guard by default: a loopback jwks_uri is never fetched', async () => {
+    let fetched = 0;
+    const host = await serve((_req, res) => {
+      fetched++;
+      sendJson(res, 200, { keys: [es.jwk] });
+    });
+    const check = createClientAssertionCheck({ issuer: ISSUER, clockTolerance: 5_000 });
+    const client = registered(`${host.url}/jwks.json`);
+    expect(await check(client, await signed(), target)).toBeUndefined();
+    expect(fetched).toBe(0);
+  });
+
+  it('uses the fetch it is given, and that one only', async () => {
+    const asked: string[] = [];
+    const check = createClientAssertionCheck({
+      issuer: ISSUER,
+      clockTolerance: 5_000,
+      selfDescribedKeys: async (href) => {
+        asked.push(href);
+        return new Response(JSON.stringify({ keys: [es.jwk] }), {
+          headers: { 'content-type': 'application/json' },
+        });
+      },
+    });
+    const client = registered('https://agent.example/jwks.json');
+    expect(await check(client, await signed(), target)).toMatchObject({
+      ttlMs: expect.any(Number),
+    });
+    expect(asked).toEqual(['https://agent.example/jwks.json']);
+  });
+});
+
+describe('createClientAssertionCheck for a client held to FAPI 2.0', () => {
+  it('refuses RS256 there (no RSASSA-PKCS1-v1_5) and takes PS256; elsewhere RS256 too', async () => {
+    const pairs = {
+      RS256: await generateKeyPair('RS256', { extractable: true }),
+      PS256: await generateKeyPair('PS256', { extractable: true }),
+    };
+    const keys = await Promise.all(
+      Object.entries(pairs).map(async ([alg, pair]) => ({
+        ...(await exportJWK(pair.publicKey)),
+        kid: alg,
+        alg,
+      })),
+    );
+    const client = keyClient('rsa-client', { jwks: { keys } });
+    const check = createClientAssertionCheck({ issuer: ISSUER, clockTolerance: 5_000 });
+    const signedWith = (alg: keyof typeof pairs) => {
+      const now = nowSeconds();
+      return new SignJWT({ jti: randomUUID(), iat: now, exp: now + 60 })
+        .setProtectedHeader({ alg, kid: alg })
+        .setIssuer('rsa-client')
+        .setSubject('rsa-client')
+        .setAudience(ISSUER)
+        .sign(pairs[alg].privateKey);
+    };
+    const fapi2 = { endpoint: `${ISSUER}/token`, fapi2: true };
+    const plain = { endpoint: `${ISSUER}/token`, fapi2: false };
+    expect(await check(client, await signedWith('RS256'), fapi2)).toBeUndefined();
+    expect(await check(client, await signedWith('PS256'), fapi2)).toBeDefined();
+    expect(await check(client, await signedWith('RS256'), plain)).toBeDefined();
   });
 });
 
