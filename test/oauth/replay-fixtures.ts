@@ -128,6 +128,13 @@ export function postToken(
   });
 }
 
+/** The form of a `client_credentials` request authenticated with `assertion`. */
+export const assertionForm = (assertion: string): Record<string, string> => ({
+  grant_type: 'client_credentials',
+  client_assertion_type: CLIENT_ASSERTION_TYPE,
+  client_assertion: assertion,
+});
+
 /** `client_credentials` for a key client, with a fresh assertion and, given a key, a proof. */
 export async function keyClientToken(
   server: Listening,
@@ -136,15 +143,10 @@ export async function keyClientToken(
   proofKey?: Key,
   headers: OutgoingHttpHeaders = {},
 ): Promise<Reply> {
-  return postToken(
-    server,
-    {
-      grant_type: 'client_credentials',
-      client_assertion_type: CLIENT_ASSERTION_TYPE,
-      client_assertion: await clientAssertion(clientId, clientKey),
-    },
-    { ...(proofKey && { DPoP: await dpopProof(proofKey) }), ...headers },
-  );
+  return postToken(server, assertionForm(await clientAssertion(clientId, clientKey)), {
+    ...(proofKey && { DPoP: await dpopProof(proofKey) }),
+    ...headers,
+  });
 }
 
 /** GET /api/me with a DPoP-bound token and a fresh proof of `key` (or the given one). */

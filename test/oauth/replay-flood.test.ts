@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryReplayStore } from '../../src/auth/replay/store.js';
 import { closeAll, json, type Listening } from '../helpers/http.js';
 import {
+  assertionForm,
   callApi,
   clientAssertion,
   dpopProof,
@@ -144,12 +145,7 @@ describe('two uses of one proof or assertion at once', () => {
 
   it('lets one of two token requests with one assertion through; the other is invalid_client', async () => {
     const server = await start();
-    const assertion = await clientAssertion('key-client', clientKey);
-    const form = {
-      grant_type: 'client_credentials',
-      client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer',
-      client_assertion: assertion,
-    };
+    const form = assertionForm(await clientAssertion('key-client', clientKey));
     const replies = await Promise.all([1, 2].map(() => postToken(server, form)));
     expect(replies.map((r) => r.status).sort()).toEqual([200, 401]);
     expect(errorOf(replies.find((r) => r.status === 401)!)).toBe('invalid_client');
@@ -160,20 +156,14 @@ describe('two uses of one proof or assertion at once', () => {
 
   it('refuses an assertion used once already before its grant is looked at (invalid_client)', async () => {
     const server = await start();
-    const assertion = await clientAssertion('key-client', clientKey);
-    const form = {
-      grant_type: 'client_credentials',
-      client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer',
-      client_assertion: assertion,
-    };
+    const form = assertionForm(await clientAssertion('key-client', clientKey));
     expect((await postToken(server, form)).status).toBe(200);
     // replayed with a grant that would be refused: the replay is what is answered, not the
     // grant's own error (a store that can tell a known id refuses it before any other check)
     const replayed = await postToken(server, { ...form, scope: 'admin:everything' });
     expect([replayed.status, errorOf(replayed)]).toEqual([401, 'invalid_client']);
     const fresh = await postToken(server, {
-      ...form,
-      client_assertion: await clientAssertion('key-client', clientKey),
+      ...assertionForm(await clientAssertion('key-client', clientKey)),
       scope: 'admin:everything',
     });
     expect([fresh.status, errorOf(fresh)]).toEqual([400, 'invalid_scope']);
