@@ -9,6 +9,7 @@ import { requestPath } from '../../core/problem.js';
 import { fieldLines } from '../../internal/headers.js';
 import { peekConfirmation } from '../../internal/jwt-peek.js';
 import { assertKnownOptions, functionOption, invalidOption } from '../../internal/options.js';
+import { isPromiseLike } from '../../internal/promise.js';
 import { type Authenticator, challenge } from '../authenticator.js';
 import { certificateThumbprint, getClientCertificate } from '../certificate.js';
 import {
@@ -26,7 +27,7 @@ import {
 import { grantCredentialId, tokenCredentialId } from '../revocations.js';
 import { isJwtError } from './error.js';
 import { bearerVerifier, type JwtIssuerOptions } from './issuers.js';
-import { JWT_VERIFIER_OPTIONS, type JwtVerifierOptions } from './jwt.js';
+import { JWT_VERIFIER_OPTIONS, type JwtVerifierOptions, type VerifiedJwt } from './jwt.js';
 import type { JwtClaimMappingOptions } from './principal.js';
 
 export { principalFromClaims } from './principal.js';
@@ -149,6 +150,13 @@ function isBearer(value: string | undefined): value is string {
   return isScheme(value, 'bearer');
 }
 
+/** How an access token came. */
+type Scheme = 'Bearer' | 'DPoP';
+/** jwtBearer's DPoP settings. */
+type DpopSettings = NonNullable<ReturnType<typeof dpopSettings>>;
+/** A DPoP proof that passed its checks, its `jti` not yet recorded. */
+type CheckedProof = Awaited<ReturnType<DpopVerifier['check']>>;
+
 /** Whether a header value uses `scheme` (lower case; case-insensitive, RFC 9110 §11.1). */
 function isScheme(value: string | undefined, scheme: string): value is string {
   const n = scheme.length;
@@ -173,7 +181,7 @@ function readAccessToken(
   req: IncomingMessage,
   badRequest: string,
   dpop: boolean,
-): { scheme: 'Bearer' | 'DPoP'; token: string } | undefined {
+): { scheme: Scheme; token: string } | undefined {
   const header = req.headers.authorization;
   if (dpop && isScheme(header, 'dpop')) {
     const bearer = readBearerToken(req, badRequest, true);
@@ -382,11 +390,78 @@ export function jwtBearer(options: JwtBearerOptions | JwtBearerIssuersOptions): 
     accessToken,
   });
 
+  /** Runs a verification step, its refusal answered as the token's scheme says. */
+  const refusingToken = <T>(scheme: Scheme, token: string, step: () => T): T => {
+    try {
+      return step();
+    } catch (error) {
+      throw tokenRefusal(scheme, token, error);
+    }
+  };
+  /** The answer to a token `verify` refused. */
+  const tokenRefusal = (scheme: Scheme, token: string, error: unknown): unknown => {
+    const answer = answers[scheme];
+    if (isJwtError(error, 'expired')) {
+      return expiredCredentials(answer.expired, answer.expiredDetail, 'ERR_JWT_EXPIRED');
+    }
+    if (isJwtError(error, 'unavailable')) {
+      return serviceUnavailable(30, 'The access token cannot be verified now.', {
+        code: error.code,
+        cause: error,
+      });
+    }
+    // a DPoP-bound token sent as Bearer: the answer offers the scheme it needs (§7.1)
+    if (isJwtError(error)) {
+      return dpop !== undefined && scheme === 'Bearer' && claimsDpopBinding(token)
+        ? answers.DPoP.invalid()
+        : answer.invalid();
+    }
+    return error;
+  };
+  /** The principal of a verified token, with the token's credential (or a refusal). */
+  const boundPrincipal = (scheme: Scheme, token: VerifiedJwt, principal: Principal | undefined) => {
+    if (principal === undefined || typeof principal.sub !== 'string' || principal.sub === '') {
+      throw answers[scheme].invalid();
+    }
+    return withTokenCredential(principal, token.payload);
+  };
+  /** Verifies the token (with the keys, if the cache has not it) and maps it. */
+  const verified = async (
+    scheme: Scheme,
+    token: string,
+    context: PresentedCertificate,
+    proof: CheckedProof | undefined,
+  ) => {
+    let checked: VerifiedJwt;
+    try {
+      checked = await verifier.verify(token, context);
+    } catch (error) {
+      throw tokenRefusal(scheme, token, error);
+    }
+    // the DPoP scheme is for bound tokens: an unbound one is a bearer token (RFC 9449 §7.1)
+    if (scheme === 'DPoP' && !isDpopBound(checked.payload)) throw answers[scheme].invalid();
+    const principal = await verifier.toPrincipal(checked.payload, checked.protectedHeader);
+    const bound = boundPrincipal(scheme, checked, principal);
+    if (proof !== undefined) {
+      await refusingProof(() => proof.remember());
+      // a DPoP-bound token with its proof: the principal says so (unless mapped otherwise)
+      if (bound.method === 'bearer') bound.method = 'dpop';
+    }
+    return bound;
+  };
+  /** A DPoP-scheme token: the proof is checked first, its jti recorded last (a refused token records nothing). */
+  const withProof = async (req: IncomingMessage, token: string, settings: DpopSettings) => {
+    const proof = await refusingProof(() =>
+      settings.verifier.check(dpopHeader(req), proofRequest(req, token)),
+    );
+    return verified('DPoP', token, new PresentedCertificate(req, proof.jkt), proof);
+  };
+
   return {
     scheme: 'Bearer',
     challenge: offered,
     headers: dpop === undefined ? ['Authorization'] : ['Authorization', 'DPoP'],
-    async authenticate(req) {
+    authenticate(req) {
       const presented = readAccessToken(req, badRequest, dpop !== undefined);
       if (presented === undefined) return undefined;
       const { scheme, token } = presented;
@@ -396,47 +471,15 @@ export function jwtBearer(options: JwtBearerOptions | JwtBearerIssuersOptions): 
       if (scheme === 'Bearer' && dpop?.required) {
         throw invalidCredentials(answers.DPoP.invalidChallenge, 'Send a DPoP-bound token.');
       }
-      // the proof is checked first, its jti recorded last: a refused token records nothing
-      const proof =
-        scheme === 'DPoP' && dpop !== undefined
-          ? await refusingProof(() =>
-              dpop.verifier.check(dpopHeader(req), proofRequest(req, token)),
-            )
-          : undefined;
-      let verified: Awaited<ReturnType<typeof verifier.verify>>;
-      try {
-        verified = await verifier.verify(token, new PresentedCertificate(req, proof?.jkt));
-      } catch (error) {
-        if (isJwtError(error, 'expired')) {
-          throw expiredCredentials(answer.expired, answer.expiredDetail, 'ERR_JWT_EXPIRED');
-        }
-        if (isJwtError(error, 'unavailable')) {
-          throw serviceUnavailable(30, 'The access token cannot be verified now.', {
-            code: error.code,
-            cause: error,
-          });
-        }
-        // a DPoP-bound token sent as Bearer: the answer offers the scheme it needs (§7.1)
-        if (isJwtError(error)) {
-          throw dpop !== undefined && scheme === 'Bearer' && claimsDpopBinding(token)
-            ? answers.DPoP.invalid()
-            : answer.invalid();
-        }
-        throw error;
-      }
-      // the DPoP scheme is for bound tokens: an unbound one is a bearer token (RFC 9449 §7.1)
-      if (scheme === 'DPoP' && !isDpopBound(verified.payload)) throw answer.invalid();
-      const principal = await verifier.toPrincipal(verified.payload, verified.protectedHeader);
-      if (principal === undefined || typeof principal.sub !== 'string' || principal.sub === '') {
-        throw answer.invalid();
-      }
-      const bound = withTokenCredential(principal, verified.payload);
-      if (proof !== undefined) {
-        await refusingProof(() => proof.remember());
-        // a DPoP-bound token with its proof: the principal says so (unless mapped otherwise)
-        if (bound.method === 'bearer') bound.method = 'dpop';
-      }
-      return bound;
+      if (scheme === 'DPoP' && dpop !== undefined) return withProof(req, token, dpop);
+      // a token the cache holds is answered without a promise (when the mapping has none)
+      const context = new PresentedCertificate(req, undefined);
+      const hit = refusingToken(scheme, token, () => verifier.verifyCached(token, context));
+      if (hit === undefined) return verified(scheme, token, context, undefined);
+      const principal = verifier.toPrincipal(hit.payload, hit.protectedHeader);
+      return isPromiseLike(principal)
+        ? principal.then((mapped) => boundPrincipal(scheme, hit, mapped))
+        : boundPrincipal(scheme, hit, principal);
     },
   };
 }

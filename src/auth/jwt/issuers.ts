@@ -15,6 +15,7 @@ import {
 import { jwtInvalid } from './error.js';
 import {
   buildJwtVerifier,
+  type CachingJwtVerifier,
   JWT_VERIFIER_OPTIONS,
   type JwtVerifier,
   type JwtVerifierOptions,
@@ -69,6 +70,7 @@ export type BearerVerifierOptions =
 /** Verifies a token with the keys and rules of its issuer, and maps it as that issuer says. */
 export interface BearerVerifier {
   verify: JwtVerifier['verify'];
+  verifyCached: CachingJwtVerifier['verifyCached'];
   /** The mapping of the issuer of a payload `verify` gave. */
   toPrincipal: Mapping;
 }
@@ -106,11 +108,12 @@ function oneIssuer(
 ): BearerVerifier {
   const { scopesClaim, rolesClaim } = options;
   const toPrincipal = mappingOf(owner, { scopesClaim, rolesClaim, toPrincipal: shared }, undefined);
-  return { verify: buildJwtVerifier(owner, options).verify, toPrincipal };
+  const { verify, verifyCached } = buildJwtVerifier(owner, options);
+  return { verify, verifyCached, toPrincipal };
 }
 
 interface Issuer {
-  verifier: JwtVerifier;
+  verifier: CachingJwtVerifier;
   toPrincipal: Mapping;
 }
 
@@ -178,6 +181,9 @@ function severalIssuers(
       const issuer = issuerOf(peekPayload(token)?.iss);
       if (issuer === undefined) throw jwtInvalid('access token');
       return issuer.verifier.verify(token, context);
+    },
+    verifyCached(token, context) {
+      return issuerOf(peekPayload(token)?.iss)?.verifier.verifyCached(token, context);
     },
     toPrincipal(payload, protectedHeader) {
       const issuer = issuerOf(payload.iss);

@@ -124,6 +124,15 @@ export interface JwtVerifier {
   verify(token: string, context?: JwtVerifyContext): Promise<VerifiedJwt>;
 }
 
+/** A verifier that can also answer from its cache alone, without a promise. @internal */
+export interface CachingJwtVerifier extends JwtVerifier {
+  /**
+   * The verified token if the cache holds it (its binding checked: a `JwtError` otherwise),
+   * `undefined` when only `verify` can tell.
+   */
+  verifyCached(token: string, context?: JwtVerifyContext): VerifiedJwt | undefined;
+}
+
 /** The option names of {@link JwtVerifierOptions} (for factories that extend them). @internal */
 export const JWT_VERIFIER_OPTIONS = Object.freeze([
   'secret',
@@ -183,7 +192,7 @@ export function buildJwtVerifier(
   owner: string,
   options: JwtVerifierOptions,
   subject = 'access token',
-): JwtVerifier {
+): CachingJwtVerifier {
   if (typeof options !== 'object' || options === null) {
     throw invalidOption(`${owner}: options are required`);
   }
@@ -227,33 +236,43 @@ export function buildJwtVerifier(
   };
   const cache = max > 0 ? new VerifiedTokenCache(max) : undefined;
 
+  /** The token of `key` as the cache holds it, its binding checked; `undefined` when not cached. */
+  const cached = (key: string | undefined, context: JwtVerifyContext | undefined) => {
+    if (cache === undefined || key === undefined || !source.isFresh()) return undefined;
+    const hit = cache.get(key, source.generation(), Date.now());
+    if (hit !== undefined) checkBinding(hit.payload, presentedOf(context), subject);
+    return hit;
+  };
+  const keyOf = (token: unknown) =>
+    cache === undefined || typeof token !== 'string' || token.length > maxTokenLength
+      ? undefined
+      : VerifiedTokenCache.keyOf(token);
+
   return {
     async verify(token, context) {
       if (typeof token !== 'string' || token.length > maxTokenLength) throw jwtInvalid(subject);
-      const presented = {
-        certificate: () => context?.certificateThumbprint,
-        dpopKey: context?.dpopKeyThumbprint,
-      };
       const generation = source.generation();
-      const cacheKey = cache === undefined ? undefined : VerifiedTokenCache.keyOf(token);
-      if (cache !== undefined && cacheKey !== undefined && source.isFresh()) {
-        const hit = cache.get(cacheKey, generation, Date.now());
-        if (hit !== undefined) {
-          checkBinding(hit.payload, presented, subject);
-          return hit;
-        }
-      }
+      const cacheKey = keyOf(token);
+      const hit = cached(cacheKey, context);
+      if (hit !== undefined) return hit;
       const verified = deepFreeze(await verifyCompactJwt(token, source.key, core));
       rules.check(verified.payload, subject);
       if (cache !== undefined && cacheKey !== undefined) {
         const deadline = cacheDeadline(verified.payload, maxTokenAge);
         cache.set(cacheKey, verified, deadline, generation, Date.now());
       }
-      checkBinding(verified.payload, presented, subject);
+      checkBinding(verified.payload, presentedOf(context), subject);
       return verified;
     },
+    verifyCached: (token, context) => cached(keyOf(token), context),
   };
 }
+
+/** What a token's binding is checked against. */
+const presentedOf = (context: JwtVerifyContext | undefined) => ({
+  certificate: () => context?.certificateThumbprint,
+  dpopKey: context?.dpopKeyThumbprint,
+});
 
 /**
  * Creates a JWT verifier following RFC 8725: an explicit algorithm allowlist, `exp`
