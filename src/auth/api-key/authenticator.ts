@@ -60,7 +60,14 @@ const KNOWN_OPTIONS = [
 ] as const satisfies readonly (keyof ApiKeyAuthOptions)[];
 
 function defaultResolve(record: ApiKeyRecord): Principal {
-  return { sub: record.owner, scopes: record.scopes ?? [], method: 'api_key', keyId: record.id };
+  // with its credential id already: the principal is not copied again to add it
+  return {
+    sub: record.owner,
+    scopes: record.scopes ?? [],
+    method: 'api_key',
+    keyId: record.id,
+    credentialIds: [apiKeyCredentialId(record.id)],
+  };
 }
 
 /** The values of every header line named `lower`, as sent (node joins repeated unknown headers). */

@@ -24,11 +24,10 @@ import {
   invalidAuthRequest,
   invalidCredentials,
 } from '../errors.js';
-import { grantCredentialId, tokenCredentialId } from '../revocations.js';
 import { isJwtError } from './error.js';
 import { bearerVerifier, type JwtIssuerOptions } from './issuers.js';
 import { JWT_VERIFIER_OPTIONS, type JwtVerifierOptions, type VerifiedJwt } from './jwt.js';
-import type { JwtClaimMappingOptions } from './principal.js';
+import { type JwtClaimMappingOptions, tokenCredentialIds } from './principal.js';
 
 export { principalFromClaims } from './principal.js';
 
@@ -126,22 +125,18 @@ const OPTIONS = [
 /** RFC 6750 §2.1 `b64token`. */
 const B64TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
 
-const text = (value: unknown) => (typeof value === 'string' && value !== '' ? value : undefined);
-
 /**
  * The token's revocation ids (`grant:<grant_id>`, `token:<jti>`) and its `exp`, added to the
  * principal unless its mapping set them: a stream opened with the token ends with it.
  */
 function withTokenCredential(principal: Principal, payload: JWTPayload): Principal {
-  const ids: string[] = [];
-  const grantId = text(payload.grant_id);
-  const jti = text(payload.jti);
-  if (grantId !== undefined) ids.push(grantCredentialId(grantId));
-  if (jti !== undefined) ids.push(tokenCredentialId(jti));
-  const expiresAt = typeof payload.exp === 'number' ? payload.exp * 1000 : undefined;
+  const ids = principal.credentialIds === undefined ? tokenCredentialIds(payload) : undefined;
+  const addExpiry = principal.expiresAt === undefined && typeof payload.exp === 'number';
+  // the mapping's principal, copied only when something is added (never changed in place)
+  if (ids === undefined && !addExpiry) return principal;
   const withIds: Principal = { ...principal };
-  if (principal.credentialIds === undefined && ids.length > 0) withIds.credentialIds = ids;
-  if (principal.expiresAt === undefined && expiresAt !== undefined) withIds.expiresAt = expiresAt;
+  if (ids !== undefined) withIds.credentialIds = [...ids];
+  if (addExpiry) withIds.expiresAt = (payload.exp as number) * 1000;
   return withIds;
 }
 
@@ -442,12 +437,12 @@ export function jwtBearer(options: JwtBearerOptions | JwtBearerIssuersOptions): 
     if (scheme === 'DPoP' && !isDpopBound(checked.payload)) throw answers[scheme].invalid();
     const principal = await verifier.toPrincipal(checked.payload, checked.protectedHeader);
     const bound = boundPrincipal(scheme, checked, principal);
-    if (proof !== undefined) {
-      await refusingProof(() => proof.remember());
-      // a DPoP-bound token with its proof: the principal says so (unless mapped otherwise)
-      if (bound.method === 'bearer') bound.method = 'dpop';
-    }
-    return bound;
+    if (proof === undefined) return bound;
+    await refusingProof(() => proof.remember());
+    // a DPoP-bound token with its proof: the principal says so (unless mapped otherwise); a
+    // principal the mapping handed over as it is gets a copy, so that its own stays unchanged
+    if (bound.method !== 'bearer') return bound;
+    return { ...bound, method: 'dpop' };
   };
   /** A DPoP-scheme token: the proof is checked first, its jti recorded last (a refused token records nothing). */
   const withProof = async (req: IncomingMessage, token: string, settings: DpopSettings) => {

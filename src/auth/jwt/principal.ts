@@ -3,6 +3,7 @@
 import type { JwtClaims as JWTPayload } from '../../core/jwt-types.js';
 import type { Principal } from '../../core/principal.js';
 import { invalidOption } from '../../internal/options.js';
+import { grantCredentialId, tokenCredentialId } from '../revocations.js';
 import { scopesFromClaim } from '../scopes.js';
 
 /**
@@ -65,6 +66,17 @@ interface Parsed {
   roles: readonly string[] | undefined;
 }
 
+/** The revocation ids of a token (`grant:<grant_id>`, `token:<jti>`), if it carries any. */
+export function tokenCredentialIds(payload: JWTPayload): readonly string[] | undefined {
+  const grantId = text(payload.grant_id);
+  const jti = text(payload.jti);
+  if (grantId === undefined && jti === undefined) return undefined;
+  const ids: string[] = [];
+  if (grantId !== undefined) ids.push(grantCredentialId(grantId));
+  if (jti !== undefined) ids.push(tokenCredentialId(jti));
+  return ids;
+}
+
 /**
  * The default mapping, reading scopes and roles where `options` says. The scopes and roles of
  * a payload are parsed once: a token served from the verified-token cache hands the same
@@ -100,6 +112,10 @@ export function claimsMapping(options: JwtClaimMappingOptions = {}): ClaimsMappi
     if (role !== undefined) principal.role = role;
     if (roles !== undefined) principal.roles = roles;
     if (clientId !== undefined) principal.clientId = clientId;
+    // what jwtBearer adds to any mapping's principal, set here so that it copies none
+    const credentialIds = tokenCredentialIds(payload);
+    if (credentialIds !== undefined) principal.credentialIds = [...credentialIds];
+    if (typeof payload.exp === 'number') principal.expiresAt = payload.exp * 1000;
     return principal;
   };
 }

@@ -58,7 +58,11 @@ describe('jwtBearer(): a cached token', () => {
       publicKey: key.pem,
       issuer: ISSUER,
       audience: AUDIENCE,
-      toPrincipal: async (payload) => ({ sub: `mapped:${payload.sub}` }),
+      toPrincipal: async (payload) => ({
+        sub: `mapped:${payload.sub}`,
+        scopes: [],
+        method: 'bearer',
+      }),
     });
     const token = await mint(key);
     await bearer.authenticate(request(token));
@@ -73,7 +77,8 @@ describe('jwtBearer(): a cached token', () => {
       publicKey: key.pem,
       issuer: ISSUER,
       audience: AUDIENCE,
-      toPrincipal: (payload) => (++calls === 1 ? { sub: String(payload.sub) } : undefined),
+      toPrincipal: (payload) =>
+        ++calls === 1 ? { sub: String(payload.sub), scopes: [], method: 'bearer' } : undefined,
     });
     const token = await mint(key);
     await bearer.authenticate(request(token));
@@ -155,5 +160,59 @@ describe('jwtBearer(): a cached token', () => {
     } finally {
       store.close();
     }
+  });
+
+  it('maps a token with its revocation ids and expiry, as principalFromClaims() gives them', async () => {
+    const bearer = jwtBearer({ publicKey: key.pem, issuer: ISSUER, audience: AUDIENCE });
+    const exp = now() + 600;
+    const token = await mint(key, { exp, jti: 't-1', grant_id: 'g-1' });
+    const principal = await bearer.authenticate(request(token));
+    expect(principal).toMatchObject({
+      credentialIds: ['grant:g-1', 'token:t-1'],
+      expiresAt: exp * 1000,
+    });
+    // the keys in the order they always had (JSON answers show them)
+    expect(Object.keys(principal!)).toEqual([
+      'sub',
+      'scopes',
+      'method',
+      'claims',
+      'credentialIds',
+      'expiresAt',
+    ]);
+    // each request's own list: changing one changes no other
+    const again = bearer.authenticate(request(token)) as unknown as { credentialIds: string[] };
+    again.credentialIds.push('x');
+    expect(
+      (bearer.authenticate(request(token)) as unknown as typeof again).credentialIds,
+    ).toHaveLength(2);
+  });
+
+  it('never changes the principal a mapping gives: a copy carries what is added', async () => {
+    const shared = Object.freeze({ sub: 'svc', scopes: Object.freeze(['read']), method: 'bearer' });
+    const bearer = jwtBearer({
+      publicKey: key.pem,
+      issuer: ISSUER,
+      audience: AUDIENCE,
+      toPrincipal: () => shared,
+    });
+    const exp = now() + 600;
+    const token = await mint(key, { exp, jti: 't-2' });
+    const principal = await bearer.authenticate(request(token));
+    expect(principal).not.toBe(shared);
+    expect(principal).toEqual({ ...shared, credentialIds: ['token:t-2'], expiresAt: exp * 1000 });
+    expect(shared).toEqual({ sub: 'svc', scopes: ['read'], method: 'bearer' });
+  });
+
+  it("hands over a mapping's principal that carries its own ids and expiry as it is", async () => {
+    const own = { sub: 'svc', scopes: [], method: 'bearer', credentialIds: [], expiresAt: 1 };
+    const bearer = jwtBearer({
+      publicKey: key.pem,
+      issuer: ISSUER,
+      audience: AUDIENCE,
+      toPrincipal: () => own,
+    });
+    const token = await mint(key, { jti: 't-3' });
+    expect(await bearer.authenticate(request(token))).toBe(own);
   });
 });
