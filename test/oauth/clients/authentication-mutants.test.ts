@@ -20,6 +20,7 @@ import { defineClient, type OAuthClient } from '../../../src/oauth/clients/clien
 import { type ClientStore, MemoryClientStore } from '../../../src/oauth/clients/store.js';
 import { CLIENT_CHALLENGE, OAuthError } from '../../../src/oauth/protocol/errors.js';
 import { singleParams } from '../../../src/oauth/protocol/parameters.js';
+import { PendingIds } from '../../../src/oauth/store/one-time-ids.js';
 import { closeAll, json, type Listening, type Reply, request, serve } from '../../helpers/http.js';
 import { basic, ISSUER } from '../token-fixtures.js';
 
@@ -370,6 +371,50 @@ describe('client-auth.ts: client assertions', () => {
     accepted(await post(server, withAssertion(value)), 'keyed');
     expect(remembered).toEqual([`client-assertion:keyed:${jti}`]);
     expectRefusal(await post(server, withAssertion(value)), 401, 'invalid_client', FAILED);
+  });
+
+  it('refuses a known assertion at authentication when its jti is to be recorded later', async () => {
+    const ids = new Set<string>();
+    const remembered: string[] = [];
+    const authenticate = createClientAuthenticator(clients, {
+      issuer: ISSUER,
+      replay: {
+        seen: (id: string) => ids.has(id),
+        remember: async (id: string) => {
+          remembered.push(id);
+          if (ids.has(id)) return false;
+          ids.add(id);
+          return true;
+        },
+      },
+    });
+    // answers where a refusal came from: the authentication, or the commit of the ids after it
+    const server = await serve(async (req, res) => {
+      const pending = new PendingIds();
+      let stage = 'authentication';
+      try {
+        const client = await authenticate(req, singleParams(await readForm(req)), pending);
+        stage = 'commit';
+        await pending.commit();
+        res.writeHead(200, { 'Content-Type': 'application/json' });
+        res.end(JSON.stringify({ clientId: client.clientId }));
+      } catch (err) {
+        if (!(err instanceof OAuthError)) throw err;
+        res.writeHead(err.status, { 'Content-Type': 'application/json' });
+        res.end(JSON.stringify({ stage, error: err.error, error_description: err.message }));
+      }
+    });
+    const jti = randomUUID();
+    const once = await assertion({ jti });
+    accepted(await post(server, withAssertion(once)), 'keyed');
+    expect(remembered).toEqual([`client-assertion:keyed:${jti}`]);
+    const replayed = await post(server, withAssertion(once));
+    expect({ status: replayed.status, body: json(replayed) }).toEqual({
+      status: 401,
+      body: { stage: 'authentication', error: 'invalid_client', error_description: FAILED },
+    });
+    // refused before anything was to be recorded: the store is not asked again
+    expect(remembered).toEqual([`client-assertion:keyed:${jti}`]);
   });
 
   it('refuses an assertion whose client_id names another client', async () => {

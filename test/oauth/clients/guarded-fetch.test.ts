@@ -1,8 +1,10 @@
 // The fetch of a self-described client's keys (clients/guarded-fetch.ts) over real https on
 // loopback (a test CA made with openssl): the address guard, the TLS trust, the lookup it is
-// given, redirects answered rather than followed.
+// given, redirects answered rather than followed; the lazy agent made on first use, closed and
+// made again.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { guardedKeysFetch } from '../../../src/oauth/clients/guarded-fetch.js';
+import { loadUndici } from '../../../src/internal/lazy.js';
+import { guardedKeysFetch, lazyGuardedAgent } from '../../../src/oauth/clients/guarded-fetch.js';
 import { requireOpenssl } from '../../helpers/tools.js';
 import {
   type DocumentServer,
@@ -94,5 +96,33 @@ describe.runIf(hasOpenssl)('guardedKeysFetch()', () => {
     const allowed = guardedKeysFetch({ allowPrivate: true, ca: tls.ca });
     expect((await allowed(`${docs.origin}/jwks.json`, init)).status).toBe(200);
     expect(looked).toEqual([]);
+  });
+});
+
+describe.runIf(hasOpenssl)('lazyGuardedAgent()', () => {
+  it('makes its agent on first use, once; closes it, and makes another when used again', async () => {
+    const undici = await loadUndici();
+    const lazy = lazyGuardedAgent(
+      { allowPrivate: true, lookup, ca: tls.ca },
+      { connectTimeoutMs: 5_000, connections: 2 },
+    );
+    const status = async (dispatcher: unknown) =>
+      (await undici.fetch(`${docs.origin}/jwks.json`, { dispatcher } as never)).status;
+    // nothing made yet: nothing to close
+    await expect(lazy.close()).resolves.toBeUndefined();
+    const first = await lazy.get();
+    expect(await lazy.get()).toBe(first);
+    expect(await status(first)).toBe(200);
+    await lazy.close();
+    expect((first as unknown as { closed: boolean }).closed).toBe(true);
+    const cause = await failure(status(first));
+    // undici refuses any request of an agent closed (this version names it destroyed)
+    expect((cause as Error).name).toMatch(/^Client(Closed|Destroyed)Error$/);
+    const second = await lazy.get();
+    expect(second).not.toBe(first);
+    expect(await status(second)).toBe(200);
+    await lazy.close();
+    await expect(lazy.close()).resolves.toBeUndefined();
+    expect((second as unknown as { closed: boolean }).closed).toBe(true);
   });
 });

@@ -85,7 +85,14 @@ describe('redirectUriRefusal, each answer', () => {
     for (const uri of ['com.example.app:/cb', 'com.example-1.app+x:/cb', 'a.b:/cb']) {
       expect(redirectUriRefusal(uri, ALL), uri).toBeUndefined();
     }
-    for (const uri of ['com.:/cb', 'com..app:/cb', 'comexample:/cb']) {
+    for (const uri of [
+      'com.:/cb',
+      'com..app:/cb',
+      'comexample:/cb',
+      // the part after an empty label reads as a reverse domain name on its own
+      'com..example.app:/cb',
+      'a+..b.c:/cb',
+    ]) {
       expect(redirectUriRefusal(uri, ALL), uri).toMatch(/neither https, loopback http/);
     }
   });
@@ -115,6 +122,13 @@ describe('redirectUriMatches, the edges', () => {
     ['http://127.0.0.1/cb', 'http://[::1]:5000/cb', false],
     ['http://[::1]/cb', 'http://[::1]:5000/cb', true],
     ['https://localhost/cb', 'https://localhost:5000/cb', false],
+    // a scheme ending in http is not http, registered or requested
+    ['xhttp://127.0.0.1/cb', 'http://127.0.0.1:5000/cb', false],
+    ['myhttp://localhost/cb', 'http://localhost:5000/cb', false],
+    // no port requested: the exact match only, the host's case included
+    ['http://LOCALHOST/cb', 'http://localhost/cb', false],
+    ['http://localhost/cb', 'http://LOCALHOST/cb', false],
+    ['HTTP://127.0.0.1/cb', 'http://127.0.0.1/cb', false],
     ['http://127.0.0.1/c%zz', 'http://127.0.0.1:5000/c%zz', true],
   ])('%s matches %s: %s', (registered, requested, expected) => {
     expect(redirectUriMatches(registered, requested)).toBe(expected);

@@ -158,6 +158,22 @@ describe('resolveRegistrationPolicy()', () => {
     expect(() => resolveRegistrationPolicy(OWNER, undefined, ['bad scope'])).toThrow(message);
   });
 
+  it('refuses a list of scopes with one bad token among good ones, and takes an empty list', () => {
+    const message = `${OWNER}: \`registration.scopes\` must be a list of scope tokens`;
+    expect(optionRefusal({ scopes: ['read', 'bad scope'] })).toBe(message);
+    expect(optionRefusal({ scopes: ['bad scope', 'read'] })).toBe(message);
+    expect(() => resolveRegistrationPolicy(OWNER, undefined, ['openid', 'x"y'])).toThrow(message);
+    expect(policy({ scopes: [] }).scopes).toEqual([]);
+  });
+
+  it('refuses a windowMs under one second however it is written', () => {
+    const message = `${OWNER}: \`registration.windowMs\` must be milliseconds, at least 1000`;
+    for (const windowMs of [0, '999ms', '0s']) {
+      expect(optionRefusal({ windowMs } as never), String(windowMs)).toBe(message);
+    }
+    expect(policy({ windowMs: '1s' } as never).windowMs).toBe(1_000);
+  });
+
   it('refuses a store without increment, takes one with it', () => {
     const message = `${OWNER}: \`registration.store\` must be a RateLimitStore`;
     for (const store of [null, {}, { increment: 1 }, 'redis']) {
@@ -390,6 +406,44 @@ describe('checkClientMetadata()', () => {
     expect(metadataRefusal({ ...pkj, jwks: big })).toEqual(invalid('jwks is too large.'));
     const fits = { keys: [{ ...EC_KEY, x: 'x'.repeat(16_300) }] };
     expect(checkClientMetadata(policy(), { ...pkj, jwks: fits }).jwks).toEqual(fits);
+  });
+
+  it('takes a jwks of exactly 16384 characters of JSON, and refuses one more', () => {
+    const pkj = { ...APP, token_endpoint_auth_method: 'private_key_jwt' };
+    const sized = (length: number) => {
+      const jwks = { keys: [{ ...EC_KEY, x: '' }] };
+      jwks.keys[0]!.x = 'x'.repeat(length - JSON.stringify(jwks).length);
+      expect(JSON.stringify(jwks)).toHaveLength(length);
+      return jwks;
+    };
+    const largest = sized(16_384);
+    expect(checkClientMetadata(policy(), { ...pkj, jwks: largest }).jwks).toEqual(largest);
+    expect(metadataRefusal({ ...pkj, jwks: sized(16_385) })).toEqual(invalid('jwks is too large.'));
+  });
+
+  it('answers no member at all for an optional field not given', () => {
+    const pkj = { ...APP, token_endpoint_auth_method: 'private_key_jwt' };
+    const base = [
+      'application_type',
+      'grant_types',
+      'redirect_uris',
+      'response_types',
+      'scope',
+      'token_endpoint_auth_method',
+    ];
+    const keysOf = (metadata: object) => Object.keys(metadata).sort();
+    expect(keysOf(checkClientMetadata(policy(), { ...APP }))).toEqual(base);
+    expect(keysOf(checkClientMetadata(policy(), { ...pkj, jwks: { keys: [EC_KEY] } }))).toEqual(
+      [...base, 'jwks'].sort(),
+    );
+    expect(
+      keysOf(checkClientMetadata(policy(), { ...pkj, jwks_uri: 'https://app.example/jwks' })),
+    ).toEqual([...base, 'jwks_uri'].sort());
+    expect(
+      keysOf(
+        checkClientMetadata(policy(), { ...APP, contacts: ['a@app.example'], client_name: 'A' }),
+      ),
+    ).toEqual([...base, 'client_name', 'contacts'].sort());
   });
 
   for (const name of ['client_uri', 'logo_uri', 'tos_uri', 'policy_uri', 'jwks_uri']) {

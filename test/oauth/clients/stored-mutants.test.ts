@@ -125,6 +125,21 @@ describe('storedClientJson', () => {
     }
   });
 
+  it('takes a hash of two-digit parameters, and refuses one that only reads as a hash', () => {
+    const message = `${OWNER}: \`secretHash\` must be a hash of hashPassword() (defineClient())`;
+    for (const secretHash of [
+      '$scrypt$ln=15,r=16,p=1$c2FsdHNhbHQ$a2V5a2V5a2V5',
+      '$scrypt$ln=15,r=8,p=16$c2FsdHNhbHQ$a2V5a2V5a2V5',
+      '$scrypt$ln=9,r=99,p=99$c2FsdHNhbHQ$a2V5a2V5a2V5',
+    ]) {
+      expect(roundTrip({ ...SERVICE, secretHash })?.secretHash, secretHash).toBe(secretHash);
+    }
+    // its string is a hash, itself is not a string
+    for (const secretHash of [[HASH], { toString: () => HASH }]) {
+      expect(refusal({ ...SERVICE, secretHash }), String(secretHash)).toBe(message);
+    }
+  });
+
   it('takes keys inline or at a URL, never both, nor with a secret', () => {
     const { secretHash: _, ...keyed } = SERVICE;
     expect(refusal({ ...keyed, jwks: { keys: [EC_KEY] }, jwksUri: 'https://app.example/k' })).toBe(
@@ -158,7 +173,7 @@ describe('storedClientJson', () => {
     expect(refusal({ ...keyed, jwks: { keys: [{ kty: 'oct', k: 'c2VjcmV0' }] } })).toBe(
       `${OWNER}: \`jwks\` keys must be RSA, EC or OKP public keys`,
     );
-    for (const member of ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth']) {
+    for (const member of ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k']) {
       expect(refusal({ ...keyed, jwks: { keys: [{ ...EC_KEY, [member]: 'AA' }] } }), member).toBe(
         `${OWNER}: \`jwks\` must hold public keys only`,
       );
@@ -166,6 +181,22 @@ describe('storedClientJson', () => {
     expect(refusal({ ...keyed, jwks: { keys: [{ ...EC_KEY, n: 1n }] } })).toBe(
       `${OWNER}: \`jwks\` must be JSON`,
     );
+    // JSON that does not read back as itself: a toJSON answering no key set, a changing member
+    const renamed = { keys: [EC_KEY], toJSON: () => ({ keys: 'none' }) };
+    expect(refusal({ ...keyed, jwks: renamed })).toBe(`${OWNER}: \`jwks\` must be JSON`);
+    let reads = 0;
+    const changing = {
+      keys: [
+        {
+          ...EC_KEY,
+          get x() {
+            reads++;
+            return `eA${reads}`;
+          },
+        },
+      ],
+    };
+    expect(refusal({ ...keyed, jwks: changing })).toBe(`${OWNER}: \`jwks\` must be JSON`);
     const rsa = { kty: 'RSA', n: 'AQAB', e: 'AQAB' };
     const okp = { kty: 'OKP', crv: 'Ed25519', x: 'eA' };
     expect(roundTrip({ ...keyed, jwks: { keys: [rsa, okp] } })?.jwks).toEqual({ keys: [rsa, okp] });
@@ -247,6 +278,7 @@ describe('storedClientJson', () => {
       { ...REGISTRATION, accessTokenHash: 'A'.repeat(44) },
       { ...REGISTRATION, accessTokenHash: `${'A'.repeat(42)}=` },
       { ...REGISTRATION, accessTokenHash: 7 },
+      { ...REGISTRATION, accessTokenHash: ['A'.repeat(43)] },
       { ...REGISTRATION, issuedAt: 1.5 },
       { ...REGISTRATION, issuedAt: '1700000000' },
     ]) {

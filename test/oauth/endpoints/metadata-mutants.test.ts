@@ -187,6 +187,21 @@ describe('metadata.ts', () => {
     );
   });
 
+  it('says client_id_metadata_document_supported only when client metadata documents are on', async () => {
+    const { doc } = await discover({ dpop: false, clientMetadataDocuments: true });
+    expect(doc.client_id_metadata_document_supported).toBe(true);
+    const { doc: off } = await discover({ dpop: false });
+    expect(Object.keys(off)).not.toContain('client_id_metadata_document_supported');
+  });
+
+  it('names itself when its grants are not a list of grants', () => {
+    expect(() =>
+      authorizationServerMetadata(context(), {}, { grants: 'password' as never }),
+    ).toThrowError(
+      'authorizationServerMetadata(): `grants` must be a list of grants ([...defaultGrants, …])',
+    );
+  });
+
   it('takes only absolute, printable paths without query or fragment', () => {
     expect(resolveOAuthPaths({ token: '/oauth/token', jwks: '/a/b~c!' })).toMatchObject({
       token: '/oauth/token',
