@@ -111,7 +111,13 @@ describe('clientFromDocument()', () => {
   it('asks private_key_jwt for an https jwks_uri at the document origin', () => {
     const pkj = { ...DOC, token_endpoint_auth_method: 'private_key_jwt' };
     const https = invalid('must give an https: jwks_uri for private_key_jwt.');
-    for (const jwks_uri of [undefined, 7, 'not a url', 'http://agent.example/jwks.json']) {
+    for (const jwks_uri of [
+      undefined,
+      7,
+      'not a url',
+      'http://agent.example/jwks.json',
+      ['https://agent.example/jwks.json'],
+    ]) {
       expect(refusal({ ...pkj, jwks_uri })).toEqual(https);
     }
     expect(refusal({ ...pkj, jwks_uri: 'https://keys.example/jwks.json' })).toEqual(
@@ -166,6 +172,8 @@ describe('clientFromDocument()', () => {
       const unusable = invalid(`has an unusable entry in ${name}.`);
       for (const uri of [
         7,
+        // not a string, though its text is a usable URI
+        ['https://a.example/cb'],
         'relative/cb',
         'https://a.example/cb#frag',
         'javascript:alert(1)',
