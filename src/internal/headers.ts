@@ -12,19 +12,44 @@ export function appendVary(res: ServerResponse, fields: string | readonly string
     setHeadLine(res, 'Vary', 'vary', typeof fields === 'string' ? fields : fields.join(', '));
     return;
   }
-  let value = Array.isArray(current) ? current.join(', ') : String(current);
-  // the common case, one field added to a plain list: no list made
+  const value = Array.isArray(current) ? current.join(', ') : String(current);
+  const merged = mergedVary(value, fields);
+  if (merged !== value) setHeadLine(res, 'Vary', 'vary', merged);
+}
+
+/**
+ * The merges already made, by current value and the fields added: an application adds a
+ * handful of constant fields to a handful of values, so each merge is computed once. Bounded:
+ * past `MAX_MERGES`, merges are computed each time.
+ */
+const merges = new Map<string, Map<string | readonly string[], string>>();
+const MAX_MERGES = 256;
+let mergeCount = 0;
+
+/** `value` with `fields` added, each unless it is listed already (or `*` is). */
+function mergedVary(value: string, fields: string | readonly string[]): string {
+  const known = merges.get(value)?.get(fields);
+  if (known !== undefined) return known;
+  const merged = mergeVary(value, fields);
+  if (mergeCount < MAX_MERGES) {
+    mergeCount++;
+    const byFields = merges.get(value) ?? new Map<string | readonly string[], string>();
+    merges.set(value, byFields.set(fields, merged));
+  }
+  return merged;
+}
+
+function mergeVary(current: string, fields: string | readonly string[]): string {
+  let value = current;
   const list =
     typeof fields !== 'string' ? fields : fields.includes(',') ? fields.split(',') : [fields];
-  let changed = false;
   for (const part of list) {
     const field = part.trim();
     // listsField is true for '*' as well: nothing is added to a Vary of '*'
     if (field === '' || (value !== '' && listsField(value, field))) continue;
     value = value === '' ? field : `${value}, ${field}`;
-    changed = true;
   }
-  if (changed) setHeadLine(res, 'Vary', 'vary', value);
+  return value;
 }
 
 const OWS = (code: number) => code === 0x20 || code === 0x09 || code === 0x2c; // SP, HTAB, ','

@@ -36,4 +36,18 @@ describe('appendVary', () => {
   ])('Vary %j + %j → %j', (current, fields, expected) => {
     expect(varyAfter(current, fields)).toEqual(expected);
   });
+
+  it('answers a merge asked again as the first time, past the bound of merges it keeps too', () => {
+    const fields = ['Authorization', 'Cookie'] as const;
+    for (let round = 0; round < 2; round++) {
+      expect(varyAfter('Origin', fields)).toBe('Origin, Authorization, Cookie');
+      expect(varyAfter('Origin, cookie', fields)).toBe('Origin, cookie, Authorization');
+    }
+    // 300 values of their own: more than are kept, each merged right
+    for (let i = 0; i < 300; i++) {
+      expect(varyAfter(`X-Field-${i}`, 'Origin')).toBe(`X-Field-${i}, Origin`);
+      expect(varyAfter(`X-Field-${i}, origin`, 'Origin')).toBe(`X-Field-${i}, origin`);
+    }
+    expect(varyAfter('Origin', fields)).toBe('Origin, Authorization, Cookie');
+  });
 });
