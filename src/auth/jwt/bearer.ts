@@ -135,7 +135,7 @@ function withTokenCredential(principal: Principal, payload: JWTPayload): Princip
   // the mapping's principal, copied only when something is added (never changed in place)
   if (ids === undefined && !addExpiry) return principal;
   const withIds: Principal = { ...principal };
-  if (ids !== undefined) withIds.credentialIds = [...ids];
+  if (ids !== undefined) withIds.credentialIds = ids;
   if (addExpiry) withIds.expiresAt = (payload.exp as number) * 1000;
   return withIds;
 }

@@ -95,9 +95,9 @@ function mappingOf(
         `${owner}: give \`toPrincipal\` or \`scopesClaim\`/\`rolesClaim\`, not both (call principalFromClaims(payload, { rolesClaim }) in it)`,
       );
     }
-    return claimsMapping(checkClaimMapping(owner, options));
+    return claimsMapping(checkClaimMapping(owner, options), true);
   }
-  return own ?? shared ?? claimsMapping();
+  return own ?? shared ?? claimsMapping({}, true);
 }
 
 /** A verifier of the one issuer of the options. */

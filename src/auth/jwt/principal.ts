@@ -66,8 +66,8 @@ interface Parsed {
   roles: readonly string[] | undefined;
 }
 
-/** The revocation ids of a token (`grant:<grant_id>`, `token:<jti>`), if it carries any. */
-export function tokenCredentialIds(payload: JWTPayload): readonly string[] | undefined {
+/** The revocation ids of a token (`grant:<grant_id>`, `token:<jti>`), a new list, if it carries any. */
+export function tokenCredentialIds(payload: JWTPayload): string[] | undefined {
   const grantId = text(payload.grant_id);
   const jti = text(payload.jti);
   if (grantId === undefined && jti === undefined) return undefined;
@@ -81,8 +81,14 @@ export function tokenCredentialIds(payload: JWTPayload): readonly string[] | und
  * The default mapping, reading scopes and roles where `options` says. The scopes and roles of
  * a payload are parsed once: a token served from the verified-token cache hands the same
  * (frozen) payload to every request.
+ * `withCredential` (jwtBearer's own mappings) sets the token's `credentialIds` and `expiresAt`
+ * too, so that jwtBearer does not copy the principal to add them; `principalFromClaims` leaves
+ * them out, as it always has.
  */
-export function claimsMapping(options: JwtClaimMappingOptions = {}): ClaimsMapping {
+export function claimsMapping(
+  options: JwtClaimMappingOptions = {},
+  withCredential = false,
+): ClaimsMapping {
   const { scopesClaim, rolesClaim } = options;
   const parsed = new WeakMap<JWTPayload, Parsed>();
   const parse = (payload: JWTPayload): Parsed => {
@@ -112,10 +118,12 @@ export function claimsMapping(options: JwtClaimMappingOptions = {}): ClaimsMappi
     if (role !== undefined) principal.role = role;
     if (roles !== undefined) principal.roles = roles;
     if (clientId !== undefined) principal.clientId = clientId;
-    // what jwtBearer adds to any mapping's principal, set here so that it copies none
-    const credentialIds = tokenCredentialIds(payload);
-    if (credentialIds !== undefined) principal.credentialIds = [...credentialIds];
-    if (typeof payload.exp === 'number') principal.expiresAt = payload.exp * 1000;
+    if (withCredential) {
+      // what jwtBearer adds to any mapping's principal, set here so that it copies none
+      const credentialIds = tokenCredentialIds(payload);
+      if (credentialIds !== undefined) principal.credentialIds = credentialIds;
+      if (typeof payload.exp === 'number') principal.expiresAt = payload.exp * 1000;
+    }
     return principal;
   };
 }

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { authenticate } from '../../../src/auth/authenticate.ts';
 import { createCredentialGuard } from '../../../src/auth/credential-guard.ts';
-import { jwtBearer } from '../../../src/auth/jwt/bearer.ts';
+import { jwtBearer, principalFromClaims } from '../../../src/auth/jwt/bearer.ts';
 import { HttpError } from '../../../src/core/errors/errors.ts';
 import { getPrincipal } from '../../../src/core/principal.ts';
 import { MemoryRateLimitStore } from '../../../src/rate-limit/memory-store.ts';
@@ -162,7 +162,7 @@ describe('jwtBearer(): a cached token', () => {
     }
   });
 
-  it('maps a token with its revocation ids and expiry, as principalFromClaims() gives them', async () => {
+  it('maps a token with its revocation ids and expiry in its default mapping', async () => {
     const bearer = jwtBearer({ publicKey: key.pem, issuer: ISSUER, audience: AUDIENCE });
     const exp = now() + 600;
     const token = await mint(key, { exp, jti: 't-1', grant_id: 'g-1' });
@@ -214,5 +214,15 @@ describe('jwtBearer(): a cached token', () => {
     });
     const token = await mint(key, { jti: 't-3' });
     expect(await bearer.authenticate(request(token))).toBe(own);
+  });
+
+  it('leaves principalFromClaims() as it was: no revocation ids, no expiry', () => {
+    const principal = principalFromClaims({ sub: 'dan', jti: 't-4', exp: now() + 60 });
+    expect(principal).toEqual({
+      sub: 'dan',
+      scopes: [],
+      method: 'bearer',
+      claims: expect.any(Object),
+    });
   });
 });
