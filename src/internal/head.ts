@@ -223,20 +223,56 @@ function takeGiven(res: ServerResponse, head: Head, status: number, args: unknow
   const withReason = typeof args[0] === 'string';
   res.statusCode = status;
   if (withReason) res.statusMessage = args[0] as string;
-  const pairs = givenPairs(withReason ? args[1] : args[0]);
-  const taken: string[] = [];
-  for (const [name, value] of pairs) {
-    const lower = name.toLowerCase();
-    const values = Array.isArray(value) ? value.map(String) : [value as OutgoingHttpHeader];
-    if (!taken.includes(lower)) {
-      // the first of its name replaces the head's line, as writeHead replaces the field
-      taken.push(lower);
-      put(res, head, name, lower, values.length === 1 ? values[0]! : (values as string[]));
-      continue;
+  const given = withReason ? args[1] : args[0];
+  if (Array.isArray(given) && !Array.isArray(given[0])) {
+    // a flat raw array (portico's own writers give one): taken as it is, no pairs made
+    for (let i = 0; i + 1 < given.length; i += 2) {
+      const name = String(given[i]);
+      const lower = name.toLowerCase();
+      takeField(res, head, name, lower, given[i + 1], !namedBefore(given, i, lower));
     }
-    const at = indexIn(head, lower);
-    head.values[at] = [head.values[at]!, ...values].flat().map(String);
+    return;
   }
+  const pairs = givenPairs(given);
+  for (let i = 0; i < pairs.length; i++) {
+    const [name, value] = pairs[i]!;
+    const lower = name.toLowerCase();
+    const first = !pairs.slice(0, i).some(([earlier]) => earlier.toLowerCase() === lower);
+    takeField(res, head, name, lower, value, first);
+  }
+}
+
+/** Whether a flat raw array names `lower` before index `end`. */
+function namedBefore(raw: readonly unknown[], end: number, lower: string): boolean {
+  for (let j = 0; j < end; j += 2) if (String(raw[j]).toLowerCase() === lower) return true;
+  return false;
+}
+
+/**
+ * One field writeHead was given: the first of its name replaces the head's line, as writeHead
+ * replaces the field; a name repeated joins its values to that line.
+ */
+function takeField(
+  res: ServerResponse,
+  head: Head,
+  name: string,
+  lower: string,
+  value: unknown,
+  first: boolean,
+): void {
+  if (first) {
+    const taken = Array.isArray(value)
+      ? value.length === 1
+        ? String(value[0])
+        : value.map(String)
+      : (value as OutgoingHttpHeader);
+    put(res, head, name, lower, taken);
+    return;
+  }
+  const at = indexIn(head, lower);
+  head.values[at] = [head.values[at]!, ...(Array.isArray(value) ? value : [value])]
+    .flat()
+    .map(String);
 }
 
 /** The value of the head's line `lower`, if the head holds one (and the response does not). */
