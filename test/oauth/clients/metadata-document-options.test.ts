@@ -336,6 +336,39 @@ describe('withClientMetadataDocuments()', () => {
     expect(calls).toEqual([]);
   });
 
+  it("keeps a writable store's add, replace and remove, bound to the store", async () => {
+    const { documents } = stub(() => false);
+    const seen: unknown[] = [];
+    const writable = {
+      ...store,
+      name: 'writable',
+      add(this: { name: string }, client: unknown) {
+        seen.push(['add', this.name, client]);
+      },
+      replace(this: { name: string }, client: unknown) {
+        seen.push(['replace', this.name, client]);
+      },
+      remove(this: { name: string }, id: unknown) {
+        seen.push(['remove', this.name, id]);
+      },
+    };
+    const clients = withClientMetadataDocuments(writable, documents) as unknown as Record<
+      'add' | 'replace' | 'remove',
+      (arg: unknown) => unknown
+    >;
+    expect(Object.keys(clients).sort()).toEqual(['add', 'get', 'remove', 'replace']);
+    clients.add(stored);
+    clients.replace(stored);
+    clients.remove('demo-web');
+    expect(seen).toEqual([
+      ['add', 'writable', stored],
+      ['replace', 'writable', stored],
+      ['remove', 'writable', 'demo-web'],
+    ]);
+    const readOnly = withClientMetadataDocuments(store, documents);
+    expect(Object.keys(readOnly)).toEqual(['get']);
+  });
+
   it('answers undefined for an id the documents do not handle, or that is not a string', async () => {
     const { documents, calls } = stub((id) => typeof id === 'string' && id.startsWith('https:'));
     const clients = withClientMetadataDocuments(store, documents);
