@@ -4,9 +4,12 @@
 // createOwnTokenVerifier takes from the token itself (DPoP `jkt`, certificate `x5t#S256`),
 // how both follow the key set (a new verifier only when the published kids change, none when
 // the same set object comes back, a failed build retried), the verifier's cache bound, the
-// DPoP replay store across key-set changes, the option errors, and the claims ID tokens
-// release. Each test builds its own context, key set and servers, so that what the factories
-// set up is exercised by the test that needs it.
+// DPoP replay store across key-set changes, the option errors, the claims ID tokens
+// release and verifyOwnIdToken requires, the audiences createAnyResourceVerifier takes, a
+// deleted client's and a delegated token's revocation, and the revocation ids
+// (`credentialIds`) ownAccessTokens gives the principal. Each test builds its own context,
+// key set and servers, so that what the factories set up is exercised by the test that needs
+// it.
 import { generateKeyPairSync, randomUUID, type webcrypto } from 'node:crypto';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
 import { afterAll, describe, expect, it, vi } from 'vitest';
@@ -23,10 +26,13 @@ import { MemoryRecordStore } from '../../../src/oauth/store/store.js';
 import { claimsForScopes, createTokenIssuer } from '../../../src/oauth/tokens/issue.js';
 import { createKeySet, type KeySet, type SigningKey } from '../../../src/oauth/tokens/key-set.js';
 import {
+  createAnyResourceVerifier,
   createOwnTokenVerifier,
   isAccessTokenRevoked,
   type OwnAccessTokenOptions,
   ownAccessTokens,
+  revokedClientKey,
+  verifyOwnIdToken,
 } from '../../../src/oauth/tokens/verify.js';
 import { closeAll, json, type Listening, request, serve } from '../../helpers/http.js';
 
@@ -73,10 +79,10 @@ async function issue(ctx: OAuthContext, extra: { jkt?: string; grantId?: string 
 }
 
 /** A token signed by the context's signing key with exactly these claims (`iss` added). */
-async function signed(ctx: OAuthContext, claims: JwtClaims): Promise<string> {
+async function signed(ctx: OAuthContext, claims: JwtClaims, typ = 'at+jwt'): Promise<string> {
   const key = ctx.keys.signingKey();
   return new SignJWT(claims)
-    .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'at+jwt' })
+    .setProtectedHeader({ alg: key.alg, kid: key.kid, typ })
     .setIssuer(ISSUER)
     .sign(key.privateKey);
 }
@@ -522,5 +528,221 @@ describe('the claims of the token issuer', () => {
     const { token } = await tokens.accessToken({ sub: 'svc', clientId: 'svc', scope: [] });
     expect(token.split('.')).toHaveLength(3);
     expect(lazy.loadedJose()).toBeDefined();
+  });
+});
+
+/** A store that records which revocation keys were looked up, and says yes to `jti:` keys only. */
+class TokensRevoked extends MemoryRecordStore {
+  readonly asked: string[] = [];
+  override isGrantRevoked(grantId: string): boolean {
+    this.asked.push(grantId);
+    return grantId.startsWith('jti:');
+  }
+}
+
+describe('isAccessTokenRevoked: deleted clients and delegated tokens', () => {
+  it('a token of a deleted client is revoked, whatever its grant', async () => {
+    const store = new MemoryRecordStore();
+    const ctx = await context(undefined, store);
+    expect(revokedClientKey('demo-web')).toBe('client:demo-web');
+    store.revokeGrant('client:demo-web', 60_000);
+    expect(await isAccessTokenRevoked(ctx, { client_id: 'demo-web', grant_id: 'g-1' })).toBe(true);
+    expect(await isAccessTokenRevoked(ctx, { client_id: 'demo-web', jti: 'abc' })).toBe(true);
+    expect(await isAccessTokenRevoked(ctx, { client_id: 'other', grant_id: 'g-1' })).toBe(false);
+  });
+
+  it('a delegated token (act) is looked up by its jti only when that is a non-empty string', async () => {
+    const store = new TokensRevoked();
+    const ctx = await context(undefined, store);
+    const act = { sub: 'svc' };
+    expect(await isAccessTokenRevoked(ctx, { grant_id: 'g-1', act, jti: '' })).toBe(false);
+    expect(
+      await isAccessTokenRevoked(ctx, { grant_id: 'g-1', act, jti: 42 } as unknown as JwtClaims),
+    ).toBe(false);
+    expect(await isAccessTokenRevoked(ctx, { grant_id: 'g-1', act })).toBe(false);
+    expect(store.asked).toEqual(['g-1', 'g-1', 'g-1']);
+    expect(await isAccessTokenRevoked(ctx, { grant_id: 'g-1', act, jti: 'abc' })).toBe(true);
+    expect(store.asked.slice(3)).toEqual(['g-1', 'jti:abc']);
+    // a token that is not delegated ends with its grant only
+    expect(await isAccessTokenRevoked(ctx, { grant_id: 'g-1', jti: 'abc' })).toBe(false);
+  });
+});
+
+describe('verifyOwnIdToken', () => {
+  /** ID token claims for `demo-web`, valid now. */
+  const idClaims = (): JwtClaims => {
+    const now = Math.floor(Date.now() / 1000);
+    return { sub: 'alice', aud: 'demo-web', iat: now, exp: now + 300 };
+  };
+
+  it('takes an ID token of this server for the client', async () => {
+    const ctx = await context();
+    const token = await ctx.tokens.idToken({
+      clientId: 'demo-web',
+      user: { sub: 'alice' },
+      scope: ['openid'],
+    });
+    expect((await verifyOwnIdToken(ctx, token, 'demo-web')).payload.sub).toBe('alice');
+    expect(
+      (await verifyOwnIdToken(ctx, await signed(ctx, idClaims(), 'JWT'), 'demo-web')).payload,
+    ).toMatchObject({ sub: 'alice', aud: 'demo-web' });
+  });
+
+  it('refuses an ID token without sub or iat (OpenID Connect Core §2)', async () => {
+    const ctx = await context();
+    for (const claim of ['sub', 'iat']) {
+      const claims = idClaims();
+      delete claims[claim];
+      await expect(
+        verifyOwnIdToken(ctx, await signed(ctx, claims, 'JWT'), 'demo-web'),
+        claim,
+      ).rejects.toMatchObject({ name: 'JwtError' });
+    }
+  });
+});
+
+describe('createAnyResourceVerifier', () => {
+  it('takes tokens for the resources and the audiences in `more`, and no other', async () => {
+    const ctx = await context();
+    const token = (aud: string) => signed(ctx, { ...fullClaims(), aud });
+    const resources = createAnyResourceVerifier(ctx);
+    expect((await resources.verify(await token(ISSUER))).payload.aud).toBe(ISSUER);
+    // no audience beyond the resources without `more`: not a URI, nor a name of a
+    // token-exchange target (with spaces, the one StrykerJS's `more` default mutant adds)
+    for (const aud of ['https://other.example.test', 'billing', 'Stryker was here']) {
+      await expect(resources.verify(await token(aud)), aud).rejects.toMatchObject({
+        name: 'JwtError',
+      });
+    }
+    const more = createAnyResourceVerifier(ctx, ['billing']);
+    expect((await more.verify(await token('billing'))).payload.aud).toBe('billing');
+    expect((await more.verify(await token(ISSUER))).payload.aud).toBe(ISSUER);
+  });
+});
+
+describe('ownAccessTokens resource option', () => {
+  it('refuses a resource that is not a non-empty string, naming itself', async () => {
+    const ctx = await context();
+    for (const resource of ['', 42, null]) {
+      expect(
+        () => ownAccessTokens(ctx, { resource } as unknown as OwnAccessTokenOptions),
+        String(resource),
+      ).toThrow(
+        expect.objectContaining({
+          code: 'ERR_INVALID_OPTION',
+          message: 'ownAccessTokens(): `resource` must be a resource identifier',
+        }),
+      );
+    }
+    expect(() => ownAccessTokens(ctx, { resource: 'https://api.example.test' })).not.toThrow();
+  });
+});
+
+describe('the revocation ids ownAccessTokens gives the principal', () => {
+  /** `/api/me` behind ownAccessTokens(ctx, options), answering the principal's revocation ids. */
+  function idsApi(ctx: OAuthContext, options?: OwnAccessTokenOptions): Promise<Listening> {
+    const me: Middleware = (req, res) => {
+      const principal = getPrincipal(req);
+      sendJson(res, 200, {
+        sub: principal?.sub,
+        has: principal !== undefined && 'credentialIds' in principal,
+        ids: principal?.credentialIds ?? null,
+      });
+    };
+    return serve([authenticate([ownAccessTokens(ctx, options)]), me]);
+  }
+
+  const idsOf = async (server: Listening, token: string) => {
+    const reply = await request(server, '/api/me', {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    return { status: reply.status, body: json(reply) };
+  };
+
+  it('names the grant, the token and the client, in that order', async () => {
+    const ctx = await context();
+    const server = await idsApi(ctx);
+    const { token, jti } = await ctx.tokens.accessToken({
+      sub: 'alice',
+      clientId: 'demo-web',
+      scope: ['read:messages'],
+      grantId: 'g-1',
+    });
+    expect(await idsOf(server, token)).toEqual({
+      status: 200,
+      body: { sub: 'alice', has: true, ids: ['grant:g-1', `token:${jti}`, 'client:demo-web'] },
+    });
+  });
+
+  it('names no grant for a token without one', async () => {
+    const ctx = await context();
+    const server = await idsApi(ctx);
+    const { token, jti } = await ctx.tokens.accessToken({
+      sub: 'svc',
+      clientId: 'demo-service',
+      scope: [],
+    });
+    expect(await idsOf(server, token)).toEqual({
+      status: 200,
+      body: { sub: 'svc', has: true, ids: [`token:${jti}`, 'client:demo-service'] },
+    });
+  });
+
+  it('leaves out a jti or client_id that is empty or not a string', async () => {
+    const ctx = await context();
+    const server = await idsApi(ctx);
+    const cases: [JwtClaims, string[]][] = [
+      [{ jti: '' }, ['client:demo-web']],
+      [{ jti: 42 } as unknown as JwtClaims, ['client:demo-web']],
+      [{ jti: 'j-1', client_id: '' }, ['token:j-1']],
+      [{ jti: 'j-1', client_id: 7 } as unknown as JwtClaims, ['token:j-1']],
+    ];
+    for (const [claims, ids] of cases) {
+      const token = await signed(ctx, { ...fullClaims(), ...claims });
+      expect({ claims, ...(await idsOf(server, token)) }).toEqual({
+        claims,
+        status: 200,
+        body: { sub: 'alice', has: true, ids },
+      });
+    }
+  });
+
+  it('adds no revocation ids to a token that names none', async () => {
+    const ctx = await context();
+    const server = await idsApi(ctx);
+    const token = await signed(ctx, { ...fullClaims(), jti: '', client_id: '' });
+    expect(await idsOf(server, token)).toEqual({
+      status: 200,
+      body: { sub: 'alice', has: false, ids: null },
+    });
+  });
+
+  it('keeps the revocation ids its mapping set', async () => {
+    const ctx = await context();
+    const server = await idsApi(ctx, {
+      toPrincipal: (payload) => ({
+        sub: String(payload.sub),
+        scopes: [],
+        method: 'bearer',
+        credentialIds: ['custom:1'],
+      }),
+    });
+    const token = await issue(ctx, { grantId: 'g-1' });
+    expect(await idsOf(server, token)).toEqual({
+      status: 200,
+      body: { sub: 'alice', has: true, ids: ['custom:1'] },
+    });
+  });
+
+  it('refuses the token, 401, when its mapping answers undefined', async () => {
+    const ctx = await context();
+    const server = await idsApi(ctx, { toPrincipal: () => undefined });
+    const reply = await request(server, '/api/me', {
+      headers: { authorization: `Bearer ${await issue(ctx, { grantId: 'g-1' })}` },
+    });
+    expect({ status: reply.status, challenge: reply.headers['www-authenticate'] }).toEqual({
+      status: 401,
+      challenge: INVALID_TOKEN,
+    });
   });
 });
