@@ -20,6 +20,8 @@ export const entries = {
   express: 'src/adapters/express.ts',
   koa: 'src/adapters/koa.ts',
   fastify: 'src/adapters/fastify.ts',
+  fetch: 'src/adapters/fetch/index.ts',
+  hono: 'src/adapters/hono.ts',
 };
 
 export default defineConfig({

@@ -50,6 +50,12 @@ const SUBPATHS: [string, string, string][] = [
   ['portico/express', 'src/adapters/express.ts', 'The Express adapter.'],
   ['portico/koa', 'src/adapters/koa.ts', 'The Koa adapter.'],
   ['portico/fastify', 'src/adapters/fastify.ts', 'The Fastify adapter.'],
+  [
+    'portico/fetch',
+    'src/adapters/fetch/index.ts',
+    'The Fetch adapter: a Web `Request` in, a `Response` out (Next.js route handlers, Bun, Deno).',
+  ],
+  ['portico/hono', 'src/adapters/hono.ts', 'The Hono adapter.'],
 ];
 const lines = [
   '# Exports',

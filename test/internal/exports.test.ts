@@ -22,6 +22,8 @@ const ENTRY_POINTS: Record<string, () => Promise<Record<string, unknown>>> = {
   'portico/express': () => import('../../src/adapters/express.js'),
   'portico/koa': () => import('../../src/adapters/koa.js'),
   'portico/fastify': () => import('../../src/adapters/fastify.js'),
+  'portico/fetch': () => import('../../src/adapters/fetch/index.js'),
+  'portico/hono': () => import('../../src/adapters/hono.js'),
 };
 
 /** The names docs/exports.md lists for one entry point. */

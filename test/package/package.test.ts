@@ -30,6 +30,8 @@ const EXPECTED: Record<string, string[]> = {
   'portico/express': ['toExpress'],
   'portico/koa': ['toKoa'],
   'portico/fastify': ['toFastify', 'fastifyErrorHandler', 'fastifyNotFound'],
+  'portico/fetch': ['toFetchHandler', 'principalOf', 'incomingOf'],
+  'portico/hono': ['toHono'],
 };
 const SPECIFIERS = Object.keys(EXPECTED);
 
