@@ -44,7 +44,7 @@ afterAll(async () => {
   await close();
 });
 
-const names = ['node:http', 'express 5', 'koa 3', 'fastify 5'];
+const names = ['node:http', 'express 5', 'koa 3', 'fastify 5', 'fetch', 'hono 4'];
 
 describe.each(names)('on %s', (name) => {
   it('negotiates the language, with Content-Language and Vary', async () => {

@@ -4,9 +4,11 @@
 // Fastify decodes %61 before it routes and, when told, merges slashes and cuts at `;`). An
 // anonymous caller must never reach the handler, which on purpose does not ask for a principal.
 import { createServer, type ServerResponse } from 'node:http';
+import { getRequestListener } from '@hono/node-server';
 import express from 'express';
 import express4 from 'express4';
 import Fastify from 'fastify';
+import { Hono } from 'hono';
 import Koa from 'koa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expressErrorHandler, expressNotFound, toExpress } from '../../src/adapters/express.js';
@@ -16,6 +18,8 @@ import {
   fastifyPortico,
   toFastify,
 } from '../../src/adapters/fastify.js';
+import { toFetchHandler } from '../../src/adapters/fetch/index.js';
+import { honoErrorHandler, honoNotFound, toHono } from '../../src/adapters/hono.js';
 import { toKoa } from '../../src/adapters/koa.js';
 import { toNodeListener } from '../../src/adapters/node.js';
 import { apiKeyAuth } from '../../src/auth/api-key/authenticator.js';
@@ -77,10 +81,33 @@ const hosts: Host = {
     app.use(toKoa(notFoundHandler()));
     return listen(createServer(app.callback()));
   },
+  'fetch on @hono/node-server, mount + router': () =>
+    listen(
+      createServer(
+        getRequestListener(
+          toFetchHandler(
+            [mount('/api', guard()), createRouter({ '/api/events': { GET: (_q, r) => leak(r) } })],
+            { logger },
+          ),
+        ),
+      ),
+    ),
+  'hono 4, app.use("/api/*", toHono(...))': () => honoHost('use'),
+  'hono 4, app.use(toHono(mount("/api", ...)))': () => honoHost('mount'),
   'fastify 5, fastifyPortico under a prefix': () => fastifyHost({}, 'prefix'),
   'fastify 5, toFastify(mount("/api", ...)) hook': () => fastifyHost({}, 'mount'),
   'fastify 5 lax router, fastifyPortico under a prefix': () => fastifyHost(LAX, 'prefix'),
   'fastify 5 lax router, toFastify(mount("/api", ...)) hook': () => fastifyHost(LAX, 'mount'),
+};
+
+/**
+ * The targets `@hono/node-server` answers itself, before the Fetch handler: a `\\` or another
+ * scheme with a 400, userinfo with a 500 (the Web `Request` it makes of it cannot be built).
+ */
+const NODE_SERVER_ANSWERS: Record<string, number> = {
+  '/api\\events': 400,
+  'ftp://127.0.0.1/api/events': 400,
+  'http://alice:alice-password@127.0.0.1/api/events': 500,
 };
 
 /** Every Fastify router option that widens what is routed to `/api/events`. */
@@ -100,6 +127,16 @@ async function expressHost(factory: typeof express, shape: 'use' | 'mount') {
   app.use(expressNotFound());
   app.use(expressErrorHandler({ logger }));
   return listen(createServer(app));
+}
+
+async function honoHost(shape: 'use' | 'mount') {
+  const app = new Hono();
+  if (shape === 'use') app.use('/api/*', toHono(guard(), { logger }));
+  else app.use(toHono(mount('/api', guard()), { logger }));
+  app.get('/api/events', (c) => c.text(SECRET));
+  app.notFound(honoNotFound());
+  app.onError(honoErrorHandler({ logger }));
+  return listen(createServer(getRequestListener(app.fetch)));
 }
 
 async function fastifyHost(options: object, shape: 'prefix' | 'mount') {
@@ -154,10 +191,25 @@ describe.each(Object.keys(hosts))('%s', (name) => {
   it.each(VARIANTS)('never serves %s to an anonymous caller', async (variant) => {
     const reply = await send(running[name]!.port, variant);
     expect(reply.body).not.toContain(SECRET);
+    if (name.includes('@hono/node-server') || name.startsWith('hono')) {
+      const own = NODE_SERVER_ANSWERS[variant];
+      if (own !== undefined) {
+        // refused by @hono/node-server before any handler runs: its own empty answer (chunked)
+        expect([reply.status, reply.body]).toEqual([own, '0\r\n\r\n']);
+        return;
+      }
+    }
     expect([400, 401, 404]).toContain(reply.status);
     expect(reply.headers['content-type']).toBe('application/problem+json');
   });
 });
+
+/** The compositions on a Fetch host, whose router reads the path of the same Web `Request`. */
+const FETCH_HOSTS = [
+  'fetch on @hono/node-server, mount + router',
+  'hono 4, app.use("/api/*", toHono(...))',
+  'hono 4, app.use(toHono(mount("/api", ...)))',
+];
 
 describe('what each composition answers', () => {
   const status = async (host: string, target: string) =>
@@ -190,6 +242,24 @@ describe('what each composition answers', () => {
       ],
       ['/api%2Fevents', '/x/../api/events', '//api/events', '/api%5Cevents'],
       400,
+    ],
+    [
+      'guards the dot segments a Fetch host has resolved before anyone reads the path (URL parser)',
+      FETCH_HOSTS,
+      ['/x/../api/events', '/./api/events', '/%2e%2e/api/events'],
+      401,
+    ],
+    [
+      'refuses on Fetch hosts what readers take apart differently with a 400 problem',
+      FETCH_HOSTS.filter((host) => !host.includes('/api/*')),
+      ['/api%2Fevents', '//api/events', '/api%5Cevents'],
+      400,
+    ],
+    [
+      'leaves to Hono what its router does not route under /api/* (no route either: 404)',
+      FETCH_HOSTS.filter((host) => host.includes('/api/*')),
+      ['/api%2Fevents', '//api/events', '/api%5Cevents'],
+      404,
     ],
   ])('%s', async (_what, names, targets, expected) => {
     for (const host of names) {

@@ -1,4 +1,4 @@
-// serveStatic with Range requests through node:http, Express 5, Koa 3 and Fastify 5: the same
+// serveStatic with Range requests through node:http, Express 5, Koa 3, Fastify 5, Fetch and Hono 4: the same
 // 206 answers (single range and multipart/byteranges), byte for byte.
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -46,7 +46,7 @@ function essentials(reply: BinaryReply) {
   };
 }
 
-const NAMES = ['node:http', 'express 5', 'koa 3', 'fastify 5'];
+const NAMES = ['node:http', 'express 5', 'koa 3', 'fastify 5', 'fetch', 'hono 4'];
 
 describe('serveStatic through every adapter', () => {
   it.each([
@@ -85,7 +85,12 @@ describe('serveStatic through every adapter', () => {
     const missing = await get(host, '/missing.txt');
     expect(missing.status).toBe(404);
     const traversal = await get(host, '/../etc/passwd');
-    expect(traversal.status).toBe(400);
+    // a Fetch host's URL parser resolved the dot segment before anyone read it: /etc/passwd,
+    // which is not under the root
+    expect(traversal.status).toBe(name === 'fetch' || name === 'hono 4' ? 404 : 400);
     expect(traversal.headers['content-type']).toBe('application/problem+json');
+    const encoded = await get(host, '/..%2fetc%2fpasswd');
+    expect([400, 404]).toContain(encoded.status);
+    expect(encoded.body.toString()).not.toContain('root:');
   });
 });

@@ -1,12 +1,17 @@
 // One portico chain hosted on every adapter the suites compare: node:http (toNodeListener),
-// Express 5 (toExpress), Koa 3 (toKoa) and Fastify 5 (toFastify in an onRequest hook), each
-// with its framework's not-found and error handling wired as the docs show.
+// Express 5 (toExpress), Koa 3 (toKoa), Fastify 5 (toFastify in an onRequest hook), the Fetch
+// adapter (toFetchHandler) and Hono 4 (toHono), both on @hono/node-server, each with its
+// framework's not-found and error handling wired as the docs show.
 import { createServer } from 'node:http';
+import { getRequestListener } from '@hono/node-server';
 import express from 'express';
 import Fastify from 'fastify';
+import { Hono } from 'hono';
 import Koa from 'koa';
 import { expressErrorHandler, expressNotFound, toExpress } from '../../src/adapters/express.js';
 import { fastifyErrorHandler, fastifyNotFound, toFastify } from '../../src/adapters/fastify.js';
+import { toFetchHandler } from '../../src/adapters/fetch/index.js';
+import { honoErrorHandler, honoNotFound, toHono } from '../../src/adapters/hono.js';
 import { toKoa } from '../../src/adapters/koa.js';
 import { toNodeListener } from '../../src/adapters/node.js';
 import type { Middleware } from '../../src/core/compose.js';
@@ -16,8 +21,13 @@ import { type Listening, listen } from './http.js';
 
 export { type BinaryReply, requestBytes } from './http.js';
 
+/** What `@hono/node-server` knows of the client: its node request's socket. */
+export const nodeServerAddress = (_request: Request, env: unknown) =>
+  (env as { incoming: { socket: { remoteAddress?: string } } }).incoming.socket.remoteAddress;
+
 /**
- * Hosts `chain()` (made anew for each adapter) on node:http, Express 5, Koa 3 and Fastify 5;
+ * Hosts `chain()` (made anew for each adapter) on node:http, Express 5, Koa 3, Fastify 5,
+ * the Fetch adapter and Hono 4;
  * a request the chain does not answer gets each framework's 404. Close with `close()` (and
  * `closeAll()` for the node servers).
  */
@@ -45,5 +55,14 @@ export async function hostOnEveryAdapter(
   fastify.setErrorHandler(fastifyErrorHandler({ logger }));
   await fastify.ready();
   hosts['fastify 5'] = await listen(fastify.server);
+
+  const fetch = toFetchHandler(chain(), { logger, clientAddress: nodeServerAddress });
+  hosts.fetch = await listen(createServer(getRequestListener(fetch)));
+
+  const hono = new Hono();
+  hono.use(toHono(chain(), { logger }));
+  hono.notFound(honoNotFound());
+  hono.onError(honoErrorHandler({ logger }));
+  hosts['hono 4'] = await listen(createServer(getRequestListener(hono.fetch)));
   return { hosts, close: () => fastify.close() };
 }

@@ -44,14 +44,19 @@ export function toIncomingMessage(
     }
     if (reading) return;
     reading = true;
-    reader.read().then(
-      ({ done, value }) => {
-        reading = false;
-        if (done) finish(req);
-        else req.push(Buffer.from(value.buffer, value.byteOffset, value.byteLength));
-      },
-      (err: unknown) => req.destroy(err instanceof Error ? err : new Error(String(err))),
-    );
+    // each chunk after a turn of the event loop, as from a socket: a body already whole (or
+    // endless) in memory must not hold the loop in promise callbacks, where no timer runs
+    setImmediate(() => {
+      if (req.destroyed) return;
+      reader.read().then(
+        ({ done, value }) => {
+          reading = false;
+          if (done) finish(req);
+          else req.push(Buffer.from(value.buffer, value.byteOffset, value.byteLength));
+        },
+        (err: unknown) => req.destroy(err instanceof Error ? err : new Error(String(err))),
+      );
+    });
   };
   const stop = () => {
     if (reader !== undefined && !req.complete) reader.cancel().catch(() => {});

@@ -49,7 +49,10 @@ async function pipeBody(res: ServerResponse, body: ReadableStream<Uint8Array>): 
   const gone = () => reader.cancel().catch(() => {});
   res.once('close', gone);
   try {
-    const first = await reader.read();
+    const reading = reader.read();
+    // a body not ready at once is a stream: its head goes now, before its first bytes
+    if ((await Promise.race([reading, nextTurn()])) === undefined) res.flushHeaders();
+    const first = await reading;
     if (first.done) {
       res.end();
       return;
