@@ -57,3 +57,15 @@ export async function sendRaw(
   const head = [`GET ${target} HTTP/1.1`, 'Host: 127.0.0.1', 'Connection: close', ...headers];
   return parseReply(await rawRequest(port, `${head.join('\r\n')}\r\n\r\n`));
 }
+
+/**
+ * The status `@hono/node-server` answers itself for `target`, before any Fetch handler runs
+ * (an empty text/plain answer), or `undefined` when it hands the request on: a `\\` in the
+ * path or another scheme is a 400, userinfo a 500 (the Web `Request` it makes of it cannot be
+ * built).
+ */
+export function nodeServerAnswer(target: string): number | undefined {
+  if (/^[a-z]+:\/\/[^/@]*@/i.test(target)) return 500;
+  if (target.includes('\\') || /^(?!https?:)[a-z]+:\/\//i.test(target)) return 400;
+  return undefined;
+}

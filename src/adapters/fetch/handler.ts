@@ -151,5 +151,5 @@ function abort(req: IncomingMessage, stop: () => void, res?: FetchServerResponse
     req.emit('aborted');
   }
   stop();
-  res?.destroy();
+  res?.clientGone();
 }

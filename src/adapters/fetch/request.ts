@@ -21,6 +21,9 @@ export function toIncomingMessage(
   request: Request,
   remoteAddress: string | undefined,
 ): { req: IncomingMessage; stop: () => void } {
+  // a host's lazy Request (@hono/node-server's) is made whole here, before the chain: one it
+  // cannot make fails the host's own way
+  const body = request.body;
   const url = new URL(request.url);
   const socket = new FetchSocket(remoteAddress, url.protocol === 'https:');
   const req = new IncomingMessage(socket as never) as PulledMessage;
@@ -32,13 +35,15 @@ export function toIncomingMessage(
   // as node's parser hands them over: req.headers and headersDistinct derive from these
   const lines = rawHeadersOf(request.headers, url.host);
   req._addHeaderLines(lines, lines.length);
-  const reader = request.body?.getReader();
+  // the body is taken (and locked) only when a middleware reads it: until then the handler the
+  // chain passes on to may read it itself
+  let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
   let reading = false;
   req._read = () => {
     // as IncomingMessage's own _read: the body is being consumed from now on
     req._consuming = true;
     req._readableState.readingMore = false;
-    if (reader === undefined) {
+    if (body === null) {
       finish(req);
       return;
     }
@@ -48,6 +53,7 @@ export function toIncomingMessage(
     // endless) in memory must not hold the loop in promise callbacks, where no timer runs
     setImmediate(() => {
       if (req.destroyed) return;
+      reader ??= body.getReader();
       reader.read().then(
         ({ done, value }) => {
           reading = false;
@@ -59,7 +65,11 @@ export function toIncomingMessage(
     });
   };
   const stop = () => {
-    if (reader !== undefined && !req.complete) reader.cancel().catch(() => {});
+    if (reader !== undefined) {
+      if (!req.complete) reader.cancel().catch(() => {});
+    } else if (body !== null && !body.locked) {
+      body.cancel().catch(() => {});
+    }
     if (!req.destroyed) req.destroy();
     socket.destroy();
   };

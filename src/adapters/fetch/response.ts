@@ -83,9 +83,22 @@ export class FetchServerResponse extends ServerResponse {
     if (!this.#started) this.#reject(reason);
     else if (this.#controller !== undefined && !this.#closed) {
       this.#closed = true;
+      // cut short: the host must not take what was written for a whole answer
       this.#controller.error(reason);
     }
     return this;
+  }
+
+  /**
+   * The client went away (the request's `signal` aborted): the response is destroyed, and its
+   * body ends quietly, since nobody reads it any more (the host would report an error).
+   */
+  clientGone(): void {
+    if (this.#controller !== undefined && !this.#closed) {
+      this.#closed = true;
+      this.#controller.close();
+    }
+    this.destroy();
   }
 
   /** Makes the `Response` from the head node wrote, once. */

@@ -19,6 +19,8 @@ export class FetchSocket extends Duplex {
     this.remoteFamily =
       remoteAddress === undefined ? undefined : remoteAddress.includes(':') ? 'IPv6' : 'IPv4';
     this.encrypted = encrypted;
+    // a response destroyed with an error destroys its socket with it: nobody else to tell
+    this.on('error', () => {});
   }
 
   override _read(): void {}
