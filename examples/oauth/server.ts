@@ -15,6 +15,7 @@ import {
   defineClient,
   hashPassword,
   MemoryClientStore,
+  type Middleware,
   requestId,
   requirePrincipal,
   requireScopes,
@@ -48,7 +49,7 @@ export interface AppOptions {
 
 export async function createApp(
   options: AppOptions = {},
-): Promise<{ server: Server; issuer: string }> {
+): Promise<{ server: Server; issuer: string; middleware: Middleware[] }> {
   const issuer = options.issuer ?? 'http://localhost:3003';
 
   // Clients: secrets are hashed at once (scrypt); redirect URIs are compared exactly.
@@ -118,13 +119,14 @@ export async function createApp(
     },
   ]);
 
-  const app = toNodeListener([
+  const middleware = [
     requestId(),
     securityHeaders(),
     cors({ origins: [SPA_ORIGIN] }), // the SPA calls /token, /userinfo and /api with fetch
     createRouter({ ...auth.routes, '/api/hello': { GET: hello } }),
-  ]);
-  return { server: createServer(app), issuer };
+  ];
+  // `middleware` runs on any host as it is: here node:http, or toFetchHandler(middleware)
+  return { server: createServer(toNodeListener(middleware)), issuer, middleware };
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
