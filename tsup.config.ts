@@ -22,6 +22,7 @@ export const entries = {
   fastify: 'src/adapters/fastify.ts',
   fetch: 'src/adapters/fetch/index.ts',
   hono: 'src/adapters/hono.ts',
+  nest: 'src/adapters/nest.ts',
 };
 
 export default defineConfig({

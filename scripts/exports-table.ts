@@ -56,6 +56,11 @@ const SUBPATHS: [string, string, string][] = [
     'The Fetch adapter: a Web `Request` in, a `Response` out (Next.js route handlers, Bun, Deno).',
   ],
   ['portico/hono', 'src/adapters/hono.ts', 'The Hono adapter.'],
+  [
+    'portico/nest',
+    'src/adapters/nest.ts',
+    'The NestJS module, guard, decorators and exception filter (needs `@nestjs/common`, `@nestjs/core`).',
+  ],
 ];
 const lines = [
   '# Exports',

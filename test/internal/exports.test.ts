@@ -24,6 +24,7 @@ const ENTRY_POINTS: Record<string, () => Promise<Record<string, unknown>>> = {
   'portico/fastify': () => import('../../src/adapters/fastify.js'),
   'portico/fetch': () => import('../../src/adapters/fetch/index.js'),
   'portico/hono': () => import('../../src/adapters/hono.js'),
+  'portico/nest': () => import('../../src/adapters/nest.js'),
 };
 
 /** The names docs/exports.md lists for one entry point. */
