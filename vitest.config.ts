@@ -7,7 +7,10 @@ export default defineConfig({
   resolve: {
     alias: [
       { find: /^portico$/, replacement: `${src}index.ts` },
-      { find: /^portico\/(node|express|koa|fastify|hono|nest)$/, replacement: `${src}adapters/$1.ts` },
+      {
+        find: /^portico\/(node|express|koa|fastify|hono|nest)$/,
+        replacement: `${src}adapters/$1.ts`,
+      },
       { find: /^portico\/fetch$/, replacement: `${src}adapters/fetch/index.ts` },
       { find: /^portico\/(.*)$/, replacement: `${src}$1/index.ts` },
     ],

@@ -116,7 +116,6 @@ async function nestApp(
   })(AppModule);
   const adapter = platform === 'express' ? new ExpressAdapter() : new FastifyAdapter();
   const app = await NestFactory.create(AppModule, adapter, { logger: false });
-  // biome-ignore lint/correctness/useHookAtTopLevel: Nest's method, not a React hook
   app.useGlobalFilters(app.get(PorticoExceptionFilter));
   await app.init();
   if (platform === 'fastify') await app.getHttpAdapter().getInstance().ready();

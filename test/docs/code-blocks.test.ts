@@ -97,6 +97,8 @@ beforeAll(async () => {
     checkJs: false,
     moduleDetection: 'force',
     types: ['node'],
+    // as a Nest project has it (`nest new`): the NestJS blocks use its decorators
+    experimentalDecorators: true,
   };
   // A syntax error anywhere makes tsc report syntax errors only: the files that have one
   // are left out of a second run, which then reports the type errors of all the others.
