@@ -30,6 +30,7 @@ import {
 } from '../auth/authenticate.js';
 import type { Authenticator } from '../auth/authenticator.js';
 import { compose, type Middleware } from '../core/compose.js';
+import { notFound } from '../core/errors/errors.js';
 import { getPrincipal } from '../core/principal.js';
 import { type ErrorHandlerOptions, sendError } from '../core/problem.js';
 import { invalidOption } from '../internal/options.js';
@@ -177,7 +178,7 @@ export class PorticoExceptionFilter implements ExceptionFilter {
     const { req, res, reply } = nodeOf(host);
     // Fastify: the answer is written on the raw response, which Fastify is told not to send
     if (reply !== res && typeof reply.hijack === 'function') reply.hijack();
-    sendError(req, res, fromNest(exception), this.#options);
+    sendError(req, res, fromNest(exception, req), this.#options);
   }
 }
 Catch()(PorticoExceptionFilter);
@@ -189,7 +190,7 @@ Inject(PORTICO_OPTIONS)(PorticoExceptionFilter, undefined, 0);
  * `expose`, `message`): its status, and its message for a 4xx (a validation pipe's list of
  * messages joined).
  */
-function fromNest(exception: unknown): unknown {
+function fromNest(exception: unknown, req: IncomingMessage): unknown {
   const nest = exception as { getStatus?: unknown; getResponse?: unknown } | null;
   if (typeof nest?.getStatus !== 'function' || typeof nest.getResponse !== 'function') {
     return exception;
@@ -198,6 +199,10 @@ function fromNest(exception: unknown): unknown {
   const body = (nest.getResponse as () => unknown).call(nest);
   const said = typeof body === 'string' ? body : (body as { message?: unknown } | null)?.message;
   const message = Array.isArray(said) ? said.join('; ') : typeof said === 'string' ? said : '';
+  // Nest's router says `Cannot GET /path?query`: the query may hold a credential (`api_key`)
+  if (status === 404 && message.startsWith(`Cannot ${req.method} `)) {
+    return notFound('Nothing is served at this path.');
+  }
   return Object.assign(new Error(message), { status, expose: status < 500, cause: exception });
 }
 
