@@ -3,8 +3,13 @@
 // variants a framework's router may take for `/api/events` (Express matches case-insensitively,
 // Fastify decodes %61 before it routes and, when told, merges slashes and cuts at `;`). An
 // anonymous caller must never reach the handler, which on purpose does not ask for a principal.
-import { createServer, type ServerResponse } from 'node:http';
+import 'reflect-metadata';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import { getRequestListener } from '@hono/node-server';
+import { Controller, Get, Module, UseGuards } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { ExpressAdapter } from '@nestjs/platform-express';
+import { FastifyAdapter } from '@nestjs/platform-fastify';
 import express from 'express';
 import express4 from 'express4';
 import Fastify from 'fastify';
@@ -21,6 +26,11 @@ import {
 import { toFetchHandler } from '../../src/adapters/fetch/index.js';
 import { honoErrorHandler, honoNotFound, toHono } from '../../src/adapters/hono.js';
 import { toKoa } from '../../src/adapters/koa.js';
+import {
+  PorticoAuthGuard,
+  PorticoExceptionFilter,
+  PorticoModule,
+} from '../../src/adapters/nest.js';
 import { toNodeListener } from '../../src/adapters/node.js';
 import { apiKeyAuth } from '../../src/auth/api-key/authenticator.js';
 import { importApiKey, MemoryApiKeyStore } from '../../src/auth/api-key/store.js';
@@ -94,6 +104,8 @@ const hosts: Host = {
     ),
   'hono 4, app.use("/api/*", toHono(...))': () => honoHost('use'),
   'hono 4, app.use(toHono(mount("/api", ...)))': () => honoHost('mount'),
+  'nest express, PorticoAuthGuard on the controller': () => nestHost('express'),
+  'nest fastify, PorticoAuthGuard on the controller': () => nestHost('fastify'),
   'fastify 5, fastifyPortico under a prefix': () => fastifyHost({}, 'prefix'),
   'fastify 5, toFastify(mount("/api", ...)) hook': () => fastifyHost({}, 'mount'),
   'fastify 5 lax router, fastifyPortico under a prefix': () => fastifyHost(LAX, 'prefix'),
@@ -127,6 +139,40 @@ async function honoHost(shape: 'use' | 'mount') {
   app.notFound(honoNotFound());
   app.onError(honoErrorHandler({ logger }));
   return listen(createServer(getRequestListener(app.fetch)));
+}
+
+/** The handler a Nest app forgot nothing on: the guard sits on its controller. */
+class EventsController {
+  events() {
+    return SECRET;
+  }
+}
+Controller('api')(EventsController);
+UseGuards(PorticoAuthGuard)(EventsController);
+{
+  const descriptor = Object.getOwnPropertyDescriptor(EventsController.prototype, 'events')!;
+  Get('events')(EventsController.prototype, 'events', descriptor);
+}
+
+const nests: { close(): Promise<void> }[] = [];
+
+async function nestHost(platform: 'express' | 'fastify') {
+  class AppModule {}
+  Module({
+    imports: [PorticoModule.forRoot({ authenticators: [apiKeyAuth({ store })], logger })],
+    controllers: [EventsController],
+  })(AppModule);
+  // Fastify answers a URL it cannot decode before Nest sees it: `frameworkErrors` makes it a problem
+  const adapter =
+    platform === 'express'
+      ? new ExpressAdapter()
+      : new FastifyAdapter({ frameworkErrors: fastifyErrorHandler({ logger }) } as object);
+  const app = await NestFactory.create(AppModule, adapter, { logger: false });
+  app.useGlobalFilters(app.get(PorticoExceptionFilter));
+  await app.init();
+  if (platform === 'fastify') await app.getHttpAdapter().getInstance().ready();
+  nests.push(app);
+  return listen(app.getHttpServer() as Server);
 }
 
 async function fastifyHost(options: object, shape: 'prefix' | 'mount') {
@@ -165,6 +211,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await closeAll();
+  for (const app of nests) await app.close();
 });
 
 describe.each(Object.keys(hosts))('%s', (name) => {
