@@ -38,6 +38,7 @@ import {
   toNodeListener,
 } from '../../src/index.js';
 import { closeAll, listen, request } from '../helpers/http.js';
+import { startNextApp } from '../helpers/next-app.js';
 
 const ORIGIN = 'http://app.example.test';
 
@@ -85,7 +86,8 @@ function porticoChain(): Middleware[] {
 
 interface Host {
   name: string;
-  server: Server;
+  /** The server, or the port of one this file does not own (`next start`). */
+  server: Server | number;
   /** Path of a framework-native route that fails with a 409. */
   nativeError: string;
 }
@@ -207,9 +209,52 @@ async function nestHost(platform: 'express' | 'fastify'): Promise<Host> {
 
 const nests: { close(): Promise<void> }[] = [];
 
+/**
+ * The same chain as a Next.js route handler (`app/[[...path]]/route.js`, every method, on the
+ * packed package), served by `next start`.
+ */
+const NEXT_ROUTE = `import { createHash } from 'node:crypto';
+import { conflict, cors, createRouter, mount, rateLimit, readJson, requestId, securityHeaders, sendJson } from 'portico';
+import { getRequestId } from 'portico/core';
+import { silentLogger } from 'portico/diagnostics';
+import { toFetchHandler } from 'portico/fetch';
+
+const ORIGIN = '${ORIGIN}';
+const hello = (req, res) => {
+  const body = JSON.stringify({ hello: 'world', id: getRequestId(req) ?? null });
+  res.statusCode = 200;
+  res.setHeader('ETag', '"' + createHash('sha1').update('hello').digest('base64url') + '"');
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(body));
+  res.end(req.method === 'HEAD' ? undefined : body);
+};
+const handler = toFetchHandler([
+  requestId(),
+  securityHeaders(),
+  cors({ origins: [ORIGIN], credentials: true }),
+  mount('/api', rateLimit({ limit: 1000, windowMs: 60_000 })),
+  createRouter({
+    '/api/hello': { GET: hello },
+    '/api/echo': { async POST(req, res) { sendJson(res, 201, await readJson(req)); } },
+    '/api/boom': () => { throw new Error('secret internals: db password is hunter2'); },
+    '/api/async-boom': { async GET() { await new Promise((r) => setTimeout(r, 5)); throw new Error('async secret internals'); } },
+    '/api/conflict': () => { throw conflict('Already there.'); },
+  }),
+  (req, _res, next) => {
+    if (req.url === '/native/conflict') throw conflict('native');
+    return next();
+  },
+], { logger: silentLogger });
+export const runtime = 'nodejs';
+export const dynamic = 'force-dynamic';
+export { handler as GET, handler as HEAD, handler as POST, handler as PUT, handler as DELETE, handler as PATCH, handler as OPTIONS };
+`;
+
+let next: { port: number; close(): void } | undefined;
+
 /** One request through node's global agent, which keeps connections alive between requests. */
 const call = (
-  server: Server,
+  server: Server | number,
   method: string,
   path: string,
   headers: Record<string, string> = {},
@@ -231,13 +276,18 @@ beforeAll(async () => {
     await nestHost('express'),
     await nestHost('fastify'),
   );
-  await Promise.all(hosts.map((h) => listen(h.server)));
-});
+  await Promise.all(
+    hosts.map((h) => (typeof h.server === 'number' ? undefined : listen(h.server))),
+  );
+  next = await startNextApp({ 'app/[[...path]]/route.js': NEXT_ROUTE });
+  hosts.push({ name: 'next', server: next.port, nativeError: '/native/conflict' });
+}, 300_000);
 
 afterAll(async () => {
   console.error = silence;
   await closeAll();
   for (const app of nests) await app.close();
+  next?.close();
 });
 
 describe.each([
@@ -249,6 +299,7 @@ describe.each([
   'hono 4',
   'nest express',
   'nest fastify',
+  'next',
 ])('through %s', (name) => {
   const host = () => hosts.find((h) => h.name === name)!;
 
