@@ -42,7 +42,7 @@ beforeAll(async () => {
   // its root, so the root is widened to take them in (an installed app needs no such line)
   write(
     join(app, 'next.config.mjs'),
-    "export default { serverExternalPackages: ['portico'], turbopack: { root: '/' } };\n",
+    "export default { serverExternalPackages: ['portico'], poweredByHeader: false, turbopack: { root: '/' } };\n",
   );
   const env = { ...process.env, NEXT_TELEMETRY_DISABLED: '1' };
   const nextBin = join(app, 'node_modules', 'next', 'dist', 'bin', 'next');
@@ -77,6 +77,7 @@ describe('examples/next under next start', () => {
     expect(json(me)).toEqual({ sub: 'demo' });
     expect(me.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
     expect(me.headers['x-content-type-options']).toBe('nosniff');
+    expect(me.headers['x-powered-by']).toBeUndefined(); // poweredByHeader: false
     const refused = await request(port, '/api/me');
     expectProblem(refused, 401);
     expect(refused.headers['www-authenticate']).toMatch(/^ApiKey/);
