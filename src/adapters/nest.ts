@@ -39,7 +39,14 @@ import { invalidOption } from '../internal/options.js';
 const SCOPES_KEY = 'portico:scopes';
 const ROLES_KEY = 'portico:roles';
 
-/** The injection token of the options given to {@link PorticoModule.forRoot}. */
+/**
+ * The injection token of the options given to {@link PorticoModule.forRoot}.
+ *
+ * @example
+ * ```ts
+ * const options = app.get<PorticoNestOptions>(PORTICO_OPTIONS);
+ * ```
+ */
 export const PORTICO_OPTIONS = Symbol('portico.nest.options');
 
 /**
