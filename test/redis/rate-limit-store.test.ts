@@ -86,7 +86,12 @@ describe.skipIf(!hasRedis)('RedisRateLimitStore (real redis-server)', () => {
   it('gives a request back only in its current sliding window, as the memory store does', async () => {
     const client = redis.client();
     const store = new RedisRateLimitStore({ client, prefix: 't3:' });
-    // a fresh window of its own, 400 ms long, started just now
+    // the windows align on Redis's clock: start just after one begins, so that the increment
+    // and the decrement below fall in the same window (across its end, nothing is given back)
+    const probe = await store.incrementSliding('probe', 400);
+    await new Promise((resolve) =>
+      setTimeout(resolve, Math.max(0, probe.resetAt - Date.now()) + 20),
+    );
     await store.incrementSliding('now', 400);
     await store.decrement('now');
     expect(await client.hget('t3:now', 'c')).toBe('0');
