@@ -37,6 +37,7 @@ import {
   toKoa,
   toNodeListener,
 } from '../../src/index.js';
+import { nodeServerAddress } from '../helpers/adapters.js';
 import { closeAll, listen, request } from '../helpers/http.js';
 import { startNextApp } from '../helpers/next-app.js';
 
@@ -134,10 +135,6 @@ function nodeServerOf(
 ): Server {
   return createServer(getRequestListener(fetch));
 }
-
-/** What `@hono/node-server` knows of the client: its node request's socket. */
-const nodeServerAddress = (_request: Request, env: unknown) =>
-  (env as { incoming: { socket: { remoteAddress?: string } } }).incoming.socket.remoteAddress;
 
 function fetchHost(): Host {
   const chain = porticoChain();

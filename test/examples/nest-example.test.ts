@@ -1,26 +1,18 @@
 // examples/nest as a NestJS user builds and runs it: a CommonJS project (`nest new`'s layout)
 // with the packed package installed, compiled by tsc (legacy decorators and their metadata),
 // started with node, then called over real sockets.
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { cpSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectProblem, json, request } from '../helpers/http.js';
 import { bin, installConsumer, pack, root, run } from '../helpers/packed.js';
+import { freePort, spawnReady } from '../helpers/process.js';
 
 const KEY = 'demo-nest-key-0123456789abcdef'; // examples/nest/src/keys.ts
 let work: string | undefined;
 let child: ChildProcess | undefined;
 let port: number;
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port: free } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return free;
-}
 
 beforeAll(async () => {
   const packed = await pack('portico-nest-');
@@ -37,24 +29,12 @@ beforeAll(async () => {
   ]);
   await run(bin('tsc'), ['-p', 'tsconfig.json'], app, 120_000);
   port = await freePort();
-  child = spawn(process.execPath, ['dist/main.js'], {
-    cwd: app,
-    env: { ...process.env, PORT: String(port) },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error('the Nest example did not start in 20 s')),
-      20_000,
-    );
-    child!.stdout!.on('data', (chunk: Buffer) => {
-      if (chunk.toString().includes('NestJS example on')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-    child!.once('exit', (code) => reject(new Error(`the Nest example exited with ${code}`)));
-  });
+  child = await spawnReady(
+    ['dist/main.js'],
+    { cwd: app, env: { ...process.env, PORT: String(port) } },
+    'NestJS example on',
+    20_000,
+  );
 }, 240_000);
 
 afterAll(() => {

@@ -1,28 +1,19 @@
 // examples/next built and started by Next.js itself (`next build`, `next start`: its own
 // request handling, App Router, Node runtime) in a project that installed the packed package,
 // then called over real sockets: the route handlers are portico/fetch handlers.
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { cpSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_API_KEY } from '../../examples/next/lib/portico.js';
 import { expectProblem, json, request } from '../helpers/http.js';
 import { installConsumer, pack, root, run, write } from '../helpers/packed.js';
+import { freePort, spawnReady } from '../helpers/process.js';
 import { connect as connectStream, parseEvents } from '../helpers/sse.js';
 
 let work: string | undefined;
 let next: ChildProcess | undefined;
 let port: number;
-
-/** A port nobody listens on now (Next takes a port number, not 0). */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port: free } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return free;
-}
 
 beforeAll(async () => {
   const packed = await pack('portico-next-');
@@ -48,21 +39,11 @@ beforeAll(async () => {
   const nextBin = join(app, 'node_modules', 'next', 'dist', 'bin', 'next');
   await run(process.execPath, [nextBin, 'build'], app, 240_000);
   port = await freePort();
-  next = spawn(process.execPath, [nextBin, 'start', '-p', String(port), '-H', '127.0.0.1'], {
-    cwd: app,
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('next start: not ready in 30 s')), 30_000);
-    next!.stdout!.on('data', (chunk: Buffer) => {
-      if (chunk.toString().includes('Ready')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-    next!.once('exit', (code) => reject(new Error(`next start exited with ${code}`)));
-  });
+  next = await spawnReady(
+    [nextBin, 'start', '-p', String(port), '-H', '127.0.0.1'],
+    { cwd: app, env },
+    'Ready',
+  );
 }, 300_000);
 
 afterAll(() => {

@@ -1,20 +1,10 @@
 // A Next.js app (App Router, Node runtime) made from `files`, with the packed package
 // installed, built by `next build` and served by `next start` on 127.0.0.1: for the suites
 // that run through Next's own request handling.
-import { type ChildProcess, spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { installConsumer, pack, run, write } from './packed.js';
-
-/** A port nobody listens on now (Next takes a port number, not 0). */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
+import { freePort, spawnReady } from './process.js';
 
 /**
  * Builds and starts the Next.js app of `files` (paths relative to the project, such as
@@ -48,25 +38,11 @@ export async function startNextApp(
   const nextBin = join(app, 'node_modules', 'next', 'dist', 'bin', 'next');
   await run(process.execPath, [nextBin, 'build'], app, 240_000);
   const port = await freePort();
-  const child: ChildProcess = spawn(
-    process.execPath,
+  const child = await spawnReady(
     [nextBin, 'start', '-p', String(port), '-H', '127.0.0.1'],
-    {
-      cwd: app,
-      env: { ...process.env, NEXT_TELEMETRY_DISABLED: '1' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
+    { cwd: app, env: { ...process.env, NEXT_TELEMETRY_DISABLED: '1' } },
+    'Ready',
   );
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('next start: not ready in 30 s')), 30_000);
-    child.stdout!.on('data', (chunk: Buffer) => {
-      if (chunk.toString().includes('Ready')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`next start exited with ${code}`)));
-  });
   return {
     port,
     close() {

@@ -1,7 +1,7 @@
 import { type IncomingMessage, ServerResponse } from 'node:http';
 
 /** The head fields node writes for its own connection, which a Web `Response` does not carry. */
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding']);
+export const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding']);
 
 /** The statuses whose `Response` has no body (Fetch, "null body status"). */
 const NULL_BODY = new Set([101, 103, 204, 205, 304]);

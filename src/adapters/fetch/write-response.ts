@@ -1,9 +1,7 @@
 import { once } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import { appendVary } from '../../internal/headers.js';
-
-/** Fields of a Web `Response` that node writes itself, for its own connection. */
-const NODE_OWNS = new Set(['connection', 'keep-alive', 'transfer-encoding']);
+import { HOP_BY_HOP } from './response.js';
 
 /**
  * Writes a Web `Response` (a Fetch-style handler's answer) through `res`, after what portico's
@@ -17,7 +15,7 @@ export async function writeResponse(res: ServerResponse, answer: Response): Prom
     throw new TypeError('The handler must answer a Response.');
   }
   for (const [name, value] of answer.headers) {
-    if (name === 'set-cookie' || NODE_OWNS.has(name)) continue;
+    if (name === 'set-cookie' || HOP_BY_HOP.has(name)) continue;
     if (name === 'vary') appendVary(res, value);
     else res.setHeader(name, value);
   }
