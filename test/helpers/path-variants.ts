@@ -69,3 +69,19 @@ export function nodeServerAnswer(target: string): number | undefined {
   if (target.includes('\\') || /^(?!https?:)[a-z]+:\/\//i.test(target)) return 400;
   return undefined;
 }
+
+/**
+ * The status Next.js (`next start`) answers itself for `target`, before any route handler
+ * runs, or `undefined` when it routes it: the absolute form, a `\\`, an empty segment or a
+ * trailing `/` are a 308 redirect (to the path it would route, for an origin-form target),
+ * a bad escape its own 500 page.
+ */
+export function nextServerAnswer(target: string): number | undefined {
+  if (/^[a-z]+:\/\//i.test(target)) return 308;
+  const path = target.split(/[?#]/)[0]!;
+  if (path.includes('\\') || path.includes('//') || (path.length > 1 && path.endsWith('/'))) {
+    return 308;
+  }
+  if (/%(?![0-9a-f]{2})/i.test(path)) return 500;
+  return undefined;
+}
