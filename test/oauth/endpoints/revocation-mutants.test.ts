@@ -7,50 +7,23 @@
 import { randomUUID } from 'node:crypto';
 import { SignJWT } from 'jose';
 import { afterAll, expect, it } from 'vitest';
-import { createSessions } from '../../../src/auth/session/session.js';
 import type { Middleware } from '../../../src/core/compose.js';
 import { createRouter } from '../../../src/http/routing/router.js';
-import { defineClient } from '../../../src/oauth/clients/client.js';
-import { MemoryClientStore } from '../../../src/oauth/clients/store.js';
-import {
-  type AuthorizationServerOptions,
-  createOAuthContext,
-  type OAuthContext,
-} from '../../../src/oauth/context.js';
+import type { AuthorizationServerOptions, OAuthContext } from '../../../src/oauth/context.js';
 import { createRevocationEndpoint } from '../../../src/oauth/endpoints/revocation.js';
 import { createUserInfoEndpoint } from '../../../src/oauth/endpoints/userinfo.js';
 import { type RefreshTokenRecord, refreshTokens } from '../../../src/oauth/store/records.js';
 import { MemoryRecordStore } from '../../../src/oauth/store/store.js';
 import { hashToken, type UserClaims } from '../../../src/oauth/tokens/issue.js';
-import { createKeySet } from '../../../src/oauth/tokens/key-set.js';
 import { closeAll, json, type Listening, type Reply, request, serve } from '../../helpers/http.js';
+import { endpointContext, ISSUER, SECRETS, userInfo } from './endpoint-fixtures.js';
 
 afterAll(closeAll);
 
-const ISSUER = 'https://auth.example.test';
-const KEYS = createKeySet();
-/** Two confidential clients (their secrets take a while to hash: made once, used read-only). */
-const CLIENTS = (async () =>
-  new MemoryClientStore([
-    await defineClient({
-      clientId: 'web',
-      secret: 'web-secret-1234',
-      grantTypes: ['authorization_code', 'refresh_token'],
-      redirectUris: ['https://app.example.com/cb'],
-      scopes: ['openid', 'profile', 'email'],
-    }),
-    await defineClient({
-      clientId: 'other',
-      secret: 'other-secret-1234',
-      grantTypes: ['authorization_code', 'refresh_token'],
-      redirectUris: ['https://other.example.com/cb'],
-      scopes: ['openid', 'profile', 'email'],
-    }),
-  ]))();
 const FORM = { 'Content-Type': 'application/x-www-form-urlencoded' };
 const basic = (id: string, secret: string) =>
   `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;
-const WEB = { Authorization: basic('web', 'web-secret-1234') };
+const WEB = { Authorization: basic('web', SECRETS.web) };
 
 /** A memory store that also writes down every grant (or token) it is told to revoke. */
 class RecordingStore extends MemoryRecordStore {
@@ -76,15 +49,7 @@ async function start(options: Partial<AuthorizationServerOptions> = {}): Promise
     ['alice', { sub: 'alice', name: 'Alice Example', email: 'alice@example.com' }],
   ]);
   const store = new RecordingStore();
-  const ctx = createOAuthContext({
-    issuer: ISSUER,
-    clients: await CLIENTS,
-    keys: await KEYS,
-    store,
-    users: { verify: () => undefined, get: (sub) => users.get(sub) },
-    sessions: createSessions({ allowedOrigins: [ISSUER] }),
-    ...options,
-  });
+  const ctx = await endpointContext((sub) => users.get(sub), { store, ...options });
   const thrown: unknown[] = [];
   const userInfo = createUserInfoEndpoint(ctx);
   const watched: Middleware = async (req, res, next) => {
@@ -106,12 +71,6 @@ function revoke(server: Listening, body: Record<string, string>): Promise<Reply>
     method: 'POST',
     headers: { ...FORM, ...WEB },
     body: new URLSearchParams(body).toString(),
-  });
-}
-
-function userInfo(server: Listening, token?: string): Promise<Reply> {
-  return request(server, '/userinfo', {
-    headers: token === undefined ? {} : { Authorization: `Bearer ${token}` },
   });
 }
 

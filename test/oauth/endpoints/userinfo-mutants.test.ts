@@ -8,34 +8,15 @@
 import { afterAll, expect, it } from 'vitest';
 import { authenticationRequired } from '../../../src/auth/errors.js';
 import { protectedResource } from '../../../src/auth/protected-resource.js';
-import { createSessions } from '../../../src/auth/session/session.js';
 import { createRouter } from '../../../src/http/routing/router.js';
-import { defineClient } from '../../../src/oauth/clients/client.js';
-import { MemoryClientStore } from '../../../src/oauth/clients/store.js';
-import {
-  type AuthorizationServerOptions,
-  createOAuthContext,
-  type OAuthContext,
-} from '../../../src/oauth/context.js';
+import type { AuthorizationServerOptions, OAuthContext } from '../../../src/oauth/context.js';
 import { createUserInfoEndpoint } from '../../../src/oauth/endpoints/userinfo.js';
 import type { UserClaims } from '../../../src/oauth/tokens/issue.js';
-import { createKeySet } from '../../../src/oauth/tokens/key-set.js';
-import { closeAll, json, type Listening, type Reply, request, serve } from '../../helpers/http.js';
+import { closeAll, json, type Listening, serve } from '../../helpers/http.js';
+import { endpointContext, ISSUER, userInfo } from './endpoint-fixtures.js';
 
 afterAll(closeAll);
 
-const ISSUER = 'https://auth.example.test';
-const KEYS = createKeySet();
-const CLIENTS = (async () =>
-  new MemoryClientStore([
-    await defineClient({
-      clientId: 'web',
-      secret: 'web-secret-1234',
-      grantTypes: ['authorization_code', 'refresh_token'],
-      redirectUris: ['https://app.example.com/cb'],
-      scopes: ['openid', 'profile', 'email'],
-    }),
-  ]))();
 const RESOURCE = protectedResource({
   resource: `${ISSUER}/userinfo`,
   authorizationServers: [ISSUER],
@@ -43,31 +24,18 @@ const RESOURCE = protectedResource({
 const METADATA = `resource_metadata="${RESOURCE.metadataUrl}"`;
 const ALGS = 'algs="ES256 EdDSA PS256 RS256"';
 
-/** A context whose users are `users` (alice by default), for its own UserInfo. */
-async function context(
+/** A context whose users are `get`'s (alice by default), for its own UserInfo. */
+function context(
   get: (sub: string) => UserClaims | undefined = (sub) =>
     sub === 'alice' ? { sub: 'alice', name: 'Alice Example' } : undefined,
   options: Partial<AuthorizationServerOptions> = {},
 ): Promise<OAuthContext> {
-  return createOAuthContext({
-    issuer: ISSUER,
-    clients: await CLIENTS,
-    keys: await KEYS,
-    users: { verify: () => undefined, get },
-    sessions: createSessions({ allowedOrigins: [ISSUER] }),
-    ...options,
-  });
+  return endpointContext(get, options);
 }
 
 /** UserInfo with the protected resource, at /userinfo. */
 async function start(ctx: OAuthContext): Promise<Listening> {
   return serve(createRouter({ '/userinfo': createUserInfoEndpoint(ctx, { resource: RESOURCE }) }));
-}
-
-function userInfo(server: Listening, token?: string): Promise<Reply> {
-  return request(server, '/userinfo', {
-    headers: token === undefined ? {} : { Authorization: `Bearer ${token}` },
-  });
 }
 
 it('names createUserInfoEndpoint() when resource is not made by protectedResource()', async () => {
