@@ -96,7 +96,7 @@ async function runRequest(
   };
   const machine = machineInfo();
   const date = new Date().toISOString();
-  const measurements = await measureComparison(comparison, settings);
+  const { measurements, profiles } = await measureComparison(comparison, settings);
   return {
     name: comparison.name,
     title: comparison.title,
@@ -126,6 +126,7 @@ async function runRequest(
     notes: comparison.notes ?? [],
     servers: summarize(comparison, measurements),
     measurements,
+    ...(profiles.length > 0 && { profiles }),
   };
 }
 

@@ -6,12 +6,14 @@
 import { processCpuTimes } from './cpu.js';
 import { mergeHeaders } from './headers.js';
 import { nodeCommand, type RunningServer, runLoad, startServer } from './processes.js';
+import { profileServers } from './profile.js';
 import { spread } from './stats.js';
 import type {
   Comparison,
   LoadOptions,
   LoadResult,
   Measurement,
+  ProfileSummary,
   RunSettings,
   ServerSpec,
   ServerSummary,
@@ -109,10 +111,16 @@ export function summarize(
   });
 }
 
+/** What one comparison's run measured: each round of each server, and the profiles after. */
+export interface ComparisonRun {
+  measurements: Measurement[];
+  profiles: ProfileSummary[];
+}
+
 export async function measureComparison(
   comparison: Comparison,
   settings: RunSettings,
-): Promise<Measurement[]> {
+): Promise<ComparisonRun> {
   const variables = (await comparison.setup?.()) ?? {};
   try {
     return await measureWith(comparison, settings, variables);
@@ -156,7 +164,7 @@ async function measureWith(
   comparison: Comparison,
   settings: RunSettings,
   variables: Readonly<Record<string, string>>,
-): Promise<Measurement[]> {
+): Promise<ComparisonRun> {
   // What each server is sent: the comparison's headers and its own (a same-bytes floor, its
   // target's), variables expanded.
   const targetOf = (spec: ServerSpec) =>
@@ -170,6 +178,8 @@ async function measureWith(
   const optionsFor = (server: RunningServer, seconds: number) =>
     loadOptions(comparison, server.port, settings, seconds, headersOf.get(server.spec.name));
   const running: RunningServer[] = [];
+  /** The environment each server was started with (a floor's carries its target's answer). */
+  const envOf = new Map<string, Readonly<Record<string, string>>>();
   try {
     const floors = comparison.servers.filter((spec) => spec.sameBytesAs !== undefined);
     const measured = comparison.servers.filter((spec) => spec.sameBytesAs === undefined);
@@ -183,6 +193,7 @@ async function measureWith(
       const env = { ...variables, [SAME_BYTES_VARIABLE]: JSON.stringify(answer) };
       const floor = await startServer(spec, [], env);
       running.push(floor);
+      envOf.set(spec.name, env);
       const problems = await verifyFloor(floor.port, comparison, headers, answer);
       if (problems.length > 0) {
         throw new Error(
@@ -238,7 +249,26 @@ async function measureWith(
         );
       }
     }
-    return measurements;
+    await Promise.all(running.splice(0).map((server) => server.stop()));
+    const targets = (comparison.profile ?? []).map((name) => ({
+      spec: specNamed(comparison, name),
+      env: envOf.get(name) ?? variables,
+    }));
+    const profiles =
+      targets.length === 0
+        ? []
+        : await profileServers(
+            targets,
+            (name, port, seconds) =>
+              loadOptions(comparison, port, settings, seconds, headersOf.get(name)),
+            settings,
+          );
+    for (const profile of profiles) {
+      log(
+        `  profile ${profile.server}: ${profile.busyUsPerRequest.toFixed(1)} µs busy per request`,
+      );
+    }
+    return { measurements, profiles };
   } finally {
     await Promise.all(running.map((server) => server.stop()));
   }

@@ -55,6 +55,48 @@ export function renderTable(result: ComparisonResult): string {
   return lines.join('\n');
 }
 
+/**
+ * Where each profiled server's CPU went (bench/lib/profile.ts): a column per server, a row per
+ * category, then each server's largest functions of its own.
+ */
+export function renderProfiles(result: ComparisonResult): string {
+  const profiles = result.profiles ?? [];
+  if (profiles.length === 0) return '';
+  const labelOf = (name: string) => result.servers.find((s) => s.name === name)?.label ?? name;
+  const us = (n: number | undefined) => (n === undefined ? '–' : n.toFixed(1));
+  const names = [...new Set(profiles.flatMap((p) => p.categories.map((c) => c.name)))];
+  const lines = [
+    `| µs per request, from a CPU profile | ${profiles.map((p) => labelOf(p.server)).join(' | ')} |`,
+    `| --- |${' ---: |'.repeat(profiles.length)}`,
+    ...names.map(
+      (name) =>
+        `| ${name} | ${profiles.map((p) => us(p.categories.find((c) => c.name === name)?.usPerRequest)).join(' | ')} |`,
+    ),
+    `| **all of it** (idle time and module loading left out) | ${profiles.map((p) => `**${us(p.busyUsPerRequest)}**`).join(' | ')} |`,
+  ];
+  const own = profiles
+    .filter((p) => p.functions.length > 0)
+    .map(
+      (p) =>
+        `- ${labelOf(p.server)}, ${int(p.requests)} requests: ` +
+        p.functions.map((f) => `\`${f.name}\` (${f.where}) ${us(f.usPerRequest)}`).join(', '),
+    );
+  return [
+    '',
+    '',
+    'Where the CPU goes: the servers below were started once more after the rounds, under ' +
+      '`node --cpu-prof`, warmed up and loaded round-robin as in the rounds; their main ' +
+      'threads’ samples taken during those loads, by where they fell, over the requests they ' +
+      'answered (the profiler’s own cost included, so these compare with each other, not with ' +
+      'the table above).',
+    '',
+    ...lines,
+    ...(own.length === 0
+      ? []
+      : ['', 'Their own functions with the largest self time (µs per request):', '', ...own]),
+  ].join('\n');
+}
+
 const headerList = (headers: Readonly<Record<string, string>>) =>
   Object.entries(headers)
     .map(([k, v]) => `${k}: ${v}`)
@@ -73,7 +115,7 @@ function renderRequestSection(result: ComparisonResult): string {
   const bodyText = body === undefined ? '' : ` and body \`${body}\``;
   return renderSection({
     ...result,
-    table: renderTable(result),
+    table: renderTable(result) + renderProfiles(result),
     how: [
       `Load: ${settingsLine(result.settings)}; request \`${method} ${path}\`` +
         `${headerText ? ` with \`${headerText}\`` : ''}${bodyText}`,

@@ -9,7 +9,7 @@ import type { ImportResult } from '../import/types.js';
 import type { OpsResult } from '../jwt/types.js';
 import type { FanoutResult } from '../realtime/types.js';
 import type { SenderResult } from '../senders/types.js';
-import type { ComparisonResult, Spread } from './types.js';
+import type { ComparisonResult, ProfileSummary, Spread } from './types.js';
 
 type AnyResult = ComparisonResult | FanoutResult | SenderResult | OpsResult | ImportResult;
 
@@ -123,6 +123,36 @@ function cpuDifference(over: string, under: string) {
   };
 }
 
+/**
+ * What a CPU profile of `over` and of `under` taken in the same run shows (bench/lib/profile.ts):
+ * their busy µs per request, each category from one to the other (largest difference first),
+ * and `over`'s largest functions of its own; empty when the run profiled neither.
+ */
+function profileDifference(result: AnyResult, under: string, over: string): string {
+  if (result.kind !== undefined && result.kind !== 'request') return '';
+  const profiles = (result as ComparisonResult).profiles ?? [];
+  const a = profiles.find((p) => p.server === under);
+  const b = profiles.find((p) => p.server === over);
+  if (a === undefined || b === undefined) return '';
+  const us = (n: number) => n.toFixed(1);
+  const of = (p: ProfileSummary, name: string) =>
+    p.categories.find((c) => c.name === name)?.usPerRequest ?? 0;
+  const names = [...new Set([...a.categories, ...b.categories].map((c) => c.name))];
+  names.sort((x, y) => of(b, y) - of(a, y) - (of(b, x) - of(a, x)));
+  const moves = names
+    .filter((name) => of(a, name) >= 0.05 || of(b, name) >= 0.05)
+    .map((name) => `${name} ${us(of(a, name))} → ${us(of(b, name))}`);
+  const own = b.functions
+    .slice(0, 6)
+    .map((f) => `\`${f.name}\` ${us(f.usPerRequest)}`)
+    .join(', ');
+  return (
+    ` A CPU profile of both in the same run (the section's second table; the profiler's own ` +
+    `cost included): ${us(a.busyUsPerRequest)} → ${us(b.busyUsPerRequest)} µs of CPU per ` +
+    `request, ${moves.join(', ')}; its largest own functions ${own}.`
+  );
+}
+
 /** Where the reference server's CPU goes beyond its floor's, from the same run. */
 function referenceBound(row: string) {
   return (result: AnyResult): string =>
@@ -130,7 +160,8 @@ function referenceBound(row: string) {
     `written bare, ${rowCpu(result, row)} for the reference server (its whole chain: request ` +
     'id, security headers, rate limits, Host and https checks, CORS, authentication, router); ' +
     `in the kernel ${rowKernelCpu(result, 'reference-api-key-bytes')} and ` +
-    `${rowKernelCpu(result, row)}.`;
+    `${rowKernelCpu(result, row)}.` +
+    profileDifference(result, 'reference-api-key-bytes', row);
 }
 
 function worstJwtRatio(result: AnyResult): Spread | undefined {
@@ -344,7 +375,8 @@ const TARGETS: readonly Target[] = [
       `server CPU per request ${rowCpu(result, 'reference-api-key')} silent, ` +
       `${rowCpu(result, 'reference-api-key-logged')} logging; in the kernel ` +
       `${rowKernelCpu(result, 'reference-api-key')} and ` +
-      `${rowKernelCpu(result, 'reference-api-key-logged')} (the writes to the stdout pipe).`,
+      `${rowKernelCpu(result, 'reference-api-key-logged')} (the writes to the stdout pipe).` +
+      profileDifference(result, 'reference-api-key', 'reference-api-key-logged'),
   },
   {
     comparison: 'jwt',

@@ -125,6 +125,11 @@ export interface Comparison {
    */
   setup?: () => Promise<Readonly<Record<string, string>>>;
   /**
+   * Servers to profile after the rounds (`node --cpu-prof`, one more load of a round's
+   * length): where their CPU goes, in the result's `profiles` and the section's table.
+   */
+  profile?: readonly string[];
+  /**
    * Runs in the orchestrator once the servers have stopped, whether the run succeeded or not
    * (when `setup` succeeded): stops what `setup` started (a Redis server, say).
    */
@@ -233,4 +238,19 @@ export interface ComparisonResult {
   notes: readonly string[];
   servers: ServerSummary[];
   measurements: Measurement[];
+  /** The comparison's `profile` servers, profiled after the rounds. */
+  profiles?: ProfileSummary[];
+}
+
+/** Where one server's CPU went under load, from a CPU profile of it (bench/lib/profile.ts). */
+export interface ProfileSummary {
+  server: string;
+  /** Requests answered while profiled. */
+  requests: number;
+  /** The main thread's samples but idle time and module loading, µs per request. */
+  busyUsPerRequest: number;
+  /** Those samples by where they fell, largest first. */
+  categories: { name: string; usPerRequest: number }[];
+  /** portico's and the app's functions with the largest self time, largest first. */
+  functions: { name: string; where: string; usPerRequest: number }[];
 }

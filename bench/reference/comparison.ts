@@ -126,6 +126,12 @@ export const referenceComparison: Comparison = {
     headers: { 'x-forwarded-proto': 'https', 'x-forwarded-for': '203.0.113.7' },
   },
   expect: { status: 200, body: API_KEY_BODY },
+  profile: [
+    'reference-api-key-bytes',
+    'reference-api-key',
+    'reference-api-key-logged',
+    'reference-bearer',
+  ],
   setup: referenceFixture,
   teardown: referenceTeardown,
   notes: [

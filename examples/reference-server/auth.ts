@@ -11,7 +11,7 @@ import {
   type Revocations,
   type SessionStore,
 } from 'portico';
-import { importApiKey } from 'portico/auth';
+import { apiKeyCredentialId, importApiKey } from 'portico/auth';
 import { USER_SCOPES, type User, type Users } from './users.js';
 
 function principalOf(
@@ -67,10 +67,17 @@ export async function createAuth(options: {
     resolve(record) {
       const user = users.get(record.owner);
       if (user === undefined) return undefined;
-      return principalOf(user, 'api_key', {
-        keyId: record.id,
+      // with the key's credential id (what ends a stream when the key is revoked) set here,
+      // portico does not copy the principal to add it
+      return {
+        sub: user.sub,
+        name: user.name,
+        role: user.role,
         scopes: record.scopes ?? USER_SCOPES,
-      });
+        method: 'api_key',
+        keyId: record.id,
+        credentialIds: [apiKeyCredentialId(record.id)],
+      };
     },
   });
   const basic = basicAuth({
