@@ -96,7 +96,7 @@ async function runRequest(
   };
   const machine = machineInfo();
   const date = new Date().toISOString();
-  const { measurements, profiles } = await measureComparison(comparison, settings);
+  const { measurements, profiles, inProcess } = await measureComparison(comparison, settings);
   return {
     name: comparison.name,
     title: comparison.title,
@@ -127,6 +127,7 @@ async function runRequest(
     servers: summarize(comparison, measurements),
     measurements,
     ...(profiles.length > 0 && { profiles }),
+    ...(inProcess !== undefined && { inProcess }),
   };
 }
 

@@ -5,11 +5,18 @@
  */
 import { processCpuTimes } from './cpu.js';
 import { mergeHeaders } from './headers.js';
-import { nodeCommand, type RunningServer, runLoad, startServer } from './processes.js';
+import {
+  measureInProcess,
+  nodeCommand,
+  type RunningServer,
+  runLoad,
+  startServer,
+} from './processes.js';
 import { profileServers } from './profile.js';
 import { spread } from './stats.js';
 import type {
   Comparison,
+  InProcessResult,
   LoadOptions,
   LoadResult,
   Measurement,
@@ -115,6 +122,7 @@ export function summarize(
 export interface ComparisonRun {
   measurements: Measurement[];
   profiles: ProfileSummary[];
+  inProcess?: InProcessResult;
 }
 
 export async function measureComparison(
@@ -268,7 +276,9 @@ async function measureWith(
         `  profile ${profile.server}: ${profile.busyUsPerRequest.toFixed(1)} µs busy per request`,
       );
     }
-    return { measurements, profiles };
+    const inProcess =
+      comparison.inProcess === undefined ? undefined : await measureInProcess(comparison.inProcess);
+    return { measurements, profiles, ...(inProcess !== undefined && { inProcess }) };
   } finally {
     await Promise.all(running.map((server) => server.stop()));
   }

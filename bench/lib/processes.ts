@@ -4,7 +4,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { LOAD_SCRIPT, ROOT } from './paths.js';
-import type { LoadOptions, LoadResult, ServerSpec } from './types.js';
+import type { InProcessResult, LoadOptions, LoadResult, ServerSpec } from './types.js';
 
 const START_TIMEOUT_MS = 20_000;
 const STOP_TIMEOUT_MS = 5_000;
@@ -98,18 +98,16 @@ export function startServer(
   });
 }
 
-/** Runs one measurement in its own `node --import tsx bench/lib/load.ts` process. */
-export function runLoad(options: LoadOptions): Promise<LoadResult> {
-  const child = spawn(process.execPath, ['--import', 'tsx', LOAD_SCRIPT, JSON.stringify(options)], {
-    cwd: ROOT,
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const limitMs = options.durationSeconds * 1000 + LOAD_SLACK_MS;
+/**
+ * The JSON line `child` prints last, once it exits with code 0; killed past `limitMs`.
+ * `what` names it in errors.
+ */
+function lastJsonLine<T>(child: ChildProcess, limitMs: number, what: string): Promise<T> {
   return new Promise((resolve, reject) => {
     let output = '';
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`load generator did not finish within ${limitMs} ms`));
+      reject(new Error(`${what} did not finish within ${limitMs} ms`));
     }, limitMs);
     child.stdout?.setEncoding('utf8');
     child.stdout?.on('data', (chunk: string) => {
@@ -122,12 +120,34 @@ export function runLoad(options: LoadOptions): Promise<LoadResult> {
     child.once('exit', (code) => {
       clearTimeout(timer);
       const line = output.trim().split('\n').pop() ?? '';
-      if (code !== 0) return reject(new Error(`load generator exited with code ${code}`));
+      if (code !== 0) return reject(new Error(`${what} exited with code ${code}`));
       try {
-        resolve(JSON.parse(line) as LoadResult);
+        resolve(JSON.parse(line) as T);
       } catch {
-        reject(new Error(`load generator printed ${JSON.stringify(line)}, not JSON`));
+        reject(new Error(`${what} printed ${JSON.stringify(line)}, not JSON`));
       }
     });
   });
+}
+
+/** Runs one measurement in its own `node --import tsx bench/lib/load.ts` process. */
+export function runLoad(options: LoadOptions): Promise<LoadResult> {
+  const child = spawn(process.execPath, ['--import', 'tsx', LOAD_SCRIPT, JSON.stringify(options)], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return lastJsonLine(child, options.durationSeconds * 1000 + LOAD_SLACK_MS, 'load generator');
+}
+
+/** How long an in-process measurement may take (three rounds each way and a sampled one). */
+const IN_PROCESS_LIMIT_MS = 300_000;
+
+/** Runs `node --import tsx <entry> report` on the build and reads the JSON line it prints. */
+export function measureInProcess(entry: string): Promise<InProcessResult> {
+  const child = spawn(process.execPath, ['--import', 'tsx', entry, 'report'], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, ...IMPORT_THE_BUILD, NODE_ENV: 'production' },
+  });
+  return lastJsonLine(child, IN_PROCESS_LIMIT_MS, entry);
 }

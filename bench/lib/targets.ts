@@ -9,7 +9,7 @@ import type { ImportResult } from '../import/types.js';
 import type { OpsResult } from '../jwt/types.js';
 import type { FanoutResult } from '../realtime/types.js';
 import type { SenderResult } from '../senders/types.js';
-import type { ComparisonResult, ProfileSummary, Spread } from './types.js';
+import type { ComparisonResult, InProcessResult, ProfileSummary, Spread } from './types.js';
 
 type AnyResult = ComparisonResult | FanoutResult | SenderResult | OpsResult | ImportResult;
 
@@ -150,6 +150,43 @@ function profileDifference(result: AnyResult, under: string, over: string): stri
     ` A CPU profile of both in the same run (the section's second table; the profiler's own ` +
     `cost included): ${us(a.busyUsPerRequest)} → ${us(b.busyUsPerRequest)} µs of CPU per ` +
     `request, ${moves.join(', ')}; its largest own functions ${own}.`
+  );
+}
+
+/** What a request comparison's in-process script measured, when it has one. */
+function inProcessOf(result: AnyResult): InProcessResult | undefined {
+  return result.kind === undefined || result.kind === 'request'
+    ? (result as ComparisonResult).inProcess
+    : undefined;
+}
+
+/** The in-process chain's µs or KB per request beyond the harness's own (its bare handler's). */
+function inProcessOwn(which: 'us' | 'kb') {
+  return (result: AnyResult): Spread | undefined => {
+    const run = inProcessOf(result);
+    if (run === undefined) return undefined;
+    return which === 'us'
+      ? single(run.chainUsPerRequest - run.bareUsPerRequest)
+      : single((run.chainBytesPerRequest - run.bareBytesPerRequest) / 1024);
+  };
+}
+
+/** The in-process figures and the chain's largest allocation sites, from the same run. */
+function inProcessBound(result: AnyResult): string {
+  const run = inProcessOf(result);
+  if (run === undefined) return 'not measured';
+  const sites = run.allocations
+    .slice(0, 8)
+    .map(({ where, bytes }) => `\`${where}\` ${Math.round(bytes)} B`)
+    .join(', ');
+  return (
+    `${run.chainUsPerRequest.toFixed(1)} µs and ${Math.round(run.chainBytesPerRequest)} B per ` +
+    `request with the chain, ${run.bareUsPerRequest.toFixed(1)} µs and ` +
+    `${Math.round(run.bareBytesPerRequest)} B with a bare handler writing two headers ` +
+    `(bench/reference/in-process.ts, ${run.rounds} rounds of ${run.requests} requests). The ` +
+    `largest allocation sites with the chain, per request: ${sites} (node's own ` +
+    '`processHeader` builds the head of thirteen lines, which the same-bytes floor pays too). ' +
+    'Where the time goes under load: the CPU profiles of the same run, in the section.'
   );
 }
 
@@ -377,6 +414,25 @@ const TARGETS: readonly Target[] = [
       `${rowKernelCpu(result, 'reference-api-key')} and ` +
       `${rowKernelCpu(result, 'reference-api-key-logged')} (the writes to the stdout pipe).` +
       profileDifference(result, 'reference-api-key', 'reference-api-key-logged'),
+  },
+  {
+    comparison: 'reference',
+    claim:
+      'the reference chain in-process (no sockets, `GET /api/me` with the API key): µs per ' +
+      'request beyond the harness’s own ≤ 10 µs',
+    measure: inProcessOwn('us'),
+    atMost: 10,
+    unit: 'µs',
+    whenMissed: inProcessBound,
+  },
+  {
+    comparison: 'reference',
+    claim:
+      'the reference chain in-process: bytes allocated per request beyond the harness’s ≤ 6 KB',
+    measure: inProcessOwn('kb'),
+    atMost: 6,
+    unit: 'KB',
+    whenMissed: inProcessBound,
   },
   {
     comparison: 'jwt',

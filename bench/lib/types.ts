@@ -130,6 +130,11 @@ export interface Comparison {
    */
   profile?: readonly string[];
   /**
+   * A script measuring the comparison's request path in-process (no sockets), run after the
+   * profiles with `report`: it prints one {@link InProcessResult} as JSON.
+   */
+  inProcess?: string;
+  /**
    * Runs in the orchestrator once the servers have stopped, whether the run succeeded or not
    * (when `setup` succeeded): stops what `setup` started (a Redis server, say).
    */
@@ -240,6 +245,22 @@ export interface ComparisonResult {
   measurements: Measurement[];
   /** The comparison's `profile` servers, profiled after the rounds. */
   profiles?: ProfileSummary[];
+  /** What its `inProcess` script measured, after the profiles. */
+  inProcess?: InProcessResult;
+}
+
+/** A request path measured in-process (bench/reference/in-process.ts `report`). */
+export interface InProcessResult {
+  requests: number;
+  rounds: number;
+  /** The harness with a bare handler writing the same body: its own cost. */
+  bareUsPerRequest: number;
+  /** The harness with the chain (median of the rounds). */
+  chainUsPerRequest: number;
+  bareBytesPerRequest: number;
+  chainBytesPerRequest: number;
+  /** The chain's largest allocation sites, bytes per request, largest first. */
+  allocations: { where: string; bytes: number }[];
 }
 
 /** Where one server's CPU went under load, from a CPU profile of it (bench/lib/profile.ts). */

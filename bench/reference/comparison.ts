@@ -132,6 +132,7 @@ export const referenceComparison: Comparison = {
     'reference-api-key-logged',
     'reference-bearer',
   ],
+  inProcess: 'bench/reference/in-process.ts',
   setup: referenceFixture,
   teardown: referenceTeardown,
   notes: [

@@ -12,6 +12,8 @@
  *   node --import tsx bench/reference/in-process.ts bare     the same harness, a bare handler
  *   node --import tsx bench/reference/in-process.ts alloc    bytes allocated per request, by function
  *   node --cpu-prof --import tsx bench/reference/in-process.ts   a CPU profile of the rounds
+ *   node --import tsx bench/reference/in-process.ts report   all three, one JSON line (the
+ *                                                            reference comparison runs it)
  *
  * With `CREDENTIAL=bearer`, each request carries an access token the app's own `POST /token`
  * issued to `demo-service` (client_credentials) instead of the API key: the verified-token
@@ -30,7 +32,7 @@ import { loadConfig } from '../../examples/reference-server/config.js';
 import { requestWithoutSocket } from './socketless.js';
 
 const mode = process.argv[2] ?? 'time';
-const ROUNDS = mode === 'time' || mode === 'bare' ? 3 : 1;
+const ROUNDS = mode === 'alloc' ? 1 : 3;
 const REQUESTS = 50_000;
 const KEY = 'demo-bench-key-0123456789abcdef0123';
 const BASE = 'https://api.example.com';
@@ -92,45 +94,85 @@ const lines = [
   ...['X-Forwarded-For', '203.0.113.7', 'User-Agent', 'bench', 'Accept', '*/*'],
 ];
 
-const status = await requestWithoutSocket(listener, lines);
+const status = await requestWithoutSocket(app.listener, lines);
 if (status !== 200) throw new Error(`GET /api/me answered ${status}`);
+
+/** µs per request of `handler`, each round's, one request after another. */
+async function rounds(handler: typeof listener, report: boolean): Promise<number[]> {
+  const times: number[] = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    const start = performance.now();
+    for (let i = 0; i < REQUESTS; i++) await requestWithoutSocket(handler, lines);
+    times.push(((performance.now() - start) * 1000) / REQUESTS);
+    if (!report) console.log(`${times.at(-1)!.toFixed(2)} µs per request`);
+  }
+  return times;
+}
 
 type SampleNode = {
   callFrame: { functionName: string; url: string; lineNumber: number };
   selfSize: number;
   children: SampleNode[];
 };
-const session = new Session();
-if (mode === 'alloc') {
+
+/** Bytes allocated per request by `handler`, by function, largest first (one round, sampled). */
+async function allocations(handler: typeof listener): Promise<[string, number][]> {
+  const session = new Session();
   session.connect();
   await session.post('HeapProfiler.startSampling', {
     samplingInterval: 512,
     includeObjectsCollectedByMajorGC: true,
     includeObjectsCollectedByMinorGC: true,
   } as never);
-}
-for (let round = 0; round < ROUNDS; round++) {
-  const start = performance.now();
-  for (let i = 0; i < REQUESTS; i++) await requestWithoutSocket(listener, lines);
-  console.log(`${(((performance.now() - start) * 1000) / REQUESTS).toFixed(2)} µs per request`);
-}
-if (mode === 'alloc') {
+  for (let i = 0; i < REQUESTS; i++) await requestWithoutSocket(handler, lines);
   const { profile } = (await session.post('HeapProfiler.stopSampling')) as unknown as {
     profile: { head: SampleNode };
   };
+  session.disconnect();
   const bySelf = new Map<string, number>();
   const walk = (node: SampleNode) => {
     const { functionName, url, lineNumber } = node.callFrame;
-    const where = `${functionName || '(anonymous)'} ${url.replace(/.*\/(src|examples)\//, '$1/')}:${lineNumber}`;
-    bySelf.set(where, (bySelf.get(where) ?? 0) + node.selfSize);
+    const where = `${functionName || '(anonymous)'} ${url.replace(/.*\/(src|examples|dist|bench)\//, '$1/')}:${lineNumber}`;
+    bySelf.set(where, (bySelf.get(where) ?? 0) + node.selfSize / REQUESTS);
     for (const child of node.children) walk(child);
   };
   walk(profile.head);
-  const total = [...bySelf.values()].reduce((a, b) => a + b, 0);
-  console.log(`${(total / REQUESTS).toFixed(0)} bytes allocated per request, by function:`);
-  for (const [where, bytes] of [...bySelf].sort((a, b) => b[1] - a[1]).slice(0, 30)) {
-    console.log(`${(bytes / REQUESTS).toFixed(0).padStart(7)}  ${where}`);
+  return [...bySelf].sort((a, b) => b[1] - a[1]);
+}
+
+const total = (list: [string, number][]) => list.reduce((sum, [, bytes]) => sum + bytes, 0);
+
+if (mode === 'report') {
+  const bareUs = await rounds(bare, true);
+  const chainUs = await rounds(app.listener, true);
+  const bareBytes = total(await allocations(bare));
+  const chain = await allocations(app.listener);
+  const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1]!;
+  const result = {
+    requests: REQUESTS,
+    rounds: ROUNDS,
+    bareUsPerRequest: median(bareUs),
+    chainUsPerRequest: median(chainUs),
+    bareBytesPerRequest: bareBytes,
+    chainBytesPerRequest: total(chain),
+    // the chain's sites: the harness's own (bench/) left out, portico's build named so
+    allocations: chain
+      .filter(([where]) => !where.includes(' bench/'))
+      .slice(0, 12)
+      .map(([where, bytes]) => ({
+        where: where.replace(/ (dist|src)\/\S+$/, ' (portico)'),
+        bytes,
+      })),
+  };
+  console.log(JSON.stringify(result));
+} else if (mode === 'alloc') {
+  const chain = await allocations(app.listener);
+  console.log(`${total(chain).toFixed(0)} bytes allocated per request, by function:`);
+  for (const [where, bytes] of chain.slice(0, 30)) {
+    console.log(`${bytes.toFixed(0).padStart(7)}  ${where}`);
   }
+} else {
+  await rounds(listener, false);
 }
 await app.close();
 rmSync(dir, { recursive: true, force: true });
