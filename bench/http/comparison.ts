@@ -29,6 +29,7 @@ export const httpComparison: Comparison = {
     'node:http, ahead of Fastify’s stack, and at 1.8× Express’s or more.',
   baseline: 'bare',
   secondaryBaseline: 'fastify',
+  profile: ['portico-bytes', 'portico'],
   servers: [
     { name: 'bare', label: 'bare node:http', entry: 'bench/http/bare.ts' },
     sameBytesFloor('portico', 'node:http writing the same bytes as portico (its floor)'),

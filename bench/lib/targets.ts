@@ -311,7 +311,8 @@ const TARGETS: readonly Target[] = [
       'cost about what the target leaves before any middleware runs. The rest of the gap is ' +
       `portico’s own work: server CPU per request ${rowCpu(result, 'bare')} bare, ` +
       `${rowCpu(result, 'portico-bytes')} floor, ${rowCpu(result, 'portico')} portico ` +
-      '(middleware dispatch, one `setHeader` per header, CORS and rate-limit bookkeeping).',
+      '(middleware dispatch, CORS and rate-limit bookkeeping, the request id).' +
+      profileDifference(result, 'portico-bytes', 'portico'),
   },
   {
     comparison: 'http',
@@ -326,7 +327,8 @@ const TARGETS: readonly Target[] = [
       '`writeHead`: node’s per-header API takes most of the margin. Server CPU per request ' +
       `${rowCpu(result, 'portico-bytes')} with one writeHead, ` +
       `${rowCpu(result, 'bare-portico-setheader')} with setHeader, ` +
-      `${rowCpu(result, 'portico')} portico.`,
+      `${rowCpu(result, 'portico')} portico.` +
+      profileDifference(result, 'portico-bytes', 'portico'),
   },
   {
     comparison: 'http',
@@ -336,7 +338,8 @@ const TARGETS: readonly Target[] = [
     whenMissed: (result) =>
       `server CPU per request ${rowCpu(result, 'portico-bytes')} floor, ` +
       `${rowCpu(result, 'bare-portico-setheader')} with one setHeader per header, ` +
-      `${rowCpu(result, 'portico')} portico.`,
+      `${rowCpu(result, 'portico')} portico.` +
+      profileDifference(result, 'portico-bytes', 'portico'),
   },
   {
     comparison: 'http',
