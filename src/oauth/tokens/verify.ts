@@ -315,7 +315,8 @@ export function ownAccessTokens(
 /**
  * The principal with the revocation ids of its token (`grant:`, `token:`) and of its client
  * (`client:<client_id>`), unless its mapping set them: a stream opened with the token ends
- * with its grant, with the token, and with its client's deletion (RFC 7592).
+ * with its grant, with the token, and with its client's deletion (RFC 7592); and with the
+ * token's `exp` as its end, unless the mapping set one.
  */
 function withClientCredential(
   principal: Principal | undefined,
@@ -330,7 +331,13 @@ function withClientCredential(
   if (grantId !== undefined) ids.push(grantCredentialId(grantId));
   if (jti !== undefined) ids.push(tokenCredentialId(jti));
   if (clientId !== undefined) ids.push(clientCredentialId(clientId));
-  return ids.length === 0 ? principal : { ...principal, credentialIds: ids };
+  if (ids.length === 0) return principal;
+  // the token's end too, in this one copy: jwtBearer then has nothing to add (no second copy)
+  const copy: Principal = { ...principal, credentialIds: ids };
+  if (copy.expiresAt === undefined && typeof payload.exp === 'number') {
+    copy.expiresAt = payload.exp * 1000;
+  }
+  return copy;
 }
 
 /**

@@ -11,7 +11,14 @@
 // key set and servers, so that what the factories set up is exercised by the test that needs
 // it.
 import { generateKeyPairSync, randomUUID, type webcrypto } from 'node:crypto';
-import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
+import {
+  calculateJwkThumbprint,
+  decodeJwt,
+  exportJWK,
+  generateKeyPair,
+  type JWK,
+  SignJWT,
+} from 'jose';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { authenticate } from '../../../src/auth/authenticate.js';
 import { accessTokenHash, createDpopVerifier } from '../../../src/auth/dpop/dpop.js';
@@ -732,6 +739,33 @@ describe('the revocation ids ownAccessTokens gives the principal', () => {
       status: 200,
       body: { sub: 'alice', has: true, ids: ['custom:1'] },
     });
+  });
+
+  it('gives the principal of its mapping the token’s end with the ids, and keeps an end it set', async () => {
+    const ctx = await context();
+    const ends: (number | undefined)[] = [];
+    const me: Middleware = (req, res) => {
+      ends.push(getPrincipal(req)?.expiresAt);
+      sendJson(res, 200, { ids: getPrincipal(req)?.credentialIds ?? null });
+    };
+    const mapped = (expiresAt?: number): OwnAccessTokenOptions => ({
+      toPrincipal: (payload) => ({
+        sub: String(payload.sub),
+        scopes: [],
+        method: 'bearer',
+        ...(expiresAt !== undefined && { expiresAt }),
+      }),
+    });
+    const token = await issue(ctx, { grantId: 'g-1' });
+    const exp = decodeJwt(token).exp! * 1000;
+    for (const options of [mapped(), mapped(5_000)]) {
+      const server = await serve([authenticate([ownAccessTokens(ctx, options)]), me]);
+      const reply = await request(server, '/api/me', {
+        headers: { authorization: `Bearer ${token}` },
+      });
+      expect(json(reply)).toEqual({ ids: expect.arrayContaining(['grant:g-1']) });
+    }
+    expect(ends).toEqual([exp, 5_000]);
   });
 
   it('refuses the token, 401, when its mapping answers undefined', async () => {
