@@ -187,7 +187,7 @@ async function runSenders(
   };
   const machine = machineInfo();
   const date = new Date().toISOString();
-  const measurements = await measureSenders(comparison, settings);
+  const { measurements, profiles } = await measureSenders(comparison, settings);
   const options = senderOptions(comparison, 0, settings);
   return {
     kind: 'sender',
@@ -206,6 +206,7 @@ async function runSenders(
     notes: comparison.notes ?? [],
     servers: summarizeSenders(comparison, measurements),
     measurements,
+    ...(profiles.length > 0 && { profiles }),
   };
 }
 

@@ -16,7 +16,7 @@ import { type RunningServer, runLoad, startServer } from './processes.js';
 import type { LoadOptions, ProfileSummary, ServerSpec } from './types.js';
 
 /** The part of V8's `.cpuprofile` format read here. */
-interface CpuProfile {
+export interface CpuProfile {
   startTime: number;
   nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber: number } }[];
   samples: number[];
@@ -122,7 +122,7 @@ export function summarizeProfile(
 }
 
 /** The largest `.cpuprofile` in `dir`: the main thread's (tsx's loader thread writes its own). */
-function mainThreadProfile(dir: string): CpuProfile {
+export function mainThreadProfile(dir: string): CpuProfile {
   const files = readdirSync(dir).filter((file) => file.endsWith('.cpuprofile'));
   if (files.length === 0) throw new Error(`no CPU profile was written in ${dir}`);
   const sized = files.map((file) => ({ file, size: statSync(join(dir, file)).size }));

@@ -7,6 +7,7 @@ import { FANOUT_METHOD, renderFanoutSection } from '../realtime/report.js';
 import type { FanoutResult } from '../realtime/types.js';
 import { renderSenderSection, SENDER_METHOD } from '../senders/report.js';
 import type { SenderResult } from '../senders/types.js';
+import { renderProfiles } from './profile-report.js';
 import { renderSection } from './section.js';
 import { renderTargets } from './targets.js';
 import { type ComparisonResult, REQUESTS, type RunSettings, type Spread } from './types.js';
@@ -59,44 +60,6 @@ export function renderTable(result: ComparisonResult): string {
  * Where each profiled server's CPU went (bench/lib/profile.ts): a column per server, a row per
  * category, then each server's largest functions of its own.
  */
-export function renderProfiles(result: ComparisonResult): string {
-  const profiles = result.profiles ?? [];
-  if (profiles.length === 0) return '';
-  const labelOf = (name: string) => result.servers.find((s) => s.name === name)?.label ?? name;
-  const us = (n: number | undefined) => (n === undefined ? '–' : n.toFixed(1));
-  const names = [...new Set(profiles.flatMap((p) => p.categories.map((c) => c.name)))];
-  const lines = [
-    `| µs per request, from a CPU profile | ${profiles.map((p) => labelOf(p.server)).join(' | ')} |`,
-    `| --- |${' ---: |'.repeat(profiles.length)}`,
-    ...names.map(
-      (name) =>
-        `| ${name} | ${profiles.map((p) => us(p.categories.find((c) => c.name === name)?.usPerRequest)).join(' | ')} |`,
-    ),
-    `| **all of it** (idle time and module loading left out) | ${profiles.map((p) => `**${us(p.busyUsPerRequest)}**`).join(' | ')} |`,
-  ];
-  const own = profiles
-    .filter((p) => p.functions.length > 0)
-    .map(
-      (p) =>
-        `- ${labelOf(p.server)}, ${int(p.requests)} requests: ` +
-        p.functions.map((f) => `\`${f.name}\` (${f.where}) ${us(f.usPerRequest)}`).join(', '),
-    );
-  return [
-    '',
-    '',
-    'Where the CPU goes: the servers below were started once more after the rounds, under ' +
-      '`node --cpu-prof`, warmed up and loaded round-robin as in the rounds; their main ' +
-      'threads’ samples taken during those loads, by where they fell, over the requests they ' +
-      'answered (the profiler’s own cost included, so these compare with each other, not with ' +
-      'the table above).',
-    '',
-    ...lines,
-    ...(own.length === 0
-      ? []
-      : ['', 'Their own functions with the largest self time (µs per request):', '', ...own]),
-  ].join('\n');
-}
-
 const headerList = (headers: Readonly<Record<string, string>>) =>
   Object.entries(headers)
     .map(([k, v]) => `${k}: ${v}`)

@@ -129,8 +129,9 @@ function cpuDifference(over: string, under: string) {
  * and `over`'s largest functions of its own; empty when the run profiled neither.
  */
 function profileDifference(result: AnyResult, under: string, over: string): string {
-  if (result.kind !== undefined && result.kind !== 'request') return '';
-  const profiles = (result as ComparisonResult).profiles ?? [];
+  const per = result.kind === 'sender' ? 'delivery' : 'request';
+  if (per === 'request' && result.kind !== undefined && result.kind !== 'request') return '';
+  const profiles = (result as ComparisonResult | SenderResult).profiles ?? [];
   const a = profiles.find((p) => p.server === under);
   const b = profiles.find((p) => p.server === over);
   if (a === undefined || b === undefined) return '';
@@ -149,7 +150,7 @@ function profileDifference(result: AnyResult, under: string, over: string): stri
   return (
     ` A CPU profile of both in the same run (the section's second table; the profiler's own ` +
     `cost included): ${us(a.busyUsPerRequest)} → ${us(b.busyUsPerRequest)} µs of CPU per ` +
-    `request, ${moves.join(', ')}; its largest own functions ${own}.`
+    `${per}, ${moves.join(', ')}; its largest own functions ${own}.`
   );
 }
 
@@ -511,8 +512,9 @@ const TARGETS: readonly Target[] = [
     atLeast: 0.8,
     whenMissed: (result) =>
       'the raw loop sends unsigned bodies with no queue; portico records every delivery in ' +
-      'its store, signs it and reports it, and the machine is noisy: sender CPU per ' +
-      `delivery ${rowCpu(result, 'undici-raw')} raw, ${rowCpu(result, 'portico')} portico.`,
+      'its store, signs it and reports it: sender CPU per delivery ' +
+      `${rowCpu(result, 'undici-raw')} raw, ${rowCpu(result, 'portico')} portico.` +
+      profileDifference(result, 'undici-raw', 'portico'),
   },
   {
     comparison: 'redis-rate-limit',

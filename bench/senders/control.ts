@@ -29,15 +29,19 @@ export function senderCommandLine(spec: SenderSpec, options: SenderOptions): str
   return nodeCommand(spec.entry, [...(spec.args ?? []), `'${JSON.stringify(example)}'`]);
 }
 
-/** Starts `node --import tsx <entry> [args…] '<options>'`, `secret` in its environment. */
+/**
+ * Starts `node [nodeArgs…] --import tsx <entry> [args…] '<options>'`, `secret` in its
+ * environment.
+ */
 export function startSender(
   spec: SenderSpec,
   options: SenderOptions,
   secret: string,
+  nodeArgs: readonly string[] = [],
 ): SenderProcess {
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', spec.entry, ...senderArgs(spec, options)],
+    [...nodeArgs, '--import', 'tsx', spec.entry, ...senderArgs(spec, options)],
     {
       cwd: ROOT,
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],

@@ -5,11 +5,15 @@
  * measures the senders round-robin (the order rotating every round). A round is M
  * deliveries; the receiver must count exactly M, else the run fails.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { generateWebhookSecret, verifyWebhook } from '../../src/webhook/index.js';
 import { processCpuSeconds } from '../lib/cpu.js';
 import { nodeCommand, type RunningServer, startServer } from '../lib/processes.js';
+import { mainThreadProfile, monotonicUs, summarizeProfile, type Window } from '../lib/profile.js';
 import { median, spread } from '../lib/stats.js';
-import type { Spread } from '../lib/types.js';
+import type { ProfileSummary, Spread } from '../lib/types.js';
 import { pin } from '../realtime/measure.js';
 import {
   firstRequest,
@@ -132,7 +136,7 @@ function problemsOf(
   return problems;
 }
 
-/** Starts one sender, checks what it delivers, and runs its warm-up round. */
+/** Starts one sender (`nodeArgs` before its script), checks what it delivers, warms it up. */
 async function prepare(
   comparison: SenderComparison,
   spec: SenderSpec,
@@ -140,8 +144,10 @@ async function prepare(
   s: SenderSettings,
   secret: string,
   running: Running[],
+  nodeArgs: readonly string[] = [],
 ): Promise<void> {
-  const sender = startSender(spec, senderOptions(comparison, receiver.port, s), secret);
+  const options = senderOptions(comparison, receiver.port, s);
+  const sender = startSender(spec, options, secret, nodeArgs);
   const r: Running = { spec, sender };
   running.push(r);
   if (s.pinned) pin(sender.pid, 1);
@@ -159,10 +165,57 @@ async function prepare(
   log(`  warm-up ${spec.name}: ${Math.round(warm.deliveriesPerSec)} deliveries/s (discarded)`);
 }
 
+/**
+ * The comparison's `profile` senders started once more under `node --cpu-prof`, checked and
+ * warmed up, then run round-robin as in the rounds; each one's main-thread profile summed
+ * over its measured runs only, per delivery.
+ */
+async function profileSenders(
+  comparison: SenderComparison,
+  receiver: RunningServer,
+  s: SenderSettings,
+  secret: string,
+): Promise<ProfileSummary[]> {
+  const specs = comparison.senders.filter((spec) => comparison.profile?.includes(spec.name));
+  const dirs = specs.map(() => mkdtempSync(join(tmpdir(), 'portico-bench-profile-')));
+  const running: Running[] = [];
+  try {
+    for (const [i, spec] of specs.entries()) {
+      const nodeArgs = ['--cpu-prof', `--cpu-prof-dir=${dirs[i]}`];
+      await prepare(comparison, spec, receiver, s, secret, running, nodeArgs);
+    }
+    const windows = running.map((): Window[] => []);
+    for (let round = 0; round < s.rounds; round++) {
+      for (let i = 0; i < running.length; i++) {
+        const at = (i + round) % running.length;
+        const from = monotonicUs();
+        await runOnce(running[at]!, receiver, round, s.deliveries);
+        windows[at]!.push([from, monotonicUs()]);
+      }
+    }
+    await Promise.all(running.splice(0).map((r) => r.sender.stop()));
+    return specs.map((spec, i) => {
+      const deliveries = s.rounds * s.deliveries;
+      const summary = summarizeProfile(
+        spec.name,
+        mainThreadProfile(dirs[i]!),
+        deliveries,
+        windows[i],
+      );
+      log(`  profile ${spec.name}: ${summary.busyUsPerRequest.toFixed(1)} µs busy per delivery`);
+      return summary;
+    });
+  } finally {
+    await Promise.all(running.map((r) => r.sender.stop()));
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The rounds, then the profiles the comparison asks for. */
 export async function measureSenders(
   comparison: SenderComparison,
   s: SenderSettings,
-): Promise<SenderMeasurement[]> {
+): Promise<{ measurements: SenderMeasurement[]; profiles: ProfileSummary[] }> {
   const secret = generateWebhookSecret();
   const receiver = await startServer({
     name: 'receiver',
@@ -191,7 +244,9 @@ export async function measureSenders(
         );
       }
     }
-    return measurements;
+    await Promise.all(running.splice(0).map((r) => r.sender.stop()));
+    const profiles = await profileSenders(comparison, receiver, s, secret);
+    return { measurements, profiles };
   } finally {
     await Promise.all(running.map((r) => r.sender.stop()));
     await receiver.stop();

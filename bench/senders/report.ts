@@ -1,4 +1,5 @@
 /** The table and BENCHMARKS.md section of a sender comparison. */
+import { renderProfiles } from '../lib/profile-report.js';
 import { commandList, renderSection } from '../lib/section.js';
 import type { Spread } from '../lib/types.js';
 import type { SenderResult, SenderSettings } from './types.js';
@@ -43,7 +44,7 @@ function settingsLine(s: SenderSettings): string {
 export function renderSenderSection(result: SenderResult): string {
   return renderSection({
     ...result,
-    table: renderSenderTable(result),
+    table: renderSenderTable(result) + renderProfiles(result, 'delivery'),
     how: [
       `Load: ${settingsLine(result.settings)}`,
       'Receiver (its own process, on 127.0.0.1, `NODE_ENV=production`): ' +

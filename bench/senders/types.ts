@@ -3,7 +3,7 @@
  * M deliveries to one receiver process, which counts them. The request/response and fan-out
  * comparisons keep their own shapes (`bench/lib/types.ts`, `bench/realtime/types.ts`).
  */
-import type { MachineInfo, Spread } from '../lib/types.js';
+import type { MachineInfo, ProfileSummary, Spread } from '../lib/types.js';
 
 /** One sender under test: a script run with an IPC channel (see `bench/senders/sender.ts`). */
 export interface SenderSpec {
@@ -36,6 +36,11 @@ export interface SenderComparison {
   /** Requests each sender may have in flight. */
   concurrency: number;
   notes?: readonly string[];
+  /**
+   * Senders to profile after the rounds (`node --cpu-prof`, a warm-up and the rounds' loads
+   * again): where their CPU goes per delivery, in the result's `profiles` and the section.
+   */
+  profile?: readonly string[];
 }
 
 export interface SenderSettings {
@@ -140,4 +145,6 @@ export interface SenderResult {
   notes: readonly string[];
   servers: SenderSummary[];
   measurements: SenderMeasurement[];
+  /** The comparison's `profile` senders, profiled after the rounds (per delivery). */
+  profiles?: ProfileSummary[];
 }

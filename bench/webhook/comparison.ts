@@ -23,6 +23,7 @@ export const webhookComparison: SenderComparison = {
   event: 'bench.tick',
   path: '/hooks/bench',
   concurrency: 10,
+  profile: ['undici-raw', 'portico'],
   senders: [
     {
       name: 'undici-raw',
