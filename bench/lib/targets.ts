@@ -462,7 +462,8 @@ const TARGETS: readonly Target[] = [
       `server CPU per token ${rowCpu(result, 'bare-jose')} for the jose floor, ` +
       `${rowCpu(result, 'portico')} for portico, which also parses and checks the form, ` +
       'authenticates the client (its secret’s hash compared in constant time) and records ' +
-      'the grant before signing.',
+      'the grant before signing.' +
+      profileDifference(result, 'bare-jose', 'portico'),
   },
   {
     comparison: 'ws',
