@@ -134,6 +134,15 @@ describe('verifyWebhooks: options', () => {
     expect(message('whsec_x')).toBe('verifyWebhooks(): options must be an object');
   });
 
+  it('refuses a secret given as undefined or as a Promise, naming it', () => {
+    expect(message({ secret: undefined })).toBe(
+      'verifyWebhooks(): `secret` is undefined: is its environment variable set? (leave the option out when it is not meant)',
+    );
+    expect(message({ secret: Promise.resolve(SECRET) })).toMatch(
+      /^verifyWebhooks\(\): `secret` is a Promise: did you forget `await`\?/,
+    );
+  });
+
   it('names the option in its messages, and takes a limit of 0', () => {
     expect(message({ secret: SECRET, tolerance: 1.5 })).toBe(
       'verifyWebhooks(): `tolerance` must be milliseconds, at least 0',

@@ -78,6 +78,10 @@ describe('createWebhookSender: option messages', () => {
       [{ jitter: '0.5' }, '`jitter` must be between 0 and 1'],
       [{ userAgent: 5 }, '`userAgent` must be a string without a line break'],
       [{ userAgent: 'a\nb' }, '`userAgent` must be a string without a line break'],
+      [
+        { userAgent: 'a\u0001b' },
+        '`userAgent` must be a header value (tab, space, visible ASCII, 0x80–0xFF): no control character',
+      ],
       [{ ordered: 'yes' }, '`ordered` must be a boolean'],
       [{ revocations: {} }, '`revocations` must be a revocation bus'],
       [{ perEndpointConcurrency: 0 }, '`perEndpointConcurrency` must be an integer, at least 1'],
